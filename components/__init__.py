@@ -1,0 +1,15 @@
+"""mechfmu components: force laws and the component classes packaged as FMI 2.0 co-simulation FMUs.
+
+Standard library only: this package is copied into every FMU and runs in whatever Python loads it.
+"""
+from .base import Component, ComponentError
+from .coordinate_spring_damper import CoordinateSpringDamper
+from .fixed import Fixed
+from .mass import Mass
+
+#: every component that is built into an FMU, by model name
+COMPONENTS: dict[str, type[Component]] = {
+    cls.__name__: cls for cls in (Mass, Fixed, CoordinateSpringDamper)
+}
+
+__all__ = ["COMPONENTS", "Component", "ComponentError", "CoordinateSpringDamper", "Fixed", "Mass"]

@@ -1,0 +1,250 @@
+"""Component base: variable declarations, parameter validation, state handling, the step contract.
+
+A component is a plain Python object (standard library only). The FMU wrapper in
+``components/fmi.py`` maps FMI calls onto it one to one, and the master's ``LocalSlave`` drives the
+same object in-process, so both give bit-identical results.
+
+Sign convention (Modelica Translational, MSL ``GenerationOfFMUs``): a 1D connector reads the
+absolute positions and velocities of its two flanges (inputs ``flange_a.s/.v``,
+``flange_b.s/.v``) and outputs its own cut forces ``flange_b.f = +f`` and ``flange_a.f = -f``
+for an element force ``f`` (positive = tension). A body wired to a connector flange receives that
+flange force and applies its negative, so every connection is a plain 1:1 wire.
+
+Life cycle (mirrors FMI 2.0 co-simulation):
+``Component(instance_name)`` -> ``set`` parameters and inputs -> ``initialize(start_time)``
+(validates every parameter; ``ComponentError`` names component, parameter and value) ->
+repeat ``set`` inputs, ``do_step(t, h)``, ``get`` outputs. ``get_state``/``set_state`` capture
+every value and every hidden state as a deep copy; ``serialize_state`` is exact (JSON of float
+reprs round-trips bit for bit).
+"""
+from __future__ import annotations
+
+import copy
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+#: SI units used by the components: name -> BaseUnit exponents (kg, m, s, rad).
+UNITS: dict[str, dict[str, int]] = {
+    "1": {},
+    "s": {"s": 1},
+    "kg": {"kg": 1},
+    "m": {"m": 1},
+    "m/s": {"m": 1, "s": -1},
+    "m/s2": {"m": 1, "s": -2},
+    "N": {"kg": 1, "m": 1, "s": -2},
+    "N/m": {"kg": 1, "s": -2},
+    "N.s/m": {"kg": 1, "s": -1},
+    "rad": {"rad": 1},
+    "rad/s": {"rad": 1, "s": -1},
+    "rad/s2": {"rad": 1, "s": -2},
+    "N.m": {"kg": 1, "m": 2, "s": -2},
+    "kg.m2": {"kg": 1, "m": 2},
+}
+
+#: FMI TypeDefinitions (Modelica SIunits names) for the units above.
+QUANTITIES: dict[str, tuple[str, str]] = {
+    "s": ("Modelica.SIunits.Time", "Time"),
+    "kg": ("Modelica.SIunits.Mass", "Mass"),
+    "m": ("Modelica.SIunits.Position", "Length"),
+    "m/s": ("Modelica.SIunits.Velocity", "Velocity"),
+    "m/s2": ("Modelica.SIunits.Acceleration", "Acceleration"),
+    "N": ("Modelica.SIunits.Force", "Force"),
+    "N/m": ("Modelica.SIunits.TranslationalSpringConstant", "TranslationalSpringConstant"),
+    "N.s/m": ("Modelica.SIunits.TranslationalDampingConstant", "TranslationalDampingConstant"),
+    "rad": ("Modelica.SIunits.Angle", "Angle"),
+    "rad/s": ("Modelica.SIunits.AngularVelocity", "AngularVelocity"),
+    "rad/s2": ("Modelica.SIunits.AngularAcceleration", "AngularAcceleration"),
+    "N.m": ("Modelica.SIunits.Torque", "Torque"),
+    "kg.m2": ("Modelica.SIunits.Inertia", "Inertia"),
+}
+
+
+class ComponentError(ValueError):
+    """Bad parameter, input or user function; the message names component, variable and value."""
+
+
+@dataclass(frozen=True)
+class Param:
+    """A parameter: FMI causality=parameter, variability=fixed (set before initialization only).
+
+    ``min``/``max`` are inclusive bounds written to the modelDescription; ``min_exclusive`` makes
+    the lower bound strict at validation (e.g. a mass must be > 0).
+    """
+    name: str
+    default: Any
+    unit: str = "1"
+    description: str = ""
+    min: float | None = None
+    max: float | None = None
+    min_exclusive: bool = False
+    type: str = "Real"  # Real, Integer, Boolean, String
+    moves_state: str | None = None  # name of the state this start parameter sets when written
+
+
+@dataclass(frozen=True)
+class Input:
+    """A continuous input with its start value (kept when the input is not connected)."""
+    name: str
+    start: float = 0.0
+    unit: str = "1"
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class Output:
+    """A continuous output. ``depends_on`` lists the inputs it feeds through (direct dependency);
+    an empty tuple means it depends only on the component's state."""
+    name: str
+    unit: str = "1"
+    description: str = ""
+    depends_on: tuple[str, ...] = field(default_factory=tuple)
+
+
+def _coerce(param: Param, value: Any) -> Any:
+    if param.type == "Real":
+        return float(value)
+    if param.type == "Integer":
+        return int(value)
+    if param.type == "Boolean":
+        return bool(value)
+    return str(value)
+
+
+class Component:
+    """Base of every component. Subclasses declare ``parameters``, ``inputs``, ``outputs`` and
+    ``initial_state`` and implement ``compute_outputs`` (algebraic outputs from the current
+    inputs, state and time) and, if they have dynamics, ``advance`` (the state over one step).
+
+    Extension checklist: module docstring with the law, units, source and invariants; a pure law
+    function; declarations here; ``validate`` for cross-parameter rules; a tiny FMU script in
+    ``fmus/`` (see ``mechfmu.build``).
+    """
+
+    description: ClassVar[str] = ""
+    parameters: ClassVar[tuple[Param, ...]] = ()
+    inputs: ClassVar[tuple[Input, ...]] = ()
+    outputs: ClassVar[tuple[Output, ...]] = ()
+    #: hidden state with initial values; must be JSON-serialisable (floats, ints, bools, str)
+    initial_state: ClassVar[dict[str, Any]] = {}
+    default_step: ClassVar[float] = 1e-3
+    default_stop: ClassVar[float] = 1.0
+
+    def __init__(self, instance_name: str | None = None):
+        self.instance_name = instance_name or type(self).__name__
+        self._params = {p.name: p for p in self.parameters}
+        self._input_names = {i.name for i in self.inputs}
+        self.values: dict[str, Any] = {p.name: p.default for p in self.parameters}
+        self.values.update({i.name: i.start for i in self.inputs})
+        self.state: dict[str, Any] = copy.deepcopy(self.initial_state)
+        for p in self.parameters:
+            if p.moves_state:
+                self.state[p.moves_state] = float(p.default)
+        self.time = 0.0
+        self.initialized = False
+        self._cache: dict[str, float] | None = None
+
+    # --- variable access --------------------------------------------------------------------
+    def variable_names(self) -> list[str]:
+        return ([p.name for p in self.parameters] + [i.name for i in self.inputs]
+                + [o.name for o in self.outputs])
+
+    def set(self, name: str, value: Any) -> None:
+        """Write a parameter (before ``initialize`` only) or an input."""
+        if name in self._input_names:
+            value = float(value)
+            if not math.isfinite(value):
+                raise self.error(name, value, "must be finite")
+            self.values[name] = value
+        elif name in self._params:
+            param = self._params[name]
+            if self.initialized:
+                raise self.error(name, value, "is a fixed parameter and cannot change after initialization")
+            try:
+                value = _coerce(param, value)
+            except (TypeError, ValueError):
+                raise self.error(name, value, f"is not a valid {param.type}") from None
+            self.values[name] = value
+            if param.moves_state:
+                self.state[param.moves_state] = value
+        else:
+            raise ComponentError(f"{self.instance_name}: no parameter or input named {name!r}")
+        self._cache = None
+
+    def get(self, name: str) -> Any:
+        """Read any parameter, input or output (outputs are evaluated from the current inputs)."""
+        if name in self.values:
+            return self.values[name]
+        if self._cache is None:
+            self._cache = self.compute_outputs()
+        try:
+            return self._cache[name]
+        except KeyError:
+            raise ComponentError(f"{self.instance_name}: no variable named {name!r}") from None
+
+    def error(self, name: str, value: Any, problem: str) -> ComponentError:
+        return ComponentError(f"{type(self).__name__} '{self.instance_name}': {name} = {value!r} {problem}")
+
+    # --- life cycle ----------------------------------------------------------------------------
+    def initialize(self, start_time: float = 0.0) -> None:
+        """Validate all parameters and enter the stepping phase."""
+        self.check_parameters()
+        self.time = float(start_time)
+        self.initialized = True
+        self._cache = None
+
+    def check_parameters(self) -> None:
+        """Ranges of every parameter, then the component's own ``validate``."""
+        for p in self.parameters:
+            value = self.values[p.name]
+            if p.type == "Real" and not math.isfinite(value):
+                raise self.error(p.name, value, "must be finite")
+            if p.min is not None and (value < p.min or (p.min_exclusive and value == p.min)):
+                rel = ">" if p.min_exclusive else ">="
+                raise self.error(p.name, value, f"is out of range: must be {rel} {p.min:g} {p.unit}")
+            if p.max is not None and value > p.max:
+                raise self.error(p.name, value, f"is out of range: must be <= {p.max:g} {p.unit}")
+        self.validate()
+
+    def validate(self) -> None:
+        """Cross-parameter checks and parsing (user functions); raise ``self.error(...)``."""
+
+    def do_step(self, current_time: float, step_size: float) -> None:
+        """Advance from ``current_time`` by ``step_size`` with inputs held constant."""
+        if not (step_size > 0.0 and math.isfinite(step_size)):
+            raise self.error("step_size", step_size, "must be positive and finite")
+        self.advance(current_time, step_size)
+        self.time = current_time + step_size
+        self._cache = None
+
+    def advance(self, current_time: float, step_size: float) -> None:
+        """State update over one step; algebraic components have none."""
+
+    def compute_outputs(self) -> dict[str, float]:
+        """Algebraic outputs from the current inputs, state and time."""
+        return {}
+
+    # --- state -------------------------------------------------------------------------------
+    def get_state(self) -> dict[str, Any]:
+        """Everything needed to resume: values, hidden state, time, phase (deep copy)."""
+        return copy.deepcopy({"values": self.values, "state": self.state, "time": self.time,
+                              "initialized": self.initialized})
+
+    def set_state(self, snapshot: dict[str, Any]) -> None:
+        snapshot = copy.deepcopy(snapshot)
+        self.values = snapshot["values"]
+        self.state = snapshot["state"]
+        self.time = snapshot["time"]
+        self.initialized = snapshot["initialized"]
+        self._cache = None
+        if self.initialized:
+            self.validate()  # re-parse user functions that depend on restored parameters
+
+    @staticmethod
+    def serialize_state(snapshot: dict[str, Any]) -> bytes:
+        return json.dumps(snapshot).encode("utf-8")
+
+    @staticmethod
+    def deserialize_state(data: bytes) -> dict[str, Any]:
+        return json.loads(data.decode("utf-8"))

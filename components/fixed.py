@@ -1,0 +1,20 @@
+"""Fixed: a flange fixed at the position s0 (Modelica.Mechanics.Translational.Components.Fixed).
+
+Law: flange.s = s0, flange.v = 0. Parameter ``s0`` [m]. The reaction force is the output
+``flange_x.f`` of whatever element is wired to it.
+"""
+from __future__ import annotations
+
+from .base import Component, Output, Param
+
+
+class Fixed(Component):
+    description = "Flange fixed in the housing at a given position"
+    parameters = (Param("s0", 0.0, "m", "Fixed offset position of housing"),)
+    outputs = (
+        Output("flange.s", "m", "Absolute position of the fixed flange"),
+        Output("flange.v", "m/s", "Absolute velocity of the fixed flange (always 0)"),
+    )
+
+    def compute_outputs(self) -> dict[str, float]:
+        return {"flange.s": self.values["s0"], "flange.v": 0.0}

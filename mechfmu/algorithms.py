@@ -1,0 +1,224 @@
+"""Coupling algorithms and the coupled system they act on.
+
+``CoupledSystem`` holds the slaves and connections and knows the data flow:
+- ``levels``: the connections sorted into dependency levels. A connection whose source output
+  feeds through inputs of its slave (a connector force depends on the flange positions) comes
+  after every connection into those inputs, so a feed-through output is read only after its
+  inputs were refreshed (OMSimulator's order). A cycle of feed-through is an algebraic loop and
+  is rejected.
+- ``transfer(plan)``: one batched get per source slave and one batched set per target slave
+  per level.
+
+Adding a coupling algorithm (checklist):
+1. subclass ``CouplingAlgorithm``, give it a unique ``name`` and keyword options with defaults;
+   reject unknown option values in ``__init__`` with a ``ValueError`` naming option and value;
+2. implement ``step(system, t, h)``: advance every slave from ``t`` to ``t + h`` and leave every
+   connected input consistent with the new outputs; call ``system.do_step`` (raises
+   ``StepRefused``) and ``system.transfer``; count extra work in ``self.counters``
+   (``iterations``, ``rollbacks``, ...); never raise on non-convergence: set
+   ``self.status``/``self.message`` and return;
+3. ``initialize`` (optional) if the algorithm needs more than the dependency-ordered propagation;
+4. decorate with ``@register``; add a convergence test against an analytic solution.
+"""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from .scenario import Connection
+from .slaves import Slave, SlaveError
+
+
+class StepRefused(SlaveError):
+    """A slave refused (discarded) a step."""
+
+
+class AlgebraicLoopError(ValueError):
+    """Feed-through outputs form a cycle; a fixed-step exchange order does not exist."""
+
+
+@dataclass
+class TransferLevel:
+    gets: list[tuple[Slave, list[str]]]
+    #: (target slave, input names, indices into the flat list of values read in this level)
+    sets: list[tuple[Slave, list[str], list[int]]]
+
+
+@dataclass
+class CoupledSystem:
+    slaves: dict[str, Slave]
+    connections: list[Connection]
+    levels: list[list[Connection]] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.levels = self._dependency_levels()
+        self.ordered_plan = [self._level_plan(level) for level in self.levels]
+        self.strict_plan = [self._level_plan(self.connections)] if self.connections else []
+
+    # --- data flow -----------------------------------------------------------------------
+    def _dependency_levels(self) -> list[list[Connection]]:
+        feeding = {(c.target, c.target_variable): c for c in self.connections}
+        level: dict[Connection, int] = {}
+
+        def visit(con: Connection, path: tuple[Connection, ...]) -> int:
+            if con in level:
+                return level[con]
+            if con in path:
+                loop = " -> ".join(str(c) for c in path[path.index(con):] + (con,))
+                raise AlgebraicLoopError(f"algebraic loop: {loop}")
+            slave = self.slaves[con.source]
+            deps = [feeding[(con.source, i)] for i in slave.feedthrough(con.source_variable)
+                    if (con.source, i) in feeding]
+            level[con] = 1 + max((visit(d, path + (con,)) for d in deps), default=-1)
+            return level[con]
+
+        for con in self.connections:
+            visit(con, ())
+        levels: list[list[Connection]] = [[] for _ in range(1 + max(level.values(), default=-1))]
+        for con in self.connections:
+            levels[level[con]].append(con)
+        return levels
+
+    def _level_plan(self, connections: list[Connection]) -> TransferLevel:
+        reads: dict[str, list[str]] = {}
+        for c in connections:
+            names = reads.setdefault(c.source, [])
+            if c.source_variable not in names:
+                names.append(c.source_variable)
+        flat = {}
+        for source, names in reads.items():
+            for name in names:
+                flat[(source, name)] = len(flat)
+        writes: dict[str, tuple[list[str], list[int]]] = {}
+        for c in connections:
+            names, idx = writes.setdefault(c.target, ([], []))
+            names.append(c.target_variable)
+            idx.append(flat[(c.source, c.source_variable)])
+        return TransferLevel([(self.slaves[s], n) for s, n in reads.items()],
+                             [(self.slaves[t], n, i) for t, (n, i) in writes.items()])
+
+    def downstream_plan(self, source: str) -> list[TransferLevel]:
+        """Dependency-ordered transfers of everything that changes when ``source``'s outputs change."""
+        touched = {source}
+        chosen = []
+        for level in self.levels:
+            picked = [c for c in level if c.source in touched]
+            touched.update(c.target for c in picked if self._is_algebraic_path(c))
+            chosen.append(picked)
+        return [self._level_plan(level) for level in chosen if level]
+
+    def _is_algebraic_path(self, con: Connection) -> bool:
+        """True if the target has outputs that feed through the connected input."""
+        slave = self.slaves[con.target]
+        return any(con.target_variable in slave.feedthrough(o) for o in slave.outputs())
+
+    def transfer(self, plan: list[TransferLevel]) -> None:
+        for level in plan:
+            values: list[float] = []
+            for slave, names in level.gets:
+                values.extend(slave.get(names))
+            for slave, names, idx in level.sets:
+                slave.set(names, [values[i] for i in idx])
+
+    def do_step(self, slave: Slave, t: float, h: float) -> None:
+        if not slave.do_step(t, h):
+            raise StepRefused(slave.last_error or f"{slave.name} refused the step at t={t!r}")
+
+    def is_algebraic(self, slave: Slave) -> bool:
+        """No output without feed-through (a connector, a fixed point): stepping changes nothing."""
+        return all(slave.variables[o].depends_on for o in slave.outputs())
+
+
+class CouplingAlgorithm(ABC):
+    """Base of all coupling algorithms (see the module docstring for the checklist)."""
+
+    name: ClassVar[str] = ""
+    options: ClassVar[dict[str, Any]] = {}
+
+    def __init__(self, **options: Any):
+        unknown = set(options) - set(self.options)
+        if unknown:
+            raise ValueError(f"algorithm {self.name!r}: unknown option(s) {sorted(unknown)}; "
+                             f"known: {sorted(self.options)}")
+        self.config = {**self.options, **options}
+        self.counters: dict[str, int] = {"steps": 0}
+        self.status = "ok"
+        self.message = ""
+
+    def initialize(self, system: CoupledSystem, start_time: float) -> None:
+        """Propagate the initial outputs to the inputs in dependency order."""
+        system.transfer(system.ordered_plan)
+
+    @abstractmethod
+    def step(self, system: CoupledSystem, t: float, h: float) -> None:
+        """Advance every slave from t to t + h and leave all connected inputs consistent."""
+
+
+ALGORITHMS: dict[str, type[CouplingAlgorithm]] = {}
+
+
+def register(cls: type[CouplingAlgorithm]) -> type[CouplingAlgorithm]:
+    if not cls.name or cls.name in ALGORITHMS:
+        raise ValueError(f"algorithm name {cls.name!r} missing or already registered")
+    ALGORITHMS[cls.name] = cls
+    return cls
+
+
+def make_algorithm(name: str, **options: Any) -> CouplingAlgorithm:
+    try:
+        cls = ALGORITHMS[name.lower()]
+    except KeyError:
+        raise ValueError(f"unknown algorithm {name!r}; known: {', '.join(sorted(ALGORITHMS))}") from None
+    return cls(**options)
+
+
+@register
+class Jacobi(CouplingAlgorithm):
+    """All slaves step from the values at t_n; then values are exchanged.
+
+    ``exchange="ordered"`` (default): along the connections in dependency order, so connector
+    forces are consistent with the bodies' states at t_n+1 (OMSimulator). ``exchange="strict"``:
+    read every output first, then set every input (libcosim's fixed-step algorithm); connector
+    forces then lag one step behind.
+    """
+
+    name = "jacobi"
+    options = {"exchange": "ordered"}
+
+    def __init__(self, **options: Any):
+        super().__init__(**options)
+        if self.config["exchange"] not in ("ordered", "strict"):
+            raise ValueError(f"algorithm 'jacobi': exchange = {self.config['exchange']!r}; "
+                             "use 'ordered' or 'strict'")
+
+    def step(self, system: CoupledSystem, t: float, h: float) -> None:
+        for slave in system.slaves.values():
+            system.do_step(slave, t, h)
+        system.transfer(system.strict_plan if self.config["exchange"] == "strict" else system.ordered_plan)
+        self.counters["steps"] += 1
+
+
+@register
+class GaussSeidel(CouplingAlgorithm):
+    """Slaves step one after another, each with the newest outputs of those before it.
+
+    Order: algebraic slaves (connectors, fixed points; they have no state, their outputs follow
+    their inputs) first, then the others in scenario order. After each slave's step its new
+    outputs are passed downstream in dependency order (through the feed-through connectors), so
+    the next slave steps with forces computed from the already advanced bodies.
+    """
+
+    name = "gauss-seidel"
+
+    def initialize(self, system: CoupledSystem, start_time: float) -> None:
+        super().initialize(system, start_time)
+        slaves = list(system.slaves.values())
+        self.order = [s for s in slaves if system.is_algebraic(s)] + [s for s in slaves if not system.is_algebraic(s)]
+        self.plans = {s.name: system.downstream_plan(s.name) for s in self.order}
+
+    def step(self, system: CoupledSystem, t: float, h: float) -> None:
+        for slave in self.order:
+            system.do_step(slave, t, h)
+            system.transfer(self.plans[slave.name])
+        self.counters["steps"] += 1

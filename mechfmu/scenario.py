@@ -1,0 +1,189 @@
+"""SSP 1.0 scenario loading: ``SystemStructure.ssd`` -> ``Scenario``.
+
+Read from the SSD: components (``source`` = FMU path relative to the SSD's folder), inline
+parameter bindings (``ssv:Real/Integer/Boolean/String``, applied to parameters, and to inputs as
+start values), connections, ``DefaultExperiment`` start/stop, the step size from the
+``osp:FixedStepAlgorithm baseStepSize`` annotation (so libcosim reads the same file) and our own
+options from the ``org.mechfmu`` annotation (``<mechfmu:Master algorithm=".." exchange=".."/>``).
+
+``load_scenario`` checks everything it can before any FMU is instantiated and reports all
+problems at once in one ``ScenarioError``: unknown component or variable, missing FMU file,
+causality or type mismatch on a connection, an input connected twice, a value outside a
+parameter's declared min/max.
+"""
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+NS = {
+    "ssd": "http://ssp-standard.org/SSP1/SystemStructureDescription",
+    "ssc": "http://ssp-standard.org/SSP1/SystemStructureCommon",
+    "ssv": "http://ssp-standard.org/SSP1/SystemStructureParameterValues",
+    "osp": "http://opensimulationplatform.com/SSP/OSPAnnotations",
+    "mechfmu": "https://mechfmu.org/SSP/MasterAnnotations",
+}
+SSD_NAME = "SystemStructure.ssd"
+
+
+class ScenarioError(ValueError):
+    """Everything wrong with a scenario, one problem per line."""
+
+    def __init__(self, source: Path | str, problems: list[str]):
+        self.problems = problems
+        super().__init__(f"scenario {source}: {len(problems)} problem(s)\n  - " + "\n  - ".join(problems))
+
+
+@dataclass(frozen=True)
+class Connection:
+    source: str           # component name
+    source_variable: str  # output
+    target: str
+    target_variable: str  # input
+
+    def __str__(self) -> str:
+        return f"{self.source}.{self.source_variable} -> {self.target}.{self.target_variable}"
+
+
+@dataclass
+class ComponentSpec:
+    name: str
+    fmu: Path
+    parameters: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Scenario:
+    name: str
+    folder: Path
+    components: dict[str, ComponentSpec]
+    connections: list[Connection]
+    start_time: float = 0.0
+    stop_time: float = 1.0
+    step_size: float = 1e-3
+    algorithm: str = "jacobi"
+    algorithm_options: dict[str, str] = field(default_factory=dict)
+
+
+def _value(node: ET.Element) -> tuple[str, Any] | None:
+    for kind, convert in (("Real", float), ("Integer", int), ("String", str),
+                          ("Boolean", lambda s: s.strip().lower() in ("true", "1"))):
+        child = node.find(f"ssv:{kind}", NS)
+        if child is not None:
+            return kind, convert(child.get("value", ""))
+    return None
+
+
+def load_scenario(path: str | Path, check: bool = True) -> Scenario:
+    """Read a scenario folder (or its ``.ssd``); with ``check`` validate against the FMUs."""
+    path = Path(path)
+    ssd = path / SSD_NAME if path.is_dir() else path
+    if not ssd.is_file():
+        raise ScenarioError(path, [f"no {SSD_NAME} found at {ssd}"])
+    try:
+        root = ET.parse(ssd).getroot()
+    except ET.ParseError as exc:
+        raise ScenarioError(ssd, [f"not well-formed XML: {exc}"]) from None
+    problems: list[str] = []
+    system = root.find("ssd:System", NS)
+    if system is None:
+        raise ScenarioError(ssd, ["no ssd:System element"])
+    components: dict[str, ComponentSpec] = {}
+    for comp in system.iterfind("ssd:Elements/ssd:Component", NS):
+        name, source = comp.get("name"), comp.get("source")
+        if not name or not source:
+            problems.append("a ssd:Component without name or source")
+            continue
+        if name in components:
+            problems.append(f"component name {name!r} used twice")
+        spec = ComponentSpec(name, (ssd.parent / source).resolve())
+        for param in comp.iterfind(".//ssv:Parameter", NS):
+            value = _value(param)
+            if value is None:
+                problems.append(f"{name}: parameter {param.get('name')!r} has no supported value element")
+                continue
+            spec.parameters[param.get("name")] = value[1]
+        components[name] = spec
+    connections = []
+    for con in system.iterfind("ssd:Connections/ssd:Connection", NS):
+        connections.append(Connection(con.get("startElement", ""), con.get("startConnector", ""),
+                                      con.get("endElement", ""), con.get("endConnector", "")))
+    scenario = Scenario(root.get("name") or ssd.parent.name, ssd.parent, components, connections)
+    experiment = root.find("ssd:DefaultExperiment", NS)
+    if experiment is not None:
+        scenario.start_time = float(experiment.get("startTime", 0.0))
+        scenario.stop_time = float(experiment.get("stopTime", scenario.stop_time))
+        fixed = experiment.find(".//osp:FixedStepAlgorithm", NS)
+        if fixed is not None and fixed.get("baseStepSize"):
+            scenario.step_size = float(fixed.get("baseStepSize"))
+        master = experiment.find(".//mechfmu:Master", NS)
+        if master is not None:
+            options = dict(master.attrib)
+            scenario.algorithm = options.pop("algorithm", scenario.algorithm)
+            scenario.algorithm_options = options
+    if not scenario.stop_time > scenario.start_time:
+        problems.append(f"stopTime {scenario.stop_time} must be greater than startTime {scenario.start_time}")
+    if not scenario.step_size > 0:
+        problems.append(f"baseStepSize {scenario.step_size} must be positive")
+    if check:
+        problems += _check(scenario)
+    if problems:
+        raise ScenarioError(ssd, problems)
+    return scenario
+
+
+def _check(scenario: Scenario) -> list[str]:
+    from fmpy import read_model_description
+
+    problems = []
+    variables: dict[str, dict[str, Any]] = {}
+    for spec in scenario.components.values():
+        if not spec.fmu.is_file():
+            problems.append(f"{spec.name}: FMU not found: {spec.fmu}")
+            continue
+        try:
+            md = read_model_description(str(spec.fmu))
+        except Exception as exc:  # a broken file must still be reported, not crash the loader
+            problems.append(f"{spec.name}: cannot read {spec.fmu.name}: {exc}")
+            continue
+        variables[spec.name] = {v.name: v for v in md.modelVariables}
+        for pname, value in spec.parameters.items():
+            var = variables[spec.name].get(pname)
+            if var is None:
+                problems.append(f"{spec.name}: unknown variable {pname!r} in parameter bindings")
+            elif var.causality not in ("parameter", "input"):
+                problems.append(f"{spec.name}: {pname!r} is an {var.causality}, it cannot be given a value")
+            elif var.type == "Real":
+                lo = float(var.min) if var.min is not None else None
+                hi = float(var.max) if var.max is not None else None
+                if (lo is not None and value < lo) or (hi is not None and value > hi):
+                    unit = f" {var.unit}" if var.unit else ""
+                    problems.append(f"{spec.name}: parameter {pname} = {value!r} is out of range "
+                                    f"[{lo if lo is not None else '-inf'}, {hi if hi is not None else 'inf'}]{unit}")
+    targets: dict[tuple[str, str], Connection] = {}
+    for con in scenario.connections:
+        ends = []
+        for comp, var, role in ((con.source, con.source_variable, "output"), (con.target, con.target_variable, "input")):
+            if comp not in scenario.components:
+                problems.append(f"connection {con}: unknown component {comp!r}")
+                ends.append(None)
+            elif comp not in variables:
+                ends.append(None)  # FMU problem already reported
+            elif var not in variables[comp]:
+                problems.append(f"connection {con}: {comp} has no variable {var!r}")
+                ends.append(None)
+            else:
+                v = variables[comp][var]
+                if v.causality != role:
+                    problems.append(f"connection {con}: {comp}.{var} is an {v.causality}, expected an {role}")
+                ends.append(v)
+        if ends[0] is not None and ends[1] is not None and ends[0].type != ends[1].type:
+            problems.append(f"connection {con}: type mismatch {ends[0].type} -> {ends[1].type}")
+        key = (con.target, con.target_variable)
+        if key in targets:
+            problems.append(f"input {con.target}.{con.target_variable} is connected twice "
+                            f"({targets[key]} and {con})")
+        targets[key] = con
+    return problems

@@ -1,0 +1,296 @@
+"""Slaves: the only interface a coupling algorithm sees.
+
+``Slave`` methods: ``set_parameters`` (before initialization), ``enter_initialization``,
+``exit_initialization``, ``set``/``get`` (inputs / outputs by name, batched), ``do_step``
+(returns False when the slave refused the step; ``last_error`` says why), ``get_state``,
+``set_state``, ``serialize_state``/``deserialize_state``, ``terminate``.
+
+Two implementations with identical numbers:
+- ``FmuSlave``: an FMI 2.0 co-simulation FMU through fmpy; the FMU's log is captured and every
+  failure becomes a ``SlaveError`` naming the instance and the FMU's own message.
+- ``LocalSlave``: the same ``Component`` class in-process (no FMI, no ctypes).
+
+``calls`` counts FMI calls (or their in-process equivalents) for the run statistics.
+"""
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mechfmu_components.base import Component, ComponentError
+
+
+class SlaveError(RuntimeError):
+    """A slave failed; the message names the instance and the reason."""
+
+
+@dataclass
+class VariableInfo:
+    name: str
+    causality: str  # parameter, input, output, local, ...
+    type: str = "Real"  # Real, Integer, Boolean, String
+    unit: str | None = None
+    start: Any = None
+    min: float | None = None
+    max: float | None = None
+    #: for outputs: names of the inputs it feeds through; None = unknown (assume all inputs)
+    depends_on: tuple[str, ...] | None = None
+    value_reference: int = 0
+
+
+@dataclass
+class Slave(ABC):
+    name: str
+    variables: dict[str, VariableInfo] = field(default_factory=dict)
+    calls: int = 0
+    last_error: str = ""
+
+    def inputs(self) -> list[str]:
+        return [n for n, v in self.variables.items() if v.causality == "input"]
+
+    def outputs(self) -> list[str]:
+        return [n for n, v in self.variables.items() if v.causality == "output"]
+
+    def feedthrough(self, output: str) -> tuple[str, ...]:
+        """Inputs the output depends on directly (all inputs if the slave does not say)."""
+        deps = self.variables[output].depends_on
+        return tuple(self.inputs()) if deps is None else deps
+
+    @abstractmethod
+    def set_parameters(self, values: dict[str, Any]) -> None: ...
+    @abstractmethod
+    def enter_initialization(self, start_time: float, stop_time: float | None) -> None: ...
+    @abstractmethod
+    def exit_initialization(self) -> None: ...
+    @abstractmethod
+    def set(self, names: list[str], values: list[float]) -> None: ...
+    @abstractmethod
+    def get(self, names: list[str]) -> list[float]: ...
+    @abstractmethod
+    def do_step(self, current_time: float, step_size: float) -> bool: ...
+    @abstractmethod
+    def get_state(self) -> Any: ...
+    @abstractmethod
+    def set_state(self, state: Any) -> None: ...
+    @abstractmethod
+    def serialize_state(self, state: Any) -> bytes: ...
+    @abstractmethod
+    def deserialize_state(self, data: bytes) -> Any: ...
+    @abstractmethod
+    def terminate(self) -> None: ...
+
+
+class LocalSlave(Slave):
+    """A component object driven in-process; same numbers as its FMU."""
+
+    def __init__(self, name: str, component_cls: type[Component]):
+        super().__init__(name)
+        self.component = component_cls(name)
+        for p in component_cls.parameters:
+            self.variables[p.name] = VariableInfo(p.name, "parameter", p.type, p.unit, p.default, p.min, p.max)
+        for i in component_cls.inputs:
+            self.variables[i.name] = VariableInfo(i.name, "input", "Real", i.unit, i.start)
+        for o in component_cls.outputs:
+            self.variables[o.name] = VariableInfo(o.name, "output", "Real", o.unit, depends_on=tuple(o.depends_on))
+        self._start_time = 0.0
+
+    def _guard(self, action, *args):
+        self.calls += 1
+        try:
+            return action(*args)
+        except Exception as exc:  # same outcome as the FMU: a SlaveError with the reason
+            self.last_error = str(exc) if isinstance(exc, ComponentError) else f"{self.name}: {type(exc).__name__}: {exc}"
+            raise SlaveError(self.last_error) from None
+
+    def set_parameters(self, values: dict[str, Any]) -> None:
+        for name, value in values.items():
+            self._guard(self.component.set, name, value)
+
+    def enter_initialization(self, start_time: float, stop_time: float | None) -> None:
+        self._start_time = start_time
+        self._guard(self.component.check_parameters)
+
+    def exit_initialization(self) -> None:
+        self._guard(self.component.initialize, self._start_time)
+
+    def set(self, names: list[str], values: list[float]) -> None:
+        component = self.component
+        self._guard(lambda: [component.set(n, v) for n, v in zip(names, values)])
+
+    def get(self, names: list[str]) -> list[float]:
+        return self._guard(lambda: [self.component.get(n) for n in names])
+
+    def do_step(self, current_time: float, step_size: float) -> bool:
+        self.calls += 1
+        try:
+            self.component.do_step(current_time, step_size)
+            return True
+        except Exception as exc:  # the FMU refuses the step (Discard) in the same situation
+            self.last_error = f"{self.name}: step at t={current_time!r} h={step_size!r} failed: {exc}"
+            return False
+
+    def get_state(self) -> Any:
+        self.calls += 1
+        return self.component.get_state()
+
+    def set_state(self, state: Any) -> None:
+        self.calls += 1
+        self.component.set_state(state)
+
+    def serialize_state(self, state: Any) -> bytes:
+        return self.component.serialize_state(state)
+
+    def deserialize_state(self, data: bytes) -> Any:
+        return self.component.deserialize_state(data)
+
+    def terminate(self) -> None:
+        self.calls += 1
+
+
+class FmuSlave(Slave):
+    """An FMI 2.0 co-simulation FMU loaded with fmpy (unzipped once per FMU file and process)."""
+
+    _unzipped: dict[str, tuple[Any, str]] = {}
+
+    def __init__(self, name: str, fmu: str | Path):
+        super().__init__(name)
+        import fmpy
+        from fmpy.fmi2 import (FMU2Slave, fmi2CallbackAllocateMemoryTYPE, fmi2CallbackFreeMemoryTYPE,
+                               fmi2CallbackFunctions, fmi2CallbackLoggerTYPE)
+
+        self.fmu = str(Path(fmu).resolve())
+        if self.fmu not in FmuSlave._unzipped:
+            md = fmpy.read_model_description(self.fmu)
+            FmuSlave._unzipped[self.fmu] = (md, fmpy.extract(self.fmu))
+        md, unzipped = FmuSlave._unzipped[self.fmu]
+        if md.coSimulation is None:
+            raise SlaveError(f"{name}: {self.fmu} is not a co-simulation FMU")
+        self.model_description = md
+        deps = {u.variable.name: u.dependencies for u in md.outputs}
+        for v in md.modelVariables:
+            dep = deps.get(v.name)
+            self.variables[v.name] = VariableInfo(
+                v.name, v.causality, v.type, v.unit or (v.declaredType.unit if v.declaredType else None),
+                v.start, _num(v.min), _num(v.max),
+                None if dep is None else tuple(d.name for d in dep), v.valueReference)
+        self.messages: list[tuple[int, str]] = []
+
+        def log(_env, _instance, status, _category, message):
+            self.messages.append((status, message.decode("utf-8", "replace")))
+
+        self._callbacks = fmi2CallbackFunctions()
+        self._callbacks.logger = fmi2CallbackLoggerTYPE(log)
+        self._callbacks.allocateMemory = fmi2CallbackAllocateMemoryTYPE(fmpy.calloc)
+        self._callbacks.freeMemory = fmi2CallbackFreeMemoryTYPE(fmpy.free)
+        self._fmu = FMU2Slave(guid=md.guid, unzipDirectory=unzipped,
+                              modelIdentifier=md.coSimulation.modelIdentifier, instanceName=name)
+        self._fmu.instantiate(callbacks=self._callbacks, loggingOn=True)
+        self.calls += 1
+        self._vr: dict[str, int] = {n: v.value_reference for n, v in self.variables.items()}
+        self._plan: dict[tuple[str, ...], list[int] | None] = {}
+
+    def _errors_since(self, mark: int) -> str:
+        return "; ".join(m for s, m in self.messages[mark:] if s >= 2)
+
+    def _call(self, what: str, fn, *args):
+        from fmpy.fmi1 import FMICallException
+        mark = len(self.messages)
+        self.calls += 1
+        try:
+            result = fn(*args)
+        except FMICallException as exc:
+            self.last_error = self._errors_since(mark) or str(exc)
+            raise SlaveError(f"{self.name}: {what} failed: {self.last_error}") from None
+        errors = self._errors_since(mark)
+        if errors:
+            self.last_error = errors
+            raise SlaveError(f"{self.name}: {what} failed: {errors}")
+        return result
+
+    def _real_references(self, names: list[str]) -> list[int] | None:
+        """Value references if every name is a Real (one batched call), else None."""
+        key = tuple(names)
+        if key not in self._plan:
+            all_real = all(self.variables[n].type == "Real" for n in names)
+            self._plan[key] = [self._vr[n] for n in names] if all_real else None
+        return self._plan[key]
+
+    def set_parameters(self, values: dict[str, Any]) -> None:
+        for name, value in values.items():
+            info = self.variables.get(name)
+            if info is None:
+                raise SlaveError(f"{self.name}: no variable named {name!r}")
+            vr = [info.value_reference]
+            setter = {"Real": self._fmu.setReal, "Integer": self._fmu.setInteger,
+                      "Boolean": self._fmu.setBoolean, "String": self._fmu.setString}[info.type]
+            value = {"Real": float, "Integer": int, "Boolean": bool, "String": str}[info.type](value)
+            self._call(f"setting {name} = {value!r}", setter, vr, [value])
+
+    def enter_initialization(self, start_time: float, stop_time: float | None) -> None:
+        self._call("setupExperiment", self._fmu.setupExperiment, None, start_time, stop_time)
+        self._call("enterInitializationMode", self._fmu.enterInitializationMode)
+
+    def exit_initialization(self) -> None:
+        self._call("initialization", self._fmu.exitInitializationMode)
+
+    def set(self, names: list[str], values: list[float]) -> None:
+        refs = self._real_references(names)
+        if refs is not None:
+            self.calls += 1
+            self._fmu.setReal(refs, values)
+        else:
+            for n, v in zip(names, values):
+                self.set_parameters({n: v})
+
+    def get(self, names: list[str]) -> list[float]:
+        refs = self._real_references(names)
+        if refs is None:
+            getter = {"Integer": self._fmu.getInteger, "Boolean": self._fmu.getBoolean,
+                      "String": self._fmu.getString, "Real": self._fmu.getReal}
+            return [self._call(f"reading {n}", getter[self.variables[n].type], [self._vr[n]])[0] for n in names]
+        return self._call("reading outputs", self._fmu.getReal, refs)
+
+    def do_step(self, current_time: float, step_size: float) -> bool:
+        from fmpy.fmi1 import FMICallException
+        mark = len(self.messages)
+        self.calls += 1
+        try:
+            self._fmu.doStep(current_time, step_size)
+        except FMICallException as exc:
+            self.last_error = self._errors_since(mark) or f"{self.name}: {exc}"
+            if exc.status >= 3:  # error / fatal: the instance is unusable
+                raise SlaveError(f"{self.name}: {self.last_error}") from None
+            return False
+        return True
+
+    def get_state(self) -> Any:
+        return self._call("getFMUstate", self._fmu.getFMUstate)
+
+    def set_state(self, state: Any) -> None:
+        self._call("setFMUstate", self._fmu.setFMUstate, state)
+
+    def serialize_state(self, state: Any) -> bytes:
+        return self._call("serializeFMUstate", self._fmu.serializeFMUstate, state)
+
+    def deserialize_state(self, data: bytes) -> Any:
+        return self._call("deSerializeFMUstate", self._fmu.deSerializeFMUstate, data)
+
+    def terminate(self) -> None:
+        try:
+            self._fmu.terminate()
+        finally:
+            self._fmu.freeInstance()
+        self.calls += 2
+
+
+def _num(text: Any) -> float | None:
+    if text is None:
+        return None
+    try:
+        value = float(text)
+    except (TypeError, ValueError):
+        return None
+    return value if math.isfinite(value) else None
