@@ -1,0 +1,116 @@
+"""Command line: ``mechfmu build | run | validate | info``.
+
+Every failure ends with one clear message on stderr and a non-zero exit code, never a traceback.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from . import build as fmu_build
+
+
+def _run(args: argparse.Namespace) -> int:
+    from .observers import CsvWriter, ProgressBar
+    from .scenario import load_scenario
+    from .simulate import simulate
+
+    fmu_build.build()
+    scenario = load_scenario(args.scenario)
+    observers = [CsvWriter(args.out)] if args.out else []
+    if sys.stderr.isatty():
+        observers.append(ProgressBar())
+    options = {"exchange": args.exchange} if args.exchange else {}
+    result = simulate(scenario, algorithm=args.algorithm, step=args.step, stop=args.stop,
+                      observers=observers, local=args.local, **options)
+    print(f"{scenario.name}: {result.summary()}")
+    if result.data is not None and len(result.data):
+        last = result.data[-1]
+        shown = [n for n in result.data.dtype.names[1:] if n.endswith((".s", ".f"))][:8]
+        print("final values: " + ", ".join(f"{n} = {last[n]:.6g}" for n in shown))
+    if args.out:
+        print(f"results written to {args.out}")
+    if args.plot and result.data is not None:
+        _plot(result.data, args.plot, scenario.name)
+        print(f"plot written to {args.plot}")
+    return 0 if result.ok else 1
+
+
+def _plot(data, path: str, title: str) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    names = [n for n in data.dtype.names[1:] if n.endswith(".s") and not n.split(".")[-2].startswith("flange")]
+    fig, ax = plt.subplots(figsize=(8, 4))
+    for n in names:
+        ax.plot(data["time"], data[n], label=n)
+    ax.set_xlabel("time [s]")
+    ax.set_ylabel("position [m]")
+    ax.set_title(title)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+def _validate(args: argparse.Namespace) -> int:
+    from fmpy.validation import validate_fmu
+    fmu_build.build()
+    failed = 0
+    for model in fmu_build.model_names():
+        path = fmu_build.fmu_path(model)
+        problems = validate_fmu(str(path))
+        print(f"{path.name}: " + ("no problems" if not problems else f"{len(problems)} problem(s)"))
+        for p in problems:
+            print(f"  - {p}")
+        failed += bool(problems)
+    return 1 if failed else 0
+
+
+def _info(args: argparse.Namespace) -> int:
+    from fmpy import read_model_description
+    path = Path(args.fmu)
+    if not path.exists() and (fmu_build.FMU_DIR / f"{args.fmu}.fmu").exists():
+        path = fmu_build.FMU_DIR / f"{args.fmu}.fmu"
+    if not path.is_file():
+        raise FileNotFoundError(f"no FMU at {args.fmu}")
+    md = read_model_description(str(path))
+    print(f"{md.modelName}: {md.description or ''}")
+    for v in md.modelVariables:
+        unit = v.unit or (v.declaredType.unit if v.declaredType else "") or ""
+        start = f" = {v.start}" if v.start is not None else ""
+        print(f"  {v.causality:<10} {v.type:<8} {v.name}{start} {unit}  {v.description or ''}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="mechfmu", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("build", help="build all FMUs into fmus/")
+    p.add_argument("--force", action="store_true", help="rebuild even if current")
+    p.set_defaults(func=lambda a: print("\n".join(map(str, fmu_build.build(force=a.force))) or "all FMUs are current") or 0)
+    p = sub.add_parser("run", help="run a scenario (builds missing or stale FMUs first)")
+    p.add_argument("scenario", help="scenario folder or SystemStructure.ssd")
+    p.add_argument("--algorithm", help="jacobi or gauss-seidel (default: the scenario's)")
+    p.add_argument("--exchange", choices=("ordered", "strict"), help="Jacobi exchange order")
+    p.add_argument("--step", type=float, help="macro step size [s]")
+    p.add_argument("--stop", type=float, help="stop time [s]")
+    p.add_argument("--out", help="CSV result file (FMI cross-check format)")
+    p.add_argument("--plot", help="PNG plot of the positions")
+    p.add_argument("--local", action="store_true", help="run the components in-process instead of as FMUs")
+    p.set_defaults(func=_run)
+    p = sub.add_parser("validate", help="fmpy validation of every FMU")
+    p.set_defaults(func=_validate)
+    p = sub.add_parser("info", help="variables of an FMU")
+    p.add_argument("fmu", help="path or model name")
+    p.set_defaults(func=_info)
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except Exception as exc:  # one clear line, no traceback
+        print(f"mechfmu {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,67 @@
+"""Coupled scenarios against closed-form solutions (in-process slaves; FMU == in-process is
+shown bit for bit in test_fmus.py)."""
+import math
+
+import numpy as np
+import pytest
+
+from mechfmu.simulate import simulate
+
+STEPS = (1e-3, 5e-4, 2.5e-4, 1.25e-4)
+
+
+def damped_step_response(t, m=5.0, k=5000.0, d=80.0, F=1.0):
+    """x(t) of m x'' + d x' + k x = F, x(0) = x'(0) = 0 (underdamped)."""
+    wn = math.sqrt(k / m)
+    zeta = d / (2 * math.sqrt(k * m))
+    wd = wn * math.sqrt(1 - zeta**2)
+    return F / k * (1 - np.exp(-zeta * wn * t) * (np.cos(wd * t) + zeta / math.sqrt(1 - zeta**2) * np.sin(wd * t)))
+
+
+def oscillator_error(algorithm, h):
+    result = simulate("scenarios/oscillator_linear", algorithm=algorithm, step=h, local=True)
+    assert result.ok, result.message
+    x = damped_step_response(result.data["time"])
+    return np.abs(result.data["mass.s"] - x).max() / np.abs(x).max()
+
+
+@pytest.mark.parametrize("algorithm", ["jacobi", "gauss-seidel"])
+def test_oscillator_first_order_convergence(algorithm):
+    errors = [oscillator_error(algorithm, h) for h in STEPS]
+    ratios = [a / b for a, b in zip(errors, errors[1:])]
+    print(f"\n{algorithm}: relative max errors {errors}, ratios {ratios}")
+    assert all(r >= 1.8 for r in ratios)
+    assert oscillator_error(algorithm, 1e-4) < 2e-3
+
+
+def two_mass(h, **options):
+    result = simulate("scenarios/two_mass_oscillator", step=h, local=True, **options)
+    assert result.ok, result.message
+    d = result.data
+    t = d["time"]
+    x1 = 0.5 * np.cos(2 * np.pi * t) + 0.5 * np.cos(6 * np.pi * t)
+    k, K = 4 * np.pi**2, 16 * np.pi**2
+    energy = (0.5 * (d["mass1.v"]**2 + d["mass2.v"]**2) + 0.5 * k * d["mass1.s"]**2
+              + 0.5 * K * (d["mass2.s"] - d["mass1.s"])**2 + 0.5 * k * d["mass2.s"]**2)
+    return np.abs(d["mass1.s"] - x1).max(), energy
+
+
+def test_two_mass_oscillator_against_closed_form():
+    errors = [two_mass(h)[0] for h in STEPS]
+    ratios = [a / b for a, b in zip(errors, errors[1:])]
+    error, energy = two_mass(1e-4)
+    drift = (energy[-1] - 10 * np.pi**2) / (10 * np.pi**2)
+    print(f"\ntwo-mass: max |x1 error| {errors} ratios {ratios}; at h=1e-4 {error:.3e}, "
+          f"relative energy drift over 2 s {drift:+.3e}")
+    assert energy[0] == pytest.approx(10 * np.pi**2, rel=1e-14)
+    assert all(r >= 1.8 for r in ratios)
+    assert error < 2e-2
+
+
+def test_strict_exchange_lags_and_is_less_accurate():
+    ordered = oscillator_error("jacobi", 1e-4)
+    result = simulate("scenarios/oscillator_linear", step=1e-4, local=True, exchange="strict")
+    x = damped_step_response(result.data["time"])
+    strict = np.abs(result.data["mass.s"] - x).max() / np.abs(x).max()
+    print(f"\nordered {ordered:.3e} strict {strict:.3e} ratio {strict / ordered:.2f}")
+    assert strict > 1.5 * ordered

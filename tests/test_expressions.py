@@ -1,0 +1,47 @@
+import math
+
+import pytest
+
+from mechfmu_components.expressions import Expression, ExpressionError
+
+ARGS = ("u", "v", "k", "d", "t")
+
+
+def test_seed_user_law_matches_python():
+    expr = Expression("0.1*k*u + k*u**3 + v*d", ARGS)
+    u, v, k, d = 0.013, -0.4, 5000.0, 80.0
+    assert expr(u=u, v=v, k=k, d=d, t=0.0) == 0.1 * k * u + k * u**3 + v * d
+
+
+def test_conditionals_comparisons_and_math_functions():
+    expr = Expression("k*u if u > 0 and not v < -1 else sqrt(abs(u))*sign(v) + atan2(u, 1) + pi", ARGS)
+    assert expr(u=2.0, v=0.0, k=3.0, d=0, t=0) == 6.0
+    assert expr(u=-4.0, v=-2.0, k=3.0, d=0, t=0) == -2.0 + math.atan2(-4.0, 1) + math.pi
+
+
+@pytest.mark.parametrize("text, fragment", [
+    ("__import__('os').system('true')", "not allowed"),
+    ("u.__class__", "Attribute is not allowed"),
+    ("open('x')", "call of 'open'"),
+    ("[u for u in (1,2)]", "not allowed"),
+    ("lambda: 1", "not allowed"),
+    ("x + 1", "unknown name 'x'"),
+    ("'abc'", "not a real number"),
+    ("u +", "syntax error"),
+    ("", "empty"),
+    ("u" + "+u" * 1200, "longer than"),
+    ("sqrt(x=u)", "keyword"),
+])
+def test_rejected_expressions_name_the_problem(text, fragment):
+    with pytest.raises(ExpressionError, match=fragment):
+        Expression(text, ARGS)
+
+
+def test_cost_is_bounded_and_bad_results_are_errors():
+    huge = Expression("9**9**9", ARGS)  # float literals: overflows instead of building a huge integer
+    with pytest.raises(ExpressionError, match="evaluation failed"):
+        huge(u=0, v=0, k=0, d=0, t=0)
+    with pytest.raises(ExpressionError, match="evaluation failed"):
+        Expression("1/u", ARGS)(u=0.0, v=0, k=0, d=0, t=0)
+    with pytest.raises(ExpressionError, match="not a real number"):
+        Expression("(-8)**(1/3)", ARGS)(u=0, v=0, k=0, d=0, t=0)
