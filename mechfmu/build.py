@@ -32,6 +32,12 @@ class {model}(ComponentFmu, Fmi2Slave):
     """{model} co-simulation FMU."""
 
     component_class = _Component
+
+    def do_step(self, current_time, step_size):
+        # Must be defined in this script: pythonfmu 0.7.0 executes the script in a globals dict it
+        # does not keep alive; a function defined here holds it (__globals__). Without one, the
+        # second instance in a process evaluates code in a freed dict and crashes the host.
+        return ComponentFmu.do_step(self, current_time, step_size)
 '''
 
 
