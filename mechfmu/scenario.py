@@ -8,8 +8,9 @@ options from the ``org.mechfmu`` annotation (``<mechfmu:Master algorithm=".." ex
 
 ``load_scenario`` checks everything it can before any FMU is instantiated and reports all
 problems at once in one ``ScenarioError``: unknown component or variable, missing FMU file,
-causality or type mismatch on a connection, an input connected twice, a value outside a
-parameter's declared min/max.
+causality or type mismatch on a connection, a connection end without its ``ssd:Connector``
+declaration (SSP requires it; libcosim refuses the file), a declared connector the FMU does not
+have, an input connected twice, a value outside a parameter's declared min/max.
 """
 from __future__ import annotations
 
@@ -52,6 +53,7 @@ class ComponentSpec:
     name: str
     fmu: Path
     parameters: dict[str, Any] = field(default_factory=dict)
+    connectors: dict[str, str] = field(default_factory=dict)  # declared ssd:Connector name -> kind
 
 
 @dataclass
@@ -99,6 +101,8 @@ def load_scenario(path: str | Path, check: bool = True) -> Scenario:
         if name in components:
             problems.append(f"component name {name!r} used twice")
         spec = ComponentSpec(name, (ssd.parent / source).resolve())
+        for connector in comp.iterfind("ssd:Connectors/ssd:Connector", NS):
+            spec.connectors[connector.get("name", "")] = connector.get("kind", "")
         for param in comp.iterfind(".//ssv:Parameter", NS):
             value = _value(param)
             if value is None:
@@ -149,6 +153,12 @@ def _check(scenario: Scenario) -> list[str]:
             problems.append(f"{spec.name}: cannot read {spec.fmu.name}: {exc}")
             continue
         variables[spec.name] = {v.name: v for v in md.modelVariables}
+        for cname, kind in spec.connectors.items():
+            var = variables[spec.name].get(cname)
+            if var is None:
+                problems.append(f"{spec.name}: declared connector {cname!r} is not a variable of {spec.fmu.name}")
+            elif kind != var.causality:
+                problems.append(f"{spec.name}: connector {cname!r} declared as {kind!r}, but it is an {var.causality}")
         for pname, value in spec.parameters.items():
             var = variables[spec.name].get(pname)
             if var is None:
@@ -179,6 +189,8 @@ def _check(scenario: Scenario) -> list[str]:
                 if v.causality != role:
                     problems.append(f"connection {con}: {comp}.{var} is an {v.causality}, expected an {role}")
                 ends.append(v)
+                if var not in scenario.components[comp].connectors:
+                    problems.append(f"connection {con}: {comp} declares no ssd:Connector {var!r} (SSP and libcosim require it)")
         if ends[0] is not None and ends[1] is not None and ends[0].type != ends[1].type:
             problems.append(f"connection {con}: type mismatch {ends[0].type} -> {ends[1].type}")
         key = (con.target, con.target_variable)

@@ -40,3 +40,16 @@ def test_fmu_matches_component_bit_for_bit_and_state_roundtrips(fmus, model, tmp
         component.do_step(n * 1e-3, 1e-3)
         expected = [float.fromhex(x) for x in report["rows"][n]]
         assert [component.get(o) for o in report["outputs"]] == expected, f"step {n}"
+
+
+def test_scenario_through_fmus_equals_in_process_bit_for_bit(fmus):
+    """Three instances of one FMU in one process, two runs in a row (pythonfmu 0.7.0 used to crash
+    here), and the FMU run is identical to the in-process run for both algorithms."""
+    from mechfmu.simulate import simulate
+    for algorithm in ("jacobi", "gauss-seidel"):
+        runs = [simulate("scenarios/two_mass_oscillator", algorithm=algorithm, stop=0.5, local=local)
+                for local in (False, False, True)]
+        assert all(r.ok for r in runs), [r.message for r in runs]
+        for r in runs[1:]:
+            assert r.data.dtype == runs[0].data.dtype
+            assert all((r.data[n] == runs[0].data[n]).all() for n in r.data.dtype.names)

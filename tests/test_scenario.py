@@ -1,0 +1,36 @@
+"""The SSP loader reads what libcosim reads and reports every problem at once."""
+from pathlib import Path
+
+import pytest
+
+from mechfmu.scenario import ScenarioError, load_scenario
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_shipped_scenario_is_read_completely(fmus):
+    sc = load_scenario(ROOT / "scenarios/oscillator")
+    assert (sc.start_time, sc.stop_time, sc.step_size, sc.algorithm) == (0.0, 1.0, 1e-4, "jacobi")
+    assert sc.algorithm_options == {"exchange": "ordered"}
+    assert sc.components["spring"].parameters["springForceUserFunction"] == "0.1*k*u + k*u**3 + v*d"
+    assert sc.components["mass"].parameters == {"m": 5.0, "f_drive": 1.0}
+    assert len(sc.connections) == 5
+
+
+def test_all_problems_are_reported_together(fmus, tmp_path):
+    text = (ROOT / "scenarios/two_mass_oscillator/SystemStructure.ssd").read_text()
+    text = text.replace("../../fmus/", (ROOT / "fmus").as_posix() + "/")
+    text = text.replace('startElement="left" startConnector="flange.s" endElement="spring1"',
+                        'startElement="lefty" startConnector="flange.s" endElement="spring1"')
+    text = text.replace('startElement="spring3" startConnector="flange_a.f" endElement="mass2" endConnector="flange_b.f"',
+                        'startElement="spring3" startConnector="flange_a.f" endElement="mass2" endConnector="flange_a.f"')
+    text = text.replace('<ssd:Connector name="flange_b.s" kind="input"><ssc:Real/></ssd:Connector>',
+                        '<ssd:Connector name="flange_b.s" kind="output"><ssc:Real/></ssd:Connector>', 1)
+    (tmp_path / "SystemStructure.ssd").write_text(text)
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(tmp_path)
+    problems = info.value.problems
+    assert any("unknown component 'lefty'" in p for p in problems)
+    assert any("input mass2.flange_a.f is connected twice" in p for p in problems)
+    assert any("spring1: connector 'flange_b.s' declared as 'output', but it is an input" in p for p in problems)
+    assert len(problems) == 3
