@@ -118,8 +118,8 @@ class Component:
     inputs, state and time) and, if they have dynamics, ``advance`` (the state over one step).
 
     Extension checklist: module docstring with the law, units, source and invariants; a pure law
-    function; declarations here; ``validate`` for cross-parameter rules; a tiny FMU script in
-    ``fmus/`` (see ``mechfmu.build``).
+    function; declarations here; ``validate`` for cross-parameter rules; an entry in
+    ``components.COMPONENTS`` (``mechfmu.build`` then generates its FMU).
     """
 
     description: ClassVar[str] = ""

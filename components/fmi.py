@@ -7,9 +7,10 @@
   SI TypeDefinitions, unit/min/max on every Real, ModelStructure Outputs with their real
   dependencies (feed-through inputs, or none), InitialUnknowns for every output, DefaultExperiment,
   canGetAndSetFMUstate and canSerializeFMUstate;
-- validates parameters in ``exit_initialization_mode`` and never lets an exception escape
-  ``do_step`` (pythonfmu would turn it into fmi2Fatal): the traceback is logged and the step is
-  refused, which the FMU reports as a failed (discarded) step;
+- validates parameters when entering and exiting initialization mode and never lets an exception
+  escape a pythonfmu callback (pythonfmu turns it into fmi2Fatal, after which freeing the instance
+  can crash the host): the reason is logged as an error; ``do_step`` logs the traceback and
+  refuses the step (fmi2Discard); a failing getter logs and returns NaN;
 - keeps every hidden state in get/set/serialize FMU state (deep copies, exact JSON floats).
 """
 from __future__ import annotations

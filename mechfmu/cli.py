@@ -11,6 +11,12 @@ from pathlib import Path
 from . import build as fmu_build
 
 
+def _build(args: argparse.Namespace) -> int:
+    built = fmu_build.build(force=args.force)
+    print("\n".join(f"built {p}" for p in built) if built else "all FMUs are current")
+    return 0
+
+
 def _run(args: argparse.Namespace) -> int:
     from .observers import CsvWriter, ProgressBar
     from .scenario import load_scenario
@@ -88,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("build", help="build all FMUs into fmus/")
     p.add_argument("--force", action="store_true", help="rebuild even if current")
-    p.set_defaults(func=lambda a: print("\n".join(map(str, fmu_build.build(force=a.force))) or "all FMUs are current") or 0)
+    p.set_defaults(func=_build)
     p = sub.add_parser("run", help="run a scenario (builds missing or stale FMUs first)")
     p.add_argument("scenario", help="scenario folder or SystemStructure.ssd")
     p.add_argument("--algorithm", help="jacobi or gauss-seidel (default: the scenario's)")

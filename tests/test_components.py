@@ -110,3 +110,15 @@ def test_failed_step_stops_cleanly_and_keeps_results():
     assert result.status == "error"
     assert "spring" in result.message and "springForceUserFunction" in result.message
     assert result.data is not None and 0.2 < result.data["time"][-1] < 0.25
+
+
+def test_streamed_csv_is_the_result_in_fmi_cross_check_format(tmp_path):
+    """The CSV the observer streams reads back with fmpy.util.read_csv, equal to the recorded array."""
+    from fmpy.util import read_csv
+
+    from mechfmu.observers import CsvWriter
+    path = tmp_path / "out.csv"
+    result = simulate(f"{SCENARIOS}/two_mass_oscillator", local=True, stop=0.1, observers=[CsvWriter(path)])
+    back = read_csv(path)
+    assert back.dtype.names == result.data.dtype.names and back.dtype.names[0] == "time"
+    assert all((back[n] == result.data[n]).all() for n in back.dtype.names)
