@@ -20,6 +20,7 @@ reprs round-trips bit for bit).
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import math
 from dataclasses import dataclass, field
@@ -40,6 +41,8 @@ UNITS: dict[str, dict[str, int]] = {
     "rad/s": {"rad": 1, "s": -1},
     "rad/s2": {"rad": 1, "s": -2},
     "N.m": {"kg": 1, "m": 2, "s": -2},
+    "N.m/rad": {"kg": 1, "m": 2, "s": -2, "rad": -1},
+    "N.m.s/rad": {"kg": 1, "m": 2, "s": -1, "rad": -1},
     "kg.m2": {"kg": 1, "m": 2},
 }
 
@@ -57,7 +60,16 @@ QUANTITIES: dict[str, tuple[str, str]] = {
     "rad/s": ("Modelica.SIunits.AngularVelocity", "AngularVelocity"),
     "rad/s2": ("Modelica.SIunits.AngularAcceleration", "AngularAcceleration"),
     "N.m": ("Modelica.SIunits.Torque", "Torque"),
+    "N.m/rad": ("Modelica.SIunits.RotationalSpringConstant", "RotationalSpringConstant"),
+    "N.m.s/rad": ("Modelica.SIunits.RotationalDampingConstant", "RotationalDampingConstant"),
     "kg.m2": ("Modelica.SIunits.Inertia", "Inertia"),
+}
+
+
+#: translational unit -> rotational unit, for components that serve both (DESIGN: same names, rad units)
+ROTATIONAL_UNITS: dict[str, str] = {
+    "m": "rad", "m/s": "rad/s", "m/s2": "rad/s2", "N": "N.m", "N/m": "N.m/rad", "N.s/m": "N.m.s/rad",
+    "kg": "kg.m2",
 }
 
 
@@ -248,3 +260,14 @@ class Component:
     @staticmethod
     def deserialize_state(data: bytes) -> dict[str, Any]:
         return json.loads(data.decode("utf-8"))
+
+
+def rotational_variant(cls: type[Component], name: str, description: str) -> type[Component]:
+    """The same component with rotational units (rad, rad/s, N.m, ...) and the same variable
+    names: a connector law on coordinates holds for angles and torques alike."""
+    def convert(items):
+        return tuple(dataclasses.replace(item, unit=ROTATIONAL_UNITS.get(item.unit, item.unit)) for item in items)
+    return type(name, (cls,), {"__doc__": f"{description}\n\n{cls.__module__}.{cls.__name__} in rotational units.",
+                               "__module__": cls.__module__, "description": description,
+                               "parameters": convert(cls.parameters), "inputs": convert(cls.inputs),
+                               "outputs": convert(cls.outputs)})

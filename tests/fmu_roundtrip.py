@@ -20,31 +20,32 @@ fmu = FMU2Slave(guid=md.guid, unzipDirectory=extract(fmu_path), modelIdentifier=
 fmu.instantiate()
 fmu.setupExperiment(startTime=0.0)
 for name, value in parameters.items():
-    (fmu.setString if isinstance(value, str) else fmu.setReal)([vr[name]], [value])
+    setter = {str: fmu.setString, bool: fmu.setBoolean, int: fmu.setInteger}.get(type(value), fmu.setReal)
+    setter([vr[name]], [value])
 fmu.enterInitializationMode()
 fmu.exitInitializationMode()
 rng = random.Random(seed)
 sequence = [[rng.uniform(-2, 2) for _ in inputs] for _ in range(60)]
 
 
-def run(steps, t0):
+def run(steps, n0):
     rows = []
     for n, values in enumerate(steps):
         if inputs:
             fmu.setReal([vr[i] for i in inputs], values)
-        fmu.doStep(t0 + n * 1e-3, 1e-3)
+        fmu.doStep((n0 + n) * 1e-3, 1e-3)
         rows.append(fmu.getReal([vr[o] for o in outputs]))
     return rows
 
 
-rows = run(sequence[:20], 0.0)
+rows = run(sequence[:20], 0)
 state = fmu.getFMUstate()
 serialized = fmu.serializeFMUstate(state)
-after = run(sequence[20:], 20e-3)
+after = run(sequence[20:], 20)
 fmu.setFMUstate(state)
-replay = run(sequence[20:], 20e-3)
+replay = run(sequence[20:], 20)
 fmu.setFMUstate(fmu.deSerializeFMUstate(serialized))
-replay_serialized = run(sequence[20:], 20e-3)
+replay_serialized = run(sequence[20:], 20)
 print(json.dumps({"inputs": inputs, "outputs": outputs, "sequence": [[x.hex() for x in r] for r in sequence],
                   "rows": [[x.hex() for x in r] for r in rows + after],
                   "replay_equal": replay == after, "serialized_equal": replay_serialized == after}))

@@ -14,6 +14,18 @@ PARAMETERS = {
     "Fixed": {"s0": 0.7},
     "CoordinateSpringDamper": {"stiffness": 5000.0, "damping": 80.0, "offset": 0.1,
                                "springForceUserFunction": "0.1*k*u + k*u**3 + v*d + sin(t)"},
+    "Inertia": {"J": 0.3, "phi_start": 0.1, "w_start": 2.0},
+    "ConstantSpeed": {"v_fixed": 0.5, "s_start": 0.1},
+    # bristle friction and limit stops: random inputs switch stick/slip and the stops many times
+    "CoordinateSpringDamperExt": {"stiffness": 100.0, "damping": 2.0, "fDynamicFriction": 3.0,
+                                  "fStaticFrictionOffset": 1.0, "stickingStiffness": 1e4, "stickingDamping": 10.0,
+                                  "fViscousFriction": 0.5, "exponentialDecayStatic": 0.05, "useLimitStops": True,
+                                  "limitStopsUpper": 1.5, "limitStopsLower": -1.5, "limitStopsStiffness": 1e4,
+                                  "limitStopsDamping": 5.0, "lastStickingPosition_start": 0.2},
+    "RotationalSpringDamperExt": {"stiffness": 50.0, "factor0": 2.0, "factor1": 0.5, "frictionProportionalZone": 0.05,
+                                  "fDynamicFriction": 2.0, "stickingStiffness": 100.0, "useLimitStops": True,
+                                  "limitStopsUpper": 1.0, "limitStopsLower": -1.0, "limitStopsStiffness": 1e3,
+                                  "velocityOffset": 0.3, "itemNumber": 4},
 }
 
 
@@ -34,6 +46,11 @@ def test_fmu_matches_component_bit_for_bit_and_state_roundtrips(fmus, model, tmp
     for name, value in PARAMETERS[model].items():
         component.set(name, value)
     component.initialize(0.0)
+    if "frictionMode" in report["outputs"]:  # the sequence really switches the state machines
+        rows = [[float.fromhex(x) for x in row] for row in report["rows"]]
+        for state in ("frictionMode", "limitStopState"):
+            column = [row[report["outputs"].index(state)] for row in rows]
+            assert any(x == 0 for x in column) and any(x != 0 for x in column), state
     for n, values in enumerate(report["sequence"]):
         for name, value in zip(report["inputs"], values):
             component.set(name, float.fromhex(value))
