@@ -138,6 +138,10 @@ def load_scenario(path: str | Path, check: bool = True) -> Scenario:
     return scenario
 
 
+def _unit(variable) -> str:
+    return variable.unit or (variable.declaredType.unit if variable.declaredType else None) or "1"
+
+
 def _check(scenario: Scenario) -> list[str]:
     from fmpy import read_model_description
 
@@ -193,9 +197,78 @@ def _check(scenario: Scenario) -> list[str]:
                     problems.append(f"connection {con}: {comp} declares no ssd:Connector {var!r} (SSP and libcosim require it)")
         if ends[0] is not None and ends[1] is not None and ends[0].type != ends[1].type:
             problems.append(f"connection {con}: type mismatch {ends[0].type} -> {ends[1].type}")
+        elif ends[0] is not None and ends[1] is not None and _unit(ends[0]) != _unit(ends[1]):
+            problems.append(f"connection {con}: unit mismatch {_unit(ends[0])} -> {_unit(ends[1])}")
         key = (con.target, con.target_variable)
         if key in targets:
             problems.append(f"input {con.target}.{con.target_variable} is connected twice "
                             f"({targets[key]} and {con})")
         targets[key] = con
     return problems
+
+
+def write_scenario(folder: str | Path, name: str, components: list[tuple[str, str, dict[str, Any]]],
+                   connections: list[str], stop_time: float, step_size: float, description: str = "",
+                   algorithm: str = "jacobi", **algorithm_options: str) -> Path:
+    """Write ``folder/SystemStructure.ssd``: ``components`` as (instance name, model, parameter
+    values), ``connections`` as ``"source.output -> target.input"``. The ssd:Connectors (with
+    their causality, from the component declarations) and both annotations are generated, so the
+    file runs in this master and unchanged in libcosim."""
+    from mechfmu_components import COMPONENTS
+
+    for prefix, uri in NS.items():
+        ET.register_namespace(prefix, uri)
+    parsed = []
+    for text in connections:
+        src, dst = (part.strip() for part in text.split("->"))
+        parsed.append((*src.split(".", 1), *dst.split(".", 1)))
+    used: dict[str, list[str]] = {}
+    for s_comp, s_var, t_comp, t_var in parsed:
+        for comp, var in ((s_comp, s_var), (t_comp, t_var)):
+            if var not in used.setdefault(comp, []):
+                used[comp].append(var)
+    q = lambda prefix, tag: f"{{{NS[prefix]}}}{tag}"  # noqa: E731
+    root = ET.Element(q("ssd", "SystemStructureDescription"), version="1.0", name=name)
+    if description:
+        root.append(ET.Comment(f" {description} "))
+    system = ET.SubElement(root, q("ssd", "System"), name=name)
+    elements = ET.SubElement(system, q("ssd", "Elements"))
+    for instance, model, params in components:
+        cls = COMPONENTS[model]
+        causality = {**{p.name: "parameter" for p in cls.parameters}, **{i.name: "input" for i in cls.inputs},
+                     **{o.name: "output" for o in cls.outputs}}
+        comp = ET.SubElement(elements, q("ssd", "Component"), name=instance, source=f"../../fmus/{model}.fmu",
+                             type="application/x-fmu-sharedlibrary")
+        if used.get(instance):
+            connectors = ET.SubElement(comp, q("ssd", "Connectors"))
+            for var in used[instance]:
+                connector = ET.SubElement(connectors, q("ssd", "Connector"), name=var, kind=causality[var])
+                ET.SubElement(connector, q("ssc", "Real"))
+        if params:
+            values = ET.SubElement(ET.SubElement(ET.SubElement(comp, q("ssd", "ParameterBindings")),
+                                                 q("ssd", "ParameterBinding")), q("ssd", "ParameterValues"))
+            pset = ET.SubElement(values, q("ssv", "ParameterSet"), version="1.0", name=instance)
+            plist = ET.SubElement(pset, q("ssv", "Parameters"))
+            for pname, value in params.items():
+                param = ET.SubElement(plist, q("ssv", "Parameter"), name=pname)
+                kind = ("Boolean" if isinstance(value, bool) else "Integer" if isinstance(value, int)
+                        else "String" if isinstance(value, str) else "Real")
+                text = str(value).lower() if isinstance(value, bool) else (repr(float(value)) if kind == "Real" else str(value))
+                ET.SubElement(param, q("ssv", kind), value=text)
+    cons = ET.SubElement(system, q("ssd", "Connections"))
+    for s_comp, s_var, t_comp, t_var in parsed:
+        ET.SubElement(cons, q("ssd", "Connection"), startElement=s_comp, startConnector=s_var,
+                      endElement=t_comp, endConnector=t_var)
+    experiment = ET.SubElement(root, q("ssd", "DefaultExperiment"), startTime="0.0", stopTime=repr(float(stop_time)))
+    annotations = ET.SubElement(experiment, q("ssd", "Annotations"))
+    osp = ET.SubElement(annotations, q("ssc", "Annotation"), type="com.opensimulationplatform")
+    ET.SubElement(ET.SubElement(osp, q("osp", "Algorithm")), q("osp", "FixedStepAlgorithm"),
+                  baseStepSize=repr(float(step_size)))
+    ours = ET.SubElement(annotations, q("ssc", "Annotation"), type="org.mechfmu")
+    ET.SubElement(ours, q("mechfmu", "Master"), algorithm=algorithm, **algorithm_options)
+    ET.indent(root, space="  ")
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / SSD_NAME
+    ET.ElementTree(root).write(path, encoding="UTF-8", xml_declaration=True)
+    return path

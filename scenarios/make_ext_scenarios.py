@@ -1,0 +1,86 @@
+"""Writes the CoordinateSpringDamperExt scenarios (issue 3) with ``mechfmu.scenario.write_scenario``.
+
+Run ``python3 scenarios/make_ext_scenarios.py`` after changing a value here; the SSD files are
+committed. Every scenario is also solved by exudyn from the same file (``mechfmu.references``).
+"""
+from pathlib import Path
+
+from mechfmu.scenario import write_scenario
+
+HERE = Path(__file__).resolve().parent
+
+
+def flange_wires(body: str, body_flange: str, connector: str, connector_flange: str, load: str = "f",
+                 pos: str = "s", vel: str = "v") -> list[str]:
+    """Position and velocity from the body to the connector flange, the cut force back."""
+    return [f"{body}.{body_flange}.{pos} -> {connector}.{connector_flange}.s",
+            f"{body}.{body_flange}.{vel} -> {connector}.{connector_flange}.v",
+            f"{connector}.{connector_flange}.f -> {body}.{body_flange}.{load}"]
+
+
+def ground_wires(ground: str, connector: str, connector_flange: str) -> list[str]:
+    return [f"{ground}.flange.s -> {connector}.{connector_flange}.s",
+            f"{ground}.flange.v -> {connector}.{connector_flange}.v"]
+
+
+def main() -> None:
+    write_scenario(
+        HERE / "friction_slide", "friction_slide",
+        [("ground", "Fixed", {}),
+         ("mass", "Mass", {"m": 1.0, "v_start": 1.0}),
+         ("friction", "CoordinateSpringDamperExt",
+          {"fDynamicFriction": 2.0, "fStaticFrictionOffset": 1.0, "exponentialDecayStatic": 0.1,
+           "fViscousFriction": 0.5, "frictionProportionalZone": 0.01})],
+        ground_wires("ground", "friction", "flange_a") + flange_wires("mass", "flange_a", "friction", "flange_b"),
+        stop_time=1.0, step_size=1e-4,
+        description="A 1 kg mass released at 1 m/s on regularized Stribeck friction to ground "
+                    "(f_d 2 N, f_so 1 N decaying over 0.1 m/s, viscous 0.5 N.s/m, v_reg 0.01 m/s); it slides "
+                    "about 0.17 m and creeps to rest (zero force at zero velocity).")
+    write_scenario(
+        HERE / "stick_slip", "stick_slip",
+        [("drive", "ConstantSpeed", {"v_fixed": 0.1}),
+         ("spring", "CoordinateSpringDamper", {"stiffness": 100.0, "damping": 0.5}),
+         ("mass", "Mass", {"m": 1.0}),
+         ("friction", "CoordinateSpringDamperExt",
+          {"fDynamicFriction": 5.0, "fStaticFrictionOffset": 5.0, "exponentialDecayStatic": 0.05,
+           "stickingStiffness": 1e4, "stickingDamping": 200.0}),
+         ("ground", "Fixed", {})],
+        ground_wires("drive", "spring", "flange_a")
+        + flange_wires("mass", "flange_a", "spring", "flange_b")
+        + ground_wires("ground", "friction", "flange_a")
+        + flange_wires("mass", "flange_b", "friction", "flange_b"),
+        stop_time=5.0, step_size=1e-4,
+        description="Stick-slip oscillator: a 1 kg mass on a 100 N/m spring whose far end moves at 0.1 m/s, bristle "
+                    "friction to ground (static 10 N, dynamic 5 N, bristles 1e4 N/m, 200 N.s/m). The mass sticks "
+                    "until the spring pulls 10 N, slips, sticks again: a limit cycle.")
+    write_scenario(
+        HERE / "limit_stops", "limit_stops",
+        [("ground", "Fixed", {}),
+         ("mass", "Mass", {"m": 1.0, "v_start": 1.0}),
+         ("stops", "CoordinateSpringDamperExt",
+          {"useLimitStops": True, "limitStopsUpper": 0.1, "limitStopsLower": -0.1,
+           "limitStopsStiffness": 1e4, "limitStopsDamping": 2.0})],
+        ground_wires("ground", "stops", "flange_a") + flange_wires("mass", "flange_a", "stops", "flange_b"),
+        stop_time=2.0, step_size=1e-4,
+        description="A 1 kg mass at 1 m/s bouncing between limit stops at +-0.1 m (1e4 N/m, 2 N.s/m: restitution "
+                    "about 0.97 per impact); free flight between the stops.")
+    write_scenario(
+        HERE / "geared_rotors", "geared_rotors",
+        [("rotor1", "Inertia", {"J": 0.5, "w_start": 10.0}),
+         ("gear", "RotationalSpringDamperExt", {"stiffness": 1e3, "damping": 2.0, "factor0": 2.0, "factor1": 1.0}),
+         ("rotor2", "Inertia", {"J": 0.1, "w_start": 20.0}),
+         ("brake", "RotationalSpringDamperExt",
+          {"fDynamicFriction": 2.0, "fStaticFrictionOffset": 0.5, "exponentialDecayStatic": 1.0,
+           "fViscousFriction": 0.05, "frictionProportionalZone": 0.1})],
+        flange_wires("rotor1", "flange_b", "gear", "flange_a", "tau", "phi", "w")
+        + flange_wires("rotor2", "flange_a", "gear", "flange_b", "tau", "phi", "w")
+        + flange_wires("rotor2", "flange_b", "brake", "flange_b", "tau", "phi", "w"),
+        stop_time=3.0, step_size=1e-4,
+        description="Two rotors (0.5 and 0.1 kg.m2) geared through the factors (2*phi1 = phi2, mesh 1e3 N.m/rad, "
+                    "2 N.m.s/rad) spinning at 10 and 20 rad/s; a regularized friction brake on rotor2 (2 N.m "
+                    "dynamic + 0.5 N.m static, v_reg 0.1 rad/s) stops both. The brake's flange_a is not connected: "
+                    "it stays at its start value 0 (ground).")
+
+
+if __name__ == "__main__":
+    main()
