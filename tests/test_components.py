@@ -1,4 +1,5 @@
 """Laws and invariants of the components, in-process."""
+import math
 import random
 
 import pytest
@@ -69,21 +70,35 @@ def test_parameter_validation_names_component_parameter_value(name, value, fragm
         m.initialize()
 
 
-def test_two_free_masses_joined_by_a_spring_damper_conserve_momentum():
-    """Jacobi (both exchange orders): both bodies step with the same force pair (+f, -f), so
-    m1 v1 + m2 v2 keeps its start value to round-off. (Gauss-Seidel does not: the second body steps
-    with a force computed after the first one moved, so the pair is not equal and opposite over a step.)"""
+#: relative coordinate starts at 0.5 moving at −2.4 m/s (slipping), the stops at 0.49 / 0.505
+GEARED_FRICTION = {"stiffness": 800.0, "damping": 3.0, "offset": 0.5, "factor0": 2.0, "factor1": 0.5,
+                   "fDynamicFriction": 5.0, "fStaticFrictionOffset": 2.0, "stickingStiffness": 2e3,
+                   "stickingDamping": 20.0, "useLimitStops": True, "limitStopsUpper": 0.505, "limitStopsLower": 0.49,
+                   "limitStopsStiffness": 2e3, "limitStopsDamping": 5.0, "frictionMode_start": -5.0,
+                   "lastStickingPosition_start": 0.5}
+
+
+@pytest.mark.parametrize("model, params", [
+    ("CoordinateSpringDamper", {"stiffness": 800.0, "damping": 3.0, "offset": 0.8}),
+    ("CoordinateSpringDamperExt", GEARED_FRICTION),
+])
+def test_two_free_masses_joined_by_a_connector_conserve_momentum(model, params):
+    """Jacobi (both exchange orders): both bodies step with the same force pair (+f0·f on flange_a,
+    −f1·f on flange_b), so the geared momentum f1·m1·v1 + f0·m2·v2 keeps its start value to round-off
+    (plain momentum for f0 = f1 = 1), through stick, slip and the stops. (Gauss-Seidel does not: the
+    second body steps with a force computed after the first one moved.)"""
     from mechfmu.algorithms import CoupledSystem, make_algorithm
     from mechfmu.scenario import Connection
     from mechfmu.slaves import LocalSlave
     from mechfmu_components import COMPONENTS
 
+    f0, f1 = params.get("factor0", 1.0), params.get("factor1", 1.0)
     for exchange in ("ordered", "strict"):
-        slaves = {"m1": LocalSlave("m1", COMPONENTS["Mass"]), "sd": LocalSlave("sd", COMPONENTS["CoordinateSpringDamper"]),
+        slaves = {"m1": LocalSlave("m1", COMPONENTS["Mass"]), "sd": LocalSlave("sd", COMPONENTS[model]),
                   "m2": LocalSlave("m2", COMPONENTS["Mass"])}
         slaves["m1"].set_parameters({"m": 1.5, "v_start": 0.7})
         slaves["m2"].set_parameters({"m": 0.4, "s_start": 1.0, "v_start": -2.0})
-        slaves["sd"].set_parameters({"stiffness": 800.0, "damping": 3.0, "offset": 0.8})
+        slaves["sd"].set_parameters(params)
         cons = [Connection("m1", "flange_b.s", "sd", "flange_a.s"), Connection("m1", "flange_b.v", "sd", "flange_a.v"),
                 Connection("m2", "flange_a.s", "sd", "flange_b.s"), Connection("m2", "flange_a.v", "sd", "flange_b.v"),
                 Connection("sd", "flange_a.f", "m1", "flange_b.f"), Connection("sd", "flange_b.f", "m2", "flange_a.f")]
@@ -94,13 +109,19 @@ def test_two_free_masses_joined_by_a_spring_damper_conserve_momentum():
         algo.initialize(system, 0.0)
         for s in slaves.values():
             s.exit_initialization()
-        p0 = 1.5 * 0.7 + 0.4 * -2.0
-        worst = 0.0
+        p0 = f1 * 1.5 * 0.7 + f0 * 0.4 * -2.0
+        worst, modes = 0.0, set()
         for n in range(2000):
             algo.step(system, n * 1e-3, 1e-3)
             v1, v2 = slaves["m1"].get(["v"])[0], slaves["m2"].get(["v"])[0]
-            worst = max(worst, abs(1.5 * v1 + 0.4 * v2 - p0))
+            worst = max(worst, abs(f1 * 1.5 * v1 + f0 * 0.4 * v2 - p0))
+            assert abs(v1) + abs(v2) < 20.0, (exchange, n)  # a stable run, not round-off on huge values
+            if model.endswith("Ext"):
+                mode, stop = slaves["sd"].get(["frictionMode", "limitStopState"])
+                modes.add((mode == 0, stop == 0))
         assert worst < 1e-12, (exchange, worst)
+        if model.endswith("Ext"):
+            assert modes == {(True, True), (False, True), (True, False), (False, False)}, modes
 
 
 def test_failed_step_stops_cleanly_and_keeps_results():
@@ -122,3 +143,61 @@ def test_streamed_csv_is_the_result_in_fmi_cross_check_format(tmp_path):
     back = read_csv(path)
     assert back.dtype.names == result.data.dtype.names and back.dtype.names[0] == "time"
     assert all((back[n] == result.data[n]).all() for n in back.dtype.names)
+
+
+@pytest.mark.parametrize("params, fragment", [
+    ({"factor0": 0.0}, "factor0 = 0.0 may not be zero"),
+    ({"factor1": 0.0}, "factor1 = 0.0 may not be zero"),
+    ({"fDynamicFriction": 1.0}, "stickingStiffness = 0.0 may not be zero with fDynamicFriction"),
+    ({"fStaticFrictionOffset": 1.0, "frictionProportionalZone": 0.1, "useLimitStops": True},
+     "stickingStiffness = 0.0 may not be zero"),
+    ({"useLimitStops": True, "frictionMode_start": 2.0}, "stickingStiffness = 0.0 may not be zero with frictionMode_start"),
+    ({"fDynamicFriction": -1.0, "frictionProportionalZone": 0.1}, "fDynamicFriction = -1.0 is out of range: must be >= 0 N"),
+    ({"exponentialDecayStatic": 0.0}, "exponentialDecayStatic = 0.0 is out of range: must be > 0 m/s"),
+    ({"frictionProportionalZone": -0.1}, "frictionProportionalZone = -0.1 is out of range"),
+    ({"springForceUserFunction": "k*u + mbs"}, "springForceUserFunction = 'k\\*u \\+ mbs' is invalid"),
+])
+def test_ext_parameter_errors_name_component_parameter_value(params, fragment):
+    """Exudyn's consistency checks (checkPreAssembleConsistencies) and ranges, as clear errors."""
+    from mechfmu_components import CoordinateSpringDamperExt
+    c = CoordinateSpringDamperExt("brake")
+    for name, value in params.items():
+        c.set(name, value)
+    with pytest.raises(ComponentError, match="CoordinateSpringDamperExt 'brake': " + fragment):
+        c.initialize()
+
+
+def test_ext_allowed_combinations_exudyn_accepts():
+    """What exudyn 1.13.6 assembles without error must initialize here too."""
+    from mechfmu_components import CoordinateSpringDamperExt
+    for params in ({"fViscousFriction": 1.0}, {"fDynamicFriction": 1.0, "frictionProportionalZone": 0.1},
+                   {"useLimitStops": True}, {"stiffness": -1.0}, {"fViscousFriction": 1.0, "useLimitStops": True}):
+        c = CoordinateSpringDamperExt("ok")
+        for name, value in params.items():
+            c.set(name, value)
+        c.initialize()
+
+
+def test_ext_bristle_sticks_below_the_static_limit_and_slips_above():
+    """A stuck bristle holds any force up to f_d + f_so; above it the step switches to slip with the
+    Stribeck force in the direction of motion, and a reversed velocity brings it back to stick."""
+    from mechfmu_components import CoordinateSpringDamperExt
+    c = CoordinateSpringDamperExt("f")
+    for name, value in {"fDynamicFriction": 3.0, "fStaticFrictionOffset": 2.0, "stickingStiffness": 1e3,
+                        "exponentialDecayStatic": 0.01}.items():
+        c.set(name, value)
+    c.initialize()
+    c.set("flange_b.s", 4.9e-3)  # bristle force 4.9 N < 5 N: stays stuck
+    c.do_step(0.0, 1e-3)
+    assert c.get("frictionMode") == 0.0 and c.get("f") == pytest.approx(4.9) and c.get("switchingError") == 0.0
+    c.set("flange_b.s", 5.1e-3)  # 5.1 N > 5 N, moving at +0.2 m/s: slips with S(0.2) = 3 + 2 exp(-20)
+    c.set("flange_b.v", 0.2)
+    c.do_step(1e-3, 1e-3)
+    slip = 3.0 + 2.0 * math.exp(-0.2 / 0.01)
+    assert c.get("frictionMode") == slip and c.get("f") == slip
+    assert c.get("switchingError") == pytest.approx(5.1 + 0.2 * 0.0 - slip)
+    c.set("flange_b.v", -0.1)  # reversed against the slip direction; the step started slipping: stick
+    c.do_step(2e-3, 1e-3)
+    assert c.get("frictionMode") == 0.0
+    # new sticking position makes the bristle force equal the start-of-step slip force
+    assert c.get("f") == pytest.approx(slip, rel=1e-12)
