@@ -149,10 +149,10 @@ def exudyn_solution(scenario: Scenario | str | Path, step: float, stop: float | 
     sim.timeIntegration.endTime = scenario.start_time + n_steps * step
     sim.timeIntegration.newton.useModifiedNewton = False
     sim.timeIntegration.verboseMode = 0
-    sim.solutionSettings.writeSolutionToFile = False
-    sim.solutionSettings.sensorsWritePeriod = step
-    sim.displayComputationTime = False
-    sim.displayStatistics = False
+    sim.solution.file.write = False
+    sim.solution.sensors.writePeriod = step
+    sim.show.computationTime = False
+    sim.show.statistics = False
     for key, value in (settings or {}).items():  # e.g. {"timeIntegration.discontinuous.iterationTolerance": 1e-6}
         target = sim
         *path, last = key.split(".")
