@@ -33,31 +33,20 @@ def spring_damper_force(s_rel: float, v_rel: float, stiffness: float, damping: f
     return stiffness * (s_rel - offset) + damping * v_rel
 
 
-class CoordinateSpringDamper(Component):
-    description = "Exudyn CoordinateSpringDamper: linear (or user-defined) spring-damper between two coordinates"
-    parameters = (
-        Param("stiffness", 0.0, "N/m", "Spring stiffness k; acts against the relative coordinate"),
-        Param("damping", 0.0, "N.s/m", "Damping d; acts against the relative velocity"),
-        Param("offset", 0.0, "m", "Offset l_off between the two coordinates (reference length of the spring)"),
-        Param("activeConnector", True, type="Boolean", description="If false, the connector force is zero"),
-        Param("springForceUserFunction", "", type="String",
-              description="Expression replacing the force law, in t, itemNumber, u, v, k, d, offset; empty = none"),
-        Param("itemNumber", 0, type="Integer", description="Item number passed to the user function"),
-    )
-    inputs = (
-        Input("flange_a.s", 0.0, "m", "Absolute position of flange_a (marker m0 coordinate)"),
-        Input("flange_a.v", 0.0, "m/s", "Absolute velocity of flange_a"),
-        Input("flange_b.s", 0.0, "m", "Absolute position of flange_b (marker m1 coordinate)"),
-        Input("flange_b.v", 0.0, "m/s", "Absolute velocity of flange_b"),
-    )
-    outputs = (
-        Output("s_rel", "m", "Relative displacement flange_b.s − flange_a.s", ("flange_a.s", "flange_b.s")),
-        Output("v_rel", "m/s", "Relative velocity flange_b.v − flange_a.v", ("flange_a.v", "flange_b.v")),
-        Output("f", "N", "Connector force f_SD (positive = tension)", FLANGE_INPUTS),
-        Output("flange_a.f", "N", "Cut force at flange_a (= −f)", FLANGE_INPUTS),
-        Output("flange_b.f", "N", "Cut force at flange_b (= +f)", FLANGE_INPUTS),
-    )
+#: the flange inputs of every 1D connector (Exudyn marker m0 = flange_a, m1 = flange_b)
+CONNECTOR_INPUTS = (
+    Input("flange_a.s", 0.0, "m", "Absolute position of flange_a (marker m0 coordinate)"),
+    Input("flange_a.v", 0.0, "m/s", "Absolute velocity of flange_a"),
+    Input("flange_b.s", 0.0, "m", "Absolute position of flange_b (marker m1 coordinate)"),
+    Input("flange_b.v", 0.0, "m/s", "Absolute velocity of flange_b"),
+)
 
+
+class UserFunctionConnector(Component):
+    """A connector whose force law a ``springForceUserFunction`` expression can replace; the names
+    it may use are ``user_function_names``."""
+
+    user_function_names: tuple[str, ...] = ()
     _parsed: tuple[str, Expression | None] = ("", None)
 
     def validate(self) -> None:
@@ -68,24 +57,49 @@ class CoordinateSpringDamper(Component):
         text = self.values["springForceUserFunction"]
         if text != self._parsed[0]:
             try:
-                self._parsed = (text, Expression(text, USER_FUNCTION_ARGUMENTS) if text.strip() else None)
+                self._parsed = (text, Expression(text, self.user_function_names) if text.strip() else None)
             except ExpressionError as exc:
                 raise self.error("springForceUserFunction", text, f"is invalid: {exc}") from None
         return self._parsed[1]
+
+    def call_user_function(self, **arguments: float) -> float:
+        try:
+            return self.user_function()(**arguments)
+        except ExpressionError as exc:
+            raise self.error("springForceUserFunction", self.values["springForceUserFunction"], str(exc)) from None
+
+
+class CoordinateSpringDamper(UserFunctionConnector):
+    description = "Exudyn CoordinateSpringDamper: linear (or user-defined) spring-damper between two coordinates"
+    parameters = (
+        Param("stiffness", 0.0, "N/m", "Spring stiffness k; acts against the relative coordinate"),
+        Param("damping", 0.0, "N.s/m", "Damping d; acts against the relative velocity"),
+        Param("offset", 0.0, "m", "Offset l_off between the two coordinates (reference length of the spring)"),
+        Param("activeConnector", True, type="Boolean", description="If false, the connector force is zero"),
+        Param("springForceUserFunction", "", type="String",
+              description="Expression replacing the force law, in t, itemNumber, u, v, k, d, offset; empty = none"),
+        Param("itemNumber", 0, type="Integer", description="Item number passed to the user function"),
+    )
+    inputs = CONNECTOR_INPUTS
+    outputs = (
+        Output("s_rel", "m", "Relative displacement flange_b.s − flange_a.s", ("flange_a.s", "flange_b.s")),
+        Output("v_rel", "m/s", "Relative velocity flange_b.v − flange_a.v", ("flange_a.v", "flange_b.v")),
+        Output("f", "N", "Connector force f_SD (positive = tension)", FLANGE_INPUTS),
+        Output("flange_a.f", "N", "Cut force at flange_a (= −f)", FLANGE_INPUTS),
+        Output("flange_b.f", "N", "Cut force at flange_b (= +f)", FLANGE_INPUTS),
+    )
+
+    user_function_names = USER_FUNCTION_ARGUMENTS
 
     def force(self, s_rel: float, v_rel: float) -> float:
         vals = self.values
         if not vals["activeConnector"]:
             return 0.0
         k, d, offset = vals["stiffness"], vals["damping"], vals["offset"]
-        user_function = self.user_function()
-        if user_function is None:
+        if self.user_function() is None:
             return spring_damper_force(s_rel, v_rel, k, d, offset)
-        try:
-            return user_function(t=self.time, itemNumber=vals["itemNumber"], u=s_rel, displacement=s_rel,
-                                      v=v_rel, velocity=v_rel, k=k, stiffness=k, d=d, damping=d, offset=offset)
-        except ExpressionError as exc:
-            raise self.error("springForceUserFunction", vals["springForceUserFunction"], str(exc)) from None
+        return self.call_user_function(t=self.time, itemNumber=vals["itemNumber"], u=s_rel, displacement=s_rel,
+                                       v=v_rel, velocity=v_rel, k=k, stiffness=k, d=d, damping=d, offset=offset)
 
     def compute_outputs(self) -> dict[str, float]:
         vals = self.values

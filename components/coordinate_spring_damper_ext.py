@@ -65,8 +65,8 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
-from .base import Component, Input, Output, Param, rotational_variant
-from .expressions import Expression, ExpressionError
+from .base import Output, Param, rotational_variant
+from .coordinate_spring_damper import CONNECTOR_INPUTS, UserFunctionConnector
 
 FLANGE_INPUTS = ("flange_a.s", "flange_a.v", "flange_b.s", "flange_b.v")
 USER_FUNCTION_NAMES = ("t", "itemNumber", "displacement", "velocity", "stiffness", "damping", "offset",
@@ -211,7 +211,7 @@ def post_newton(law: ExtLaw, q: float, v: float, data: SwitchingState,
     return SwitchingState(new_mode, new_x, contact), error
 
 
-class CoordinateSpringDamperExt(Component):
+class CoordinateSpringDamperExt(UserFunctionConnector):
     description = ("Exudyn CoordinateSpringDamperExt: spring-damper with gear factors, Stribeck or bristle "
                    "stick/slip friction and limit stops")
     parameters = (
@@ -247,12 +247,7 @@ class CoordinateSpringDamperExt(Component):
         Param("limitStopState_start", 0.0, "m", "Initial limit-stop state (0 free, <0 lower, >0 upper)",
               moves_state="limitStopState"),
     )
-    inputs = (
-        Input("flange_a.s", 0.0, "m", "Absolute position of flange_a (marker m0 coordinate)"),
-        Input("flange_a.v", 0.0, "m/s", "Absolute velocity of flange_a"),
-        Input("flange_b.s", 0.0, "m", "Absolute position of flange_b (marker m1 coordinate)"),
-        Input("flange_b.v", 0.0, "m/s", "Absolute velocity of flange_b"),
-    )
+    inputs = CONNECTOR_INPUTS
     outputs = (
         Output("s_rel", "m", "Relative coordinate factor1*flange_b.s - factor0*flange_a.s", ("flange_a.s", "flange_b.s")),
         Output("v_rel", "m/s", "Relative velocity factor1*flange_b.v - factor0*flange_a.v", ("flange_a.v", "flange_b.v")),
@@ -269,7 +264,7 @@ class CoordinateSpringDamperExt(Component):
     initial_state = {"frictionMode": 0.0, "lastStickingPosition": 0.0, "limitStopState": 0.0,
                      "switchingError": 0.0}
 
-    _parsed: tuple[str, Expression | None] = ("", None)
+    user_function_names = USER_FUNCTION_NAMES + tuple(USER_FUNCTION_ALIASES)
 
     def law(self) -> ExtLaw:
         return ExtLaw(**{name: self.values[name] for name in ExtLaw._fields})
@@ -290,17 +285,7 @@ class CoordinateSpringDamperExt(Component):
         if law.discontinuous and vals["frictionMode_start"] != 0 and law.stickingStiffness == 0:
             raise self.error("stickingStiffness", 0.0, "may not be zero with frictionMode_start != 0 "
                              "(a switch to sticking divides by it)")
-        self.user_function()
-
-    def user_function(self) -> Expression | None:
-        text = self.values["springForceUserFunction"]
-        if text != self._parsed[0]:
-            try:
-                parsed = Expression(text, USER_FUNCTION_NAMES + tuple(USER_FUNCTION_ALIASES)) if text.strip() else None
-            except ExpressionError as exc:
-                raise self.error("springForceUserFunction", text, f"is invalid: {exc}") from None
-            self._parsed = (text, parsed)
-        return self._parsed[1]
+        super().validate()
 
     def relative(self) -> tuple[float, float]:
         vals = self.values
@@ -311,16 +296,12 @@ class CoordinateSpringDamperExt(Component):
         vals = self.values
         if not vals["activeConnector"]:
             return 0.0, 0.0, 0.0
-        user_function = self.user_function()
-        if user_function is None:
+        if self.user_function() is None:
             return ext_force(self.law(), q, v, self.switching_state())
         arguments = {name: vals[name] for name in USER_FUNCTION_NAMES[4:]}
         arguments.update(t=self.time, itemNumber=vals["itemNumber"], displacement=q, velocity=v)
         arguments.update({alias: arguments[name] for alias, name in USER_FUNCTION_ALIASES.items()})
-        try:
-            return user_function(**arguments), 0.0, 0.0
-        except ExpressionError as exc:
-            raise self.error("springForceUserFunction", vals["springForceUserFunction"], str(exc)) from None
+        return self.call_user_function(**arguments), 0.0, 0.0
 
     def advance(self, current_time: float, step_size: float) -> None:
         law = self.law()
