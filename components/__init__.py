@@ -5,6 +5,7 @@ Standard library only: this package is copied into every FMU and runs in whateve
 from .base import Component, ComponentError
 from .coordinate_spring_damper import CoordinateSpringDamper
 from .coordinate_spring_damper_ext import CoordinateSpringDamperExt, RotationalSpringDamperExt
+from .elasto_gap import ElastoGap
 from .fixed import Fixed
 from .mass import Inertia, Mass
 from .sources import ConstantSpeed
@@ -12,8 +13,8 @@ from .sources import ConstantSpeed
 #: every component that is built into an FMU, by model name
 COMPONENTS: dict[str, type[Component]] = {
     cls.__name__: cls for cls in (Mass, Inertia, Fixed, ConstantSpeed, CoordinateSpringDamper,
-                                  CoordinateSpringDamperExt, RotationalSpringDamperExt)
+                                  CoordinateSpringDamperExt, RotationalSpringDamperExt, ElastoGap)
 }
 
 __all__ = ["COMPONENTS", "Component", "ComponentError", "ConstantSpeed", "CoordinateSpringDamper",
-           "CoordinateSpringDamperExt", "Fixed", "Inertia", "Mass", "RotationalSpringDamperExt"]
+           "CoordinateSpringDamperExt", "ElastoGap", "Fixed", "Inertia", "Mass", "RotationalSpringDamperExt"]

@@ -44,6 +44,9 @@ UNITS: dict[str, dict[str, int]] = {
     "N.m/rad": {"kg": 1, "m": 2, "s": -2, "rad": -1},
     "N.m.s/rad": {"kg": 1, "m": 2, "s": -1, "rad": -1},
     "kg.m2": {"kg": 1, "m": 2},
+    "W": {"kg": 1, "m": 2, "s": -3},
+    "N/s": {"kg": 1, "m": 1, "s": -3},
+    "N.m/s": {"kg": 1, "m": 2, "s": -3},
 }
 
 #: FMI TypeDefinitions (Modelica SIunits names) for the units above.
@@ -63,13 +66,14 @@ QUANTITIES: dict[str, tuple[str, str]] = {
     "N.m/rad": ("Modelica.SIunits.RotationalSpringConstant", "RotationalSpringConstant"),
     "N.m.s/rad": ("Modelica.SIunits.RotationalDampingConstant", "RotationalDampingConstant"),
     "kg.m2": ("Modelica.SIunits.Inertia", "Inertia"),
+    "W": ("Modelica.SIunits.Power", "Power"),
 }
 
 
 #: translational unit -> rotational unit, for components that serve both (DESIGN: same names, rad units)
 ROTATIONAL_UNITS: dict[str, str] = {
     "m": "rad", "m/s": "rad/s", "m/s2": "rad/s2", "N": "N.m", "N/m": "N.m/rad", "N.s/m": "N.m.s/rad",
-    "kg": "kg.m2",
+    "kg": "kg.m2", "N/s": "N.m/s",
 }
 
 

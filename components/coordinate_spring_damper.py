@@ -8,6 +8,8 @@ Marker m0 = ``flange_a``, marker m1 = ``flange_b``.
     f     = UF(t, itemNumber, u, v, k, d, offset)         if springForceUserFunction is set (replaces the law)
     f     = 0                                             if activeConnector is false
     flange_b.f = +f,  flange_a.f = −f                     (Modelica cut forces; Exudyn applies +f on m0, −f on m1)
+    flange_x.c = stiffness, flange_x.d = damping          (tangents, components/connector.py; numerical
+                                                           for a user function)
 
 Parameters: ``stiffness`` [N/m], ``damping`` [N.s/m], ``offset`` [m], ``activeConnector``,
 ``springForceUserFunction`` (expression; empty = none), ``itemNumber`` (the value passed as
@@ -19,10 +21,9 @@ Invariant: flange_a.f + flange_b.f = 0 (the element conserves momentum).
 """
 from __future__ import annotations
 
-from .base import Component, Input, Output, Param
-from .expressions import Expression, ExpressionError
+from .base import Output, Param
+from .connector import FLANGE_FORCE_OUTPUTS, FLANGE_INPUT_NAMES, TANGENT_OUTPUTS, UserFunctionConnector
 
-FLANGE_INPUTS = ("flange_a.s", "flange_a.v", "flange_b.s", "flange_b.v")
 USER_FUNCTION_ARGUMENTS = ("t", "itemNumber", "u", "displacement", "v", "velocity",
                            "k", "stiffness", "d", "damping", "offset")
 
@@ -31,42 +32,6 @@ def spring_damper_force(s_rel: float, v_rel: float, stiffness: float, damping: f
                         offset: float) -> float:
     """Linear spring-damper force f_SD [N] (tension positive)."""
     return stiffness * (s_rel - offset) + damping * v_rel
-
-
-#: the flange inputs of every 1D connector (Exudyn marker m0 = flange_a, m1 = flange_b)
-CONNECTOR_INPUTS = (
-    Input("flange_a.s", 0.0, "m", "Absolute position of flange_a (marker m0 coordinate)"),
-    Input("flange_a.v", 0.0, "m/s", "Absolute velocity of flange_a"),
-    Input("flange_b.s", 0.0, "m", "Absolute position of flange_b (marker m1 coordinate)"),
-    Input("flange_b.v", 0.0, "m/s", "Absolute velocity of flange_b"),
-)
-
-
-class UserFunctionConnector(Component):
-    """A connector whose force law a ``springForceUserFunction`` expression can replace; the names
-    it may use are ``user_function_names``."""
-
-    user_function_names: tuple[str, ...] = ()
-    _parsed: tuple[str, Expression | None] = ("", None)
-
-    def validate(self) -> None:
-        self.user_function()
-
-    def user_function(self) -> Expression | None:
-        """The parsed springForceUserFunction (parsed once per text), or None if empty."""
-        text = self.values["springForceUserFunction"]
-        if text != self._parsed[0]:
-            try:
-                self._parsed = (text, Expression(text, self.user_function_names) if text.strip() else None)
-            except ExpressionError as exc:
-                raise self.error("springForceUserFunction", text, f"is invalid: {exc}") from None
-        return self._parsed[1]
-
-    def call_user_function(self, **arguments: float) -> float:
-        try:
-            return self.user_function()(**arguments)
-        except ExpressionError as exc:
-            raise self.error("springForceUserFunction", self.values["springForceUserFunction"], str(exc)) from None
 
 
 class CoordinateSpringDamper(UserFunctionConnector):
@@ -80,18 +45,15 @@ class CoordinateSpringDamper(UserFunctionConnector):
               description="Expression replacing the force law, in t, itemNumber, u, v, k, d, offset; empty = none"),
         Param("itemNumber", 0, type="Integer", description="Item number passed to the user function"),
     )
-    inputs = CONNECTOR_INPUTS
     outputs = (
         Output("s_rel", "m", "Relative displacement flange_b.s − flange_a.s", ("flange_a.s", "flange_b.s")),
         Output("v_rel", "m/s", "Relative velocity flange_b.v − flange_a.v", ("flange_a.v", "flange_b.v")),
-        Output("f", "N", "Connector force f_SD (positive = tension)", FLANGE_INPUTS),
-        Output("flange_a.f", "N", "Cut force at flange_a (= −f)", FLANGE_INPUTS),
-        Output("flange_b.f", "N", "Cut force at flange_b (= +f)", FLANGE_INPUTS),
-    )
+        Output("f", "N", "Connector force f_SD (positive = tension)", FLANGE_INPUT_NAMES),
+    ) + FLANGE_FORCE_OUTPUTS + TANGENT_OUTPUTS
 
     user_function_names = USER_FUNCTION_ARGUMENTS
 
-    def force(self, s_rel: float, v_rel: float) -> float:
+    def element_force(self, s_rel: float, v_rel: float) -> float:
         vals = self.values
         if not vals["activeConnector"]:
             return 0.0
@@ -101,9 +63,15 @@ class CoordinateSpringDamper(UserFunctionConnector):
         return self.call_user_function(t=self.time, itemNumber=vals["itemNumber"], u=s_rel, displacement=s_rel,
                                        v=v_rel, velocity=v_rel, k=k, stiffness=k, d=d, damping=d, offset=offset)
 
-    def compute_outputs(self) -> dict[str, float]:
+    def force_derivatives(self, q: float, v: float) -> tuple[float, float]:
         vals = self.values
-        s_rel = vals["flange_b.s"] - vals["flange_a.s"]
-        v_rel = vals["flange_b.v"] - vals["flange_a.v"]
-        f = self.force(s_rel, v_rel)
-        return {"s_rel": s_rel, "v_rel": v_rel, "f": f, "flange_a.f": -f, "flange_b.f": f}
+        if not vals["activeConnector"]:
+            return 0.0, 0.0
+        if self.user_function() is None:
+            return vals["stiffness"], vals["damping"]
+        return super().force_derivatives(q, v)
+
+    def compute_outputs(self) -> dict[str, float]:
+        s_rel, v_rel = self.relative()
+        f = self.element_force(s_rel, v_rel)
+        return {"s_rel": s_rel, "v_rel": v_rel, "f": f, **self.flange_outputs(f, s_rel, v_rel)}

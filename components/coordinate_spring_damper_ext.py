@@ -6,6 +6,8 @@ Follows exudyn 1.13.6's code. Marker m0 = ``flange_a``, marker m1 = ``flange_b``
     v = f1·flange_b.v − f0·flange_a.v        (output v_rel, Exudyn Velocity)
     f = k·(q − x_off) + d·(v − v_off) + f_friction + f_limitStop          (output f, tension positive)
     flange_a.f = −f0·f,  flange_b.f = +f1·f  (Modelica cut forces; Exudyn applies +f0·f on m0, −f1·f on m1)
+    flange_x.c, flange_x.d, flange_x.f_rate  (tangents, components/connector.py: analytic, numerical
+                                              for a user function)
 
 Friction (``fDynamicFriction`` f_d, ``fStaticFrictionOffset`` f_so, ``fViscousFriction`` f_v,
 ``exponentialDecayStatic`` v_exp, ``frictionProportionalZone`` v_reg), Stribeck law
@@ -66,9 +68,9 @@ import math
 from typing import NamedTuple
 
 from .base import Output, Param, rotational_variant
-from .coordinate_spring_damper import CONNECTOR_INPUTS, UserFunctionConnector
+from .connector import FLANGE_FORCE_OUTPUTS, FLANGE_INPUT_NAMES, TANGENT_OUTPUTS, UserFunctionConnector
 
-FLANGE_INPUTS = ("flange_a.s", "flange_a.v", "flange_b.s", "flange_b.v")
+FLANGE_INPUTS = FLANGE_INPUT_NAMES
 USER_FUNCTION_NAMES = ("t", "itemNumber", "displacement", "velocity", "stiffness", "damping", "offset",
                        "velocityOffset", "fDynamicFriction", "fStaticFrictionOffset",
                        "exponentialDecayStatic", "fViscousFriction", "frictionProportionalZone")
@@ -125,6 +127,14 @@ def stribeck(v: float, f_d: float, f_so: float, f_v: float, v_exp: float, v_reg:
     return _sign(v) * (f_d + static + f_v * w)
 
 
+def stribeck_slope(v: float, f_d: float, f_so: float, f_v: float, v_exp: float, v_reg: float) -> float:
+    """dS/dv [N.s/m] of ``stribeck`` (at v = 0 with v_reg = 0, where S jumps, the slope beside it)."""
+    if v_reg != 0 and abs(v) <= v_reg:
+        return (f_d + f_so) / v_reg
+    w = abs(v) - v_reg
+    return f_v - (f_so / v_exp * math.exp(-w / v_exp) if v_exp != 0 else 0.0)
+
+
 def law_stribeck(law: ExtLaw, v: float) -> float:
     return stribeck(v, law.fDynamicFriction, law.fStaticFrictionOffset, law.fViscousFriction,
                     law.exponentialDecayStatic, law.frictionProportionalZone)
@@ -160,6 +170,25 @@ def ext_force(law: ExtLaw, q: float, v: float, data: SwitchingState) -> tuple[fl
     f_stop = limit_stop_force(law, q, v, data)
     return (law.stiffness * (q - law.offset) + law.damping * (v - law.velocityOffset) + f_friction + f_stop,
             f_friction, f_stop)
+
+
+def ext_force_derivatives(law: ExtLaw, q: float, v: float, data: SwitchingState) -> tuple[float, float]:
+    """(∂f/∂q, ∂f/∂v) of ``ext_force`` with the switching state held."""
+    f_q, f_v = law.stiffness, law.damping
+    slope = stribeck_slope(v, law.fDynamicFriction, law.fStaticFrictionOffset, law.fViscousFriction,
+                           law.exponentialDecayStatic, law.frictionProportionalZone)
+    if law.frictionProportionalZone != 0:
+        f_v += slope
+    elif law.bristle_friction:
+        if data.friction_mode == 0:
+            f_q += law.stickingStiffness
+            f_v += law.stickingDamping
+        else:
+            f_v += _sign(data.friction_mode) * _sign(law_stribeck(law, v)) * slope
+    if law.useLimitStops and data.limit_stop_state != 0:
+        f_q += law.limitStopsStiffness
+        f_v += law.limitStopsDamping
+    return f_q, f_v
 
 
 def post_newton(law: ExtLaw, q: float, v: float, data: SwitchingState,
@@ -247,15 +276,13 @@ class CoordinateSpringDamperExt(UserFunctionConnector):
         Param("limitStopState_start", 0.0, "m", "Initial limit-stop state (0 free, <0 lower, >0 upper)",
               moves_state="limitStopState"),
     )
-    inputs = CONNECTOR_INPUTS
     outputs = (
         Output("s_rel", "m", "Relative coordinate factor1*flange_b.s - factor0*flange_a.s", ("flange_a.s", "flange_b.s")),
         Output("v_rel", "m/s", "Relative velocity factor1*flange_b.v - factor0*flange_a.v", ("flange_a.v", "flange_b.v")),
         Output("f", "N", "Connector force f_SD (positive = tension), all parts", FLANGE_INPUTS),
         Output("f_friction", "N", "Friction part of f", FLANGE_INPUTS),
         Output("f_limitStop", "N", "Limit-stop part of f", FLANGE_INPUTS),
-        Output("flange_a.f", "N", "Cut force at flange_a (= -factor0*f)", FLANGE_INPUTS),
-        Output("flange_b.f", "N", "Cut force at flange_b (= +factor1*f)", FLANGE_INPUTS),
+    ) + FLANGE_FORCE_OUTPUTS + TANGENT_OUTPUTS + (
         Output("frictionMode", "N", "Friction mode after the last switching (0 = stick, else signed slip force)"),
         Output("lastStickingPosition", "m", "Last sticking position after the last switching"),
         Output("limitStopState", "m", "Limit-stop state after the last switching"),
@@ -287,10 +314,18 @@ class CoordinateSpringDamperExt(UserFunctionConnector):
                              "(a switch to sticking divides by it)")
         super().validate()
 
-    def relative(self) -> tuple[float, float]:
-        vals = self.values
-        f0, f1 = vals["factor0"], vals["factor1"]
-        return (f1 * vals["flange_b.s"] - f0 * vals["flange_a.s"], f1 * vals["flange_b.v"] - f0 * vals["flange_a.v"])
+    def factors(self) -> tuple[float, float]:
+        return self.values["factor0"], self.values["factor1"]
+
+    def element_force(self, q: float, v: float) -> float:
+        return self.forces(q, v)[0]
+
+    def force_derivatives(self, q: float, v: float) -> tuple[float, float]:
+        if not self.values["activeConnector"]:
+            return 0.0, 0.0
+        if self.user_function() is not None:
+            return super().force_derivatives(q, v)
+        return ext_force_derivatives(self.law(), q, v, self.switching_state())
 
     def forces(self, q: float, v: float) -> tuple[float, float, float]:
         vals = self.values
@@ -318,8 +353,7 @@ class CoordinateSpringDamperExt(UserFunctionConnector):
         f, f_friction, f_stop = self.forces(q, v)
         st = self.state
         return {"s_rel": q, "v_rel": v, "f": f, "f_friction": f_friction, "f_limitStop": f_stop,
-                "flange_a.f": -self.values["factor0"] * f, "flange_b.f": self.values["factor1"] * f,
-                "frictionMode": st["frictionMode"], "lastStickingPosition": st["lastStickingPosition"],
+                **self.flange_outputs(f, q, v), "frictionMode": st["frictionMode"], "lastStickingPosition": st["lastStickingPosition"],
                 "limitStopState": st["limitStopState"], "switchingError": st["switchingError"]}
 
 

@@ -13,6 +13,15 @@ Inertia is the same law in rotation: J·a = tau_drive − flange_a.tau − flang
 Integration: inputs are held constant over a step (zero-order hold), so the step is exact:
 ``s ← s + v·h + a·h²/2``, ``v ← v + a·h``.
 
+Linear-implicit coupling: the optional inputs ``flange_x.c`` [N/m], ``flange_x.d`` [N.s/m] and
+``flange_x.f_rate`` [N/s] are the connected element's tangents (∂flange_x.f/∂s, ∂flange_x.f/∂v, and
+the force rate from the other flange's motion; components/connector.py). With C = Σc, D = Σd,
+R = Σf_rate the body integrates ``m·a = F0 − C·(s − s0) − D·(v − v0) − R·τ`` over the step (F0 the
+start-of-step force, s0, v0 the start-of-step state, τ the time into the step) exactly (φ-functions
+of the 2x2 system matrix), so a stiff connector to ground is stable at any step and a linear one is
+integrated without coupling error. With all of them 0 (not connected) this is the zero-order-hold
+step above, bit for bit.
+
 Parameters: ``m`` [kg] (> 0), ``L`` [m] (≥ 0), ``s_start`` [m], ``v_start`` [m/s] (writing
 them moves the state, so the initial state is settable as a parameter, also from SSP/libcosim);
 Inertia: ``J``, ``phi_start``, ``w_start``.
@@ -20,6 +29,7 @@ Invariant: with fa = −fb (an internal force pair) momentum m·v changes only t
 """
 from __future__ import annotations
 
+import math
 from typing import ClassVar
 
 from .base import Component, Input, Output, Param
@@ -35,6 +45,62 @@ def mass_step(s: float, v: float, a: float, h: float) -> tuple[float, float]:
     return s + v * h + 0.5 * a * h * h, v + a * h
 
 
+def _mul(x: tuple[float, float, float, float], y: tuple[float, float, float, float]):
+    """2x2 product, matrices as (a11, a12, a21, a22)."""
+    return (x[0] * y[0] + x[1] * y[2], x[0] * y[1] + x[1] * y[3],
+            x[2] * y[0] + x[3] * y[2], x[2] * y[1] + x[3] * y[3])
+
+
+def exp_phi(matrix: tuple[float, float, float, float]) -> tuple[tuple[float, ...], ...]:
+    """(e^X, φ1(X), φ2(X)) of a 2x2 matrix X, φ_k(X) = Σ X^j/(j+k)!: scaling and squaring (e^{2Y} = (e^Y)²,
+    φ1(2Y) = φ1(Y)·(e^Y + I)/2, φ2(2Y) = φ2(Y)/2 + φ1(Y)²/4) of Taylor series (error < 1e-18
+    relative at norm 1/2)."""
+    norm = max(abs(matrix[0]) + abs(matrix[1]), abs(matrix[2]) + abs(matrix[3]))
+    squarings = math.ceil(math.log2(norm / 0.5)) if norm > 0.5 else 0
+    scale = 0.5 ** squarings
+    y = tuple(x * scale for x in matrix)
+    e, phi, phi2 = [1.0, 0.0, 0.0, 1.0], [1.0, 0.0, 0.0, 1.0], [0.5, 0.0, 0.0, 0.5]
+    power = (1.0, 0.0, 0.0, 1.0)
+    factorial = 1.0
+    for j in range(1, 18):
+        power = _mul(power, y)
+        factorial *= j
+        for i in range(4):
+            e[i] += power[i] / factorial
+            phi[i] += power[i] / (factorial * (j + 1))
+            phi2[i] += power[i] / (factorial * (j + 1) * (j + 2))
+    e, phi, phi2 = tuple(e), tuple(phi), tuple(phi2)
+    for _ in range(squarings):
+        square = _mul(phi, phi)
+        phi2 = tuple(0.5 * a + 0.25 * b for a, b in zip(phi2, square))
+        phi = _mul(phi, (0.5 * (e[0] + 1.0), 0.5 * e[1], 0.5 * e[2], 0.5 * (e[3] + 1.0)))
+        e = _mul(e, e)
+    return e, phi, phi2
+
+
+_STEP_CACHE: dict[tuple[float, float, float, float], tuple[tuple[float, ...], tuple[float, ...]]] = {}
+
+
+def linear_implicit_step(s: float, v: float, m: float, force: float, stiffness: float, damping: float,
+                         rate: float, h: float) -> tuple[float, float]:
+    """Exact s, v after h of ``m·a = force − stiffness·(s − s0) − damping·(v − v0) − rate·τ`` from
+    (s0, v0) = (s, v).
+
+    With z = (s − s0, v − v0): z' = A·z + b + r·τ, A = [[0, 1], [−k/m, −d/m]], b = (v0, force/m),
+    r = (0, −rate/m), z(0) = 0, so z(h) = h·φ1(A·h)·b + h²·φ2(A·h)·r. The two matrices depend on
+    (k, d, m, h) only and are cached."""
+    key = (stiffness, damping, m, h)
+    psi = _STEP_CACHE.get(key)
+    if psi is None:
+        if len(_STEP_CACHE) > 256:
+            _STEP_CACHE.clear()
+        _, phi, phi2 = exp_phi((0.0, h, -stiffness / m * h, -damping / m * h))
+        psi = _STEP_CACHE[key] = (tuple(h * x for x in phi), tuple(h * h * x for x in phi2))
+    (p0, p1, p2, p3), (_, q1, _, q3) = psi
+    b1, r1 = force / m, -rate / m
+    return s + p0 * v + p1 * b1 + q1 * r1, v + p2 * v + p3 * b1 + q3 * r1
+
+
 class Mass(Component):
     description = "1D sliding mass with inertia (Modelica Translational Mass semantics)"
     parameters = (
@@ -47,6 +113,12 @@ class Mass(Component):
         Input("flange_a.f", 0.0, "N", "Cut force of the element connected at flange_a (body receives −flange_a.f)"),
         Input("flange_b.f", 0.0, "N", "Cut force of the element connected at flange_b (body receives −flange_b.f)"),
         Input("f_drive", 0.0, "N", "External driving force acting in +s direction"),
+        Input("flange_a.c", 0.0, "N/m", "Tangent stiffness of the element at flange_a (linear-implicit coupling)"),
+        Input("flange_a.d", 0.0, "N.s/m", "Tangent damping of the element at flange_a (linear-implicit coupling)"),
+        Input("flange_b.c", 0.0, "N/m", "Tangent stiffness of the element at flange_b (linear-implicit coupling)"),
+        Input("flange_b.d", 0.0, "N.s/m", "Tangent damping of the element at flange_b (linear-implicit coupling)"),
+        Input("flange_a.f_rate", 0.0, "N/s", "Rate of flange_a.f from the other side's motion (linear-implicit coupling)"),
+        Input("flange_b.f_rate", 0.0, "N/s", "Rate of flange_b.f from the other side's motion (linear-implicit coupling)"),
     )
     outputs = (
         Output("s", "m", "Absolute position of the centre of mass"),
@@ -56,6 +128,8 @@ class Mass(Component):
         Output("flange_a.v", "m/s", "Absolute velocity of flange_a"),
         Output("flange_b.s", "m", "Absolute position of flange_b"),
         Output("flange_b.v", "m/s", "Absolute velocity of flange_b"),
+        Output("flange_a.a", "m/s2", "Absolute acceleration of flange_a (= a)", depends_on=("flange_a.f", "flange_b.f", "f_drive")),
+        Output("flange_b.a", "m/s2", "Absolute acceleration of flange_b (= a)", depends_on=("flange_a.f", "flange_b.f", "f_drive")),
     )
     initial_state = {"s": 0.0, "v": 0.0}
     #: variable names: inertia, position, velocity, flange load, drive
@@ -67,14 +141,24 @@ class Mass(Component):
         return mass_acceleration(vals[inertia], vals[drive], vals[f"flange_a.{load}"], vals[f"flange_b.{load}"])
 
     def advance(self, current_time: float, step_size: float) -> None:
-        st = self.state
-        st["s"], st["v"] = mass_step(st["s"], st["v"], self.acceleration(), step_size)
+        st, vals = self.state, self.values
+        load = self.names[3]
+        stiffness = vals["flange_a.c"] + vals["flange_b.c"]
+        damping = vals["flange_a.d"] + vals["flange_b.d"]
+        rate = vals[f"flange_a.{load}_rate"] + vals[f"flange_b.{load}_rate"]
+        if stiffness == 0.0 and damping == 0.0 and rate == 0.0:
+            st["s"], st["v"] = mass_step(st["s"], st["v"], self.acceleration(), step_size)
+        else:
+            inertia = vals[self.names[0]]
+            st["s"], st["v"] = linear_implicit_step(st["s"], st["v"], inertia, self.acceleration() * inertia,
+                                                    stiffness, damping, rate, step_size)
 
     def compute_outputs(self) -> dict[str, float]:
         _, pos, vel, _, _ = self.names
         s, v, half = self.state["s"], self.state["v"], 0.5 * self.values.get("L", 0.0)
-        return {pos: s, vel: v, "a": self.acceleration(),
-                f"flange_a.{pos}": s - half, f"flange_a.{vel}": v, f"flange_b.{pos}": s + half, f"flange_b.{vel}": v}
+        a = self.acceleration()
+        return {pos: s, vel: v, "a": a, f"flange_a.{pos}": s - half, f"flange_a.{vel}": v,
+                f"flange_b.{pos}": s + half, f"flange_b.{vel}": v, "flange_a.a": a, "flange_b.a": a}
 
 
 class Inertia(Mass):
@@ -88,6 +172,12 @@ class Inertia(Mass):
         Input("flange_a.tau", 0.0, "N.m", "Cut torque of the element connected at flange_a (body receives −flange_a.tau)"),
         Input("flange_b.tau", 0.0, "N.m", "Cut torque of the element connected at flange_b (body receives −flange_b.tau)"),
         Input("tau_drive", 0.0, "N.m", "External driving torque acting in +phi direction"),
+        Input("flange_a.c", 0.0, "N.m/rad", "Tangent stiffness of the element at flange_a (linear-implicit coupling)"),
+        Input("flange_a.d", 0.0, "N.m.s/rad", "Tangent damping of the element at flange_a (linear-implicit coupling)"),
+        Input("flange_b.c", 0.0, "N.m/rad", "Tangent stiffness of the element at flange_b (linear-implicit coupling)"),
+        Input("flange_b.d", 0.0, "N.m.s/rad", "Tangent damping of the element at flange_b (linear-implicit coupling)"),
+        Input("flange_a.tau_rate", 0.0, "N.m/s", "Rate of flange_a.tau from the other side's motion (linear-implicit coupling)"),
+        Input("flange_b.tau_rate", 0.0, "N.m/s", "Rate of flange_b.tau from the other side's motion (linear-implicit coupling)"),
     )
     outputs = (
         Output("phi", "rad", "Absolute rotation angle"),
@@ -98,5 +188,9 @@ class Inertia(Mass):
         Output("flange_a.w", "rad/s", "Absolute angular velocity of flange_a"),
         Output("flange_b.phi", "rad", "Absolute rotation angle of flange_b"),
         Output("flange_b.w", "rad/s", "Absolute angular velocity of flange_b"),
+        Output("flange_a.a", "rad/s2", "Angular acceleration of flange_a (= a)",
+               depends_on=("flange_a.tau", "flange_b.tau", "tau_drive")),
+        Output("flange_b.a", "rad/s2", "Angular acceleration of flange_b (= a)",
+               depends_on=("flange_a.tau", "flange_b.tau", "tau_drive")),
     )
     names = ("J", "phi", "w", "tau", "tau_drive")

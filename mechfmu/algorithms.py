@@ -18,6 +18,7 @@ Adding a coupling algorithm (checklist):
    (``iterations``, ``rollbacks``, ...); never raise on non-convergence: set
    ``self.status``/``self.message`` and return;
 3. ``initialize`` (optional) if the algorithm needs more than the dependency-ordered propagation;
+   ``coupling_connections`` (optional) if it exchanges more than the scenario's connections;
 4. decorate with ``@register``; add a convergence test against an analytic solution.
 """
 from __future__ import annotations
@@ -150,6 +151,10 @@ class CouplingAlgorithm(ABC):
         """Propagate the initial outputs to the inputs in dependency order."""
         system.transfer(system.ordered_plan)
 
+    def coupling_connections(self, connections: list[Connection], slaves: dict[str, Slave]) -> list[Connection]:
+        """The connections the algorithm exchanges (default: the scenario's)."""
+        return list(connections)
+
     @abstractmethod
     def step(self, system: CoupledSystem, t: float, h: float) -> None:
         """Advance every slave from t to t + h and leave all connected inputs consistent."""
@@ -229,3 +234,58 @@ class GaussSeidel(CouplingAlgorithm):
             system.do_step(slave, t, h)
             system.transfer(self.plans[slave.name])
         self.counters["steps"] += 1
+
+
+#: flange force variable suffixes (the tangents are x.c, x.d and x.f_rate / x.tau_rate)
+_FORCE_SUFFIXES = (".f", ".tau")
+#: flange position suffixes (the flange acceleration is x.a)
+_POSITION_SUFFIXES = (".s", ".phi")
+
+
+def tangent_connections(connections: list[Connection], slaves: dict[str, Slave]) -> list[Connection]:
+    """For every wired flange force ``A.x.f -> B.y.f`` (or ``.tau``) where A outputs the tangents
+    ``x.c``, ``x.d``, ``x.f_rate`` and B accepts ``y.c``, ``y.d``, ``y.f_rate`` (``y.tau_rate``) as inputs,
+    and for every wired flange position ``B.y.s -> A.x.s`` (or ``.phi``) where B outputs ``y.a`` and
+    A accepts ``x.a``, the connections that carry them, unless the scenario already wires them."""
+    wired = {(c.target, c.target_variable) for c in connections}
+    extra = []
+
+    def add(source: str, output: str, target: str, input_: str) -> None:
+        out, inp = slaves[source].variables.get(output), slaves[target].variables.get(input_)
+        if (out is not None and out.causality == "output" and inp is not None and inp.causality == "input"
+                and (target, input_) not in wired):
+            extra.append(Connection(source, output, target, input_))
+            wired.add((target, input_))
+
+    for con in connections:
+        position = next((s for s in _POSITION_SUFFIXES if con.source_variable.endswith(s)), None)
+        if position is not None and con.target_variable.endswith(".s"):
+            add(con.source, con.source_variable[:-len(position)] + ".a", con.target, con.target_variable[:-2] + ".a")
+        source_suffix = next((s for s in _FORCE_SUFFIXES if con.source_variable.endswith(s)), None)
+        target_suffix = next((s for s in _FORCE_SUFFIXES if con.target_variable.endswith(s)), None)
+        if source_suffix is None or target_suffix is None:
+            continue
+        source_stem = con.source_variable[:-len(source_suffix)]
+        target_stem = con.target_variable[:-len(target_suffix)]
+        for out, inp in ((source_stem + ".c", target_stem + ".c"), (source_stem + ".d", target_stem + ".d"),
+                         (con.source_variable + "_rate", con.target_variable + "_rate")):
+            add(con.source, out, con.target, inp)
+    return extra
+
+
+@register
+class LinearImplicit(Jacobi):
+    """Jacobi plus linear-implicit coupling: besides each flange force, a connector passes its
+    tangents (``flange_x.c`` = ∂f/∂s, ``flange_x.d`` = ∂f/∂v at its own flange, ``flange_x.f_rate``
+    the force rate from the other flange moving at its current velocity) to the body wired there,
+    which integrates the linearized force implicitly (exactly, components/mass.py) over the step.
+    A linear connector to ground then adds no coupling error and a stiff one stays stable at any
+    step; between two bodies each predicts the other at constant velocity. The tangent connections
+    are found by name (``x.f`` → ``x.c``, ``x.d``, ``x.f_rate``) and added to the scenario's; the
+    scenario file stays a plain one (libcosim runs it as explicit Jacobi).
+    """
+
+    name = "linear-implicit"
+
+    def coupling_connections(self, connections: list[Connection], slaves: dict[str, Slave]) -> list[Connection]:
+        return list(connections) + tangent_connections(connections, slaves)

@@ -120,7 +120,7 @@ def simulate(scenario: Scenario | str | Path, algorithm: str | CouplingAlgorithm
     status, message, end_time = "ok", "", math.nan
     try:
         slaves = instantiate(scenario, local=local)
-        system = CoupledSystem(slaves, scenario.connections)
+        system = CoupledSystem(slaves, algo.coupling_connections(scenario.connections, slaves))
         for name, slave in slaves.items():
             values = dict(scenario.components[name].parameters)
             values.update((parameters or {}).get(name, {}))

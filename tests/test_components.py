@@ -201,3 +201,49 @@ def test_ext_bristle_sticks_below_the_static_limit_and_slips_above():
     assert c.get("frictionMode") == 0.0
     # new sticking position makes the bristle force equal the start-of-step slip force
     assert c.get("f") == pytest.approx(slip, rel=1e-12)
+
+
+def test_connector_tangents_equal_central_differences_of_the_force():
+    """Analytic tangents (CoordinateSpringDamper, Ext in every friction/stop state, ElastoGap incl. its
+    clamped branches) equal central differences of the flange forces away from kinks, and obey
+    flange_a.c = factor0²·∂f/∂q, flange_b.c = factor1²·∂f/∂q, f_rate = −f0·f1·(∂f/∂q·v + ∂f/∂v·a)."""
+    from mechfmu_components import CoordinateSpringDamper, CoordinateSpringDamperExt, ElastoGap
+    from mechfmu_components.connector import Connector
+
+    rng = random.Random(11)
+    cases = [(CoordinateSpringDamper, {"stiffness": 300.0, "damping": 4.0, "offset": 0.1})]
+    for mode, stop in ((0.0, 0.0), (2.0, 0.0), (-2.0, 0.01), (0.0, -0.01)):
+        cases.append((CoordinateSpringDamperExt, {
+            "stiffness": 50.0, "damping": 1.0, "factor0": 2.0, "factor1": -0.5, "fDynamicFriction": 3.0,
+            "fStaticFrictionOffset": 1.0, "fViscousFriction": 0.7, "exponentialDecayStatic": 0.2,
+            "stickingStiffness": 1e3, "stickingDamping": 5.0, "useLimitStops": True, "limitStopsUpper": 0.1,
+            "limitStopsLower": -0.1, "limitStopsStiffness": 1e4, "limitStopsDamping": 3.0,
+            "frictionMode_start": mode, "limitStopState_start": stop}))
+    cases.append((CoordinateSpringDamperExt, {"fDynamicFriction": 3.0, "fStaticFrictionOffset": 1.0,
+                                              "frictionProportionalZone": 0.05, "fViscousFriction": 0.5}))
+    cases.append((ElastoGap, {"c": 1e3, "d": 40.0, "s_rel0": 0.2, "n": 1.5}))
+    checked = 0
+    for cls, params in cases:
+        for _ in range(40):
+            c = cls("t")
+            for name, value in params.items():
+                c.set(name, value)
+            c.initialize()
+            state = {"flange_a.s": rng.uniform(-0.3, 0.3), "flange_b.s": rng.uniform(-0.3, 0.3),
+                     "flange_a.v": rng.uniform(-1, 1), "flange_b.v": rng.uniform(-1, 1),
+                     "flange_a.a": rng.uniform(-5, 5), "flange_b.a": rng.uniform(-5, 5)}
+            for name, value in state.items():
+                c.set(name, value)
+            q, v = c.relative()
+            f_q, f_v = Connector.force_derivatives(c, q, v)  # central differences
+            if cls is ElastoGap and abs(q - 0.2) < 1e-5:
+                continue
+            f0, f1 = c.factors()
+            expected = {"flange_a.c": f0 * f0 * f_q, "flange_a.d": f0 * f0 * f_v, "flange_b.c": f1 * f1 * f_q,
+                        "flange_b.d": f1 * f1 * f_v,
+                        "flange_a.f_rate": -f0 * f1 * (f_q * state["flange_b.v"] + f_v * state["flange_b.a"]),
+                        "flange_b.f_rate": -f0 * f1 * (f_q * state["flange_a.v"] + f_v * state["flange_a.a"])}
+            for name, value in expected.items():
+                assert c.get(name) == pytest.approx(value, rel=1e-6, abs=1e-6), (cls.__name__, params, name)
+            checked += 1
+    assert checked > 250

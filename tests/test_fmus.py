@@ -15,6 +15,7 @@ PARAMETERS = {
     "CoordinateSpringDamper": {"stiffness": 5000.0, "damping": 80.0, "offset": 0.1,
                                "springForceUserFunction": "0.1*k*u + k*u**3 + v*d + sin(t)"},
     "Inertia": {"J": 0.3, "phi_start": 0.1, "w_start": 2.0},
+    "ElastoGap": {"c": 1e3, "d": 30.0, "s_rel0": 0.5, "n": 1.5},
     "ConstantSpeed": {"v_fixed": 0.5, "s_start": 0.1},
     # bristle friction and limit stops: random inputs switch stick/slip and the stops many times
     "CoordinateSpringDamperExt": {"stiffness": 100.0, "damping": 2.0, "fDynamicFriction": 3.0,
