@@ -21,6 +21,7 @@ CASES = {
     "stick_slip": (12000, ["mass.s", "mass.v", "friction.frictionMode", "friction.lastStickingPosition"]),
     "limit_stops": (3000, ["mass.s", "mass.v", "stops.limitStopState"]),
     "geared_rotors": (3000, ["rotor1.phi", "rotor1.w", "rotor2.phi", "rotor2.w"]),
+    "elastogap": (1000, ["mass1.s", "mass1.v", "mass2.s", "mass2.v"]),
 }
 
 
@@ -33,7 +34,7 @@ def test_scenario_in_libcosim_equals_strict_jacobi(fmus, name):
     assert proc.returncode == 0, proc.stderr[-2000:]
     libcosim = np.array(json.loads(proc.stdout.strip().splitlines()[-1]))
     scenario = load_scenario(ssd.parent)
-    ours = simulate(scenario, exchange="strict", stop=n_steps * scenario.step_size, local=True)
+    ours = simulate(scenario, algorithm="jacobi", exchange="strict", stop=n_steps * scenario.step_size, local=True)
     assert ours.ok, ours.message
     mine = np.array([ours.data[c][1:n_steps + 1] for c in columns]).T
     assert mine.shape == libcosim.shape == (n_steps, len(columns))

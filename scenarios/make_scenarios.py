@@ -1,7 +1,8 @@
-"""Writes the CoordinateSpringDamperExt scenarios (issue 3) with ``mechfmu.scenario.write_scenario``.
+"""Writes the generated scenarios with ``mechfmu.scenario.write_scenario``: the
+CoordinateSpringDamperExt scenarios (also solved by exudyn from the same file, ``mechfmu.references``)
+and the Modelica ElastoGap example.
 
-Run ``python3 scenarios/make_ext_scenarios.py`` after changing a value here; the SSD files are
-committed. Every scenario is also solved by exudyn from the same file (``mechfmu.references``).
+Run ``python3 scenarios/make_scenarios.py`` after changing a value here; the SSD files are committed.
 """
 from pathlib import Path
 
@@ -80,6 +81,33 @@ def main() -> None:
                     "2 N.m.s/rad) spinning at 10 and 20 rad/s; a regularized friction brake on rotor2 (2 N.m "
                     "dynamic + 0.5 N.m static, v_reg 0.1 rad/s) stops both. The brake's flange_a is not connected: "
                     "it stays at its start value 0 (ground).")
+
+    write_scenario(
+        HERE / "elastogap", "elastogap",
+        [("leftWall", "Fixed", {"s0": -2.0}),
+         ("springDamper1", "CoordinateSpringDamper", {"stiffness": 10.0, "damping": 1.5, "offset": 1.0}),
+         ("mass1", "Mass", {"m": 1.0, "s_start": 2.0}),
+         ("springDamper2", "CoordinateSpringDamper", {"stiffness": 10.0, "damping": 1.5, "offset": 1.0}),
+         ("elastoGap1", "ElastoGap", {"c": 10.0, "d": 1.5, "s_rel0": 1.5}),
+         ("mass2", "Mass", {"m": 1.0, "s_start": 2.0}),
+         ("elastoGap2", "ElastoGap", {"c": 10.0, "d": 1.5, "s_rel0": 1.5}),
+         ("rightWall", "Fixed", {"s0": 2.0})],
+        ground_wires("leftWall", "springDamper1", "flange_a")
+        + flange_wires("mass1", "flange_a", "springDamper1", "flange_b")
+        + flange_wires("mass1", "flange_b", "springDamper2", "flange_a")
+        + ground_wires("rightWall", "springDamper2", "flange_b")
+        + ground_wires("leftWall", "elastoGap1", "flange_a")
+        + flange_wires("mass2", "flange_a", "elastoGap1", "flange_b")
+        + flange_wires("mass2", "flange_b", "elastoGap2", "flange_a")
+        + ground_wires("rightWall", "elastoGap2", "flange_b"),
+        stop_time=5.0, step_size=1e-3, algorithm="linear-implicit",
+        description="Modelica.Mechanics.Translational.Examples.ElastoGap (MSL 4.1): two 1 kg masses released at "
+                    "s = 2 m between walls at -2 m and +2 m (MSL: a Fixed and two Rods of length 2), mass1 between "
+                    "two SpringDampers (c 10 N/m, d 1.5 N.s/m, s_rel0 1 m; here CoordinateSpringDamper with "
+                    "offset = s_rel0, the same law), mass2 between two ElastoGaps (c 10, d 1.5, s_rel0 1.5 m). "
+                    "Instance names are MSL's, so results compare with the reference columns directly. "
+                    "Reference: reference/ElastoGap.csv. Our master: linear-implicit coupling (libcosim runs it as "
+                    "plain Jacobi, which needs h = 3e-5 s for 1e-3 m).")
 
 
 if __name__ == "__main__":
