@@ -8,13 +8,17 @@ from .coordinate_spring_damper_ext import CoordinateSpringDamperExt, RotationalS
 from .elasto_gap import ElastoGap
 from .fixed import Fixed
 from .mass import Inertia, Mass
+from .rigid_body import RigidBody
+from .smooth_sphere_half_space import SmoothSphereHalfSpaceForce
 from .sources import ConstantSpeed
 
 #: every component that is built into an FMU, by model name
 COMPONENTS: dict[str, type[Component]] = {
     cls.__name__: cls for cls in (Mass, Inertia, Fixed, ConstantSpeed, CoordinateSpringDamper,
-                                  CoordinateSpringDamperExt, RotationalSpringDamperExt, ElastoGap)
+                                  CoordinateSpringDamperExt, RotationalSpringDamperExt, ElastoGap,
+                                  SmoothSphereHalfSpaceForce, RigidBody)
 }
 
 __all__ = ["COMPONENTS", "Component", "ComponentError", "ConstantSpeed", "CoordinateSpringDamper",
-           "CoordinateSpringDamperExt", "ElastoGap", "Fixed", "Inertia", "Mass", "RotationalSpringDamperExt"]
+           "CoordinateSpringDamperExt", "ElastoGap", "Fixed", "Inertia", "Mass", "RigidBody",
+           "RotationalSpringDamperExt", "SmoothSphereHalfSpaceForce"]

@@ -46,6 +46,10 @@ UNITS: dict[str, dict[str, int]] = {
     "kg.m2": {"kg": 1, "m": 2},
     "W": {"kg": 1, "m": 2, "s": -3},
     "N/s": {"kg": 1, "m": 1, "s": -3},
+    "N/m2": {"kg": 1, "m": -1, "s": -2},
+    "s/m": {"s": 1, "m": -1},
+    "1/m": {"m": -1},
+    "J": {"kg": 1, "m": 2, "s": -2},
     "N.m/s": {"kg": 1, "m": 2, "s": -3},
 }
 
@@ -67,6 +71,8 @@ QUANTITIES: dict[str, tuple[str, str]] = {
     "N.m.s/rad": ("Modelica.SIunits.RotationalDampingConstant", "RotationalDampingConstant"),
     "kg.m2": ("Modelica.SIunits.Inertia", "Inertia"),
     "W": ("Modelica.SIunits.Power", "Power"),
+    "N/m2": ("Modelica.SIunits.Pressure", "Pressure"),
+    "J": ("Modelica.SIunits.Energy", "Energy"),
 }
 
 
@@ -184,6 +190,7 @@ class Component:
             self.values[name] = value
             if param.moves_state:
                 self.state[param.moves_state] = value
+            self.parameter_changed(name)
         else:
             raise ComponentError(f"{self.instance_name}: no parameter or input named {name!r}")
         self._cache = None
@@ -198,6 +205,11 @@ class Component:
             return self._cache[name]
         except KeyError:
             raise ComponentError(f"{self.instance_name}: no variable named {name!r}") from None
+
+    def parameter_changed(self, name: str) -> None:
+        """Hook after a parameter was written (before initialization): components whose initial state
+        follows from several parameters recompute it here, so outputs read during initialization
+        (the master's first exchange) already show it."""
 
     def error(self, name: str, value: Any, problem: str) -> ComponentError:
         return ComponentError(f"{type(self).__name__} '{self.instance_name}': {name} = {value!r} {problem}")

@@ -4,6 +4,7 @@ and the Modelica ElastoGap example.
 
 Run ``python3 scenarios/make_scenarios.py`` after changing a value here; the SSD files are committed.
 """
+import math
 from pathlib import Path
 
 from mechfmu.scenario import write_scenario
@@ -17,6 +18,16 @@ def flange_wires(body: str, body_flange: str, connector: str, connector_flange: 
     return [f"{body}.{body_flange}.{pos} -> {connector}.{connector_flange}.s",
             f"{body}.{body_flange}.{vel} -> {connector}.{connector_flange}.v",
             f"{connector}.{connector_flange}.f -> {body}.{body_flange}.{load}"]
+
+
+def body_contact_wires(body: str, contact: str, side: str, port: str = "a") -> list[str]:
+    """A RigidBody's pose and velocity into one side ("sphere" or "halfSpace") of a contact, and
+    that side's force and torque back into the body's port."""
+    wires = [f"{body}.{kind}.{a} -> {contact}.{side}.{kind}.{a}"
+             for kind, axes in (("position", "xyz"), ("orientation", "wxyz"), ("velocity", "xyz"),
+                                ("angularVelocity", "xyz")) for a in axes]
+    return wires + [f"{contact}.{side}.{kind}.{a} -> {body}.{kind}_{port}.{a}" for kind in ("force", "torque")
+                    for a in "xyz"]
 
 
 def ground_wires(ground: str, connector: str, connector_flange: str) -> list[str]:
@@ -108,6 +119,33 @@ def main() -> None:
                     "Instance names are MSL's, so results compare with the reference columns directly. "
                     "Reference: reference/ElastoGap.csv. Our master: linear-implicit coupling (libcosim runs it as "
                     "plain Jacobi, which needs h = 3e-5 s for 1e-3 m).")
+
+    ball = {"mass": 1.0, "inertia.xx": 0.004, "inertia.yy": 0.004, "inertia.zz": 0.004,
+            "gravity.x": 0.0, "gravity.y": -9.80665, "gravity.z": 0.0, "maxSubstepSize": 1e-3}
+    contact = {"stiffness": 1e6, "dissipation": 2.0, "staticFriction": 0.8, "dynamicFriction": 0.6,
+               "viscousFriction": 0.0, "transitionVelocity": 0.1, "radius": 0.1}
+    write_scenario(
+        HERE / "ball_drop", "ball_drop",
+        [("ball", "RigidBody", {**ball, "position_start.y": 0.5, "velocity_start.x": 2.0,
+                                "angularVelocity_start.z": 10.0}),
+         ("contact", "SmoothSphereHalfSpaceForce", {**contact, "halfSpaceOrientation.z": -math.pi / 2})],
+        body_contact_wires("ball", "contact", "sphere"),
+        stop_time=1.0, step_size=1e-5,
+        description="A ball (1 kg, R 0.1 m, solid-sphere inertia) released at 0.5 m with 2 m/s horizontal velocity "
+                    "and 10 rad/s spin onto the ground (Simbody SmoothSphereHalfSpaceForce: E 1e6 N/m2, c 2 s/m, "
+                    "mu_s 0.8, mu_d 0.6, v_tr 0.1 m/s; half-space on ground, solid side y < 0): impact, "
+                    "bounces, then rolling with v = -omega*R. The half-space inputs are unconnected (ground at rest).")
+    write_scenario(
+        HERE / "ball_on_moving_plate", "ball_on_moving_plate",
+        [("ball", "RigidBody", {**ball, "position_start.y": 0.1 - 0.0016, "velocity_start.x": 0.5}),
+         ("plate", "RigidBody", {"mass": 10.0, "inertia.xx": 1.0, "inertia.yy": 2.0, "inertia.zz": 1.0,
+                                 "gravity.y": 0.0, "velocity_start.x": 0.5, "maxSubstepSize": 1e-3}),
+         ("contact", "SmoothSphereHalfSpaceForce", {**contact, "halfSpaceOrientation.z": -math.pi / 2 + 0.2})],
+        body_contact_wires("ball", "contact", "sphere") + body_contact_wires("plate", "contact", "halfSpace"),
+        stop_time=1.0, step_size=1e-5,
+        description="A ball resting on a plane tilted by 0.2 rad, carried by a free 10 kg plate that slides at "
+                    "0.5 m/s (the plate feels no gravity: it is carried, only the contact acts on it). The ball "
+                    "rolls down the incline; the plate recoils. Total momentum changes only by gravity on the ball.")
 
 
 if __name__ == "__main__":

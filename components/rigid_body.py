@@ -1,0 +1,193 @@
+"""RigidBody: a free 6-DOF rigid body (Newton-Euler), world-frame ports.
+
+    m·a_c = F + m·g                                  (centre of mass, world frame)
+    I_c·ω̇_b + ω_b × I_c·ω_b = τ_b,   τ_b = Rᵀ·(M − (R·c) × F)     (body frame, about the centre of mass)
+    q̇ = ½·q ⊗ (0, ω_b)                                (unit quaternion w, x, y, z: body -> world)
+
+F = force_a + force_b and M = torque_a + torque_b are the forces and torques (about the body
+origin) that attached elements exert on the body, world frame, held over a step (zero-order hold);
+c is the centre of mass in the body frame, I_c the inertia about it in the body frame (full
+symmetric tensor; positive definite, triangle inequalities), g the gravity vector.
+
+Integration over a step h: the centre of mass moves exactly (constant force); rotation is integrated
+with n = ceil(h / maxSubstepSize) substeps of the Munthe-Kaas Runge-Kutta method of order 4 on the
+rotation group (q = q_n ⊗ exp(θ), θ̇ = dexp⁻¹_θ(ω_b)); the quaternion is renormalized after each
+substep. Torque-free rotation about a principal axis keeps ω_b constant and θ ∥ ω_b, so every
+correction term vanishes and the step is exact (up to round-off) at any step size.
+
+Outputs: origin position, orientation quaternion, origin velocity, angular velocity (world frame),
+kinetic energy ½m|v_c|² + ½ω_b·I_c·ω_b and gravitational potential energy −m·g·p_c [J].
+"""
+from __future__ import annotations
+
+import math
+
+from .base import Component, Input, Output, Param
+from .spatial import (Vec, add, cross, dot, mat_t_vec, mat_vec, quat_exp, quat_mul, quat_normalize,
+                      quat_to_matrix, scale, sub)
+
+AXES = ("x", "y", "z")
+QUAT = ("w", "x", "y", "z")
+INERTIA = ("xx", "yy", "zz", "xy", "xz", "yz")
+
+
+def _vec(kind, prefix, unit, description, names=AXES, start=(0.0, 0.0, 0.0), **kw):
+    return tuple(kind(f"{prefix}.{a}", s, unit, f"{description} ({a})", **kw) for a, s in zip(names, start))
+
+
+def solve3(m: tuple, b: Vec) -> Vec:
+    """Solve the symmetric 3x3 system m·x = b (Cramer's rule; m is positive definite)."""
+    (a, b_, c), (_, d, e), (_, _, f) = m
+    det = a * (d * f - e * e) - b_ * (b_ * f - c * e) + c * (b_ * e - c * d)
+    inv = ((d * f - e * e, c * e - b_ * f, b_ * e - c * d),
+           (c * e - b_ * f, a * f - c * c, b_ * c - a * e),
+           (b_ * e - c * d, b_ * c - a * e, a * d - b_ * b_))
+    return scale(1.0 / det, mat_vec(inv, b))
+
+
+def dexp_inverse(theta: Vec, omega: Vec) -> Vec:
+    """dexp⁻¹_θ(ω) to the order RKMK4 needs: ω − ½θ×ω + θ×(θ×ω)/12."""
+    t_w = cross(theta, omega)
+    return add(sub(omega, scale(0.5, t_w)), scale(1.0 / 12.0, cross(theta, t_w)))
+
+
+class RigidBody(Component):
+    description = "Free 6-DOF rigid body with world-frame force/torque ports (Newton-Euler, Lie-group RK4)"
+    parameters = ((Param("mass", 1.0, "kg", "Mass", min=0.0, min_exclusive=True),)
+                  + tuple(Param(f"inertia.{c}", 1.0 if c in ("xx", "yy", "zz") else 0.0, "kg.m2",
+                                f"Inertia tensor about the centre of mass, body frame ({c})") for c in INERTIA)
+                  + _vec(Param, "centerOfMass", "m", "Centre of mass in the body frame")
+                  + _vec(Param, "gravity", "m/s2", "Gravity acceleration, world frame", start=(0.0, -9.81, 0.0))
+                  + _vec(Param, "position_start", "m", "Initial position of the body origin, world frame")
+                  + _vec(Param, "orientation_start", "1", "Initial orientation quaternion (normalized)", QUAT,
+                         (1.0, 0.0, 0.0, 0.0))
+                  + _vec(Param, "velocity_start", "m/s", "Initial velocity of the body origin, world frame")
+                  + _vec(Param, "angularVelocity_start", "rad/s", "Initial angular velocity, world frame")
+                  + (Param("maxSubstepSize", 1e-3, "s", "Largest rotation substep within a communication step",
+                           min=0.0, min_exclusive=True),))
+    inputs = (_vec(Input, "force_a", "N", "Force on the body from element a, world frame")
+              + _vec(Input, "torque_a", "N.m", "Torque on the body about its origin from element a, world frame")
+              + _vec(Input, "force_b", "N", "Force on the body from element b, world frame")
+              + _vec(Input, "torque_b", "N.m", "Torque on the body about its origin from element b, world frame"))
+    outputs = (tuple(Output(f"position.{a}", "m", f"Body origin, world frame ({a})") for a in AXES)
+               + tuple(Output(f"orientation.{a}", "1", f"Orientation quaternion body -> world ({a})") for a in QUAT)
+               + tuple(Output(f"velocity.{a}", "m/s", f"Velocity of the body origin, world frame ({a})") for a in AXES)
+               + tuple(Output(f"angularVelocity.{a}", "rad/s", f"Angular velocity, world frame ({a})") for a in AXES)
+               + (Output("kineticEnergy", "J", "Kinetic energy"),
+                  Output("potentialEnergy", "J", "Gravitational potential energy -m*g.p_com")))
+    initial_state = {"p": [0.0, 0.0, 0.0], "v": [0.0, 0.0, 0.0], "q": [1.0, 0.0, 0.0, 0.0], "w": [0.0, 0.0, 0.0]}
+
+    def vector(self, prefix: str, names=AXES) -> tuple[float, ...]:
+        return tuple(self.values[f"{prefix}.{a}"] for a in names)
+
+    def inertia(self) -> tuple:
+        xx, yy, zz, xy, xz, yz = self.vector("inertia", INERTIA)
+        return ((xx, xy, xz), (xy, yy, yz), (xz, yz, zz))
+
+    def validate(self) -> None:
+        xx, yy, zz, xy, xz, yz = self.vector("inertia", INERTIA)
+        m = self.inertia()
+        minors = (xx, xx * yy - xy * xy,
+                  xx * (yy * zz - yz * yz) - xy * (xy * zz - yz * xz) + xz * (xy * yz - yy * xz))
+        if not all(x > 0 for x in minors):
+            raise self.error("inertia", (xx, yy, zz, xy, xz, yz), "is not positive definite")
+        principal = _eigenvalues(m)
+        if any(principal[i] > principal[(i + 1) % 3] + principal[(i + 2) % 3] * (1 + 1e-12) for i in range(3)):
+            raise self.error("inertia", (xx, yy, zz, xy, xz, yz),
+                             "violates the triangle inequality of principal moments (no real body has it)")
+        q = self.vector("orientation_start", QUAT)
+        if sum(x * x for x in q) == 0.0:
+            raise self.error("orientation_start", q, "is not a rotation quaternion (zero)")
+
+    def __init__(self, instance_name: str | None = None):
+        super().__init__(instance_name)
+        self.parameter_changed("")
+
+    def parameter_changed(self, name: str) -> None:
+        """The initial state (centre of mass, body angular velocity) from the start parameters."""
+        q = self.vector("orientation_start", QUAT)
+        if sum(x * x for x in q) == 0.0 or not all(math.isfinite(x) for x in q):
+            return  # reported by validate
+        q = quat_normalize(q)
+        rotation = quat_to_matrix(q)
+        offset = mat_vec(rotation, self.vector("centerOfMass"))
+        omega = self.vector("angularVelocity_start")
+        self.state["q"] = list(q)
+        self.state["p"] = list(add(self.vector("position_start"), offset))
+        self.state["v"] = list(add(self.vector("velocity_start"), cross(omega, offset)))
+        self.state["w"] = list(mat_t_vec(rotation, omega))
+
+    def loads(self) -> tuple[Vec, Vec]:
+        return (add(self.vector("force_a"), self.vector("force_b")),
+                add(self.vector("torque_a"), self.vector("torque_b")))
+
+    def angular_acceleration(self, q, w: Vec, force: Vec, torque: Vec) -> Vec:
+        rotation = quat_to_matrix(q)
+        inertia = self.inertia()
+        torque_com = sub(torque, cross(mat_vec(rotation, self.vector("centerOfMass")), force))
+        tau_b = mat_t_vec(rotation, torque_com)
+        return solve3(inertia, sub(tau_b, cross(w, mat_vec(inertia, w))))
+
+    def advance(self, current_time: float, step_size: float) -> None:
+        st = self.state
+        force, torque = self.loads()
+        m = self.values["mass"]
+        a = add(scale(1.0 / m, force), self.vector("gravity"))
+        p, v = tuple(st["p"]), tuple(st["v"])
+        st["p"] = list(add(add(p, scale(step_size, v)), scale(0.5 * step_size * step_size, a)))
+        st["v"] = list(add(v, scale(step_size, a)))
+        n = max(1, math.ceil(step_size / self.values["maxSubstepSize"] - 1e-9))
+        h = step_size / n
+        q, w = tuple(st["q"]), tuple(st["w"])
+        for _ in range(n):
+            q, w = self.rkmk4(q, w, h, force, torque)
+        st["q"], st["w"] = list(q), list(w)
+
+    def rkmk4(self, q, w: Vec, h: float, force: Vec, torque: Vec):
+        """One Munthe-Kaas RK4 step of the rotation (q, ω_b) with world force/torque held."""
+        k1t, k1w = w, self.angular_acceleration(q, w, force, torque)
+        t2, w2 = scale(0.5 * h, k1t), add(w, scale(0.5 * h, k1w))
+        k2t, k2w = dexp_inverse(t2, w2), self.angular_acceleration(quat_mul(q, quat_exp(t2)), w2, force, torque)
+        t3, w3 = scale(0.5 * h, k2t), add(w, scale(0.5 * h, k2w))
+        k3t, k3w = dexp_inverse(t3, w3), self.angular_acceleration(quat_mul(q, quat_exp(t3)), w3, force, torque)
+        t4, w4 = scale(h, k3t), add(w, scale(h, k3w))
+        k4t, k4w = dexp_inverse(t4, w4), self.angular_acceleration(quat_mul(q, quat_exp(t4)), w4, force, torque)
+        theta = scale(h / 6.0, add(add(k1t, scale(2.0, add(k2t, k3t))), k4t))
+        w_new = add(w, scale(h / 6.0, add(add(k1w, scale(2.0, add(k2w, k3w))), k4w)))
+        return quat_normalize(quat_mul(q, quat_exp(theta))), w_new
+
+    def compute_outputs(self) -> dict[str, float]:
+        st = self.state
+        q = tuple(st["q"])
+        rotation = quat_to_matrix(q)
+        offset = mat_vec(rotation, self.vector("centerOfMass"))
+        omega = mat_vec(rotation, tuple(st["w"]))
+        position = sub(tuple(st["p"]), offset)
+        velocity = sub(tuple(st["v"]), cross(omega, offset))
+        w = tuple(st["w"])
+        m = self.values["mass"]
+        out = {"kineticEnergy": 0.5 * m * dot(st["v"], st["v"]) + 0.5 * dot(w, mat_vec(self.inertia(), w)),
+               "potentialEnergy": -m * dot(self.vector("gravity"), tuple(st["p"]))}
+        out.update({f"position.{a}": x for a, x in zip(AXES, position)})
+        out.update({f"orientation.{a}": x for a, x in zip(QUAT, q)})
+        out.update({f"velocity.{a}": x for a, x in zip(AXES, velocity)})
+        out.update({f"angularVelocity.{a}": x for a, x in zip(AXES, omega)})
+        return out
+
+
+def _eigenvalues(m: tuple) -> tuple[float, float, float]:
+    """Eigenvalues of a symmetric 3x3 matrix (trigonometric closed form)."""
+    p1 = m[0][1] ** 2 + m[0][2] ** 2 + m[1][2] ** 2
+    trace = m[0][0] + m[1][1] + m[2][2]
+    if p1 == 0:
+        return tuple(sorted((m[0][0], m[1][1], m[2][2])))  # type: ignore
+    q = trace / 3.0
+    p2 = (m[0][0] - q) ** 2 + (m[1][1] - q) ** 2 + (m[2][2] - q) ** 2 + 2 * p1
+    p = math.sqrt(p2 / 6.0)
+    b = tuple(tuple((m[i][j] - (q if i == j else 0.0)) / p for j in range(3)) for i in range(3))
+    det_b = (b[0][0] * (b[1][1] * b[2][2] - b[1][2] * b[2][1]) - b[0][1] * (b[1][0] * b[2][2] - b[1][2] * b[2][0])
+             + b[0][2] * (b[1][0] * b[2][1] - b[1][1] * b[2][0]))
+    phi = math.acos(max(-1.0, min(1.0, det_b / 2.0))) / 3.0
+    e1 = q + 2 * p * math.cos(phi)
+    e3 = q + 2 * p * math.cos(phi + 2 * math.pi / 3)
+    return tuple(sorted((e1, 3 * q - e1 - e3, e3)))  # type: ignore
