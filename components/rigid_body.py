@@ -46,9 +46,10 @@ def solve3(m: tuple, b: Vec) -> Vec:
 
 
 def dexp_inverse(theta: Vec, omega: Vec) -> Vec:
-    """dexp⁻¹_θ(ω) to the order RKMK4 needs: ω − ½θ×ω + θ×(θ×ω)/12."""
+    """θ̇ for q = q_n ⊗ exp(θ) with body angular velocity ω (right trivialization, dexp⁻¹ at −θ), to the
+    order RKMK4 needs: ω + ½θ×ω + θ×(θ×ω)/12."""
     t_w = cross(theta, omega)
-    return add(sub(omega, scale(0.5, t_w)), scale(1.0 / 12.0, cross(theta, t_w)))
+    return add(add(omega, scale(0.5, t_w)), scale(1.0 / 12.0, cross(theta, t_w)))
 
 
 class RigidBody(Component):

@@ -122,6 +122,46 @@ class CoupledSystem:
             for slave, names, idx in level.sets:
                 slave.set(names, [values[i] for i in idx])
 
+    def connection_values(self) -> list[float]:
+        """The current value of every connection's source output, in connection order."""
+        if not hasattr(self, "_sources"):
+            reads: dict[str, list[str]] = {}
+            for c in self.connections:
+                names = reads.setdefault(c.source, [])
+                if c.source_variable not in names:
+                    names.append(c.source_variable)
+            self._sources = [(self.slaves[s], names) for s, names in reads.items()]
+            position = {(s.name, n): i for i, (s, n) in enumerate((s, n) for s, names in self._sources for n in names)}
+            self._source_index = [position[(c.source, c.source_variable)] for c in self.connections]
+            targets: dict[str, tuple[list[str], list[int]]] = {}
+            for i, c in enumerate(self.connections):
+                names, index = targets.setdefault(c.target, ([], []))
+                names.append(c.target_variable)
+                index.append(i)
+            self._targets = [(self.slaves[t], names, index) for t, (names, index) in targets.items()]
+        flat: list[float] = []
+        for slave, names in self._sources:
+            flat.extend(slave.get(names))
+        return [flat[i] for i in self._source_index]
+
+    def set_connection_values(self, values: list[float]) -> None:
+        """Set every connected input to the given per-connection values (as from ``connection_values``)."""
+        if not hasattr(self, "_targets"):
+            self.connection_values()
+        for slave, names, index in self._targets:
+            slave.set(names, [values[i] for i in index])
+
+    def save_states(self) -> dict[str, Any]:
+        return {name: slave.get_state() for name, slave in self.slaves.items()}
+
+    def restore_states(self, states: dict[str, Any]) -> None:
+        for name, slave in self.slaves.items():
+            slave.set_state(states[name])
+
+    def free_states(self, states: dict[str, Any]) -> None:
+        for name, slave in self.slaves.items():
+            slave.free_state(states[name])
+
     def do_step(self, slave: Slave, t: float, h: float) -> None:
         if not slave.do_step(t, h):
             raise StepRefused(slave.last_error or f"{slave.name} refused the step at t={t!r}")
@@ -289,3 +329,84 @@ class LinearImplicit(Jacobi):
 
     def coupling_connections(self, connections: list[Connection], slaves: dict[str, Slave]) -> list[Connection]:
         return list(connections) + tangent_connections(connections, slaves)
+
+
+@register
+class FixedPoint(CouplingAlgorithm):
+    """Implicit coupling by fixed-point iteration with rollback (waveform relaxation over one step).
+
+    Every macro step is repeated from the saved FMU states until the exchanged values converge:
+    iteration k steps all slaves (Jacobi) with the inputs held at ``V_k`` and then reads the
+    end-of-step values ``U_k`` along the connections in dependency order. ``inputs="average"``
+    (default) holds ``V_k = (U_start + U_{k−1})/2``: for a body under a spring this is the
+    trapezoidal rule (Newmark average acceleration: second order, energy-conserving for a linear
+    spring); ``inputs="end"`` holds ``V_k = U_{k−1}`` (implicit Euler, first order, dissipative).
+    The first iteration uses ``U_start`` (a plain Jacobi step). ``relaxation="aitken"`` (default)
+    updates the guess with Aitken's dynamic relaxation factor (Irons-Tuck, as in partitioned
+    fluid-structure codes), which makes stiff couplings (contact friction) converge where plain
+    substitution oscillates. Converged when every value changed
+    by at most ``tolerance·(1 + |U|)`` between iterations; after ``max_iterations`` without
+    convergence the run stops with status "error" and the residual. Counters: ``iterations``
+    (slave steps per macro step summed), ``rollbacks``.
+    """
+
+    name = "fixed-point"
+    options = {"inputs": "average", "tolerance": "1e-10", "max_iterations": "30", "relaxation": "aitken"}
+
+    def __init__(self, **options: Any):
+        super().__init__(**options)
+        if self.config["inputs"] not in ("average", "end"):
+            raise ValueError(f"algorithm 'fixed-point': inputs = {self.config['inputs']!r}; use 'average' or 'end'")
+        if self.config["relaxation"] not in ("aitken", "none"):
+            raise ValueError(f"algorithm 'fixed-point': relaxation = {self.config['relaxation']!r}; "
+                             "use 'aitken' or 'none'")
+        try:
+            self.tolerance = float(self.config["tolerance"])
+            self.max_iterations = int(self.config["max_iterations"])
+        except (TypeError, ValueError):
+            raise ValueError(f"algorithm 'fixed-point': tolerance = {self.config['tolerance']!r} and max_iterations = "
+                             f"{self.config['max_iterations']!r} must be numbers") from None
+        if not (self.tolerance > 0 and self.max_iterations >= 2):
+            raise ValueError(f"algorithm 'fixed-point': tolerance must be > 0 and max_iterations >= 2, got "
+                             f"{self.tolerance!r}, {self.max_iterations!r}")
+        self.counters.update(iterations=0, rollbacks=0)
+
+    def step(self, system: CoupledSystem, t: float, h: float) -> None:
+        start = system.connection_values()
+        saved = system.save_states()
+        previous = start
+        omega, last_residual = 1.0, None
+        try:
+            for k in range(1, self.max_iterations + 1):
+                if k > 1:
+                    system.restore_states(saved)
+                    self.counters["rollbacks"] += 1
+                    held = previous if self.config["inputs"] == "end" else [
+                        0.5 * (a + b) for a, b in zip(start, previous)]
+                    system.set_connection_values(held)
+                for slave in system.slaves.values():
+                    system.do_step(slave, t, h)
+                self.counters["iterations"] += 1
+                system.transfer(system.ordered_plan)
+                current = system.connection_values()
+                if k > 1:
+                    residual = max((abs(a - b) / (1.0 + abs(a)) for a, b in zip(current, previous)), default=0.0)
+                    if residual <= self.tolerance:
+                        break
+                    if self.config["relaxation"] == "aitken":
+                        r = [a - b for a, b in zip(current, previous)]
+                        if last_residual is not None:
+                            dr = [a - b for a, b in zip(r, last_residual)]
+                            denominator = sum(x * x for x in dr)
+                            if denominator > 0:
+                                omega = -omega * sum(a * b for a, b in zip(last_residual, dr)) / denominator
+                        last_residual = r
+                        current = [b + omega * x for b, x in zip(previous, r)]
+                previous = current
+            else:
+                self.status = "error"
+                self.message = (f"fixed-point iteration did not converge at t={t!r} (h={h!r}): relative change "
+                                f"{residual:.3g} > tolerance {self.tolerance:g} after {self.max_iterations} iterations")
+        finally:
+            system.free_states(saved)
+        self.counters["steps"] += 1

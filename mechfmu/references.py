@@ -236,6 +236,8 @@ class RigidReferenceSolution:
     time: np.ndarray
     #: body name -> {"position", "velocity", "angularVelocity"} arrays of shape (len(time), 3)
     bodies: dict[str, dict[str, np.ndarray]]
+    #: total mechanical energy (kinetic + gravity + contact potential energies) [J]
+    energy: np.ndarray
 
 
 def opensim_solution(scenario: Scenario | str | Path, times: np.ndarray, accuracy: float = 1e-9) -> RigidReferenceSolution:
@@ -327,14 +329,17 @@ def opensim_solution(scenario: Scenario | str | Path, times: np.ndarray, accurac
     state.setTime(float(times[0]))
     manager.initialize(state)
     records = {name: {"position": [], "velocity": [], "angularVelocity": []} for name in bodies}
+    energy = []
     for t in times:
         if t > times[0]:
             state = manager.integrate(float(t))
-        model.realizeVelocity(state)
+        model.realizeDynamics(state)
+        energy.append(model.calcKineticEnergy(state) + model.calcPotentialEnergy(state))
         for name, (body, _) in bodies.items():
             transform, velocity = body.getTransformInGround(state), body.getVelocityInGround(state)
             records[name]["position"].append([transform.p().get(i) for i in range(3)])
             records[name]["velocity"].append([velocity.get(1).get(i) for i in range(3)])
             records[name]["angularVelocity"].append([velocity.get(0).get(i) for i in range(3)])
     return RigidReferenceSolution(np.asarray(times, dtype=float),
-                                  {n: {k: np.array(v) for k, v in r.items()} for n, r in records.items()})
+                                  {n: {k: np.array(v) for k, v in r.items()} for n, r in records.items()},
+                                  np.array(energy))

@@ -75,6 +75,9 @@ class Slave(ABC):
     def get_state(self) -> Any: ...
     @abstractmethod
     def set_state(self, state: Any) -> None: ...
+
+    def free_state(self, state: Any) -> None:
+        """Release a state from ``get_state`` (FMI fmi2FreeFMUstate); in-process states need nothing."""
     @abstractmethod
     def serialize_state(self, state: Any) -> bytes: ...
     @abstractmethod
@@ -271,6 +274,9 @@ class FmuSlave(Slave):
 
     def set_state(self, state: Any) -> None:
         self._call("setFMUstate", self._fmu.setFMUstate, state)
+
+    def free_state(self, state: Any) -> None:
+        self._call("freeFMUstate", self._fmu.freeFMUstate, state)
 
     def serialize_state(self, state: Any) -> bytes:
         return self._call("serializeFMUstate", self._fmu.serializeFMUstate, state)

@@ -41,7 +41,7 @@ def evaluate(g: ElastoGap, s_rel: float, v_rel: float) -> dict[str, float]:
     return {name: g.get(name) for name in ("f", "lossPower", "contact", "flange_a.f", "flange_b.f")}
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=400, deadline=None, derandomize=True)
 @given(c=st.floats(0, 1e6), d=st.floats(0, 1e4), s_rel0=st.floats(-1, 1), n=st.floats(1, 3),
        s_rel=st.floats(-2, 2), v_rel=st.floats(-50, 50))
 def test_law_never_pulls_and_damper_is_bounded(c, d, s_rel0, n, s_rel, v_rel):
@@ -56,7 +56,7 @@ def test_law_never_pulls_and_damper_is_bounded(c, d, s_rel0, n, s_rel, v_rel):
     assert out["contact"] == (1.0 if s_rel < s_rel0 else 0.0)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200, deadline=None, derandomize=True)
 @given(c=st.floats(1e-3, 1e6), d=st.floats(0, 1e4), s_rel0=st.floats(-1, 1), n=st.floats(1, 3),
        v_rel=st.floats(-50, 50), epsilon=st.floats(1e-12, 1e-6))
 def test_law_is_continuous_at_contact_for_any_velocity(c, d, s_rel0, n, v_rel, epsilon):
@@ -69,13 +69,14 @@ def test_law_is_continuous_at_contact_for_any_velocity(c, d, s_rel0, n, v_rel, e
     assert abs(inside) <= 2 * c * (s_rel0 - s_inside) ** n * (1 + 1e-9)  # the penetration as rounded
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200, deadline=None, derandomize=True)
 @given(c=st.floats(1e-3, 1e6), s_rel0=st.floats(-1, 1), depth=st.floats(1e-9, 1.0))
 def test_hertz_exponent_in_pure_compression_at_rest(c, s_rel0, depth):
     """n = 1.5 at rest: f = −c·|Δs|^1.5 (Hertz), and lossPower = 0."""
     g = gap(c, 7.0, s_rel0, 1.5)
-    out = evaluate(g, s_rel0 - depth, 0.0)
-    assert out["f"] == pytest.approx(-c * depth ** 1.5, rel=1e-12)
+    s_rel = s_rel0 - depth
+    out = evaluate(g, s_rel, 0.0)
+    assert out["f"] == pytest.approx(-c * (s_rel0 - s_rel) ** 1.5, rel=1e-12)  # the penetration as rounded
     assert out["lossPower"] == 0.0
 
 
