@@ -130,7 +130,7 @@ def main() -> None:
                                 "angularVelocity_start.z": 10.0}),
          ("contact", "SmoothSphereHalfSpaceForce", {**contact, "halfSpaceOrientation.z": -math.pi / 2})],
         body_contact_wires("ball", "contact", "sphere"),
-        stop_time=1.0, step_size=1e-5,
+        stop_time=1.0, step_size=1e-4,
         description="A ball (1 kg, R 0.1 m, solid-sphere inertia) released at 0.5 m with 2 m/s horizontal velocity "
                     "and 10 rad/s spin onto the ground (Simbody SmoothSphereHalfSpaceForce: E 1e6 N/m2, c 2 s/m, "
                     "mu_s 0.8, mu_d 0.6, v_tr 0.1 m/s; half-space on ground, solid side y < 0): impact, "
@@ -142,7 +142,7 @@ def main() -> None:
                                  "gravity.y": 0.0, "velocity_start.x": 0.5, "maxSubstepSize": 1e-3}),
          ("contact", "SmoothSphereHalfSpaceForce", {**contact, "halfSpaceOrientation.z": -math.pi / 2 + 0.2})],
         body_contact_wires("ball", "contact", "sphere") + body_contact_wires("plate", "contact", "halfSpace"),
-        stop_time=1.0, step_size=1e-5,
+        stop_time=1.0, step_size=1e-4,
         description="A ball resting on a plane tilted by 0.2 rad, carried by a free 10 kg plate that slides at "
                     "0.5 m/s (the plate feels no gravity: it is carried, only the contact acts on it). The ball "
                     "rolls down the incline; the plate recoils. Total momentum changes only by gravity on the ball.")

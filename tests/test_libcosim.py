@@ -22,6 +22,8 @@ CASES = {
     "limit_stops": (3000, ["mass.s", "mass.v", "stops.limitStopState"]),
     "geared_rotors": (3000, ["rotor1.phi", "rotor1.w", "rotor2.phi", "rotor2.w"]),
     "elastogap": (1000, ["mass1.s", "mass1.v", "mass2.s", "mass2.v"]),
+    "ball_drop": (3500, ["ball.position.x", "ball.position.y", "ball.angularVelocity.z", "ball.orientation.w"]),
+    "ball_on_moving_plate": (2000, ["ball.position.x", "ball.position.y", "plate.position.x", "plate.velocity.y"]),
 }
 
 
