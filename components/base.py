@@ -124,6 +124,15 @@ class Output:
     depends_on: tuple[str, ...] = field(default_factory=tuple)
 
 
+def vector_variables(kind: type, prefix: str, unit: str, description: str, names: tuple[str, ...] = ("x", "y", "z"),
+                     start: tuple[float, ...] | None = None, **kw: Any) -> tuple:
+    """Declarations ``prefix.x``, ``prefix.y``, ... of one vector (``kind`` = Param, Input or Output)."""
+    if kind is Output:
+        return tuple(Output(f"{prefix}.{a}", unit, f"{description} ({a})", **kw) for a in names)
+    start = start or (0.0,) * len(names)
+    return tuple(kind(f"{prefix}.{a}", s, unit, f"{description} ({a})", **kw) for a, s in zip(names, start))
+
+
 def _coerce(param: Param, value: Any) -> Any:
     if param.type == "Real":
         return float(value)

@@ -23,16 +23,13 @@ from __future__ import annotations
 import math
 
 from .base import Component, Input, Output, Param
+from .base import vector_variables as _vec
 from .spatial import (Vec, add, cross, dot, mat_t_vec, mat_vec, quat_exp, quat_mul, quat_normalize,
                       quat_to_matrix, scale, sub)
 
 AXES = ("x", "y", "z")
 QUAT = ("w", "x", "y", "z")
 INERTIA = ("xx", "yy", "zz", "xy", "xz", "yz")
-
-
-def _vec(kind, prefix, unit, description, names=AXES, start=(0.0, 0.0, 0.0), **kw):
-    return tuple(kind(f"{prefix}.{a}", s, unit, f"{description} ({a})", **kw) for a, s in zip(names, start))
 
 
 def solve3(m: tuple, b: Vec) -> Vec:

@@ -33,7 +33,7 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
-from .base import Component, Input, Output, Param
+from .base import Component, Input, Output, Param, vector_variables
 from .spatial import (Vec, add, body_xyz_rotation, column, cross, dot, mat_t_vec, mat_vec, quat_normalize,
                       quat_to_matrix, scale, sub)
 
@@ -113,20 +113,16 @@ def smooth_sphere_half_space(p: ContactParameters, radius: float, sphere_locatio
                          indentation, point, v_slip, fhc_smooth, pe)
 
 
-def _vector(kind, prefix: str, unit: str, description: str, names=AXES, start=(0.0, 0.0, 0.0), **kw):
-    return tuple(kind(f"{prefix}.{a}", s, unit, f"{description} ({a})", **kw) for a, s in zip(names, start))
-
-
 def _vector_outputs(prefix: str, unit: str, description: str, depends_on=()):
-    return tuple(Output(f"{prefix}.{a}", unit, f"{description} ({a})", depends_on) for a in AXES)
+    return vector_variables(Output, prefix, unit, description, depends_on=depends_on)
 
 
 def body_inputs(prefix: str, which: str) -> tuple[Input, ...]:
-    return (_vector(Input, f"{prefix}.position", "m", f"Origin of the {which} body, world frame")
-            + _vector(Input, f"{prefix}.orientation", "1", f"Orientation quaternion of the {which} body",
+    return (vector_variables(Input, f"{prefix}.position", "m", f"Origin of the {which} body, world frame")
+            + vector_variables(Input, f"{prefix}.orientation", "1", f"Orientation quaternion of the {which} body",
                       QUAT, (1.0, 0.0, 0.0, 0.0))
-            + _vector(Input, f"{prefix}.velocity", "m/s", f"Velocity of the {which} body origin, world frame")
-            + _vector(Input, f"{prefix}.angularVelocity", "rad/s", f"Angular velocity of the {which} body, world frame"))
+            + vector_variables(Input, f"{prefix}.velocity", "m/s", f"Velocity of the {which} body origin, world frame")
+            + vector_variables(Input, f"{prefix}.angularVelocity", "rad/s", f"Angular velocity of the {which} body, world frame"))
 
 
 SPHERE_INPUTS = body_inputs("sphere", "sphere")
@@ -151,9 +147,9 @@ class SmoothSphereHalfSpaceForce(Component):
         Param("huntCrossleySmoothing", 50.0, "s/m", "Steepness bv of the tanh switching the Hunt-Crossley force off",
               min=0.0),
         Param("radius", 0.1, "m", "Sphere radius", min=0.0, min_exclusive=True),
-    ) + _vector(Param, "sphereLocation", "m", "Sphere centre in the sphere body frame") \
-      + _vector(Param, "halfSpaceLocation", "m", "Half-space frame origin in the half-space body frame") \
-      + _vector(Param, "halfSpaceOrientation", "rad",
+    ) + vector_variables(Param, "sphereLocation", "m", "Sphere centre in the sphere body frame") \
+      + vector_variables(Param, "halfSpaceLocation", "m", "Half-space frame origin in the half-space body frame") \
+      + vector_variables(Param, "halfSpaceOrientation", "rad",
                 "Half-space frame orientation in its body, body-fixed X-Y-Z angles; solid side is x > 0")
     inputs = SPHERE_INPUTS + HALF_SPACE_INPUTS
     outputs = (_vector_outputs("sphere.force", "N", "Force on the sphere body, world frame", ALL_INPUTS)
