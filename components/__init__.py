@@ -3,6 +3,7 @@
 Standard library only: this package is copied into every FMU and runs in whatever Python loads it.
 """
 from .base import Component, ComponentError
+from .coordinate_constraint import CoordinateConstraint
 from .coordinate_spring_damper import CoordinateSpringDamper
 from .coordinate_spring_damper_ext import CoordinateSpringDamperExt, RotationalSpringDamperExt
 from .elasto_gap import ElastoGap
@@ -16,9 +17,9 @@ from .sources import ConstantSpeed
 COMPONENTS: dict[str, type[Component]] = {
     cls.__name__: cls for cls in (Mass, Inertia, Fixed, ConstantSpeed, CoordinateSpringDamper,
                                   CoordinateSpringDamperExt, RotationalSpringDamperExt, ElastoGap,
-                                  SmoothSphereHalfSpaceForce, RigidBody)
+                                  SmoothSphereHalfSpaceForce, RigidBody, CoordinateConstraint)
 }
 
-__all__ = ["COMPONENTS", "Component", "ComponentError", "ConstantSpeed", "CoordinateSpringDamper",
+__all__ = ["COMPONENTS", "Component", "ComponentError", "ConstantSpeed", "CoordinateConstraint", "CoordinateSpringDamper",
            "CoordinateSpringDamperExt", "ElastoGap", "Fixed", "Inertia", "Mass", "RigidBody",
            "RotationalSpringDamperExt", "SmoothSphereHalfSpaceForce"]

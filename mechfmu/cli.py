@@ -28,6 +28,11 @@ def _run(args: argparse.Namespace) -> int:
     if sys.stderr.isatty():
         observers.append(ProgressBar())
     options = {"exchange": args.exchange} if args.exchange else {}
+    for item in args.option or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ValueError(f"--option {item!r}: use KEY=VALUE, e.g. --option tolerance=1e-9")
+        options[key.strip()] = value.strip()
     result = simulate(scenario, algorithm=args.algorithm, step=args.step, stop=args.stop,
                       observers=observers, local=args.local, **options)
     print(f"{scenario.name}: {result.summary()}")
@@ -97,7 +102,10 @@ def main(argv: list[str] | None = None) -> int:
     p.set_defaults(func=_build)
     p = sub.add_parser("run", help="run a scenario (builds missing or stale FMUs first)")
     p.add_argument("scenario", help="scenario folder or SystemStructure.ssd")
-    p.add_argument("--algorithm", help="jacobi or gauss-seidel (default: the scenario's)")
+    p.add_argument("--algorithm", help="jacobi, gauss-seidel, linear-implicit, fixed-point or newton "
+                                       "(default: the scenario's)")
+    p.add_argument("--option", action="append", metavar="KEY=VALUE",
+                   help="algorithm option, repeatable (e.g. coupling=implicit, tolerance=1e-9, max_iterations=30)")
     p.add_argument("--exchange", choices=("ordered", "strict"), help="Jacobi exchange order")
     p.add_argument("--step", type=float, help="macro step size [s]")
     p.add_argument("--stop", type=float, help="stop time [s]")

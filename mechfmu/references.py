@@ -27,7 +27,7 @@ import numpy as np
 from .scenario import Scenario, load_scenario
 
 BODIES = ("Mass", "Inertia")
-CONNECTORS = ("CoordinateSpringDamper", "CoordinateSpringDamperExt", "RotationalSpringDamperExt")
+CONNECTORS = ("CoordinateSpringDamper", "CoordinateSpringDamperExt", "RotationalSpringDamperExt", "CoordinateConstraint")
 #: seed (exudyn 1.11) parameter names -> exudyn 1.13.6 names
 EXUDYN_EXT_NAMES = {"fDynamicFriction": "dynamicFrictionForce", "fStaticFrictionOffset": "staticFrictionOffsetForce",
                     "fViscousFriction": "viscousFrictionFactor"}
@@ -58,8 +58,8 @@ def exudyn_solution(scenario: Scenario | str | Path, step: float, stop: float | 
     """Solve the scenario with exudyn at a fixed ``step`` [s] up to ``stop`` (default: the scenario's)."""
     import exudyn as exu
     from exudyn.itemInterface import (CoordinateConstraint, CoordinateSpringDamper, CoordinateSpringDamperExt,
-                                      Mass1D, MarkerNodeCoordinate, Node1D, NodeGenericData, NodePointGround,
-                                      SensorNode)
+                                      LoadCoordinate, Mass1D, MarkerNodeCoordinate, Node1D, NodeGenericData,
+                                      NodePointGround, SensorNode)
 
     if not isinstance(scenario, Scenario):
         scenario = load_scenario(scenario, check=False)
@@ -80,6 +80,10 @@ def exudyn_solution(scenario: Scenario | str | Path, step: float, stop: float | 
             nodes[name] = mbs.AddNode(Node1D(referenceCoordinates=[0], initialCoordinates=[comp.state["s"]],
                                              initialVelocities=[comp.state["v"]]))
             mbs.AddObject(Mass1D(nodeNumber=nodes[name], mass=inertia))
+            drive = vals["f_drive" if model == "Mass" else "tau_drive"]
+            if drive:
+                marker = mbs.AddMarker(MarkerNodeCoordinate(nodeNumber=nodes[name], coordinate=0))
+                mbs.AddLoad(LoadCoordinate(markerNumber=marker, load=drive))
         elif model == "ConstantSpeed":
             s0, v = vals["s_start"], vals["v_fixed"]
             nodes[name] = mbs.AddNode(Node1D(referenceCoordinates=[0], initialCoordinates=[s0], initialVelocities=[v]))
@@ -111,8 +115,16 @@ def exudyn_solution(scenario: Scenario | str | Path, step: float, stop: float | 
         comp = _component(model, spec.parameters)
         vals = comp.values
         pair = [flange_marker(name, "flange_a"), flange_marker(name, "flange_b")]
-        user = comp.user_function()
-        if model == "CoordinateSpringDamper":
+        user = comp.user_function() if model != "CoordinateConstraint" else None
+        if model == "CoordinateConstraint":
+            kwargs = {"offset": vals["offset"], "factor1": vals["factorValue1"], "velocityLevel": vals["velocityLevel"],
+                      "activeConnector": vals["activeConnector"]}
+            for key in ("offsetUserFunction", "offsetUserFunction_t"):
+                if comp.expression(key) is not None:
+                    kwargs[key] = lambda mbs, t, i, off, f=comp.expression(key), n=vals["itemNumber"]: f(
+                        t=t, lOffset=off, itemNumber=n)
+            mbs.AddObject(CoordinateConstraint(markerNumbers=pair, **kwargs))
+        elif model == "CoordinateSpringDamper":
             kwargs = {k: vals[k] for k in ("stiffness", "damping", "offset", "activeConnector")}
             if user is not None:
                 kwargs["springForceUserFunction"] = lambda mbs, t, i, u, v, k, d, off, f=user, n=vals["itemNumber"]: f(

@@ -5,7 +5,8 @@ in-process), set the scenario's parameter and start values, enter initialization
 outputs in dependency order, exit initialization, then take ``n_steps`` macro steps at
 ``t_n = t0 + n·h`` (an integer step counter; the last step is shortened to end at ``stop``).
 A failure never raises out of ``simulate``: the result carries ``status="error"``, the message
-(naming the slave and the reason) and everything recorded up to the failure.
+(naming the slave and the reason) and everything recorded up to the failure. A recorded
+non-finite value (a diverging explicit coupling) ends the run the same way.
 """
 from __future__ import annotations
 
@@ -144,6 +145,12 @@ def simulate(scenario: Scenario | str | Path, algorithm: str | CouplingAlgorithm
             end_time = t_next
             for obs in observers:
                 obs.step_completed(run)
+            if recorder.rows and not all(map(math.isfinite, recorder.rows[-1])):
+                bad = [name for name, x in zip(recorder.names, recorder.rows[-1]) if not math.isfinite(x)]
+                status, message = "error", (f"the coupled system diverged: non-finite {', '.join(bad[:5])}"
+                                            f"{' ...' if len(bad) > 5 else ''} at t={t_next!r} "
+                                            f"(step {h!r} too large for {algo.name}?)")
+                break
     except (SlaveError, AlgebraicLoopError, ValueError) as exc:
         status, message = "error", str(exc)
     finally:

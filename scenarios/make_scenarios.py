@@ -147,6 +147,54 @@ def main() -> None:
                     "0.5 m/s (the plate feels no gravity: it is carried, only the contact acts on it). The ball "
                     "rolls down the incline; the plate recoils. Total momentum changes only by gravity on the ball.")
 
+    constraint_wires = lambda c, a, b: (  # noqa: E731  (flange_a from a (or ground), flange_b from b)
+        ground_wires(a, c, "flange_a") if a.startswith("ground") else flange_wires(a, "flange_b", c, "flange_a")
+    ) + flange_wires(b, "flange_a", c, "flange_b")
+    write_scenario(
+        HERE / "prescribed_motion", "prescribed_motion",
+        [("ground", "Fixed", {}),
+         ("constraint", "CoordinateConstraint",
+          {"offset": 0.1, "offsetUserFunction": "0.5*(1-cos(2*pi*0.25*t))*lOffset",
+           "offsetUserFunction_t": "0.5*lOffset*2*pi*0.25*sin(2*pi*0.25*t)"}),
+         ("mass", "Mass", {"m": 5.0})],
+        constraint_wires("constraint", "ground", "mass"),
+        stop_time=10.0, step_size=1e-3, algorithm="newton",
+        description="Exudyn's CoordinateConstraint mini example: a 5 kg mass moved by a constraint to ground along "
+                    "s(t) = 0.5*(1 - cos(2*pi*0.25*t))*0.1. The constraint force lambda is a coupling unknown: the "
+                    "master solves for it (Newton) so that the constraint holds at every communication point.")
+    write_scenario(
+        HERE / "geared_masses", "geared_masses",
+        [("ground", "Fixed", {}),
+         ("spring", "CoordinateSpringDamper", {"stiffness": 100.0, "damping": 1.0}),
+         ("mass1", "Mass", {"m": 2.0, "s_start": 0.1}),
+         ("gear", "CoordinateConstraint", {"factorValue1": 2.0}),
+         ("mass2", "Mass", {"m": 1.0, "s_start": 0.05}),
+         ("load", "CoordinateSpringDamper", {"damping": 5.0})],
+        ground_wires("ground", "spring", "flange_a") + flange_wires("mass1", "flange_a", "spring", "flange_b")
+        + constraint_wires("gear", "mass1", "mass2")
+        + ground_wires("ground", "load", "flange_a") + flange_wires("mass2", "flange_b", "load", "flange_b"),
+        stop_time=10.0, step_size=1e-3, algorithm="newton", coupling="implicit",
+        description="Two masses rigidly geared by a CoordinateConstraint 2*s2 - s1 = 0 (factorValue1 2): mass1 (2 kg) "
+                    "on a spring to ground (100 N/m, 1 N.s/m), mass2 (1 kg) braked by a viscous load (5 N.s/m). "
+                    "Reduced ODE in x = s2: (4*m1 + m2)*x'' = -4*k*x - (4*d + c)*x'.")
+    write_scenario(
+        HERE / "belt_friction", "belt_friction",
+        [("ground", "Fixed", {}),
+         ("beltDrive", "CoordinateConstraint", {"velocityLevel": True, "offset": 4.0}),
+         ("belt", "Mass", {"m": 0.5, "v_start": 4.0}),
+         ("friction", "CoordinateSpringDamperExt",
+          {"fDynamicFriction": 40.0, "fStaticFrictionOffset": 40.0, "stickingStiffness": 1e4,
+           "stickingDamping": 100.0, "exponentialDecayStatic": 0.1}),
+         ("mass", "Mass", {"m": 0.5, "f_drive": 80.0}),
+         ("spring", "CoordinateSpringDamper", {"stiffness": 400.0, "damping": 0.113})],
+        constraint_wires("beltDrive", "ground", "belt")
+        + flange_wires("belt", "flange_b", "friction", "flange_a") + flange_wires("mass", "flange_a", "friction", "flange_b")
+        + ground_wires("ground", "spring", "flange_a") + flange_wires("mass", "flange_b", "spring", "flange_b"),
+        stop_time=2.0, step_size=1e-4, algorithm="newton", coupling="implicit", inputs="end",
+        description="Exudyn's massSpringFrictionInteractive set-up: a belt (0.5 kg) driven at 4 m/s by a velocity-level "
+                    "CoordinateConstraint to ground carries a 0.5 kg mass through bristle friction (40 N dynamic + 40 N "
+                    "static offset); the mass hangs on a 400 N/m spring and is pushed by 80 N: stick-slip.")
+
 
 if __name__ == "__main__":
     main()

@@ -1,0 +1,126 @@
+"""CoordinateConstraint: Exudyn ObjectConnectorCoordinate (seed 004, REFERENCES §1.4), for co-simulation.
+
+Marker m0 = ``flange_a``, marker m1 = ``flange_b``; factor k = ``factorValue1`` (the seed's name;
+exudyn 1.13.6 calls it ``factor1``):
+
+    c  = k·flange_b.s − flange_a.s − off(t)        output ``residual`` [m] (position level, index 3)
+    ċ  = k·flange_b.v − flange_a.v − off_t(t)      output ``residual_v`` [m/s] (velocity level, index 2)
+    off(t)   = offsetUserFunction(t, lOffset) if given, else offset
+    off_t(t) = offsetUserFunction_t(t, lOffset) if given, else offset if velocityLevel, else 0
+    flange_a.f = −λ,  flange_b.f = +k·λ             (cut forces: +λ acts on the body at flange_a,
+                                                     −k·λ on the body at flange_b, as in exudyn)
+
+The constraint force is a coupling unknown that the master solves for (``mechfmu`` algorithm
+``newton``) so that the constraint holds at the end of every step; the component only evaluates.
+Over a step it is ``λ(τ) = lambda + lambda_rate·τ`` (inputs): the cut forces hold λ and their rates
+``flange_x.f_rate`` carry λ̇ to bodies that accept a force rate (Mass, Inertia), so position AND
+velocity constraint can both hold at every communication point; bodies without rate inputs see λ
+held (then only one of them can). Output ``f`` is the force at the component's time (exudyn's Force). With
+``velocityLevel`` the velocity residual is the one to enforce (exudyn then ignores offsetUserFunction);
+as in exudyn, a velocity-level form without offsetUserFunction_t does NOT include the time derivative
+of a position offsetUserFunction (REFERENCES pitfall 9). If ``activeConnector`` is false the
+forces are 0 and both residuals are reported as λ itself (exudyn's c(λ) = λ = 0), so a master drives
+λ to 0. User-function names: ``t`` [s] (the component's time: the end of the last step), ``lOffset``,
+``itemNumber``. ``s_rel``/``v_rel`` are flange_b − flange_a without the factor (exudyn's
+Displacement/Velocity).
+Invariant (virtual work): λ·ċ-power balance, flange_a.f·v_a + flange_b.f·v_b = λ·(k·v_b − v_a).
+"""
+from __future__ import annotations
+
+from .base import Component, Input, Output, Param
+from .connector import CONNECTOR_INPUTS
+from .expressions import Expression, ExpressionError
+
+USER_FUNCTION_NAMES = ("t", "lOffset", "itemNumber")
+
+
+class CoordinateConstraint(Component):
+    description = "Exudyn CoordinateConstraint: k*q_b - q_a = offset(t); the constraint force lambda is an input"
+    parameters = (
+        Param("offset", 0.0, "m", "Offset l_off (velocity offset [m/s] if velocityLevel)"),
+        Param("factorValue1", 1.0, "1", "Factor k on the flange_b coordinate (exudyn 1.13.6: factor1)"),
+        Param("velocityLevel", False, type="Boolean", description="If true, the constraint acts on velocities"),
+        Param("offsetUserFunction", "", type="String", description="Expression in t, lOffset, itemNumber for off(t)"),
+        Param("offsetUserFunction_t", "", type="String",
+              description="Expression in t, lOffset, itemNumber for the time derivative off_t(t)"),
+        Param("activeConnector", True, type="Boolean", description="If false, lambda is driven to 0"),
+        Param("itemNumber", 0, type="Integer", description="Item number passed to the user functions"),
+    )
+    inputs = CONNECTOR_INPUTS[:4] + (
+        Input("lambda", 0.0, "N", "Constraint force λ at the start of the step (solved by the master)"),
+        Input("lambda_rate", 0.0, "N/s", "Rate of λ over the step (solved by the master; 0 = held)"),
+    )
+    outputs = (
+        Output("s_rel", "m", "flange_b.s - flange_a.s (no factor)", ("flange_a.s", "flange_b.s")),
+        Output("v_rel", "m/s", "flange_b.v - flange_a.v (no factor)", ("flange_a.v", "flange_b.v")),
+        Output("residual", "m", "Position-level constraint k*q_b - q_a - off(t)", ("flange_a.s", "flange_b.s", "lambda")),
+        Output("residual_v", "m/s", "Velocity-level constraint k*v_b - v_a - off_t(t)",
+               ("flange_a.v", "flange_b.v", "lambda")),
+        Output("constraintEquation", "1", "The equation to enforce: residual, or residual_v if velocityLevel "
+               "(exudyn's ConstraintEquation)", ("flange_a.s", "flange_b.s", "flange_a.v", "flange_b.v", "lambda")),
+        Output("f", "N", "Constraint force at the component's time: lambda + lambda_rate*(t - start of the last step)",
+               ("lambda", "lambda_rate")),
+        Output("flange_a.f", "N", "Cut force at flange_a (= -lambda)", ("lambda",)),
+        Output("flange_b.f", "N", "Cut force at flange_b (= +factorValue1*lambda)", ("lambda",)),
+        Output("flange_a.f_rate", "N/s", "Rate of flange_a.f over the step (= -lambda_rate)", ("lambda_rate",)),
+        Output("flange_b.f_rate", "N/s", "Rate of flange_b.f over the step (= +factorValue1*lambda_rate)",
+               ("lambda_rate",)),
+    )
+    initial_state = {"step_start": 0.0}
+
+    _parsed: dict[str, tuple[str, Expression | None]] = {}
+
+    def validate(self) -> None:
+        self._parsed = {}
+        for name in ("offsetUserFunction", "offsetUserFunction_t"):
+            self.expression(name)
+
+    def expression(self, name: str) -> Expression | None:
+        text = self.values[name]
+        cached = self._parsed.get(name)
+        if cached is None or cached[0] != text:
+            try:
+                cached = (text, Expression(text, USER_FUNCTION_NAMES) if text.strip() else None)
+            except ExpressionError as exc:
+                raise self.error(name, text, f"is invalid: {exc}") from None
+            self._parsed = {**self._parsed, name: cached}
+        return cached[1]
+
+    def evaluate(self, name: str) -> float:
+        try:
+            return self.expression(name)(t=self.time, lOffset=self.values["offset"], itemNumber=self.values["itemNumber"])
+        except ExpressionError as exc:
+            raise self.error(name, self.values[name], str(exc)) from None
+
+    def offsets(self) -> tuple[float, float]:
+        """(off(t), off_t(t)) at the component's time."""
+        vals = self.values
+        position = self.evaluate("offsetUserFunction") if self.expression("offsetUserFunction") else vals["offset"]
+        if self.expression("offsetUserFunction_t"):
+            velocity = self.evaluate("offsetUserFunction_t")
+        else:
+            velocity = vals["offset"] if vals["velocityLevel"] else 0.0
+        return position, velocity
+
+    def initialize(self, start_time: float = 0.0) -> None:
+        super().initialize(start_time)
+        self.state["step_start"] = self.time
+
+    def advance(self, current_time: float, step_size: float) -> None:
+        self.state["step_start"] = current_time
+
+    def compute_outputs(self) -> dict[str, float]:
+        vals = self.values
+        k, rate = vals["factorValue1"], vals["lambda_rate"]
+        lam = vals["lambda"]
+        f = lam + rate * (self.time - self.state["step_start"])
+        s_rel, v_rel = vals["flange_b.s"] - vals["flange_a.s"], vals["flange_b.v"] - vals["flange_a.v"]
+        if not vals["activeConnector"]:
+            return {"s_rel": s_rel, "v_rel": v_rel, "residual": lam, "residual_v": lam, "constraintEquation": lam,
+                    "f": f, "flange_a.f": 0.0, "flange_b.f": 0.0, "flange_a.f_rate": 0.0, "flange_b.f_rate": 0.0}
+        off, off_t = self.offsets()
+        residual = k * vals["flange_b.s"] - vals["flange_a.s"] - off
+        residual_v = k * vals["flange_b.v"] - vals["flange_a.v"] - off_t
+        return {"s_rel": s_rel, "v_rel": v_rel, "residual": residual, "residual_v": residual_v,
+                "constraintEquation": residual_v if vals["velocityLevel"] else residual,
+                "f": f, "flange_a.f": -lam, "flange_b.f": k * lam, "flange_a.f_rate": -rate, "flange_b.f_rate": k * rate}

@@ -1,0 +1,201 @@
+"""CoordinateConstraint and the iterative couplings (Newton with rollback, fixed-point)."""
+from __future__ import annotations
+
+import math
+import random
+import warnings
+
+import numpy as np
+import pytest
+from scipy.integrate import solve_ivp
+
+from mechfmu.references import exudyn_solution
+from mechfmu.scenario import load_scenario
+from mechfmu.simulate import simulate
+from mechfmu_components import ComponentError, CoordinateConstraint
+
+import exudyn as exu  # noqa: E402
+from exudyn.itemInterface import (CoordinateConstraint as ExuConstraint, Mass1D, MarkerNodeCoordinate,  # noqa: E402
+                                  Node1D)
+
+
+def exudyn_constraint_equation(q0, q1, v0, v1, offset, factor, velocity_level):
+    sc = exu.SystemContainer()
+    mbs = sc.AddSystem()
+    nodes = [mbs.AddNode(Node1D(referenceCoordinates=[0], initialCoordinates=[q], initialVelocities=[v]))
+             for q, v in ((q0, v0), (q1, v1))]
+    for n in nodes:
+        mbs.AddObject(Mass1D(nodeNumber=n, mass=1.0))
+    markers = [mbs.AddMarker(MarkerNodeCoordinate(nodeNumber=n, coordinate=0)) for n in nodes]
+    obj = mbs.AddObject(ExuConstraint(markerNumbers=markers, offset=offset, factor1=factor, velocityLevel=velocity_level))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        mbs.Assemble()
+    return (mbs.GetObjectOutput(obj, exu.OutputVariableType.ConstraintEquation),
+            mbs.GetObjectOutput(obj, exu.OutputVariableType.Displacement),
+            mbs.GetObjectOutput(obj, exu.OutputVariableType.Velocity))
+
+
+def test_constraint_equation_equals_exudyn():
+    """ConstraintEquation, Displacement, Velocity of exudyn 1.13.6 at 60 random states (position and
+    velocity level, factors, offsets)."""
+    rng = random.Random(6)
+    for i in range(60):
+        q0, q1, v0, v1 = (rng.uniform(-1, 1) for _ in range(4))
+        offset, factor, velocity_level = rng.uniform(-0.5, 0.5), rng.choice((1.0, 2.0, -0.5)), i % 2 == 1
+        ref = exudyn_constraint_equation(q0, q1, v0, v1, offset, factor, velocity_level)
+        c = CoordinateConstraint("c")
+        for name, value in dict(offset=offset, factorValue1=factor, velocityLevel=velocity_level).items():
+            c.set(name, value)
+        c.initialize()
+        for name, value in {"flange_a.s": q0, "flange_b.s": q1, "flange_a.v": v0, "flange_b.v": v1}.items():
+            c.set(name, value)
+        assert (c.get("constraintEquation"), c.get("s_rel"), c.get("v_rel")) == pytest.approx(ref, rel=1e-14, abs=1e-15)
+
+
+def test_constraint_forces_and_bad_user_functions():
+    c = CoordinateConstraint("gear")
+    c.set("factorValue1", 2.0)
+    c.initialize()
+    c.set("lambda", 3.0)
+    assert (c.get("flange_a.f"), c.get("flange_b.f"), c.get("f")) == (-3.0, 6.0, 3.0)
+    bad = CoordinateConstraint("drive")
+    bad.set("offsetUserFunction", "sin(t) + mbs")
+    with pytest.raises(ComponentError, match=r"CoordinateConstraint 'drive': offsetUserFunction = 'sin\(t\) \+ mbs' is invalid"):
+        bad.initialize()
+
+
+def test_prescribed_motion_holds_the_constraint_and_gives_m_times_a():
+    """10,000 steps of 1e-3 s: the position residual stays <= 1e-9 relative to the coordinate scale
+    (0.1 m) at every communication point, without drift; the mass follows the closed form and the
+    constraint force is −m·a (λ acts as −λ on the mass at flange_b, so m·a = −λ)."""
+    result = simulate("scenarios/prescribed_motion", local=True)
+    assert result.ok, result.message
+    d, t = result.data, result.data["time"]
+    assert len(t) == 10001
+    w = 2 * math.pi * 0.25
+    s, v, a = 0.05 * (1 - np.cos(w * t)), 0.05 * w * np.sin(w * t), 0.05 * w * w * np.cos(w * t)
+    worst_residual = np.max(np.abs(d["constraint.residual"]))
+    print(f"\nmax |residual| {worst_residual:.1e} m, |velocity residual| {np.max(np.abs(d['constraint.residual_v'])):.1e}"
+          f" m/s, |s - closed form| {np.max(np.abs(d['mass.s'] - s)):.1e} m, |lambda + m*a| "
+          f"{np.max(np.abs(d['constraint.f'][1:] + 5 * a[1:])):.1e} N (of {5 * 0.05 * w * w:.3f} N); "
+          f"iterations per step {result.counters['iterations'] / result.counters['steps']:.2f}")
+    assert worst_residual <= 1e-9 * 0.1
+    assert np.max(np.abs(d["mass.s"] - s)) <= 1e-9 * 0.1
+    assert np.max(np.abs(d["mass.v"] - v)) <= 1e-9
+    assert np.max(np.abs(d["constraint.f"][1:] + 5 * a[1:])) <= 1e-4 * 5 * 0.05 * w * w
+
+
+def reduced_geared(times):
+    m1, m2, k, d, c = 2.0, 1.0, 100.0, 1.0, 5.0
+    sol = solve_ivp(lambda t, y: [y[1], (-4 * k * y[0] - (4 * d + c) * y[1]) / (4 * m1 + m2)], (0, times[-1]),
+                    [0.05, 0.0], rtol=1e-12, atol=1e-14, t_eval=times, method="DOP853")
+    return sol.y
+
+
+def test_geared_masses_match_the_reduced_ode():
+    """Newton on λ and on every connection (implicit trapezoidal coupling): second order; at h = 1e-3 the
+    error to the reduced ODE (scipy, rtol 1e-12) is ~9e-7 m; halving h divides it by ~4. The gear
+    constraint holds to 1e-9 relative at every point."""
+    errors = []
+    for h in (1e-3, 5e-4):
+        result = simulate("scenarios/geared_masses", step=h, local=True)
+        assert result.ok, result.message
+        d = result.data
+        x, _ = reduced_geared(d["time"])
+        errors.append(max(np.max(np.abs(d["mass2.s"] - x)), np.max(np.abs(d["mass1.s"] - 2 * x))))
+        assert np.max(np.abs(d["gear.residual"])) <= 1e-9 * 0.1
+        print(f"\nh={h:g}: max |position error| {errors[-1]:.2e} m, counters {result.counters}")
+    assert errors[0] <= 2e-6
+    assert 3.0 < errors[0] / errors[1] < 5.0
+
+
+def test_belt_friction_matches_exudyn():
+    """Velocity-level belt drive + bristle friction + spring (exudyn's massSpringFrictionInteractive),
+    first second. Tolerance by halving both: our error must shrink with h and be explained by the two
+    solutions' own step-halving differences."""
+    stop = 1.0
+    refs = [exudyn_solution("scenarios/belt_friction", step, stop=stop) for step in (2.5e-5, 1.25e-5)]
+    ours = [simulate("scenarios/belt_friction", step=h, stop=stop, local=True) for h in (2e-4, 1e-4)]
+    assert all(r.ok for r in ours), [r.message for r in ours]
+    t_ref, p_ref = refs[1].time, refs[1].bodies["mass"][0]
+    err = [float(np.max(np.abs(np.interp(t_ref, r.data["time"], r.data["mass.s"]) - p_ref))) for r in ours]
+    own = float(np.max(np.abs(np.interp(t_ref, ours[0].data["time"], ours[0].data["mass.s"])
+                              - np.interp(t_ref, ours[1].data["time"], ours[1].data["mass.s"]))))
+    exudyn_own = float(np.max(np.abs(np.interp(t_ref, refs[0].time, refs[0].bodies["mass"][0]) - p_ref)))
+    belt_speed = ours[1].data["belt.v"]
+    print(f"\n|mass - exudyn| {err[0]:.2e} (h=2e-4), {err[1]:.2e} (h=1e-4); halving estimates ours {own:.2e}, "
+          f"exudyn {exudyn_own:.2e}; range {np.ptp(p_ref):.3f} m; belt speed {belt_speed.min():.12f}.."
+          f"{belt_speed.max():.12f} m/s; counters {ours[1].counters}")
+    assert np.max(np.abs(belt_speed - 4.0)) <= 1e-9
+    assert err[1] <= 0.75 * err[0]
+    assert err[1] <= 2.0 * (own + exudyn_own)
+    assert err[1] <= 2e-3
+
+
+def test_stiff_coupling_where_jacobi_diverges():
+    """two_mass_oscillator with a 1e6 N/m middle spring at h = 1e-3 (ω·h ≈ 1.4): Jacobi and
+    linear-implicit blow up; fixed-point (trapezoidal, Aitken) and Newton (implicit trapezoidal) stay
+    bounded and conserve the energy."""
+    params = {"spring2": {"stiffness": 1e6}}
+
+    def energy(d):
+        k, kc = 4 * math.pi ** 2, 1e6
+        return (0.5 * d["mass1.v"] ** 2 + 0.5 * d["mass2.v"] ** 2 + 0.5 * k * d["mass1.s"] ** 2
+                + 0.5 * kc * (d["mass2.s"] - d["mass1.s"]) ** 2 + 0.5 * k * d["mass2.s"] ** 2)
+
+    with np.errstate(over="ignore", invalid="ignore"):
+        for algorithm in ("jacobi", "linear-implicit"):
+            r = simulate("scenarios/two_mass_oscillator", algorithm=algorithm, step=1e-3, stop=2.0, local=True,
+                         parameters=params)
+            grown = np.nanmax(energy(r.data)) / energy(r.data)[0]
+            print(f"\n{algorithm}: {r.status} ({r.message[:60]}...), energy grew x{grown:.1e}")
+            assert not r.ok or grown > 1e10
+    for algorithm, options in (("fixed-point", {}), ("fixed-point", {"order": "gauss-seidel"}),
+                               ("newton", {"coupling": "implicit"})):
+        r = simulate("scenarios/two_mass_oscillator", algorithm=algorithm, step=1e-3, stop=2.0, local=True,
+                     parameters=params, **options)
+        assert r.ok, r.message
+        e = energy(r.data)
+        per_step = r.counters["iterations"] / r.counters["steps"]
+        print(f"{algorithm} {options}: energy drift {np.max(np.abs(e - e[0])) / e[0]:.1e} relative, {per_step:.2f} iterations per "
+              f"step, counters {r.counters}")
+        assert np.max(np.abs(e - e[0])) <= 1e-6 * e[0]
+
+
+def test_non_convergence_is_reported_and_results_kept():
+    r = simulate("scenarios/two_mass_oscillator", algorithm="fixed-point", step=1e-3, stop=1.0, local=True,
+                 parameters={"spring2": {"stiffness": 1e8}}, max_iterations="3", relaxation="none")
+    assert r.status == "error" and "did not converge at t=0.0" in r.message
+    assert r.data is not None and len(r.data) >= 1
+    r = simulate("scenarios/geared_masses", step=1e-3, stop=1.0, local=True, max_iterations="1", tolerance="1e-30")
+    assert r.status == "error" and "newton coupling did not converge at t=0.0" in r.message
+    with pytest.raises(ValueError, match="algorithm 'newton': tolerance must be > 0 and max_iterations >= 1"):
+        simulate("scenarios/geared_masses", local=True, max_iterations="0")
+
+
+def test_newton_through_fmus_equals_in_process(fmus):
+    """Rollback through fmpy (get/set/free FMUstate) gives the in-process result bit for bit."""
+    runs = [simulate("scenarios/geared_masses", step=1e-3, stop=0.3, local=local) for local in (False, True)]
+    assert all(r.ok for r in runs), [r.message for r in runs]
+    assert runs[0].counters["rollbacks"] == runs[1].counters["rollbacks"] > 0
+    assert all((runs[0].data[n] == runs[1].data[n]).all() for n in runs[0].data.dtype.names)
+
+
+def test_fixed_point_orders_converge_to_the_same_trapezoidal_solution():
+    """Jacobi- and Gauss-Seidel-ordered fixed-point iterations solve the same implicit step: on the
+    two-mass oscillator they agree to the iteration tolerance, and halving h divides the error to the
+    closed form by 4 (second order)."""
+    runs = {}
+    for order in ("jacobi", "gauss-seidel"):
+        for h in (1e-3, 5e-4):
+            r = simulate("scenarios/two_mass_oscillator", algorithm="fixed-point", step=h, stop=1.0, local=True, order=order)
+            assert r.ok, r.message
+            t = r.data["time"]
+            exact = 0.5 * np.cos(2 * np.pi * t) + 0.5 * np.cos(6 * np.pi * t)
+            runs[order, h] = (r.data["mass1.s"], float(np.max(np.abs(r.data["mass1.s"] - exact))))
+    assert np.max(np.abs(runs["jacobi", 1e-3][0] - runs["gauss-seidel", 1e-3][0])) < 1e-8
+    for order in ("jacobi", "gauss-seidel"):
+        ratio = runs[order, 1e-3][1] / runs[order, 5e-4][1]
+        print(f"\n{order}: errors {runs[order, 1e-3][1]:.2e}, {runs[order, 5e-4][1]:.2e} (ratio {ratio:.2f})")
+        assert 3.5 < ratio < 4.5
