@@ -16,6 +16,8 @@ PARAMETERS = {
                                "springForceUserFunction": "0.1*k*u + k*u**3 + v*d + sin(t)"},
     "Inertia": {"J": 0.3, "phi_start": 0.1, "w_start": 2.0},
     "ElastoGap": {"c": 1e3, "d": 30.0, "s_rel0": 0.5, "n": 1.5},
+    "CoordinateConstraint": {"factorValue1": 2.0, "offset": 0.1, "offsetUserFunction": "lOffset*sin(t)",
+                             "offsetUserFunction_t": "lOffset*cos(t)"},
     "RigidBody": {"mass": 2.0, "inertia.xx": 0.3, "inertia.yy": 0.4, "inertia.zz": 0.5, "inertia.xy": 0.01,
                   "centerOfMass.y": 0.1, "angularVelocity_start.x": 3.0, "velocity_start.z": 1.0, "maxSubstepSize": 5e-4},
     "SmoothSphereHalfSpaceForce": {"stiffness": 1e6, "dissipation": 1.0, "staticFriction": 0.8, "dynamicFriction": 0.5,
