@@ -15,18 +15,13 @@ from mechfmu.simulate import simulate
 from mechfmu_components import ComponentError, CoordinateConstraint
 
 import exudyn as exu  # noqa: E402
-from exudyn.itemInterface import (CoordinateConstraint as ExuConstraint, Mass1D, MarkerNodeCoordinate,  # noqa: E402
-                                  Node1D)
+from exudyn.itemInterface import CoordinateConstraint as ExuConstraint  # noqa: E402
+
+from exudyn_states import two_coordinates  # noqa: E402
 
 
 def exudyn_constraint_equation(q0, q1, v0, v1, offset, factor, velocity_level):
-    sc = exu.SystemContainer()
-    mbs = sc.AddSystem()
-    nodes = [mbs.AddNode(Node1D(referenceCoordinates=[0], initialCoordinates=[q], initialVelocities=[v]))
-             for q, v in ((q0, v0), (q1, v1))]
-    for n in nodes:
-        mbs.AddObject(Mass1D(nodeNumber=n, mass=1.0))
-    markers = [mbs.AddMarker(MarkerNodeCoordinate(nodeNumber=n, coordinate=0)) for n in nodes]
+    sc, mbs, markers = two_coordinates(q0, q1, v0, v1)
     obj = mbs.AddObject(ExuConstraint(markerNumbers=markers, offset=offset, factor1=factor, velocityLevel=velocity_level))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

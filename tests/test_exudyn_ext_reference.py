@@ -17,8 +17,9 @@ from mechfmu_components import CoordinateSpringDamperExt
 from mechfmu_components.coordinate_spring_damper_ext import ExtLaw, SwitchingState, post_newton
 
 import exudyn as exu  # noqa: E402  (test extra pins 1.13.6)
-from exudyn.itemInterface import (CoordinateSpringDamperExt as ExuExt, Mass1D, MarkerNodeCoordinate,  # noqa: E402
-                                  Node1D, NodeGenericData)
+from exudyn.itemInterface import CoordinateSpringDamperExt as ExuExt, NodeGenericData  # noqa: E402
+
+from exudyn_states import two_coordinates  # noqa: E402
 
 assert exu.__version__ == "1.13.6", exu.__version__
 RELATIVE_TOLERANCE = 1e-12
@@ -37,13 +38,7 @@ def user_function(mbs, t, item, u, v, k, d, offset, v_off, f_d, f_so, v_exp, f_v
 
 def exudyn_system(params: dict, q0, q1, v0, v1, data):
     """Two free coordinates (reference 0), the connector between them, the data node."""
-    sc = exu.SystemContainer()
-    mbs = sc.AddSystem()
-    nodes = [mbs.AddNode(Node1D(referenceCoordinates=[0], initialCoordinates=[q], initialVelocities=[v]))
-             for q, v in ((q0, v0), (q1, v1))]
-    for n in nodes:
-        mbs.AddObject(Mass1D(nodeNumber=n, mass=1.0))
-    markers = [mbs.AddMarker(MarkerNodeCoordinate(nodeNumber=n, coordinate=0)) for n in nodes]
+    sc, mbs, markers = two_coordinates(q0, q1, v0, v1)
     data_node = mbs.AddNode(NodeGenericData(initialCoordinates=list(data), numberOfDataCoordinates=3))
     kwargs = {EXUDYN_NAMES.get(k, k): v for k, v in params.items()
               if k not in ("springForceUserFunction", "itemNumber")}

@@ -6,19 +6,15 @@ import pytest
 from mechfmu_components import CoordinateSpringDamper
 
 import exudyn as exu  # noqa: E402  (test extra pins 1.13.6)
-from exudyn.itemInterface import CoordinateSpringDamper as ExuCSD, Mass1D, MarkerNodeCoordinate, Node1D  # noqa: E402
+from exudyn.itemInterface import CoordinateSpringDamper as ExuCSD  # noqa: E402
+
+from exudyn_states import two_coordinates  # noqa: E402
 
 USER_LAW = "0.1*k*u + k*u**3 + v*d"
 
 
 def exudyn_force(q0, q1, v0, v1, k, d, offset, user):
-    SC = exu.SystemContainer()
-    mbs = SC.AddSystem()
-    nodes = [mbs.AddNode(Node1D(referenceCoordinates=[0], initialCoordinates=[q], initialVelocities=[v]))
-             for q, v in ((q0, v0), (q1, v1))]
-    for n in nodes:
-        mbs.AddObject(Mass1D(nodeNumber=n, mass=1.0))
-    markers = [mbs.AddMarker(MarkerNodeCoordinate(nodeNumber=n, coordinate=0)) for n in nodes]
+    SC, mbs, markers = two_coordinates(q0, q1, v0, v1)
     kwargs = {}
     if user:
         kwargs["springForceUserFunction"] = lambda mbs, t, i, u, v, k, d, off: 0.1 * k * u + k * u**3 + v * d
