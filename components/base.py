@@ -169,6 +169,7 @@ class Component:
         self.values: dict[str, Any] = {p.name: p.default for p in self.parameters}
         self.values.update({i.name: i.start for i in self.inputs})
         self.state: dict[str, Any] = copy.deepcopy(self.initial_state)
+        self._expressions: dict[str, tuple[str, Any]] = {}  # parameter -> (text, parsed expression)
         for p in self.parameters:
             if p.moves_state:
                 self.state[p.moves_state] = float(p.default)
@@ -214,6 +215,29 @@ class Component:
             return self._cache[name]
         except KeyError:
             raise ComponentError(f"{self.instance_name}: no variable named {name!r}") from None
+
+    def parsed_expression(self, parameter: str, names: tuple[str, ...]):
+        """The user-function expression held by a String parameter (parsed once per text; None if
+        empty); a bad one raises ``ComponentError`` naming component, parameter and text."""
+        from .expressions import Expression, ExpressionError
+
+        text = self.values[parameter]
+        cache = self._expressions
+        if parameter not in cache or cache[parameter][0] != text:
+            try:
+                cache[parameter] = (text, Expression(text, names) if text.strip() else None)
+            except ExpressionError as exc:
+                raise self.error(parameter, text, f"is invalid: {exc}") from None
+        return cache[parameter][1]
+
+    def call_expression(self, parameter: str, names: tuple[str, ...], **arguments: float) -> float:
+        """Evaluate a parameter's expression; failures raise ``ComponentError`` naming the parameter."""
+        from .expressions import ExpressionError
+
+        try:
+            return self.parsed_expression(parameter, names)(**arguments)
+        except ExpressionError as exc:
+            raise self.error(parameter, self.values[parameter], str(exc)) from None
 
     def parameter_changed(self, name: str) -> None:
         """Hook after a parameter was written (before initialization): components whose initial state

@@ -18,8 +18,10 @@ where the law is simple; the default is a central difference of ``element_force`
 """
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+
 from .base import Component, Input, Output
-from .expressions import Expression, ExpressionError
+from .expressions import Expression
 
 FLANGE_INPUT_NAMES = ("flange_a.s", "flange_a.v", "flange_b.s", "flange_b.v")
 #: the flange inputs of every 1D connector (Exudyn marker m0 = flange_a, m1 = flange_b)
@@ -55,7 +57,7 @@ TANGENT_OUTPUTS = (
 DIFFERENCE_STEP = 1e-7
 
 
-class Connector(Component):
+class Connector(Component, ABC):
     """Base of the 1D connectors. Subclasses implement ``element_force(q, v)`` and may override
     ``factors`` and ``force_derivatives``."""
 
@@ -70,8 +72,9 @@ class Connector(Component):
         f0, f1 = self.factors()
         return (f1 * vals["flange_b.s"] - f0 * vals["flange_a.s"], f1 * vals["flange_b.v"] - f0 * vals["flange_a.v"])
 
+    @abstractmethod
     def element_force(self, q: float, v: float) -> float:
-        raise NotImplementedError
+        """The element force f [N] (tension positive) at relative coordinate q and velocity v."""
 
     def force_derivatives(self, q: float, v: float) -> tuple[float, float]:
         """(∂f/∂q, ∂f/∂v) by central differences (step DIFFERENCE_STEP·max(1, |x|))."""
@@ -96,23 +99,13 @@ class UserFunctionConnector(Connector):
     it may use are ``user_function_names``."""
 
     user_function_names: tuple[str, ...] = ()
-    _parsed: tuple[str, Expression | None] = ("", None)
 
     def validate(self) -> None:
         self.user_function()
 
     def user_function(self) -> Expression | None:
-        """The parsed springForceUserFunction (parsed once per text), or None if empty."""
-        text = self.values["springForceUserFunction"]
-        if text != self._parsed[0]:
-            try:
-                self._parsed = (text, Expression(text, self.user_function_names) if text.strip() else None)
-            except ExpressionError as exc:
-                raise self.error("springForceUserFunction", text, f"is invalid: {exc}") from None
-        return self._parsed[1]
+        """The parsed springForceUserFunction, or None if empty."""
+        return self.parsed_expression("springForceUserFunction", self.user_function_names)
 
     def call_user_function(self, **arguments: float) -> float:
-        try:
-            return self.user_function()(**arguments)
-        except ExpressionError as exc:
-            raise self.error("springForceUserFunction", self.values["springForceUserFunction"], str(exc)) from None
+        return self.call_expression("springForceUserFunction", self.user_function_names, **arguments)

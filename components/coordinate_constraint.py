@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from .base import Component, Input, Output, Param
 from .connector import CONNECTOR_INPUTS
-from .expressions import Expression, ExpressionError
+from .expressions import Expression
 
 USER_FUNCTION_NAMES = ("t", "lOffset", "itemNumber")
 
@@ -68,29 +68,16 @@ class CoordinateConstraint(Component):
     )
     initial_state = {"step_start": 0.0}
 
-    _parsed: dict[str, tuple[str, Expression | None]] = {}
-
     def validate(self) -> None:
-        self._parsed = {}
         for name in ("offsetUserFunction", "offsetUserFunction_t"):
             self.expression(name)
 
     def expression(self, name: str) -> Expression | None:
-        text = self.values[name]
-        cached = self._parsed.get(name)
-        if cached is None or cached[0] != text:
-            try:
-                cached = (text, Expression(text, USER_FUNCTION_NAMES) if text.strip() else None)
-            except ExpressionError as exc:
-                raise self.error(name, text, f"is invalid: {exc}") from None
-            self._parsed = {**self._parsed, name: cached}
-        return cached[1]
+        return self.parsed_expression(name, USER_FUNCTION_NAMES)
 
     def evaluate(self, name: str) -> float:
-        try:
-            return self.expression(name)(t=self.time, lOffset=self.values["offset"], itemNumber=self.values["itemNumber"])
-        except ExpressionError as exc:
-            raise self.error(name, self.values[name], str(exc)) from None
+        return self.call_expression(name, USER_FUNCTION_NAMES, t=self.time, lOffset=self.values["offset"],
+                                    itemNumber=self.values["itemNumber"])
 
     def offsets(self) -> tuple[float, float]:
         """(off(t), off_t(t)) at the component's time."""

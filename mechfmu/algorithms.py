@@ -197,6 +197,22 @@ class CouplingAlgorithm(ABC):
         """The connections the algorithm exchanges (default: the scenario's)."""
         return list(connections)
 
+    def check_iteration_options(self, choices: dict[str, tuple[str, ...]], min_iterations: int) -> None:
+        """Validate the choice options and set ``self.tolerance``/``self.max_iterations`` (iterative
+        algorithms); a bad value raises ValueError naming algorithm, option and value."""
+        for key, allowed in choices.items():
+            if str(self.config[key]) not in allowed:
+                raise ValueError(f"algorithm {self.name!r}: {key} = {self.config[key]!r}; use one of {allowed}")
+        try:
+            self.tolerance = float(self.config["tolerance"])
+            self.max_iterations = int(self.config["max_iterations"])
+        except (TypeError, ValueError):
+            raise ValueError(f"algorithm {self.name!r}: tolerance = {self.config['tolerance']!r} and max_iterations = "
+                             f"{self.config['max_iterations']!r} must be numbers") from None
+        if not (self.tolerance > 0 and self.max_iterations >= min_iterations):
+            raise ValueError(f"algorithm {self.name!r}: tolerance must be > 0 and max_iterations >= {min_iterations}, "
+                             f"got {self.tolerance!r}, {self.max_iterations!r}")
+
     @abstractmethod
     def step(self, system: CoupledSystem, t: float, h: float) -> None:
         """Advance every slave from t to t + h and leave all connected inputs consistent."""
@@ -361,22 +377,8 @@ class FixedPoint(CouplingAlgorithm):
 
     def __init__(self, **options: Any):
         super().__init__(**options)
-        if self.config["inputs"] not in ("average", "end"):
-            raise ValueError(f"algorithm 'fixed-point': inputs = {self.config['inputs']!r}; use 'average' or 'end'")
-        if self.config["order"] not in ("jacobi", "gauss-seidel"):
-            raise ValueError(f"algorithm 'fixed-point': order = {self.config['order']!r}; use 'jacobi' or 'gauss-seidel'")
-        if self.config["relaxation"] not in ("aitken", "none"):
-            raise ValueError(f"algorithm 'fixed-point': relaxation = {self.config['relaxation']!r}; "
-                             "use 'aitken' or 'none'")
-        try:
-            self.tolerance = float(self.config["tolerance"])
-            self.max_iterations = int(self.config["max_iterations"])
-        except (TypeError, ValueError):
-            raise ValueError(f"algorithm 'fixed-point': tolerance = {self.config['tolerance']!r} and max_iterations = "
-                             f"{self.config['max_iterations']!r} must be numbers") from None
-        if not (self.tolerance > 0 and self.max_iterations >= 2):
-            raise ValueError(f"algorithm 'fixed-point': tolerance must be > 0 and max_iterations >= 2, got "
-                             f"{self.tolerance!r}, {self.max_iterations!r}")
+        self.check_iteration_options({"inputs": ("average", "end"), "order": ("jacobi", "gauss-seidel"),
+                                      "relaxation": ("aitken", "none")}, min_iterations=2)
         self.counters.update(iterations=0, rollbacks=0)
 
     def initialize(self, system: CoupledSystem, start_time: float) -> None:
@@ -509,19 +511,8 @@ class Newton(CouplingAlgorithm):
 
     def __init__(self, **options: Any):
         super().__init__(**options)
-        choices = {"coupling": ("explicit", "implicit"), "inputs": ("average", "end"), "index": ("3", "2"),
-                   "jacobian": ("broyden", "fixed", "fresh")}
-        for key, allowed in choices.items():
-            if str(self.config[key]) not in allowed:
-                raise ValueError(f"algorithm 'newton': {key} = {self.config[key]!r}; use one of {allowed}")
-        try:
-            self.tolerance = float(self.config["tolerance"])
-            self.max_iterations = int(self.config["max_iterations"])
-        except (TypeError, ValueError):
-            raise ValueError(f"algorithm 'newton': tolerance = {self.config['tolerance']!r} and max_iterations = "
-                             f"{self.config['max_iterations']!r} must be numbers") from None
-        if not (self.tolerance > 0 and self.max_iterations >= 1):
-            raise ValueError("algorithm 'newton': tolerance must be > 0 and max_iterations >= 1")
+        self.check_iteration_options({"coupling": ("explicit", "implicit"), "inputs": ("average", "end"),
+                                      "index": ("3", "2"), "jacobian": ("broyden", "fixed", "fresh")}, min_iterations=1)
         self.counters.update(iterations=0, rollbacks=0, jacobians=0)
         self.jacobian = None
 

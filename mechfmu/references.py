@@ -138,7 +138,8 @@ def exudyn_solution(scenario: Scenario | str | Path, step: float, stop: float | 
                 kwargs_data = {}
             skip = ("springForceUserFunction", "itemNumber", "frictionMode_start", "lastStickingPosition_start",
                     "limitStopState_start")
-            kwargs = {EXUDYN_EXT_NAMES.get(k, k): v for k, v in vals.items() if k not in skip and k in comp._params}
+            parameter_names = {p.name for p in comp.parameters}
+            kwargs = {EXUDYN_EXT_NAMES.get(k, k): v for k, v in vals.items() if k not in skip and k in parameter_names}
             if user is not None:
                 def uf(mbs, t, i, u, v, k, d, off, v_off, f_d, f_so, v_exp, f_v, v_reg, f=user, n=vals["itemNumber"]):
                     return f(t=t, itemNumber=n, displacement=u, u=u, velocity=v, v=v, stiffness=k, k=k, damping=d, d=d,
