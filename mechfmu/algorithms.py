@@ -11,7 +11,8 @@
 
 Adding a coupling algorithm (checklist):
 1. subclass ``CouplingAlgorithm``, give it a unique ``name`` and keyword options with defaults;
-   reject unknown option values in ``__init__`` with a ``ValueError`` naming option and value;
+   reject unknown option values in ``__init__`` with a ``ValueError`` naming option and value
+   (iterative algorithms: ``check_iteration_options``);
 2. implement ``step(system, t, h)``: advance every slave from ``t`` to ``t + h`` and leave every
    connected input consistent with the new outputs; call ``system.do_step`` (raises
    ``StepRefused``) and ``system.transfer``; count extra work in ``self.counters``
