@@ -101,6 +101,49 @@ def linear_implicit_step(s: float, v: float, m: float, force: float, stiffness: 
     return s + p0 * v + p1 * b1 + q1 * r1, v + p2 * v + p3 * b1 + q3 * r1
 
 
+def body_variables(load: str, pos: str, vel: str, units: dict[str, str], words: dict[str, str]
+                   ) -> tuple[tuple[Input, ...], tuple[Output, ...]]:
+    """Inputs and outputs of a 1D body: flange loads with their linear-implicit tangents, a drive,
+    and position, velocity and acceleration of the body and of both flanges. ``units`` has keys
+    load, stiffness, damping, rate, pos, vel, acc; ``words`` has load, pos, vel, acc."""
+    loads = (f"flange_a.{load}", f"flange_b.{load}", f"{load}_drive")
+    inputs = tuple(
+        Input(f"flange_{x}.{load}", 0.0, units["load"],
+              f"Cut {words['load']} of the element connected at flange_{x} (body receives −flange_{x}.{load})")
+        for x in "ab") + (
+        Input(f"{load}_drive", 0.0, units["load"], f"External driving {words['load']} acting in +{pos} direction"),
+    ) + tuple(
+        Input(f"flange_{x}.{tangent}", 0.0, units[quantity],
+              f"Tangent {quantity} of the element at flange_{x} (linear-implicit coupling)")
+        for x in "ab" for tangent, quantity in (("c", "stiffness"), ("d", "damping"))
+    ) + tuple(
+        Input(f"flange_{x}.{load}_rate", 0.0, units["rate"],
+              f"Rate of flange_{x}.{load} from the other side's motion (linear-implicit coupling)")
+        for x in "ab")
+    outputs = (
+        Output(pos, units["pos"], f"Absolute {words['pos']}"),
+        Output(vel, units["vel"], f"Absolute {words['vel']}"),
+        Output("a", units["acc"], f"Absolute {words['acc']}", depends_on=loads),
+    ) + tuple(
+        Output(f"flange_{x}.{name}", units[kind], f"Absolute {words[kind]} of flange_{x}")
+        for x in "ab" for name, kind in ((pos, "pos"), (vel, "vel"))
+    ) + tuple(
+        Output(f"flange_{x}.a", units["acc"], f"Absolute {words['acc']} of flange_{x} (= a)", depends_on=loads)
+        for x in "ab")
+    return inputs, outputs
+
+
+MASS_VARIABLES = body_variables(
+    "f", "s", "v",
+    {"load": "N", "stiffness": "N/m", "damping": "N.s/m", "rate": "N/s", "pos": "m", "vel": "m/s", "acc": "m/s2"},
+    {"load": "force", "pos": "position", "vel": "velocity", "acc": "acceleration"})
+INERTIA_VARIABLES = body_variables(
+    "tau", "phi", "w",
+    {"load": "N.m", "stiffness": "N.m/rad", "damping": "N.m.s/rad", "rate": "N.m/s", "pos": "rad", "vel": "rad/s",
+     "acc": "rad/s2"},
+    {"load": "torque", "pos": "rotation angle", "vel": "angular velocity", "acc": "angular acceleration"})
+
+
 class Mass(Component):
     description = "1D sliding mass with inertia (Modelica Translational Mass semantics)"
     parameters = (
@@ -109,28 +152,7 @@ class Mass(Component):
         Param("s_start", 0.0, "m", "Initial absolute position of the centre of mass", moves_state="s"),
         Param("v_start", 0.0, "m/s", "Initial absolute velocity", moves_state="v"),
     )
-    inputs = (
-        Input("flange_a.f", 0.0, "N", "Cut force of the element connected at flange_a (body receives −flange_a.f)"),
-        Input("flange_b.f", 0.0, "N", "Cut force of the element connected at flange_b (body receives −flange_b.f)"),
-        Input("f_drive", 0.0, "N", "External driving force acting in +s direction"),
-        Input("flange_a.c", 0.0, "N/m", "Tangent stiffness of the element at flange_a (linear-implicit coupling)"),
-        Input("flange_a.d", 0.0, "N.s/m", "Tangent damping of the element at flange_a (linear-implicit coupling)"),
-        Input("flange_b.c", 0.0, "N/m", "Tangent stiffness of the element at flange_b (linear-implicit coupling)"),
-        Input("flange_b.d", 0.0, "N.s/m", "Tangent damping of the element at flange_b (linear-implicit coupling)"),
-        Input("flange_a.f_rate", 0.0, "N/s", "Rate of flange_a.f from the other side's motion (linear-implicit coupling)"),
-        Input("flange_b.f_rate", 0.0, "N/s", "Rate of flange_b.f from the other side's motion (linear-implicit coupling)"),
-    )
-    outputs = (
-        Output("s", "m", "Absolute position of the centre of mass"),
-        Output("v", "m/s", "Absolute velocity"),
-        Output("a", "m/s2", "Absolute acceleration", depends_on=("flange_a.f", "flange_b.f", "f_drive")),
-        Output("flange_a.s", "m", "Absolute position of flange_a"),
-        Output("flange_a.v", "m/s", "Absolute velocity of flange_a"),
-        Output("flange_b.s", "m", "Absolute position of flange_b"),
-        Output("flange_b.v", "m/s", "Absolute velocity of flange_b"),
-        Output("flange_a.a", "m/s2", "Absolute acceleration of flange_a (= a)", depends_on=("flange_a.f", "flange_b.f", "f_drive")),
-        Output("flange_b.a", "m/s2", "Absolute acceleration of flange_b (= a)", depends_on=("flange_a.f", "flange_b.f", "f_drive")),
-    )
+    inputs, outputs = MASS_VARIABLES
     initial_state = {"s": 0.0, "v": 0.0}
     #: variable names: inertia, position, velocity, flange load, drive
     names: ClassVar[tuple[str, str, str, str, str]] = ("m", "s", "v", "f", "f_drive")
@@ -168,29 +190,5 @@ class Inertia(Mass):
         Param("phi_start", 0.0, "rad", "Initial absolute rotation angle", moves_state="s"),
         Param("w_start", 0.0, "rad/s", "Initial absolute angular velocity", moves_state="v"),
     )
-    inputs = (
-        Input("flange_a.tau", 0.0, "N.m", "Cut torque of the element connected at flange_a (body receives −flange_a.tau)"),
-        Input("flange_b.tau", 0.0, "N.m", "Cut torque of the element connected at flange_b (body receives −flange_b.tau)"),
-        Input("tau_drive", 0.0, "N.m", "External driving torque acting in +phi direction"),
-        Input("flange_a.c", 0.0, "N.m/rad", "Tangent stiffness of the element at flange_a (linear-implicit coupling)"),
-        Input("flange_a.d", 0.0, "N.m.s/rad", "Tangent damping of the element at flange_a (linear-implicit coupling)"),
-        Input("flange_b.c", 0.0, "N.m/rad", "Tangent stiffness of the element at flange_b (linear-implicit coupling)"),
-        Input("flange_b.d", 0.0, "N.m.s/rad", "Tangent damping of the element at flange_b (linear-implicit coupling)"),
-        Input("flange_a.tau_rate", 0.0, "N.m/s", "Rate of flange_a.tau from the other side's motion (linear-implicit coupling)"),
-        Input("flange_b.tau_rate", 0.0, "N.m/s", "Rate of flange_b.tau from the other side's motion (linear-implicit coupling)"),
-    )
-    outputs = (
-        Output("phi", "rad", "Absolute rotation angle"),
-        Output("w", "rad/s", "Absolute angular velocity"),
-        Output("a", "rad/s2", "Absolute angular acceleration",
-               depends_on=("flange_a.tau", "flange_b.tau", "tau_drive")),
-        Output("flange_a.phi", "rad", "Absolute rotation angle of flange_a"),
-        Output("flange_a.w", "rad/s", "Absolute angular velocity of flange_a"),
-        Output("flange_b.phi", "rad", "Absolute rotation angle of flange_b"),
-        Output("flange_b.w", "rad/s", "Absolute angular velocity of flange_b"),
-        Output("flange_a.a", "rad/s2", "Angular acceleration of flange_a (= a)",
-               depends_on=("flange_a.tau", "flange_b.tau", "tau_drive")),
-        Output("flange_b.a", "rad/s2", "Angular acceleration of flange_b (= a)",
-               depends_on=("flange_a.tau", "flange_b.tau", "tau_drive")),
-    )
+    inputs, outputs = INERTIA_VARIABLES
     names = ("J", "phi", "w", "tau", "tau_drive")
