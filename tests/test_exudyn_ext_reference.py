@@ -155,6 +155,7 @@ def test_force_equals_exudyn(branch):
 def exudyn_post_newton(params, q0, q1, v0, v1, current, start):
     sc, mbs, _ = exudyn_system(params, q0, q1, v0, v1, current)
     settings = exu.SimulationSettings()
+    settings.solution.file.write = False
     solver = exu.MainSolverImplicitSecondOrder()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
