@@ -4,11 +4,7 @@ A component is a plain Python object (standard library only). The FMU wrapper in
 ``components/fmi.py`` maps FMI calls onto it one to one, and the master's ``LocalSlave`` drives the
 same object in-process, so both give bit-identical results.
 
-Sign convention (Modelica Translational, MSL ``GenerationOfFMUs``): a 1D connector reads the
-absolute positions and velocities of its two flanges (inputs ``flange_a.s/.v``,
-``flange_b.s/.v``) and outputs its own cut forces ``flange_b.f = +f`` and ``flange_a.f = -f``
-for an element force ``f`` (positive = tension). A body wired to a connector flange receives that
-flange force and applies its negative, so every connection is a plain 1:1 wire.
+Sign convention: ``SIGN_CONVENTION`` below (also written into every FMU's documentation).
 
 Life cycle (mirrors FMI 2.0 co-simulation):
 ``Component(instance_name)`` -> ``set`` parameters and inputs -> ``initialize(start_time)``
@@ -83,6 +79,21 @@ ROTATIONAL_UNITS: dict[str, str] = {
 }
 
 
+#: the port sign convention of every component (Modelica Translational, MSL ``GenerationOfFMUs``)
+SIGN_CONVENTION = (
+    "A 1D connector reads the absolute positions and velocities of its two flanges (inputs flange_a.s, "
+    "flange_a.v, flange_b.s, flange_b.v) and outputs its own cut forces flange_b.f = +f and flange_a.f = -f "
+    "for the element force f (positive = tension; with gear factors flange_a.f = -factor0*f, "
+    "flange_b.f = +factor1*f). A body wired to a connector flange receives that flange force as its input "
+    "of the same name and applies its negative (Mass: m*a = f_drive - flange_a.f - flange_b.f), so every "
+    "connection is a plain 1:1 wire with no sign change, as in MSL's Translational.Examples.GenerationOfFMUs. "
+    "Rotational components use the same names (flange_x.s in rad, flange_x.f in N.m); Inertia uses Modelica's "
+    "phi, w, tau. 3D ports are world-frame vectors: positions, unit quaternions (w, x, y, z; body to world), "
+    "linear and angular velocities from the bodies; forces and torques (about the body origin) that an "
+    "element exerts on each body, which the body adds to its load."
+)
+
+
 class ComponentError(ValueError):
     """Bad parameter, input or user function; the message names component, variable and value."""
 
@@ -154,6 +165,8 @@ class Component:
     """
 
     description: ClassVar[str] = ""
+    #: the system (and version) whose physics this component reproduces
+    source: ClassVar[str] = ""
     parameters: ClassVar[tuple[Param, ...]] = ()
     inputs: ClassVar[tuple[Input, ...]] = ()
     outputs: ClassVar[tuple[Output, ...]] = ()
@@ -183,7 +196,8 @@ class Component:
                 + [o.name for o in self.outputs])
 
     def set(self, name: str, value: Any) -> None:
-        """Write a parameter (before ``initialize`` only) or an input."""
+        """Write a parameter (before ``initialize`` only; a value out of its own range is refused at
+        once) or an input (finite)."""
         if name in self._input_names:
             value = float(value)
             if not math.isfinite(value):
@@ -197,6 +211,7 @@ class Component:
                 value = _coerce(param, value)
             except (TypeError, ValueError):
                 raise self.error(name, value, f"is not a valid {param.type}") from None
+            self.check_range(param, value)
             self.values[name] = value
             if param.moves_state:
                 self.state[param.moves_state] = value
@@ -210,7 +225,12 @@ class Component:
         if name in self.values:
             return self.values[name]
         if self._cache is None:
-            self._cache = self.compute_outputs()
+            try:
+                self._cache = self.compute_outputs()
+            except Exception:
+                if not self.initialized:
+                    self.check_parameters()  # before initialization a bad parameter is the likely cause: name it
+                raise
         try:
             return self._cache[name]
         except KeyError:
@@ -255,18 +275,25 @@ class Component:
         self.initialized = True
         self._cache = None
 
+    def check_range(self, p: Param, value: Any) -> None:
+        """A parameter value on its own: finite (Real) and inside [min, max]; raises ``ComponentError``."""
+        if p.type == "Real" and not math.isfinite(value):
+            raise self.error(p.name, value, "must be finite")
+        if p.min is not None and (value < p.min or (p.min_exclusive and value == p.min)):
+            rel = ">" if p.min_exclusive else ">="
+            raise self.error(p.name, value, f"is out of range: must be {rel} {p.min:g} {p.unit}")
+        if p.max is not None and value > p.max:
+            raise self.error(p.name, value, f"is out of range: must be <= {p.max:g} {p.unit}")
+
     def check_parameters(self) -> None:
         """Ranges of every parameter, then the component's own ``validate``."""
         for p in self.parameters:
-            value = self.values[p.name]
-            if p.type == "Real" and not math.isfinite(value):
-                raise self.error(p.name, value, "must be finite")
-            if p.min is not None and (value < p.min or (p.min_exclusive and value == p.min)):
-                rel = ">" if p.min_exclusive else ">="
-                raise self.error(p.name, value, f"is out of range: must be {rel} {p.min:g} {p.unit}")
-            if p.max is not None and value > p.max:
-                raise self.error(p.name, value, f"is out of range: must be <= {p.max:g} {p.unit}")
+            self.check_range(p, self.values[p.name])
         self.validate()
+
+    def step_warnings(self) -> list[str]:
+        """New warnings after a completed step that a host must see (the FMU logs each as an FMI warning)."""
+        return []
 
     def validate(self) -> None:
         """Cross-parameter checks and parsing (user functions); raise ``self.error(...)``."""

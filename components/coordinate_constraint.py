@@ -36,6 +36,7 @@ USER_FUNCTION_NAMES = ("t", "lOffset", "itemNumber")
 
 class CoordinateConstraint(Component):
     description = "Exudyn CoordinateConstraint: k*q_b - q_a = offset(t); the constraint force lambda is an input"
+    source = "Exudyn 1.13.6 ObjectConnectorCoordinate (constraint equation equal to exudyn's ConstraintEquation)"
     parameters = (
         Param("offset", 0.0, "m", "Offset l_off (velocity offset [m/s] if velocityLevel)"),
         Param("factorValue1", 1.0, "1", "Factor k on the flange_b coordinate (exudyn 1.13.6: factor1)"),
@@ -45,6 +46,8 @@ class CoordinateConstraint(Component):
               description="Expression in t, lOffset, itemNumber for the time derivative off_t(t)"),
         Param("activeConnector", True, type="Boolean", description="If false, lambda is driven to 0"),
         Param("itemNumber", 0, type="Integer", description="Item number passed to the user functions"),
+        Param("residualTolerance", 1e-6, "m", "Residual (m/s if velocityLevel) above which the FMU warns once "
+              "that no master drives lambda", min=0.0),
     )
     inputs = CONNECTOR_INPUTS[:4] + (
         Input("lambda", 0.0, "N", "Constraint force λ at the start of the step (solved by the master)"),
@@ -67,6 +70,34 @@ class CoordinateConstraint(Component):
                ("lambda_rate",)),
     )
     initial_state = {"step_start": 0.0}
+
+    def __init__(self, instance_name: str | None = None):
+        super().__init__(instance_name)
+        self.lambda_driven = False  # lambda or lambda_rate written after initialization: a master solves them
+        self._warned = False
+
+    def set(self, name: str, value) -> None:
+        super().set(name, value)
+        if self.initialized and name in ("lambda", "lambda_rate"):
+            self.lambda_driven = True
+
+    def step_warnings(self) -> list[str]:
+        """Once per instance: the constraint is violated beyond residualTolerance while nothing drives
+        lambda (any host but a constraint-solving master), i.e. the bodies move unconstrained."""
+        vals = self.values
+        if self.lambda_driven or self._warned or not vals["activeConnector"]:
+            return []
+        residual, tolerance = self.get("constraintEquation"), vals["residualTolerance"]
+        if not abs(residual) > tolerance:
+            return []
+        self._warned = True
+        unit = "m/s" if vals["velocityLevel"] else "m"
+        return [f"{type(self).__name__} '{self.instance_name}': the constraint is violated by {residual:.6g} {unit} "
+                f"at t = {self.time:.9g} s (residualTolerance {tolerance:g} {unit}) and its force input lambda has "
+                "not been driven since initialization. This FMU does not enforce its constraint: the master must "
+                "solve lambda (and lambda_rate) at every step so that constraintEquation = 0, as mechfmu's "
+                "'newton' algorithm does; with lambda left at its start value the connected bodies move "
+                "unconstrained. (Warned once per instance.)"]
 
     def validate(self) -> None:
         for name in ("offsetUserFunction", "offsetUserFunction_t"):

@@ -36,6 +36,7 @@ def spring_damper_force(s_rel: float, v_rel: float, stiffness: float, damping: f
 
 class CoordinateSpringDamper(UserFunctionConnector):
     description = "Exudyn CoordinateSpringDamper: linear (or user-defined) spring-damper between two coordinates"
+    source = "Exudyn 1.13.6 ObjectConnectorCoordinateSpringDamper (force equal to exudyn's GetObjectOutput Force)"
     parameters = (
         Param("stiffness", 0.0, "N/m", "Spring stiffness k; acts against the relative coordinate"),
         Param("damping", 0.0, "N.s/m", "Damping d; acts against the relative velocity"),

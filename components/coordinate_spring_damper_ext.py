@@ -243,6 +243,7 @@ def post_newton(law: ExtLaw, q: float, v: float, data: SwitchingState,
 class CoordinateSpringDamperExt(UserFunctionConnector):
     description = ("Exudyn CoordinateSpringDamperExt: spring-damper with gear factors, Stribeck or bristle "
                    "stick/slip friction and limit stops")
+    source = "Exudyn 1.13.6 ObjectConnectorCoordinateSpringDamperExt (force and end-of-step switching equal to exudyn's)"
     parameters = (
         Param("stiffness", 0.0, "N/m", "Spring stiffness k; acts against the relative coordinate"),
         Param("damping", 0.0, "N.s/m", "Damping d; acts against the relative velocity minus velocityOffset"),
@@ -267,7 +268,8 @@ class CoordinateSpringDamperExt(UserFunctionConnector):
         Param("useLimitStops", False, type="Boolean", description="If true, the limit stops act"),
         Param("activeConnector", True, type="Boolean", description="If false, the connector force is zero"),
         Param("springForceUserFunction", "", type="String",
-              description="Expression replacing the force law (see the component docs for names); empty = none"),
+              description="Expression replacing the force law, in t, u (displacement), v (velocity), k, d, offset and "
+                          "the friction and stop parameters by name; empty = none"),
         Param("itemNumber", 0, type="Integer", description="Item number passed to the user function"),
         Param("frictionMode_start", 0.0, "N", "Initial friction mode (0 = stick, else signed slip force)",
               moves_state="frictionMode"),

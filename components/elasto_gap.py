@@ -60,6 +60,7 @@ def elasto_gap_derivatives(s_rel: float, v_rel: float, d: float, s_rel0: float, 
 
 class ElastoGap(Connector):
     description = "Modelica ElastoGap: spring-damper in contact only, damper clamped so it never pulls"
+    source = "Modelica Standard Library 4.1, Modelica.Mechanics.Translational.Components.ElastoGap"
     parameters = (
         Param("c", 1.0, "N/m", "Spring constant (N/m^n for n != 1)", min=0.0),
         Param("d", 1.0, "N.s/m", "Damping constant", min=0.0),

@@ -10,6 +10,7 @@ from .base import Component, Output, Param
 
 class Fixed(Component):
     description = "Flange fixed in the housing at a given position"
+    source = "Modelica Standard Library 4.1, Modelica.Mechanics.Translational.Components.Fixed"
     parameters = (Param("s0", 0.0, "m", "Fixed offset position of housing"),)
     outputs = (
         Output("flange.s", "m", "Absolute position of the fixed flange"),

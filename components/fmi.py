@@ -7,10 +7,13 @@
   SI TypeDefinitions, unit/min/max on every Real, ModelStructure Outputs with their real
   dependencies (feed-through inputs, or none), InitialUnknowns for every output, DefaultExperiment,
   canGetAndSetFMUstate and canSerializeFMUstate;
-- validates parameters when entering and exiting initialization mode and never lets an exception
-  escape a pythonfmu callback (pythonfmu turns it into fmi2Fatal, after which freeing the instance
-  can crash the host): the reason is logged as an error; ``do_step`` logs the traceback and
-  refuses the step (fmi2Discard); a failing getter logs and returns NaN;
+- reports every error where it happens and never lets an exception escape a pythonfmu callback
+  (pythonfmu turns it into fmi2Fatal, after which freeing the instance can crash the host): the
+  reason is logged as an error, which the FMU's native loader (fmus/fmi2_loader.c) turns into
+  fmi2Error of that call in every host. A parameter out of its range is refused by fmi2SetX;
+  cross-parameter rules and user functions are checked in fmi2ExitInitializationMode; ``do_step``
+  logs the traceback and refuses the step (fmi2Discard); a failing getter logs and returns NaN;
+  ``Component.step_warnings`` after a step are logged as warnings;
 - keeps every hidden state in get/set/serialize FMU state (deep copies, exact JSON floats).
 """
 from __future__ import annotations
@@ -138,18 +141,10 @@ class ComponentFmu:
     def setup_experiment(self, start_time, stop_time=None, tolerance=None):
         self.start_time = start_time
 
-    def enter_initialization_mode(self):
-        # parameters are checked before any output is read in initialization mode
-        self.initialization_error = None
-        try:
-            self.component.check_parameters()
-        except Exception as exc:
-            self.initialization_error = str(exc)
-            self.log(self.initialization_error, Fmi2Status.error)
-
     def exit_initialization_mode(self):
-        # pythonfmu has no error return here (an exception becomes fmi2Fatal and can crash the
-        # host): log the reason as an error; every later do_step refuses with the same reason.
+        # FMI allows parameters to be set in initialization mode, so they are checked here. pythonfmu
+        # has no error return (an exception becomes fmi2Fatal and can crash the host): the logged
+        # error makes the native loader return fmi2Error; a later do_step refuses with the reason.
         self.initialization_error = None
         try:
             self.component.initialize(self.start_time)
@@ -163,11 +158,13 @@ class ComponentFmu:
             return False
         try:
             self.component.do_step(current_time, step_size)
-            return True
         except Exception as exc:  # never let pythonfmu turn this into fmi2Fatal
             self.log(f"{self.instance_name}: step at t={current_time!r} h={step_size!r} failed: {exc}\n"
                      + traceback.format_exc(), Fmi2Status.error)
             return False
+        for warning in self.component.step_warnings():
+            self.log(warning, Fmi2Status.warning)
+        return True
 
     def _get_fmu_state(self):
         return self.component.get_state()

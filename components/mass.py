@@ -146,6 +146,7 @@ INERTIA_VARIABLES = body_variables(
 
 class Mass(Component):
     description = "1D sliding mass with inertia (Modelica Translational Mass semantics)"
+    source = "Modelica Standard Library 4.1, Modelica.Mechanics.Translational.Components.Mass"
     parameters = (
         Param("m", 1.0, "kg", "Mass of the sliding mass", min=0.0, min_exclusive=True),
         Param("L", 0.0, "m", "Length of the component, from left flange to right flange", min=0.0),
@@ -185,6 +186,7 @@ class Mass(Component):
 
 class Inertia(Mass):
     description = "1D rotational inertia (Modelica Rotational Inertia semantics)"
+    source = "Modelica Standard Library 4.1, Modelica.Mechanics.Rotational.Components.Inertia"
     parameters = (
         Param("J", 1.0, "kg.m2", "Moment of inertia", min=0.0, min_exclusive=True),
         Param("phi_start", 0.0, "rad", "Initial absolute rotation angle", moves_state="s"),

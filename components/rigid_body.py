@@ -51,6 +51,7 @@ def dexp_inverse(theta: Vec, omega: Vec) -> Vec:
 
 class RigidBody(Component):
     description = "Free 6-DOF rigid body with world-frame force/torque ports (Newton-Euler, Lie-group RK4)"
+    source = "Newton-Euler rigid body (the free body of Simbody/OpenSim 4.6, against which it is validated)"
     parameters = ((Param("mass", 1.0, "kg", "Mass", min=0.0, min_exclusive=True),)
                   + tuple(Param(f"inertia.{c}", 1.0 if c in ("xx", "yy", "zz") else 0.0, "kg.m2",
                                 f"Inertia tensor about the centre of mass, body frame ({c})") for c in INERTIA)

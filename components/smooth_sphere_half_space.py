@@ -133,6 +133,7 @@ POSE_INPUTS = tuple(n for n in ALL_INPUTS if ".position." in n or ".orientation.
 
 class SmoothSphereHalfSpaceForce(Component):
     description = "Simbody SmoothSphereHalfSpaceForce: smooth Hunt-Crossley sphere / half-space contact with friction"
+    source = "Simbody 3.7 SimTK::SmoothSphereHalfSpaceForce (forces equal to OpenSim 4.6's, which bundles Simbody)"
     parameters = (
         Param("stiffness", 1.0, "N/m2", "Plane-strain modulus E of the contact (k = E^(2/3)/2)", min=0.0),
         Param("dissipation", 0.0, "s/m", "Hunt-Crossley dissipation c", min=0.0),

@@ -11,6 +11,7 @@ from .base import Component, Output, Param
 
 class ConstantSpeed(Component):
     description = "Flange moved at a constant speed"
+    source = "Modelica Standard Library 4.1, Modelica.Mechanics.Translational.Sources.ConstantSpeed"
     parameters = (
         Param("v_fixed", 1.0, "m/s", "Fixed speed of the flange"),
         Param("s_start", 0.0, "m", "Position of the flange at the start time"),

@@ -179,6 +179,8 @@ class CouplingAlgorithm(ABC):
 
     name: ClassVar[str] = ""
     options: ClassVar[dict[str, Any]] = {}
+    #: solves the force ``lambda`` of constraint slaves (``constraint_slaves``); others are refused them
+    enforces_constraints: ClassVar[bool] = False
 
     def __init__(self, **options: Any):
         unknown = set(options) - set(self.options)
@@ -220,6 +222,31 @@ class CouplingAlgorithm(ABC):
 
 
 ALGORITHMS: dict[str, type[CouplingAlgorithm]] = {}
+
+
+def constraint_slaves(slaves: dict[str, Slave]) -> list[Slave]:
+    """Active constraints: an input ``lambda`` (the force a master solves) and an output
+    ``constraintEquation`` (components/coordinate_constraint.py), ``activeConnector`` not false."""
+    found = []
+    for slave in slaves.values():
+        lam, equation = slave.variables.get("lambda"), slave.variables.get("constraintEquation")
+        if lam is not None and lam.causality == "input" and equation is not None and equation.causality == "output":
+            if "activeConnector" not in slave.variables or slave.get(["activeConnector"])[0]:
+                found.append(slave)
+    return found
+
+
+def refuse_unenforced_constraints(algorithm: CouplingAlgorithm, slaves: dict[str, Slave]) -> None:
+    """Raise ValueError if ``algorithm`` cannot solve the constraints among ``slaves`` (it would leave
+    lambda at its start value and the constraint violated, silently)."""
+    constraints = constraint_slaves(slaves)
+    if constraints and not algorithm.enforces_constraints:
+        able = ", ".join(sorted(n for n, cls in ALGORITHMS.items() if cls.enforces_constraints))
+        names = ", ".join(f"'{s.name}'" for s in constraints)
+        raise ValueError(f"constraint {names}: its force 'lambda' is an input that the master must solve at every step, "
+                         f"and algorithm '{algorithm.name}' cannot (lambda would stay at its start value and the "
+                         f"constraint be violated). Use an algorithm that enforces constraints: {able} "
+                         f"(e.g. --algorithm newton).")
 
 
 def register(cls: type[CouplingAlgorithm]) -> type[CouplingAlgorithm]:
@@ -502,6 +529,7 @@ class Newton(CouplingAlgorithm):
     """
 
     name = "newton"
+    enforces_constraints = True
     options = {"coupling": "explicit", "inputs": "average", "index": "3", "tolerance": "1e-10",
                "max_iterations": "20", "jacobian": "broyden"}
 

@@ -18,7 +18,8 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from .algorithms import AlgebraicLoopError, CoupledSystem, CouplingAlgorithm, make_algorithm
+from .algorithms import (AlgebraicLoopError, CoupledSystem, CouplingAlgorithm, make_algorithm,
+                         refuse_unenforced_constraints)
 from .observers import Observer, Recorder
 from .scenario import Scenario, ScenarioError, load_scenario
 from .slaves import FmuSlave, LocalSlave, Slave, SlaveError
@@ -32,6 +33,7 @@ class Result:
     counters: dict[str, int] = field(default_factory=dict)
     end_time: float = math.nan       # last completed communication point
     wall_time: float = 0.0
+    warnings: list[str] = field(default_factory=list)  # what the slaves reported as warnings
 
     @property
     def ok(self) -> bool:
@@ -40,6 +42,7 @@ class Result:
     def summary(self) -> str:
         counters = ", ".join(f"{k} {v}" for k, v in self.counters.items())
         text = f"{self.status}: reached t = {self.end_time:.6g} s in {self.wall_time:.2f} s wall ({counters})"
+        text += "".join(f"\nwarning: {w}" for w in self.warnings)
         return text + (f"\n{self.message}" if self.message else "")
 
 
@@ -126,6 +129,8 @@ def simulate(scenario: Scenario | str | Path, algorithm: str | CouplingAlgorithm
             values = dict(scenario.components[name].parameters)
             values.update((parameters or {}).get(name, {}))
             slave.set_parameters(values)
+        refuse_unenforced_constraints(algo, slaves)
+        for slave in slaves.values():
             slave.enter_initialization(t0, t_stop)
         algo.initialize(system, t0)
         for slave in slaves.values():
@@ -161,7 +166,9 @@ def simulate(scenario: Scenario | str | Path, algorithm: str | CouplingAlgorithm
                 message = message or f"{slave.name}: terminate failed: {exc}"
     counters = dict(algo.counters)
     counters["fmu_calls"] = sum(s.calls for s in slaves.values())
-    result = Result(status, message, recorder.array() if recorder.rows else None, counters, end_time)
+    warnings = [w for slave in slaves.values() for w in slave.warnings()]
+    result = Result(status, message, recorder.array() if recorder.rows else None, counters, end_time,
+                    warnings=warnings)
     result.wall_time = _time.perf_counter() - t_wall
     if run is not None:
         for obs in observers:

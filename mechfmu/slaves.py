@@ -3,7 +3,8 @@
 ``Slave`` methods: ``set_parameters`` (before initialization), ``enter_initialization``,
 ``exit_initialization``, ``set``/``get`` (inputs / outputs by name, batched), ``do_step``
 (returns False when the slave refused the step; ``last_error`` says why), ``get_state``,
-``set_state``, ``serialize_state``/``deserialize_state``, ``terminate``.
+``set_state``, ``serialize_state``/``deserialize_state``, ``terminate``, ``warnings`` (what the
+slave reported as warnings so far).
 
 Two implementations with identical numbers:
 - ``FmuSlave``: an FMI 2.0 co-simulation FMU through fmpy; the FMU's log is captured and every
@@ -78,6 +79,10 @@ class Slave(ABC):
 
     def free_state(self, state: Any) -> None:
         """Release a state from ``get_state`` (FMI fmi2FreeFMUstate); in-process states need nothing."""
+
+    def warnings(self) -> list[str]:
+        """Warnings the slave reported so far (an FMU's fmi2Warning log messages)."""
+        return []
     @abstractmethod
     def serialize_state(self, state: Any) -> bytes: ...
     @abstractmethod
@@ -99,6 +104,10 @@ class LocalSlave(Slave):
         for o in component_cls.outputs:
             self.variables[o.name] = VariableInfo(o.name, "output", "Real", o.unit, depends_on=tuple(o.depends_on))
         self._start_time = 0.0
+        self._warnings: list[str] = []
+
+    def warnings(self) -> list[str]:
+        return list(self._warnings)
 
     def _guard(self, action, *args):
         self.calls += 1
@@ -113,8 +122,9 @@ class LocalSlave(Slave):
             self._guard(self.component.set, name, value)
 
     def enter_initialization(self, start_time: float, stop_time: float | None) -> None:
+        # like the FMU: parameters may still change in initialization mode; they are checked at its end
         self._start_time = start_time
-        self._guard(self.component.check_parameters)
+        self.calls += 1
 
     def exit_initialization(self) -> None:
         self._guard(self.component.initialize, self._start_time)
@@ -130,10 +140,11 @@ class LocalSlave(Slave):
         self.calls += 1
         try:
             self.component.do_step(current_time, step_size)
-            return True
         except Exception as exc:  # the FMU refuses the step (Discard) in the same situation
             self.last_error = f"{self.name}: step at t={current_time!r} h={step_size!r} failed: {exc}"
             return False
+        self._warnings.extend(self.component.step_warnings())
+        return True
 
     def get_state(self) -> Any:
         self.calls += 1
@@ -198,6 +209,10 @@ class FmuSlave(Slave):
     def _errors_since(self, mark: int) -> str:
         return "; ".join(m for s, m in self.messages[mark:] if s >= 2)
 
+    def warnings(self) -> list[str]:
+        """Every warning the FMU has logged (status fmi2Warning)."""
+        return [m for s, m in self.messages if s == 1]
+
     def _call(self, what: str, fn, *args):
         from fmpy.fmi1 import FMICallException
         mark = len(self.messages)
@@ -242,8 +257,7 @@ class FmuSlave(Slave):
     def set(self, names: list[str], values: list[float]) -> None:
         refs = self._real_references(names)
         if refs is not None:
-            self.calls += 1
-            self._fmu.setReal(refs, values)
+            self._call("setting inputs", self._fmu.setReal, refs, values)
         else:
             for n, v in zip(names, values):
                 self.set_parameters({n: v})

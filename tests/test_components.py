@@ -64,10 +64,14 @@ def test_mass_integrates_constant_force_exactly():
     ("L", -1.0, "L = -1.0 is out of range: must be >= 0 m"),
 ])
 def test_parameter_validation_names_component_parameter_value(name, value, fragment):
+    """A value out of its own range is refused when it is written (FMI: fmi2SetReal returns fmi2Error);
+    the previous value stays."""
     m = Mass("body")
-    m.set(name, value)
+    before = m.get(name)
     with pytest.raises(ComponentError, match="Mass 'body': " + fragment.replace("(", r"\(")):
-        m.initialize()
+        m.set(name, value)
+    assert m.get(name) == before
+    m.initialize()
 
 
 #: relative coordinate starts at 0.5 moving at −2.4 m/s (slipping), the stops at 0.49 / 0.505
@@ -161,9 +165,9 @@ def test_ext_parameter_errors_name_component_parameter_value(params, fragment):
     """Exudyn's consistency checks (checkPreAssembleConsistencies) and ranges, as clear errors."""
     from mechfmu_components import CoordinateSpringDamperExt
     c = CoordinateSpringDamperExt("brake")
-    for name, value in params.items():
-        c.set(name, value)
     with pytest.raises(ComponentError, match="CoordinateSpringDamperExt 'brake': " + fragment):
+        for name, value in params.items():  # ranges are checked when written, the rest at initialization
+            c.set(name, value)
         c.initialize()
 
 

@@ -194,3 +194,64 @@ def test_fixed_point_orders_converge_to_the_same_trapezoidal_solution():
         ratio = runs[order, 1e-3][1] / runs[order, 5e-4][1]
         print(f"\n{order}: errors {runs[order, 1e-3][1]:.2e}, {runs[order, 5e-4][1]:.2e} (ratio {ratio:.2f})")
         assert 3.5 < ratio < 4.5
+
+
+@pytest.mark.parametrize("scenario, constraint", [("prescribed_motion", "constraint"), ("geared_masses", "gear"),
+                                                  ("belt_friction", "beltDrive")])
+def test_constraint_scenarios_are_refused_by_algorithms_that_cannot_enforce_them(scenario, constraint):
+    """Without a constraint-solving master lambda stays 0 and the constraint is violated (0.1 m in
+    prescribed_motion): every such algorithm refuses, naming the constraint and the one that can."""
+    for algorithm in ("jacobi", "gauss-seidel", "linear-implicit", "fixed-point"):
+        r = simulate(f"scenarios/{scenario}", algorithm=algorithm, stop=0.01, local=True)
+        assert r.status == "error" and r.data is None, (algorithm, r.status)
+        assert f"constraint '{constraint}': its force 'lambda' is an input that the master must solve" in r.message
+        assert f"algorithm '{algorithm}' cannot" in r.message and "enforces constraints: newton" in r.message
+
+
+def test_inactive_constraint_runs_under_any_algorithm():
+    """activeConnector = false: the constraint exerts no force, lambda = 0 is its solution."""
+    r = simulate("scenarios/prescribed_motion", algorithm="jacobi", stop=0.1, local=True,
+                 parameters={"constraint": {"activeConnector": False}})
+    assert r.ok, r.message
+    assert not r.data["constraint.flange_a.f"].any()
+
+
+def test_constraint_under_jacobi_exits_non_zero_from_the_command_line(fmus):
+    import subprocess
+    import sys
+    proc = subprocess.run([sys.executable, "-m", "mechfmu.cli", "run", "scenarios/prescribed_motion", "--algorithm",
+                           "jacobi"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 1
+    assert "constraint 'constraint': its force 'lambda' is an input that the master must solve" in proc.stdout
+    assert "Use an algorithm that enforces constraints: newton" in proc.stdout
+
+
+@pytest.mark.parametrize("scenario", ["prescribed_motion", "geared_masses", "belt_friction"])
+def test_no_constraint_warning_under_newton_through_the_fmus(fmus, scenario):
+    """The FMU warns only when nothing drives lambda (tests/test_c_host.py shows that warning); newton
+    drives it from the first step on, so its runs carry no warning."""
+    r = simulate(f"scenarios/{scenario}", stop=0.2)
+    assert r.ok, r.message
+    assert r.warnings == []
+
+
+def test_constraint_fmu_warns_once_when_lambda_is_not_driven(fmus):
+    """Through fmpy: a violated constraint whose lambda nobody writes warns once (status fmi2Warning,
+    the step still succeeds); writing lambda after initialization, as a solving master does, silences it."""
+    from mechfmu.slaves import FmuSlave
+    for drive in (False, True):
+        slave = FmuSlave("c", fmus["CoordinateConstraint"])
+        slave.set_parameters({"offset": 0.1})
+        slave.enter_initialization(0.0, 1.0)
+        slave.exit_initialization()
+        for n in range(5):
+            slave.set(["flange_b.s"], [0.05 * n])
+            if drive:
+                slave.set(["lambda"], [0.0])
+            assert slave.do_step(n * 1e-3, 1e-3)
+        slave.terminate()
+        if drive:
+            assert slave.warnings() == []
+        else:
+            assert len(slave.warnings()) == 1
+            assert "'c': the constraint is violated by -0.1 m at t = 0.001 s" in slave.warnings()[0]

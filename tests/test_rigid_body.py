@@ -117,7 +117,7 @@ def test_force_at_the_origin_with_offset_centre_of_mass_spins_the_body():
 ])
 def test_bad_parameters_are_named(values, fragment):
     b = RigidBody("ball")
-    for name, value in values.items():
-        b.set(name, value)
     with pytest.raises(ComponentError, match="RigidBody 'ball': " + fragment):
+        for name, value in values.items():  # ranges are checked when written, the rest at initialization
+            b.set(name, value)
         b.initialize()

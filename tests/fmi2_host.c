@@ -1,0 +1,204 @@
+/*
+ * A plain C FMI 2.0 co-simulation host, as OMSimulator and the FMI compliance checker load FMUs:
+ * dlopen(binary, RTLD_NOW | RTLD_LOCAL), no Python in the process (unless the process is a Python
+ * host that calls run_host() from this file built as a shared library).
+ *
+ * Usage: fmi2_host BINARY RESOURCE_URI GUID PLAN OUTPUT
+ * PLAN (text):   param R|I|B|S <vr> <value>         (S: the rest of the line)
+ *                inputs <n> <vr>...                   (inputs set before every step)
+ *                outputs <m> <vr>...                  (read after every step)
+ *                steps <N> <h>                        then N lines of n input values each
+ *                snapshot <k>                         (optional) getFMUstate after step k, replay the rest
+ * Values are C99 hex floats (Python float.hex), written back the same way.
+ * OUTPUT:        one line per step: the outputs as %a; then "replay_equal 0|1", "serialized_equal 0|1",
+ *                "libpython_mappings <count>"; FMU log messages go to stdout as "[STATUS] text".
+ * Exit status:   0 if every call returned fmi2OK/fmi2Warning, else 1 (the failing call is printed).
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fmi2Functions.h"
+
+#define MAX_VARS 512
+
+static const char *STATUS[] = {"OK", "WARNING", "DISCARD", "ERROR", "FATAL", "PENDING"};
+
+static void logger(fmi2ComponentEnvironment env, fmi2String instance, fmi2Status status, fmi2String category,
+                   fmi2String message, ...) {
+    (void)env; (void)category;
+    char text[8192];
+    va_list args;
+    va_start(args, message);
+    vsnprintf(text, sizeof text, message, args);
+    va_end(args);
+    printf("[%s] %s: %s\n", STATUS[status], instance, text);
+    fflush(stdout);
+}
+
+static int libpython_mappings(void) {
+    FILE *maps = fopen("/proc/self/maps", "r");
+    char line[4096], last[4096] = "";
+    int count = 0;
+    if (!maps) return -1;
+    while (fgets(line, sizeof line, maps)) {
+        char *name = strrchr(line, ' ');
+        if (name && strstr(name, "libpython") && strcmp(name, last) != 0) {
+            ++count; /* distinct files, not segments */
+            snprintf(last, sizeof last, "%s", name);
+        }
+    }
+    fclose(maps);
+    return count;
+}
+
+#define CHECK(call)                                                                                  \
+    do {                                                                                             \
+        fmi2Status s_ = (call);                                                                      \
+        if (s_ > fmi2Warning) {                                                                      \
+            printf("call failed: %s -> %s\n", #call, STATUS[s_]);                                    \
+            return 1;                                                                                \
+        }                                                                                            \
+    } while (0)
+
+#define SYMBOL(type, name)                                                                           \
+    type *name = (type *)dlsym(lib, #name);                                                          \
+    if (!name) { printf("missing symbol %s\n", #name); return 1; }
+
+typedef struct {
+    size_t n_in, n_out, n_steps;
+    fmi2ValueReference in[MAX_VARS], out[MAX_VARS];
+    double h;
+    double *inputs;  /* n_steps x n_in */
+    long snapshot;   /* -1: none */
+} Plan;
+
+int run_host(const char *binary, const char *resources, const char *guid, const char *plan_path,
+             const char *output_path) {
+    printf("libpython_mappings_before %d\n", libpython_mappings());
+    void *lib = dlopen(binary, RTLD_NOW | RTLD_LOCAL);
+    if (!lib) { printf("dlopen failed: %s\n", dlerror()); return 1; }
+    SYMBOL(fmi2InstantiateTYPE, fmi2Instantiate)
+    SYMBOL(fmi2SetupExperimentTYPE, fmi2SetupExperiment)
+    SYMBOL(fmi2EnterInitializationModeTYPE, fmi2EnterInitializationMode)
+    SYMBOL(fmi2ExitInitializationModeTYPE, fmi2ExitInitializationMode)
+    SYMBOL(fmi2SetRealTYPE, fmi2SetReal)
+    SYMBOL(fmi2SetIntegerTYPE, fmi2SetInteger)
+    SYMBOL(fmi2SetBooleanTYPE, fmi2SetBoolean)
+    SYMBOL(fmi2SetStringTYPE, fmi2SetString)
+    SYMBOL(fmi2GetRealTYPE, fmi2GetReal)
+    SYMBOL(fmi2DoStepTYPE, fmi2DoStep)
+    SYMBOL(fmi2GetFMUstateTYPE, fmi2GetFMUstate)
+    SYMBOL(fmi2SetFMUstateTYPE, fmi2SetFMUstate)
+    SYMBOL(fmi2FreeFMUstateTYPE, fmi2FreeFMUstate)
+    SYMBOL(fmi2SerializedFMUstateSizeTYPE, fmi2SerializedFMUstateSize)
+    SYMBOL(fmi2SerializeFMUstateTYPE, fmi2SerializeFMUstate)
+    SYMBOL(fmi2DeSerializeFMUstateTYPE, fmi2DeSerializeFMUstate)
+    SYMBOL(fmi2TerminateTYPE, fmi2Terminate)
+    SYMBOL(fmi2FreeInstanceTYPE, fmi2FreeInstance)
+
+    fmi2CallbackFunctions callbacks = {logger, calloc, free, NULL, NULL};
+    fmi2Component c = fmi2Instantiate("host", fmi2CoSimulation, guid, resources, &callbacks, fmi2False, fmi2False);
+    if (!c) { printf("fmi2Instantiate failed\n"); return 1; }
+    CHECK(fmi2SetupExperiment(c, fmi2False, 0.0, 0.0, fmi2False, 0.0));
+
+    FILE *plan_file = fopen(plan_path, "r");
+    if (!plan_file) { printf("cannot open %s\n", plan_path); return 1; }
+    Plan plan = {.snapshot = -1};
+    char line[65536];
+    while (fgets(line, sizeof line, plan_file)) {
+        char kind[32];
+        if (sscanf(line, "%31s", kind) != 1) continue;
+        if (strcmp(kind, "param") == 0) {
+            char type;
+            unsigned vr;
+            int offset;
+            if (sscanf(line, "param %c %u %n", &type, &vr, &offset) < 2) { printf("bad line %s", line); return 1; }
+            char *value = line + offset;
+            value[strcspn(value, "\n")] = '\0';
+            fmi2ValueReference ref = vr;
+            if (type == 'R') { fmi2Real x = strtod(value, NULL); CHECK(fmi2SetReal(c, &ref, 1, &x)); }
+            else if (type == 'I') { fmi2Integer x = atoi(value); CHECK(fmi2SetInteger(c, &ref, 1, &x)); }
+            else if (type == 'B') { fmi2Boolean x = atoi(value); CHECK(fmi2SetBoolean(c, &ref, 1, &x)); }
+            else { fmi2String x = value; CHECK(fmi2SetString(c, &ref, 1, &x)); }
+        } else if (strcmp(kind, "inputs") == 0 || strcmp(kind, "outputs") == 0) {
+            int is_in = kind[0] == 'i';
+            char *p = line + strlen(kind);
+            size_t n = strtoul(p, &p, 10);
+            if (n > MAX_VARS) { printf("too many variables\n"); return 1; }
+            for (size_t i = 0; i < n; ++i) (is_in ? plan.in : plan.out)[i] = strtoul(p, &p, 10);
+            *(is_in ? &plan.n_in : &plan.n_out) = n;
+        } else if (strcmp(kind, "snapshot") == 0) {
+            plan.snapshot = atol(line + 8);
+        } else if (strcmp(kind, "steps") == 0) {
+            char *p = line + 5;
+            plan.n_steps = strtoul(p, &p, 10);
+            plan.h = strtod(p, NULL);
+            plan.inputs = calloc(plan.n_steps * plan.n_in + 1, sizeof(double));
+            for (size_t k = 0; k < plan.n_steps; ++k) {
+                if (!fgets(line, sizeof line, plan_file)) { printf("plan ends early\n"); return 1; }
+                p = line;
+                for (size_t i = 0; i < plan.n_in; ++i) plan.inputs[k * plan.n_in + i] = strtod(p, &p);
+            }
+        }
+    }
+    fclose(plan_file);
+
+    CHECK(fmi2EnterInitializationMode(c));
+    CHECK(fmi2ExitInitializationMode(c));
+    FILE *out = fopen(output_path, "w");
+    if (!out) { printf("cannot write %s\n", output_path); return 1; }
+    double *rows = calloc(plan.n_steps * plan.n_out + 1, sizeof(double));
+    fmi2FMUstate state = NULL;
+    for (size_t k = 0; k < plan.n_steps; ++k) {
+        if (plan.n_in) CHECK(fmi2SetReal(c, plan.in, plan.n_in, plan.inputs + k * plan.n_in));
+        CHECK(fmi2DoStep(c, k * plan.h, plan.h, fmi2True));
+        CHECK(fmi2GetReal(c, plan.out, plan.n_out, rows + k * plan.n_out));
+        for (size_t j = 0; j < plan.n_out; ++j) fprintf(out, j ? " %a" : "%a", rows[k * plan.n_out + j]);
+        fprintf(out, "\n");
+        if ((long)k == plan.snapshot) CHECK(fmi2GetFMUstate(c, &state));
+    }
+    if (state) { /* restore, replay the rest; then the same through serialize / deserialize */
+        size_t size = 0;
+        CHECK(fmi2SerializedFMUstateSize(c, state, &size));
+        char *bytes = malloc(size + 1);
+        CHECK(fmi2SerializeFMUstate(c, state, bytes, size));
+        for (int pass = 0; pass < 2; ++pass) {
+            fmi2FMUstate restored = state;
+            if (pass == 1) CHECK(fmi2DeSerializeFMUstate(c, bytes, size, &restored));
+            CHECK(fmi2SetFMUstate(c, restored));
+            int equal = 1;
+            double row[MAX_VARS];
+            for (size_t k = plan.snapshot + 1; k < plan.n_steps; ++k) {
+                if (plan.n_in) CHECK(fmi2SetReal(c, plan.in, plan.n_in, plan.inputs + k * plan.n_in));
+                CHECK(fmi2DoStep(c, k * plan.h, plan.h, fmi2True));
+                CHECK(fmi2GetReal(c, plan.out, plan.n_out, row));
+                equal &= memcmp(row, rows + k * plan.n_out, plan.n_out * sizeof(double)) == 0;
+            }
+            fprintf(out, pass ? "serialized_equal %d\n" : "replay_equal %d\n", equal);
+            if (pass == 1) CHECK(fmi2FreeFMUstate(c, &restored));
+        }
+        CHECK(fmi2FreeFMUstate(c, &state));
+        free(bytes);
+    }
+    CHECK(fmi2Terminate(c));
+    fmi2FreeInstance(c);
+    fprintf(out, "libpython_mappings %d\n", libpython_mappings());
+    fclose(out);
+    free(rows);
+    free(plan.inputs);
+    return 0;
+}
+
+#ifndef HOST_LIBRARY
+int main(int argc, char **argv) {
+    if (argc != 6) {
+        fprintf(stderr, "usage: %s BINARY RESOURCE_URI GUID PLAN OUTPUT\n", argv[0]);
+        return 2;
+    }
+    return run_host(argv[1], argv[2], argv[3], argv[4], argv[5]);
+}
+#endif

@@ -1,0 +1,196 @@
+"""Every FMU in a plain C host (tests/fmi2_host.c: dlopen with RTLD_NOW | RTLD_LOCAL, as OMSimulator
+and the FMI compliance checker load FMUs) with an empty environment and no Python in the process, and
+in a Python host whose interpreter is linked statically (Debian's /usr/bin/python3): the FMU loads
+with no preload, runs a few hundred steps with inputs, restores and deserializes its state, and its
+outputs equal fmpy's bit for bit. The static Python host maps no libpython: no second interpreter."""
+import random
+import shutil
+import subprocess
+import sysconfig
+import zipfile
+from pathlib import Path
+
+import fmpy
+import pytest
+from fmpy import read_model_description
+from fmpy.fmi2 import FMU2Slave
+
+from mechfmu_components import COMPONENTS
+from test_fmus import PARAMETERS
+
+HERE = Path(__file__).resolve().parent
+HEADERS = Path(fmpy.__file__).parent / "c-code"
+STEPS, SNAPSHOT, STEP_SIZE = 300, 149, 1e-3
+STATIC_PYTHON = Path("/usr/bin/python3")
+
+
+@pytest.fixture(scope="module")
+def host(tmp_path_factory):
+    """The C host, compiled by this test: (executable, shared library for Python hosts)."""
+    directory = tmp_path_factory.mktemp("c_host")
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    assert compiler, "a C compiler is needed to build the C host"
+    executable, library = directory / "fmi2_host", directory / "libfmi2_host.so"
+    common = ["-O2", "-Wall", "-Wextra", "-Werror", f"-I{HEADERS}", str(HERE / "fmi2_host.c"), "-ldl"]
+    subprocess.run([compiler, "-o", str(executable), *common], check=True)
+    subprocess.run([compiler, "-shared", "-fPIC", "-DHOST_LIBRARY", "-o", str(library), *common], check=True)
+    return executable, library
+
+
+def unzip(fmu: Path, directory: Path) -> Path:
+    with zipfile.ZipFile(fmu) as zf:
+        zf.extractall(directory)
+    return directory
+
+
+def write_plan(md, parameters: dict, path: Path, inputs: list[str] | None = None, seed: int = 3) -> dict:
+    """The host's plan file: parameters, the inputs driven each step (default: all), random input values."""
+    variables = {v.name: v for v in md.modelVariables}
+    inputs = [v.name for v in md.modelVariables if v.causality == "input"] if inputs is None else inputs
+    outputs = [v.name for v in md.modelVariables if v.causality == "output"]
+    rng = random.Random(seed)
+    sequence = [[rng.uniform(-2, 2) for _ in inputs] for _ in range(STEPS)]
+    lines = []
+    for name, value in parameters.items():
+        kind = {str: "S", bool: "B", int: "I"}.get(type(value), "R")
+        text = {"R": lambda x: float(x).hex(), "B": lambda x: str(int(x))}.get(kind, str)(value)
+        lines.append(f"param {kind} {variables[name].valueReference} {text}")
+    lines.append(f"inputs {len(inputs)} " + " ".join(str(variables[n].valueReference) for n in inputs))
+    lines.append(f"outputs {len(outputs)} " + " ".join(str(variables[n].valueReference) for n in outputs))
+    lines.append(f"snapshot {SNAPSHOT}")
+    lines.append(f"steps {STEPS} {STEP_SIZE.hex()}")
+    lines += [" ".join(x.hex() for x in row) for row in sequence]
+    path.write_text("\n".join(lines) + "\n")
+    return {"inputs": inputs, "outputs": outputs, "sequence": sequence}
+
+
+def host_arguments(unzipped: Path, md, plan: Path, output: Path) -> list[str]:
+    binary = unzipped / "binaries" / "linux64" / f"{md.coSimulation.modelIdentifier}.so"
+    return [str(binary), (unzipped / "resources").as_uri(), md.guid, str(plan), str(output)]
+
+
+def read_output(path: Path) -> tuple[list[list[float]], dict[str, int]]:
+    rows, facts = [], {}
+    for line in path.read_text().splitlines():
+        key, _, value = line.partition(" ")
+        if key in ("replay_equal", "serialized_equal", "libpython_mappings"):
+            facts[key] = int(value)
+        else:
+            rows.append([float.fromhex(x) for x in line.split()])
+    return rows, facts
+
+
+def fmpy_rows(unzipped: Path, md, parameters: dict, plan: dict) -> list[list[float]]:
+    """The same plan through fmpy in this (Python) process."""
+    vr = {v.name: v.valueReference for v in md.modelVariables}
+    fmu = FMU2Slave(guid=md.guid, unzipDirectory=str(unzipped), modelIdentifier=md.coSimulation.modelIdentifier,
+                    instanceName="fmpy")
+    fmu.instantiate()
+    fmu.setupExperiment(startTime=0.0)
+    for name, value in parameters.items():
+        setter = {str: fmu.setString, bool: fmu.setBoolean, int: fmu.setInteger}.get(type(value), fmu.setReal)
+        setter([vr[name]], [value])
+    fmu.enterInitializationMode()
+    fmu.exitInitializationMode()
+    rows = []
+    for k, values in enumerate(plan["sequence"]):
+        if plan["inputs"]:
+            fmu.setReal([vr[n] for n in plan["inputs"]], values)
+        fmu.doStep(k * STEP_SIZE, STEP_SIZE)
+        rows.append(fmu.getReal([vr[n] for n in plan["outputs"]]))
+    fmu.terminate()
+    fmu.freeInstance()
+    return rows
+
+
+def run_c_host(executable: Path, arguments: list[str]) -> subprocess.CompletedProcess:
+    # empty environment: no LD_PRELOAD, LD_LIBRARY_PATH, PYTHONHOME, PATH
+    return subprocess.run([str(executable), *arguments], env={}, capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize("model", sorted(COMPONENTS))
+def test_fmu_runs_in_a_c_host_without_python_and_equals_fmpy(fmus, host, model, tmp_path):
+    unzipped = unzip(fmus[model], tmp_path / "fmu")
+    md = read_model_description(str(unzipped))
+    plan = write_plan(md, PARAMETERS[model], tmp_path / "plan.txt")
+    output = tmp_path / "c_host.txt"
+    proc = run_c_host(host[0], host_arguments(unzipped, md, tmp_path / "plan.txt", output))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "libpython_mappings_before 0" in proc.stdout  # no Python in the process before the FMU
+    assert "[ERROR]" not in proc.stdout and "[FATAL]" not in proc.stdout, proc.stdout
+    rows, facts = read_output(output)
+    assert facts == {"replay_equal": 1, "serialized_equal": 1, "libpython_mappings": 1}
+    assert len(rows) == STEPS and len(rows[0]) == len(plan["outputs"])
+    assert rows == fmpy_rows(unzipped, md, PARAMETERS[model], plan)  # bit for bit
+
+
+def _static_python() -> Path:
+    if not STATIC_PYTHON.exists():
+        pytest.skip(f"{STATIC_PYTHON} (Debian's statically linked python3) is not installed")
+    needed = subprocess.run(["ldd", str(STATIC_PYTHON)], capture_output=True, text=True).stdout
+    assert "libpython" not in needed, f"{STATIC_PYTHON} is not linked statically:\n{needed}"
+    version = subprocess.run([str(STATIC_PYTHON), "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+                             capture_output=True, text=True).stdout.strip()
+    if version != sysconfig.get_config_var("VERSION"):
+        pytest.skip(f"{STATIC_PYTHON} is Python {version}; the FMUs are built for {sysconfig.get_config_var('VERSION')}")
+    return STATIC_PYTHON
+
+
+STATIC_HOST = """import ctypes, sys
+lib = ctypes.CDLL(sys.argv[1])
+lib.run_host.argtypes = [ctypes.c_char_p] * 5
+sys.exit(lib.run_host(*(a.encode() for a in sys.argv[2:])))
+"""
+
+
+@pytest.mark.parametrize("model", ["Mass", "CoordinateSpringDamperExt", "SmoothSphereHalfSpaceForce", "RigidBody"])
+def test_fmu_in_a_statically_linked_python_uses_its_interpreter(fmus, host, model, tmp_path):
+    """The C host's code inside Debian's python3 (no libpython.so): the FMU runs on that interpreter,
+    maps no libpython, and gives the C host's (= fmpy's) results bit for bit."""
+    python = _static_python()
+    unzipped = unzip(fmus[model], tmp_path / "fmu")
+    md = read_model_description(str(unzipped))
+    write_plan(md, PARAMETERS[model], tmp_path / "plan.txt")
+    outputs = {}
+    for name in ("c", "static"):
+        arguments = host_arguments(unzipped, md, tmp_path / "plan.txt", tmp_path / f"{name}.txt")
+        if name == "c":
+            proc = run_c_host(host[0], arguments)
+        else:
+            proc = subprocess.run([str(python), "-I", "-c", STATIC_HOST, str(host[1]), *arguments], env={},
+                                  capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        outputs[name] = read_output(tmp_path / f"{name}.txt")
+    assert outputs["static"][1] == {"replay_equal": 1, "serialized_equal": 1, "libpython_mappings": 0}
+    assert outputs["c"][1]["libpython_mappings"] == 1
+    assert outputs["static"][0] == outputs["c"][0]
+
+
+def test_constraint_warns_in_a_host_that_does_not_drive_lambda(fmus, host, tmp_path):
+    """OMSimulator's case: the constraint's lambda is left alone; the FMU says once, through the logger,
+    that its constraint is violated and what a master must do."""
+    unzipped = unzip(fmus["CoordinateConstraint"], tmp_path / "fmu")
+    md = read_model_description(str(unzipped))
+    write_plan(md, {"offset": 0.1}, tmp_path / "plan.txt", inputs=["flange_a.s", "flange_a.v", "flange_b.s",
+                                                                  "flange_b.v"])
+    proc = run_c_host(host[0], host_arguments(unzipped, md, tmp_path / "plan.txt", tmp_path / "out.txt"))
+    assert proc.returncode == 0, proc.stdout
+    warnings = [line for line in proc.stdout.splitlines() if line.startswith("[WARNING]")]
+    assert len(warnings) == 1, proc.stdout
+    assert "the constraint is violated by" in warnings[0] and "at t = 0.001 s" in warnings[0]
+    assert "lambda" in warnings[0] and "'newton'" in warnings[0]
+
+
+def test_missing_python_runtime_is_reported_through_the_logger(fmus, host, tmp_path):
+    """A machine without the FMU's Python: fmi2Instantiate fails with a message naming the library,
+    not with an unresolved symbol. (A loader built for a Python 0.0 that exists nowhere.)"""
+    from mechfmu.build import compile_loader
+    unzipped = unzip(fmus["Mass"], tmp_path / "fmu")
+    compile_loader(unzipped / "binaries" / "linux64" / "Mass.so",
+                   {"version": "0.0", "soname": "libpython0.0.so.1.0", "library": ""})
+    md = read_model_description(str(unzipped))
+    write_plan(md, {}, tmp_path / "plan.txt")
+    proc = run_c_host(host[0], host_arguments(unzipped, md, tmp_path / "plan.txt", tmp_path / "out.txt"))
+    assert proc.returncode == 1
+    assert "[FATAL] host: no Python 0.0 runtime" in proc.stdout and "libpython0.0.so.1.0" in proc.stdout, proc.stdout
+    assert "fmi2Instantiate failed" in proc.stdout

@@ -1,0 +1,82 @@
+"""Each FMU carries documentation/index.html generated from its component: every model variable has
+a row with its unit, start value and a description; the law, the source system, the sign convention
+and what the host machine needs are on the page."""
+import sys
+import sysconfig
+import zipfile
+from html.parser import HTMLParser
+
+import pytest
+from fmpy import read_model_description
+
+from mechfmu_components import COMPONENTS
+from mechfmu_components.base import SIGN_CONVENTION
+
+
+class Rows(HTMLParser):
+    """Table rows by id: {id: [cell text, ...]}, and the page's text."""
+
+    def __init__(self):
+        super().__init__()
+        self.rows: dict[str, list[str]] = {}
+        self.text: list[str] = []
+        self._row: str | None = None
+        self._cell: list[str] | None = None
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "tr" and dict(attrs).get("id"):
+            self._row = dict(attrs)["id"]
+            self.rows[self._row] = []
+        elif tag == "td" and self._row is not None:
+            self._cell = []
+
+    def handle_endtag(self, tag):
+        if tag == "td" and self._cell is not None:
+            self.rows[self._row].append("".join(self._cell).strip())
+            self._cell = None
+        elif tag == "tr":
+            self._row = None
+
+    def handle_data(self, data):
+        self.text.append(data)
+        if self._cell is not None:
+            self._cell.append(data)
+
+
+@pytest.mark.parametrize("model", sorted(COMPONENTS))
+def test_every_variable_is_documented(fmus, model):
+    with zipfile.ZipFile(fmus[model]) as zf:
+        page = zf.read("documentation/index.html").decode("utf-8")
+    md = read_model_description(str(fmus[model]))
+    parser = Rows()
+    parser.feed(page)
+    documented = parser.rows
+    for v in md.modelVariables:
+        assert v.name in documented, f"{model}: {v.name} has no row"
+        cells = documented[v.name]
+        assert cells[0] == v.name
+        assert v.description and cells[-1] == v.description, (model, v.name)  # same text as the modelDescription
+        unit = v.unit or (v.declaredType.unit if v.declaredType else None)
+        if v.causality == "parameter":
+            assert cells[1] == v.type
+            assert cells[2] == (unit or ""), (model, v.name)
+            start = {"true": "true", "false": "false"}.get(str(v.start).lower(), None) if v.type == "Boolean" else None
+            if v.type == "Real":
+                assert float(cells[3]) == float(v.start), (model, v.name)
+            elif start is not None:
+                assert cells[3] == start
+        else:
+            assert cells[1] == (unit or ""), (model, v.name)
+    assert set(documented) == {v.name for v in md.modelVariables}
+    text = " ".join(" ".join(parser.text).split())
+    cls = COMPONENTS[model]
+    law = sys.modules[cls.__module__].__doc__.strip().splitlines()[0]
+    assert law in text
+    assert cls.source and cls.source in text
+    assert SIGN_CONVENTION in text
+    version = sysconfig.get_config_var("VERSION")
+    assert f"Python {version}" in text and f"libpython{version}.so.1.0" in text
+    for output in md.outputs:  # feed-through as declared in ModelStructure
+        deps = {d.name for d in output.dependencies} if output.dependencies else set()
+        cell = documented[output.variable.name][2]
+        assert (cell == "state only") if not deps else all(d in cell for d in deps)
