@@ -43,6 +43,18 @@ def test_fmpy_validate_finds_no_problems(fmus, model):
 
 
 @pytest.mark.parametrize("model", sorted(COMPONENTS))
+def test_fmu_manipulation_toolbox_checker_finds_no_problems(fmus, model):
+    """The second checker: the modelDescription against the FMI 2.0 XSD and its semantic checks
+    (``fmutool -check`` exits non-zero on any error)."""
+    proc = subprocess.run(["fmutool", "-input", str(fmus[model]), "-check"], capture_output=True, text=True,
+                          timeout=120)
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 0, output
+    assert "compliant with FMI-2.0" in output and "No semantic error against the FMI-2 standard" in output, output
+    assert "ERROR" not in output, output
+
+
+@pytest.mark.parametrize("model", sorted(COMPONENTS))
 def test_fmu_matches_component_bit_for_bit_and_state_roundtrips(fmus, model, tmp_path):
     script = __file__.replace("test_fmus.py", "fmu_roundtrip.py")
     proc = subprocess.run([sys.executable, "-I", script, str(fmus[model]), "7", json.dumps(PARAMETERS[model])],
