@@ -4,9 +4,12 @@ same steps bit for bit, and print every output value as float.hex JSON for the c
 import json
 import random
 import sys
+from pathlib import Path
 
 from fmpy import extract, read_model_description
-from fmpy.fmi2 import FMU2Slave
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # -I leaves the script's folder out
+from fmpy_driver import initialized_slave  # noqa: E402
 
 fmu_path, seed = sys.argv[1], int(sys.argv[2])
 parameters = json.loads(sys.argv[3])
@@ -15,15 +18,7 @@ md = read_model_description(fmu_path)
 vr = {v.name: v.valueReference for v in md.modelVariables}
 inputs = [v.name for v in md.modelVariables if v.causality == "input"]
 outputs = [v.name for v in md.modelVariables if v.causality == "output"]
-fmu = FMU2Slave(guid=md.guid, unzipDirectory=extract(fmu_path), modelIdentifier=md.coSimulation.modelIdentifier,
-                instanceName="roundtrip")
-fmu.instantiate()
-fmu.setupExperiment(startTime=0.0)
-for name, value in parameters.items():
-    setter = {str: fmu.setString, bool: fmu.setBoolean, int: fmu.setInteger}.get(type(value), fmu.setReal)
-    setter([vr[name]], [value])
-fmu.enterInitializationMode()
-fmu.exitInitializationMode()
+fmu = initialized_slave(extract(fmu_path), md, parameters, "roundtrip")
 rng = random.Random(seed)
 sequence = [[rng.uniform(-2, 2) for _ in inputs] for _ in range(60)]
 

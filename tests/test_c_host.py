@@ -13,8 +13,8 @@ from pathlib import Path
 import fmpy
 import pytest
 from fmpy import read_model_description
-from fmpy.fmi2 import FMU2Slave
 
+from fmpy_driver import initialized_slave
 from mechfmu_components import COMPONENTS
 from test_fmus import PARAMETERS
 
@@ -83,15 +83,7 @@ def read_output(path: Path) -> tuple[list[list[float]], dict[str, int]]:
 def fmpy_rows(unzipped: Path, md, parameters: dict, plan: dict) -> list[list[float]]:
     """The same plan through fmpy in this (Python) process."""
     vr = {v.name: v.valueReference for v in md.modelVariables}
-    fmu = FMU2Slave(guid=md.guid, unzipDirectory=str(unzipped), modelIdentifier=md.coSimulation.modelIdentifier,
-                    instanceName="fmpy")
-    fmu.instantiate()
-    fmu.setupExperiment(startTime=0.0)
-    for name, value in parameters.items():
-        setter = {str: fmu.setString, bool: fmu.setBoolean, int: fmu.setInteger}.get(type(value), fmu.setReal)
-        setter([vr[name]], [value])
-    fmu.enterInitializationMode()
-    fmu.exitInitializationMode()
+    fmu = initialized_slave(str(unzipped), md, parameters, "fmpy")
     rows = []
     for k, values in enumerate(plan["sequence"]):
         if plan["inputs"]:
