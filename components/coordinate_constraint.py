@@ -24,6 +24,11 @@ forces are 0 and both residuals are reported as λ itself (exudyn's c(λ) = λ =
 ``itemNumber``. ``s_rel``/``v_rel`` are flange_b − flange_a without the factor (exudyn's
 Displacement/Velocity).
 Invariant (virtual work): λ·ċ-power balance, flange_a.f·v_a + flange_b.f·v_b = λ·(k·v_b − v_a).
+
+Outside a constraint-solving master (OMSimulator, libcosim, fmpy) nothing writes ``lambda`` and the
+bodies move unconstrained: the FMU then warns once through the FMI logger (residual, time, what the
+master must do) when, after a step, |constraintEquation| exceeds ``residualTolerance`` while
+``lambda``/``lambda_rate`` have not been written since initialization.
 """
 from __future__ import annotations
 
