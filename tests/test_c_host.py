@@ -135,7 +135,7 @@ sys.exit(lib.run_host(*(a.encode() for a in sys.argv[2:])))
 """
 
 
-@pytest.mark.parametrize("model", ["Mass", "CoordinateSpringDamperExt", "SmoothSphereHalfSpaceForce", "RigidBody"])
+@pytest.mark.parametrize("model", sorted(COMPONENTS))
 def test_fmu_in_a_statically_linked_python_uses_its_interpreter(fmus, host, model, tmp_path):
     """The C host's code inside Debian's python3 (no libpython.so): the FMU runs on that interpreter,
     maps no libpython, and gives the C host's (= fmpy's) results bit for bit."""
@@ -186,3 +186,20 @@ def test_missing_python_runtime_is_reported_through_the_logger(fmus, host, tmp_p
     assert proc.returncode == 1
     assert "[FATAL] host: no Python 0.0 runtime" in proc.stdout and "libpython0.0.so.1.0" in proc.stdout, proc.stdout
     assert "fmi2Instantiate failed" in proc.stdout
+
+
+@pytest.mark.parametrize("model, parameters, call, message", [
+    ("Mass", {"m": -1.0}, "fmi2SetReal", "Mass 'host': m = -1.0 is out of range: must be > 0 kg"),
+    ("CoordinateSpringDamper", {"springForceUserFunction": "k*u + mbs"}, "fmi2ExitInitializationMode",
+     "springForceUserFunction = 'k*u + mbs' is invalid"),
+])
+def test_errors_reach_a_c_host_with_logging_off(fmus, host, tmp_path, model, parameters, call, message):
+    """The C host instantiates with loggingOn = false: the error still arrives through its logger and
+    the call that exposes it returns fmi2Error."""
+    unzipped = unzip(fmus[model], tmp_path / "fmu")
+    md = read_model_description(str(unzipped))
+    write_plan(md, parameters, tmp_path / "plan.txt")
+    proc = run_c_host(host[0], host_arguments(unzipped, md, tmp_path / "plan.txt", tmp_path / "out.txt"))
+    assert proc.returncode == 1
+    assert f"call failed: {call}(" in proc.stdout and "-> ERROR" in proc.stdout, proc.stdout
+    assert any(line.startswith("[ERROR] host: ") and message in line for line in proc.stdout.splitlines()), proc.stdout
