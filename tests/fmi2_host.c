@@ -39,17 +39,23 @@ static void logger(fmi2ComponentEnvironment env, fmi2String instance, fmi2Status
     fflush(stdout);
 }
 
+/* How many distinct libpython files (by device and inode) the process has mapped. */
 static int libpython_mappings(void) {
     FILE *maps = fopen("/proc/self/maps", "r");
-    char line[4096], last[4096] = "";
+    char line[4096], seen[16][64];
     int count = 0;
     if (!maps) return -1;
     while (fgets(line, sizeof line, maps)) {
-        char *name = strrchr(line, ' ');
-        if (name && strstr(name, "libpython") && strcmp(name, last) != 0) {
-            ++count; /* distinct files, not segments */
-            snprintf(last, sizeof last, "%s", name);
-        }
+        char device[32], path[4096] = "";
+        unsigned long inode;
+        if (sscanf(line, "%*s %*s %*s %31s %lu %4095s", device, &inode, path) < 3) continue;
+        const char *base = strrchr(path, '/');
+        if (!base || strncmp(base + 1, "libpython", 9) != 0) continue;
+        char key[64];
+        snprintf(key, sizeof key, "%s:%lu", device, inode);
+        int known = 0;
+        for (int i = 0; i < count; ++i) known |= strcmp(seen[i], key) == 0;
+        if (!known && count < 16) snprintf(seen[count++], sizeof seen[0], "%s", key);
     }
     fclose(maps);
     return count;

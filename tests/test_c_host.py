@@ -203,3 +203,25 @@ def test_errors_reach_a_c_host_with_logging_off(fmus, host, tmp_path, model, par
     assert proc.returncode == 1
     assert f"call failed: {call}(" in proc.stdout and "-> ERROR" in proc.stdout, proc.stdout
     assert any(line.startswith("[ERROR] host: ") and message in line for line in proc.stdout.splitlines()), proc.stdout
+
+
+def test_loader_finds_libpython_by_soname_on_a_target_machine(fmus, host, tmp_path):
+    """A target machine without the build machine's Python: a loader that knows only the soname
+    finds the system's libpython (Debian's libpython3.11 package here) and gives fmpy's bits."""
+    from mechfmu.build import compile_loader, python_runtime
+    runtime = dict(python_runtime(), library="")
+    found = subprocess.run(["/sbin/ldconfig", "-p"], capture_output=True, text=True).stdout
+    system_library = next((line.split("=>")[-1].strip() for line in found.splitlines()
+                           if line.strip().startswith(runtime["soname"] + " ")), None)
+    if system_library is None:
+        pytest.skip(f"no {runtime['soname']} on the library search path of this machine")
+    unzipped = unzip(fmus["CoordinateSpringDamperExt"], tmp_path / "fmu")
+    compile_loader(unzipped / "binaries" / "linux64" / "CoordinateSpringDamperExt.so", runtime)
+    md = read_model_description(str(unzipped))
+    parameters = PARAMETERS["CoordinateSpringDamperExt"]
+    plan = write_plan(md, parameters, tmp_path / "plan.txt")
+    proc = run_c_host(host[0], host_arguments(unzipped, md, tmp_path / "plan.txt", tmp_path / "out.txt"))
+    assert proc.returncode == 0, proc.stdout
+    rows, facts = read_output(tmp_path / "out.txt")
+    assert facts == {"replay_equal": 1, "serialized_equal": 1, "libpython_mappings": 1}
+    assert rows == fmpy_rows(unzipped, md, parameters, plan)
