@@ -13,10 +13,12 @@ and prints the wall-time ratio of the two FMU sets under our master.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -30,16 +32,28 @@ from mechfmu.simulate import simulate  # noqa: E402
 from test_libcosim import CASES as LIBCOSIM_CASES  # noqa: E402  (their step counts)
 
 
-def build_revision(revision: str, models: list[str], work: Path) -> Path:
-    """The FMUs of ``revision``, built by that revision's own build code."""
-    tree, out = work / "tree", work / "fmus"
+@contextmanager
+def checkout(revision: str, work: Path):
+    """A worktree of ``revision`` and the environment that makes Python import that revision's code
+    (its ``mechfmu`` from the working directory; its ``components/`` as ``mechfmu_components``, the
+    name every revision up to the package rename imports)."""
+    tree, names = work / "tree", work / "import_names"
     subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(tree), revision], check=True,
                    capture_output=True)
+    names.mkdir()
+    (names / "mechfmu_components").symlink_to(tree / "components")
     try:
-        code = "import sys; from mechfmu.build import build; build(sys.argv[2:], directory=sys.argv[1])"
-        subprocess.run([sys.executable, "-c", code, str(out), *models], cwd=tree, check=True)
+        yield tree, {**os.environ, "PYTHONPATH": os.pathsep.join([str(tree), str(names)])}
     finally:
         subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)], check=True)
+
+
+def build_revision(revision: str, models: list[str], work: Path) -> Path:
+    """The FMUs of ``revision``, built by that revision's own build code."""
+    out = work / "fmus"
+    with checkout(revision, work) as (tree, env):
+        code = "import sys; from mechfmu.build import build; build(sys.argv[2:], directory=sys.argv[1])"
+        subprocess.run([sys.executable, "-c", code, str(out), *models], cwd=tree, env=env, check=True)
     return out
 
 

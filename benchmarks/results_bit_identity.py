@@ -1,0 +1,48 @@
+"""Does this tree's whole pipeline (master + FMUs) write the same result files as an earlier revision?
+
+Runs every shipped scenario to its stop time with its own algorithm through the command line,
+``mechfmu run SCENARIO --out X.csv``, once with REV's code and FMUs (a git worktree, built there) and
+once with this tree's, and compares the two CSV files byte for byte (the values are written with
+``repr``, so equal bytes are equal bits). Use it around a refactoring: REV is the commit before it.
+
+    python3 benchmarks/results_bit_identity.py REV [SCENARIO ...]
+"""
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from fmu_bit_identity import ROOT, checkout
+
+
+def run(tree: Path, env: dict | None, scenario: str, out: Path) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "mechfmu.cli", "run", f"scenarios/{scenario}", "--out", str(out)],
+                            cwd=tree, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def main(revision: str, scenarios: list[str]) -> int:
+    scenarios = scenarios or sorted(p.parent.name for p in (ROOT / "scenarios").glob("*/SystemStructure.ssd"))
+    differing = 0
+    with tempfile.TemporaryDirectory(prefix="mechfmu_results_") as tmp, checkout(revision, Path(tmp)) as (tree, env):
+        work = Path(tmp)
+        print(f"mechfmu run SCENARIO --out: {revision} against this tree, byte for byte")
+        for scenario in scenarios:
+            old, new = work / f"{scenario}.old.csv", work / f"{scenario}.new.csv"
+            runs = [run(tree, env, scenario, old), run(ROOT, None, scenario, new)]  # both at once: 2 cores
+            outputs = [p.communicate()[0] for p in runs]
+            if any(p.returncode != 0 for p in runs):
+                print(f"  {scenario:22s} run failed:\n{outputs[0][-800:]}\n{outputs[1][-800:]}")
+                differing += 1
+                continue
+            a, b = old.read_bytes(), new.read_bytes()
+            rows = a.count(b"\n") - 1
+            print(f"  {scenario:22s} {'identical' if a == b else 'DIFFERENT'} ({rows} rows, {len(a)} bytes)")
+            differing += a != b
+    print(f"{len(scenarios) - differing} of {len(scenarios)} scenarios identical")
+    return 1 if differing else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1], sys.argv[2:]) if len(sys.argv) > 1 else "usage: results_bit_identity.py REV [SCENARIO ...]")
