@@ -15,7 +15,7 @@ import sys
 
 import numpy as np
 
-from mechfmu.references import read_msl_reference
+from validation.msl import read_msl_reference
 from mechfmu.simulate import simulate
 
 REFERENCE = "scenarios/elastogap/reference/ElastoGap.csv"

@@ -14,7 +14,7 @@ import time
 
 import numpy as np
 
-from mechfmu.references import exudyn_solution
+from validation.exudyn_model import exudyn_solution
 from mechfmu.simulate import simulate
 
 #: scenario -> (our macro steps, exudyn steps)

@@ -1,25 +1,41 @@
 """mechfmu components: force laws and the component classes packaged as FMI 2.0 co-simulation FMUs.
 
 Standard library only: this package is copied into every FMU and runs in whatever Python loads it.
+Import name: ``mechfmu.components`` (the folder ``components/`` through the package-dir mapping in
+pyproject.toml); inside an FMU it is vendored as ``mechfmu_components_<hash>`` (``mechfmu.build``).
+
+``COMPONENTS`` is found, not listed: every concrete ``Component`` subclass defined in a module of this
+package (except ``fmi``, the pythonfmu glue that only FMU entry scripts import) is a component, built
+into an FMU of the class's name. Adding one = adding its module.
 """
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+
 from .base import Component, ComponentError
-from .coordinate_constraint import CoordinateConstraint
-from .coordinate_spring_damper import CoordinateSpringDamper
-from .coordinate_spring_damper_ext import CoordinateSpringDamperExt, RotationalSpringDamperExt
-from .elasto_gap import ElastoGap
-from .fixed import Fixed
-from .mass import Inertia, Mass
-from .rigid_body import RigidBody
-from .smooth_sphere_half_space import SmoothSphereHalfSpaceForce
-from .sources import ConstantSpeed
+
+#: modules that are not component modules (pythonfmu glue; imported by the FMU entry scripts only)
+NOT_COMPONENT_MODULES = frozenset({"fmi"})
+
+
+def discover(package: str, path: list[str]) -> dict[str, type[Component]]:
+    """Every concrete Component subclass defined in the modules of ``package`` (at ``path``), by name."""
+    found: dict[str, type[Component]] = {}
+    for info in sorted(pkgutil.iter_modules(path), key=lambda m: m.name):
+        if info.name in NOT_COMPONENT_MODULES or info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"{package}.{info.name}")
+        for name, obj in vars(module).items():
+            if (inspect.isclass(obj) and issubclass(obj, Component) and obj is not Component
+                    and not inspect.isabstract(obj) and obj.__module__ == module.__name__ and name == obj.__name__):
+                found[name] = obj
+    return dict(sorted(found.items()))
+
 
 #: every component that is built into an FMU, by model name
-COMPONENTS: dict[str, type[Component]] = {
-    cls.__name__: cls for cls in (Mass, Inertia, Fixed, ConstantSpeed, CoordinateSpringDamper,
-                                  CoordinateSpringDamperExt, RotationalSpringDamperExt, ElastoGap,
-                                  SmoothSphereHalfSpaceForce, RigidBody, CoordinateConstraint)
-}
+COMPONENTS: dict[str, type[Component]] = discover(__name__, __path__)
+globals().update(COMPONENTS)
 
-__all__ = ["COMPONENTS", "Component", "ComponentError", "ConstantSpeed", "CoordinateConstraint", "CoordinateSpringDamper",
-           "CoordinateSpringDamperExt", "ElastoGap", "Fixed", "Inertia", "Mass", "RigidBody",
-           "RotationalSpringDamperExt", "SmoothSphereHalfSpaceForce"]
+__all__ = ["COMPONENTS", "Component", "ComponentError", "discover", *COMPONENTS]

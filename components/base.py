@@ -167,6 +167,9 @@ class Component:
     description: ClassVar[str] = ""
     #: the system (and version) whose physics this component reproduces
     source: ClassVar[str] = ""
+    #: parameter values that exercise the component (stick/slip, stops, user functions, ...); the
+    #: generic FMU tests run every component with them
+    example_parameters: ClassVar[dict[str, Any]] = {}
     parameters: ClassVar[tuple[Param, ...]] = ()
     inputs: ClassVar[tuple[Input, ...]] = ()
     outputs: ClassVar[tuple[Output, ...]] = ()
@@ -338,7 +341,8 @@ class Component:
         return json.loads(data.decode("utf-8"))
 
 
-def rotational_variant(cls: type[Component], name: str, description: str) -> type[Component]:
+def rotational_variant(cls: type[Component], name: str, description: str,
+                       example_parameters: dict[str, Any] | None = None) -> type[Component]:
     """The same component with rotational units (rad, rad/s, N.m, ...) and the same variable
     names: a connector law on coordinates holds for angles and torques alike."""
     def convert(items):
@@ -346,4 +350,5 @@ def rotational_variant(cls: type[Component], name: str, description: str) -> typ
     return type(name, (cls,), {"__doc__": f"{description}\n\n{cls.__module__}.{cls.__name__} in rotational units.",
                                "__module__": cls.__module__, "description": description,
                                "parameters": convert(cls.parameters), "inputs": convert(cls.inputs),
-                               "outputs": convert(cls.outputs)})
+                               "outputs": convert(cls.outputs),
+                               "example_parameters": example_parameters or cls.example_parameters})

@@ -19,49 +19,68 @@ where the law is simple; the default is a central difference of ``element_force`
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from typing import ClassVar
 
 from .base import Component, Input, Output
 from .expressions import Expression
+from .ports import (ACCELERATION, DAMPING_TANGENT, FLANGE_A, FLANGE_B, FORCE, POSITION, RATE, STIFFNESS_TANGENT,
+                    VELOCITY, other, port)
 
-FLANGE_INPUT_NAMES = ("flange_a.s", "flange_a.v", "flange_b.s", "flange_b.v")
+S_A, V_A, S_B, V_B = port(FLANGE_A, POSITION), port(FLANGE_A, VELOCITY), port(FLANGE_B, POSITION), port(FLANGE_B, VELOCITY)
+FLANGE_INPUT_NAMES = (S_A, V_A, S_B, V_B)
 #: the flange inputs of every 1D connector (Exudyn marker m0 = flange_a, m1 = flange_b)
 CONNECTOR_INPUTS = (
-    Input("flange_a.s", 0.0, "m", "Absolute position of flange_a (marker m0 coordinate)"),
-    Input("flange_a.v", 0.0, "m/s", "Absolute velocity of flange_a"),
-    Input("flange_b.s", 0.0, "m", "Absolute position of flange_b (marker m1 coordinate)"),
-    Input("flange_b.v", 0.0, "m/s", "Absolute velocity of flange_b"),
-    Input("flange_a.a", 0.0, "m/s2", "Acceleration of flange_a (only for flange_b.f_rate; linear-implicit coupling)"),
-    Input("flange_b.a", 0.0, "m/s2", "Acceleration of flange_b (only for flange_a.f_rate; linear-implicit coupling)"),
+    Input(S_A, 0.0, "m", "Absolute position of flange_a (marker m0 coordinate)"),
+    Input(V_A, 0.0, "m/s", "Absolute velocity of flange_a"),
+    Input(S_B, 0.0, "m", "Absolute position of flange_b (marker m1 coordinate)"),
+    Input(V_B, 0.0, "m/s", "Absolute velocity of flange_b"),
+    Input(port(FLANGE_A, ACCELERATION), 0.0, "m/s2",
+          "Acceleration of flange_a (only for flange_b.f_rate; linear-implicit coupling)"),
+    Input(port(FLANGE_B, ACCELERATION), 0.0, "m/s2",
+          "Acceleration of flange_b (only for flange_a.f_rate; linear-implicit coupling)"),
 )
 FLANGE_FORCE_OUTPUTS = (
-    Output("flange_a.f", "N", "Cut force at flange_a (= -factor0*f)", FLANGE_INPUT_NAMES),
-    Output("flange_b.f", "N", "Cut force at flange_b (= +factor1*f)", FLANGE_INPUT_NAMES),
+    Output(port(FLANGE_A, FORCE), "N", "Cut force at flange_a (= -factor0*f)", FLANGE_INPUT_NAMES),
+    Output(port(FLANGE_B, FORCE), "N", "Cut force at flange_b (= +factor1*f)", FLANGE_INPUT_NAMES),
 )
-TANGENT_OUTPUTS = (
-    Output("flange_a.f_rate", "N/s", "Rate of flange_a.f from the motion of flange_b alone "
-           "(d(flange_a.f)/d(flange_b.s)*flange_b.v + d(flange_a.f)/d(flange_b.v)*flange_b.a)",
-           FLANGE_INPUT_NAMES + ("flange_b.a",)),
-    Output("flange_b.f_rate", "N/s", "Rate of flange_b.f from the motion of flange_a alone "
-           "(d(flange_b.f)/d(flange_a.s)*flange_a.v + d(flange_b.f)/d(flange_a.v)*flange_a.a)",
-           FLANGE_INPUT_NAMES + ("flange_a.a",)),
-    Output("flange_a.c", "N/m", "Tangent stiffness d(flange_a.f)/d(flange_a.s), for linear-implicit coupling",
-           FLANGE_INPUT_NAMES),
-    Output("flange_a.d", "N.s/m", "Tangent damping d(flange_a.f)/d(flange_a.v), for linear-implicit coupling",
-           FLANGE_INPUT_NAMES),
-    Output("flange_b.c", "N/m", "Tangent stiffness d(flange_b.f)/d(flange_b.s), for linear-implicit coupling",
-           FLANGE_INPUT_NAMES),
-    Output("flange_b.d", "N.s/m", "Tangent damping d(flange_b.f)/d(flange_b.v), for linear-implicit coupling",
-           FLANGE_INPUT_NAMES),
+TANGENT_OUTPUTS = tuple(
+    Output(port(x, FORCE + RATE), "N/s", f"Rate of {x}.f from the motion of {other(x)} alone "
+           f"(d({x}.f)/d({other(x)}.s)*{other(x)}.v + d({x}.f)/d({other(x)}.v)*{other(x)}.a)",
+           FLANGE_INPUT_NAMES + (port(other(x), ACCELERATION),))
+    for x in (FLANGE_A, FLANGE_B)
+) + tuple(
+    Output(port(x, tangent), unit, f"Tangent {word} d({x}.f)/d({x}.{quantity}), for linear-implicit coupling",
+           FLANGE_INPUT_NAMES)
+    for x in (FLANGE_A, FLANGE_B)
+    for tangent, unit, word, quantity in ((STIFFNESS_TANGENT, "N/m", "stiffness", POSITION),
+                                          (DAMPING_TANGENT, "N.s/m", "damping", VELOCITY))
 )
 #: relative size of the central-difference step for force derivatives
 DIFFERENCE_STEP = 1e-7
 
 
 class Connector(Component, ABC):
-    """Base of the 1D connectors. Subclasses implement ``element_force(q, v)`` and may override
-    ``factors`` and ``force_derivatives``."""
+    """Base of the 1D connectors: the port algebra (MSL's PartialCompliant). It declares and computes
+    ``s_rel``, ``v_rel``, ``f``, the flange forces and the tangents; a connector module gives its
+    ``parameters``, ``element_force`` (and analytic ``force_derivatives`` where it has them) and, for
+    outputs of its own, ``law_outputs`` (declared after ``f``) with their values from ``law_parts``,
+    and ``state_outputs`` (declared last) read from ``self.state``. Elements with gear factors set
+    ``geared`` and override ``factors``.
+    """
 
     inputs = CONNECTOR_INPUTS
+    #: outputs of the law beyond f (values from ``law_parts``), declared between f and the flange forces
+    law_outputs: ClassVar[tuple[Output, ...]] = ()
+    #: hidden-state outputs (values from ``self.state`` under the same names), declared last
+    state_outputs: ClassVar[tuple[Output, ...]] = ()
+    #: True if the relative coordinate carries the gear factors factor0, factor1
+    geared: ClassVar[bool] = False
+    force_description: ClassVar[str] = "Connector force f (positive = tension)"
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "outputs" not in cls.__dict__:  # rotational_variant passes converted outputs of its own
+            cls.outputs = connector_outputs(cls)
 
     def factors(self) -> tuple[float, float]:
         return 1.0, 1.0
@@ -70,11 +89,15 @@ class Connector(Component, ABC):
         """(q, v): the relative coordinate and velocity."""
         vals = self.values
         f0, f1 = self.factors()
-        return (f1 * vals["flange_b.s"] - f0 * vals["flange_a.s"], f1 * vals["flange_b.v"] - f0 * vals["flange_a.v"])
+        return (f1 * vals[S_B] - f0 * vals[S_A], f1 * vals[V_B] - f0 * vals[V_A])
 
     @abstractmethod
     def element_force(self, q: float, v: float) -> float:
         """The element force f [N] (tension positive) at relative coordinate q and velocity v."""
+
+    def law_parts(self, q: float, v: float) -> tuple[float, dict[str, float]]:
+        """(f, values of ``law_outputs``) at (q, v); override when the law has outputs of its own."""
+        return self.element_force(q, v), {}
 
     def force_derivatives(self, q: float, v: float) -> tuple[float, float]:
         """(∂f/∂q, ∂f/∂v) by central differences (step DIFFERENCE_STEP·max(1, |x|))."""
@@ -90,11 +113,31 @@ class Connector(Component, ABC):
         return {"flange_a.f": -f0 * f, "flange_b.f": f1 * f,
                 "flange_a.c": f0 * f0 * f_q, "flange_a.d": f0 * f0 * f_v,
                 "flange_b.c": f1 * f1 * f_q, "flange_b.d": f1 * f1 * f_v,
-                "flange_a.f_rate": -f0 * f1 * (f_q * vals["flange_b.v"] + f_v * vals["flange_b.a"]),
-                "flange_b.f_rate": -f0 * f1 * (f_q * vals["flange_a.v"] + f_v * vals["flange_a.a"])}
+                "flange_a.f_rate": -f0 * f1 * (f_q * vals[V_B] + f_v * vals["flange_b.a"]),
+                "flange_b.f_rate": -f0 * f1 * (f_q * vals[V_A] + f_v * vals["flange_a.a"])}
+
+    def compute_outputs(self) -> dict[str, float]:
+        q, v = self.relative()
+        f, parts = self.law_parts(q, v)
+        state = self.state
+        return {"s_rel": q, "v_rel": v, "f": f, **parts, **self.flange_outputs(f, q, v),
+                **{o.name: state[o.name] for o in self.state_outputs}}
 
 
-class UserFunctionConnector(Connector):
+def connector_outputs(cls: type[Connector]) -> tuple[Output, ...]:
+    """s_rel, v_rel, f, the law's outputs, flange forces, tangents, state outputs (this order)."""
+    if cls.geared:
+        s_rel, v_rel = "factor1*flange_b.s - factor0*flange_a.s", "factor1*flange_b.v - factor0*flange_a.v"
+    else:
+        s_rel, v_rel = "flange_b.s - flange_a.s", "flange_b.v - flange_a.v"
+    return (
+        Output("s_rel", "m", f"Relative coordinate {s_rel}", (S_A, S_B)),
+        Output("v_rel", "m/s", f"Relative velocity {v_rel}", (V_A, V_B)),
+        Output("f", "N", cls.force_description, FLANGE_INPUT_NAMES),
+    ) + cls.law_outputs + FLANGE_FORCE_OUTPUTS + TANGENT_OUTPUTS + cls.state_outputs
+
+
+class UserFunctionConnector(Connector, ABC):
     """A connector whose force law a ``springForceUserFunction`` expression can replace; the names
     it may use are ``user_function_names``."""
 

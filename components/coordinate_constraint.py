@@ -35,6 +35,7 @@ from __future__ import annotations
 from .base import Component, Input, Output, Param
 from .connector import CONNECTOR_INPUTS
 from .expressions import Expression
+from .ports import ACTIVE, CONSTRAINT_EQUATION, LAMBDA, LAMBDA_RATE, VELOCITY_LEVEL, VELOCITY_RESIDUAL
 
 USER_FUNCTION_NAMES = ("t", "lOffset", "itemNumber")
 
@@ -42,37 +43,39 @@ USER_FUNCTION_NAMES = ("t", "lOffset", "itemNumber")
 class CoordinateConstraint(Component):
     description = "Exudyn CoordinateConstraint: k*q_b - q_a = offset(t); the constraint force lambda is an input"
     source = "Exudyn 1.13.6 ObjectConnectorCoordinate (constraint equation equal to exudyn's ConstraintEquation)"
+    example_parameters = {"factorValue1": 2.0, "offset": 0.1, "offsetUserFunction": "lOffset*sin(t)",
+                          "offsetUserFunction_t": "lOffset*cos(t)"}
     parameters = (
         Param("offset", 0.0, "m", "Offset l_off (velocity offset [m/s] if velocityLevel)"),
         Param("factorValue1", 1.0, "1", "Factor k on the flange_b coordinate (exudyn 1.13.6: factor1)"),
-        Param("velocityLevel", False, type="Boolean", description="If true, the constraint acts on velocities"),
+        Param(VELOCITY_LEVEL, False, type="Boolean", description="If true, the constraint acts on velocities"),
         Param("offsetUserFunction", "", type="String", description="Expression in t, lOffset, itemNumber for off(t)"),
         Param("offsetUserFunction_t", "", type="String",
               description="Expression in t, lOffset, itemNumber for the time derivative off_t(t)"),
-        Param("activeConnector", True, type="Boolean", description="If false, lambda is driven to 0"),
+        Param(ACTIVE, True, type="Boolean", description="If false, lambda is driven to 0"),
         Param("itemNumber", 0, type="Integer", description="Item number passed to the user functions"),
         Param("residualTolerance", 1e-6, "m", "Residual (m/s if velocityLevel) above which the FMU warns once "
               "that no master drives lambda", min=0.0),
     )
     inputs = CONNECTOR_INPUTS[:4] + (
-        Input("lambda", 0.0, "N", "Constraint force λ at the start of the step (solved by the master)"),
-        Input("lambda_rate", 0.0, "N/s", "Rate of λ over the step (solved by the master; 0 = held)"),
+        Input(LAMBDA, 0.0, "N", "Constraint force λ at the start of the step (solved by the master)"),
+        Input(LAMBDA_RATE, 0.0, "N/s", "Rate of λ over the step (solved by the master; 0 = held)"),
     )
     outputs = (
         Output("s_rel", "m", "flange_b.s - flange_a.s (no factor)", ("flange_a.s", "flange_b.s")),
         Output("v_rel", "m/s", "flange_b.v - flange_a.v (no factor)", ("flange_a.v", "flange_b.v")),
-        Output("residual", "m", "Position-level constraint k*q_b - q_a - off(t)", ("flange_a.s", "flange_b.s", "lambda")),
-        Output("residual_v", "m/s", "Velocity-level constraint k*v_b - v_a - off_t(t)",
-               ("flange_a.v", "flange_b.v", "lambda")),
-        Output("constraintEquation", "1", "The equation to enforce: residual, or residual_v if velocityLevel "
-               "(exudyn's ConstraintEquation)", ("flange_a.s", "flange_b.s", "flange_a.v", "flange_b.v", "lambda")),
+        Output("residual", "m", "Position-level constraint k*q_b - q_a - off(t)", ("flange_a.s", "flange_b.s", LAMBDA)),
+        Output(VELOCITY_RESIDUAL, "m/s", "Velocity-level constraint k*v_b - v_a - off_t(t)",
+               ("flange_a.v", "flange_b.v", LAMBDA)),
+        Output(CONSTRAINT_EQUATION, "1", "The equation to enforce: residual, or residual_v if velocityLevel "
+               "(exudyn's ConstraintEquation)", ("flange_a.s", "flange_b.s", "flange_a.v", "flange_b.v", LAMBDA)),
         Output("f", "N", "Constraint force at the component's time: lambda + lambda_rate*(t - start of the last step)",
-               ("lambda", "lambda_rate")),
-        Output("flange_a.f", "N", "Cut force at flange_a (= -lambda)", ("lambda",)),
-        Output("flange_b.f", "N", "Cut force at flange_b (= +factorValue1*lambda)", ("lambda",)),
-        Output("flange_a.f_rate", "N/s", "Rate of flange_a.f over the step (= -lambda_rate)", ("lambda_rate",)),
+               (LAMBDA, LAMBDA_RATE)),
+        Output("flange_a.f", "N", "Cut force at flange_a (= -lambda)", (LAMBDA,)),
+        Output("flange_b.f", "N", "Cut force at flange_b (= +factorValue1*lambda)", (LAMBDA,)),
+        Output("flange_a.f_rate", "N/s", "Rate of flange_a.f over the step (= -lambda_rate)", (LAMBDA_RATE,)),
         Output("flange_b.f_rate", "N/s", "Rate of flange_b.f over the step (= +factorValue1*lambda_rate)",
-               ("lambda_rate",)),
+               (LAMBDA_RATE,)),
     )
     initial_state = {"step_start": 0.0}
 
@@ -83,20 +86,20 @@ class CoordinateConstraint(Component):
 
     def set(self, name: str, value) -> None:
         super().set(name, value)
-        if self.initialized and name in ("lambda", "lambda_rate"):
+        if self.initialized and name in (LAMBDA, LAMBDA_RATE):
             self.lambda_driven = True
 
     def step_warnings(self) -> list[str]:
         """Once per instance: the constraint is violated beyond residualTolerance while nothing drives
         lambda (any host but a constraint-solving master), i.e. the bodies move unconstrained."""
         vals = self.values
-        if self.lambda_driven or self._warned or not vals["activeConnector"]:
+        if self.lambda_driven or self._warned or not vals[ACTIVE]:
             return []
-        residual, tolerance = self.get("constraintEquation"), vals["residualTolerance"]
+        residual, tolerance = self.get(CONSTRAINT_EQUATION), vals["residualTolerance"]
         if not abs(residual) > tolerance:
             return []
         self._warned = True
-        unit = "m/s" if vals["velocityLevel"] else "m"
+        unit = "m/s" if vals[VELOCITY_LEVEL] else "m"
         return [f"{type(self).__name__} '{self.instance_name}': the constraint is violated by {residual:.6g} {unit} "
                 f"at t = {self.time:.9g} s (residualTolerance {tolerance:g} {unit}) and its force input lambda has "
                 "not been driven since initialization. This FMU does not enforce its constraint: the master must "
@@ -122,7 +125,7 @@ class CoordinateConstraint(Component):
         if self.expression("offsetUserFunction_t"):
             velocity = self.evaluate("offsetUserFunction_t")
         else:
-            velocity = vals["offset"] if vals["velocityLevel"] else 0.0
+            velocity = vals["offset"] if vals[VELOCITY_LEVEL] else 0.0
         return position, velocity
 
     def initialize(self, start_time: float = 0.0) -> None:
@@ -134,16 +137,16 @@ class CoordinateConstraint(Component):
 
     def compute_outputs(self) -> dict[str, float]:
         vals = self.values
-        k, rate = vals["factorValue1"], vals["lambda_rate"]
-        lam = vals["lambda"]
+        k, rate = vals["factorValue1"], vals[LAMBDA_RATE]
+        lam = vals[LAMBDA]
         f = lam + rate * (self.time - self.state["step_start"])
         s_rel, v_rel = vals["flange_b.s"] - vals["flange_a.s"], vals["flange_b.v"] - vals["flange_a.v"]
-        if not vals["activeConnector"]:
-            return {"s_rel": s_rel, "v_rel": v_rel, "residual": lam, "residual_v": lam, "constraintEquation": lam,
+        if not vals[ACTIVE]:
+            return {"s_rel": s_rel, "v_rel": v_rel, "residual": lam, VELOCITY_RESIDUAL: lam, CONSTRAINT_EQUATION: lam,
                     "f": f, "flange_a.f": 0.0, "flange_b.f": 0.0, "flange_a.f_rate": 0.0, "flange_b.f_rate": 0.0}
         off, off_t = self.offsets()
         residual = k * vals["flange_b.s"] - vals["flange_a.s"] - off
         residual_v = k * vals["flange_b.v"] - vals["flange_a.v"] - off_t
-        return {"s_rel": s_rel, "v_rel": v_rel, "residual": residual, "residual_v": residual_v,
-                "constraintEquation": residual_v if vals["velocityLevel"] else residual,
+        return {"s_rel": s_rel, "v_rel": v_rel, "residual": residual, VELOCITY_RESIDUAL: residual_v,
+                CONSTRAINT_EQUATION: residual_v if vals[VELOCITY_LEVEL] else residual,
                 "f": f, "flange_a.f": -lam, "flange_b.f": k * lam, "flange_a.f_rate": -rate, "flange_b.f_rate": k * rate}

@@ -21,8 +21,8 @@ Invariant: flange_a.f + flange_b.f = 0 (the element conserves momentum).
 """
 from __future__ import annotations
 
-from .base import Output, Param
-from .connector import FLANGE_FORCE_OUTPUTS, FLANGE_INPUT_NAMES, TANGENT_OUTPUTS, UserFunctionConnector
+from .base import Param
+from .connector import UserFunctionConnector
 
 USER_FUNCTION_ARGUMENTS = ("t", "itemNumber", "u", "displacement", "v", "velocity",
                            "k", "stiffness", "d", "damping", "offset")
@@ -37,6 +37,8 @@ def spring_damper_force(s_rel: float, v_rel: float, stiffness: float, damping: f
 class CoordinateSpringDamper(UserFunctionConnector):
     description = "Exudyn CoordinateSpringDamper: linear (or user-defined) spring-damper between two coordinates"
     source = "Exudyn 1.13.6 ObjectConnectorCoordinateSpringDamper (force equal to exudyn's GetObjectOutput Force)"
+    example_parameters = {"stiffness": 5000.0, "damping": 80.0, "offset": 0.1,
+                          "springForceUserFunction": "0.1*k*u + k*u**3 + v*d + sin(t)"}
     parameters = (
         Param("stiffness", 0.0, "N/m", "Spring stiffness k; acts against the relative coordinate"),
         Param("damping", 0.0, "N.s/m", "Damping d; acts against the relative velocity"),
@@ -46,11 +48,7 @@ class CoordinateSpringDamper(UserFunctionConnector):
               description="Expression replacing the force law, in t, itemNumber, u, v, k, d, offset; empty = none"),
         Param("itemNumber", 0, type="Integer", description="Item number passed to the user function"),
     )
-    outputs = (
-        Output("s_rel", "m", "Relative displacement flange_b.s − flange_a.s", ("flange_a.s", "flange_b.s")),
-        Output("v_rel", "m/s", "Relative velocity flange_b.v − flange_a.v", ("flange_a.v", "flange_b.v")),
-        Output("f", "N", "Connector force f_SD (positive = tension)", FLANGE_INPUT_NAMES),
-    ) + FLANGE_FORCE_OUTPUTS + TANGENT_OUTPUTS
+    force_description = "Connector force f_SD (positive = tension)"
 
     user_function_names = USER_FUNCTION_ARGUMENTS
 
@@ -71,8 +69,3 @@ class CoordinateSpringDamper(UserFunctionConnector):
         if self.user_function() is None:
             return vals["stiffness"], vals["damping"]
         return super().force_derivatives(q, v)
-
-    def compute_outputs(self) -> dict[str, float]:
-        s_rel, v_rel = self.relative()
-        f = self.element_force(s_rel, v_rel)
-        return {"s_rel": s_rel, "v_rel": v_rel, "f": f, **self.flange_outputs(f, s_rel, v_rel)}

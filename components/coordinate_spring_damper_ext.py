@@ -68,9 +68,8 @@ import math
 from typing import NamedTuple
 
 from .base import Output, Param, rotational_variant
-from .connector import FLANGE_FORCE_OUTPUTS, FLANGE_INPUT_NAMES, TANGENT_OUTPUTS, UserFunctionConnector
+from .connector import FLANGE_INPUT_NAMES, UserFunctionConnector
 
-FLANGE_INPUTS = FLANGE_INPUT_NAMES
 USER_FUNCTION_NAMES = ("t", "itemNumber", "displacement", "velocity", "stiffness", "damping", "offset",
                        "velocityOffset", "fDynamicFriction", "fStaticFrictionOffset",
                        "exponentialDecayStatic", "fViscousFriction", "frictionProportionalZone")
@@ -244,6 +243,12 @@ class CoordinateSpringDamperExt(UserFunctionConnector):
     description = ("Exudyn CoordinateSpringDamperExt: spring-damper with gear factors, Stribeck or bristle "
                    "stick/slip friction and limit stops")
     source = "Exudyn 1.13.6 ObjectConnectorCoordinateSpringDamperExt (force and end-of-step switching equal to exudyn's)"
+    #: bristle friction and limit stops: random inputs switch stick/slip and the stops many times
+    example_parameters = {"stiffness": 100.0, "damping": 2.0, "fDynamicFriction": 3.0, "fStaticFrictionOffset": 1.0,
+                          "stickingStiffness": 10000.0, "stickingDamping": 10.0, "fViscousFriction": 0.5,
+                          "exponentialDecayStatic": 0.05, "useLimitStops": True, "limitStopsUpper": 1.5,
+                          "limitStopsLower": -1.5, "limitStopsStiffness": 10000.0, "limitStopsDamping": 5.0,
+                          "lastStickingPosition_start": 0.2}
     parameters = (
         Param("stiffness", 0.0, "N/m", "Spring stiffness k; acts against the relative coordinate"),
         Param("damping", 0.0, "N.s/m", "Damping d; acts against the relative velocity minus velocityOffset"),
@@ -269,7 +274,7 @@ class CoordinateSpringDamperExt(UserFunctionConnector):
         Param("activeConnector", True, type="Boolean", description="If false, the connector force is zero"),
         Param("springForceUserFunction", "", type="String",
               description="Expression replacing the force law, in t, u (displacement), v (velocity), k, d, offset and "
-                          "the friction and stop parameters by name; empty = none"),
+                        "the friction and stop parameters by name; empty = none"),
         Param("itemNumber", 0, type="Integer", description="Item number passed to the user function"),
         Param("frictionMode_start", 0.0, "N", "Initial friction mode (0 = stick, else signed slip force)",
               moves_state="frictionMode"),
@@ -278,13 +283,13 @@ class CoordinateSpringDamperExt(UserFunctionConnector):
         Param("limitStopState_start", 0.0, "m", "Initial limit-stop state (0 free, <0 lower, >0 upper)",
               moves_state="limitStopState"),
     )
-    outputs = (
-        Output("s_rel", "m", "Relative coordinate factor1*flange_b.s - factor0*flange_a.s", ("flange_a.s", "flange_b.s")),
-        Output("v_rel", "m/s", "Relative velocity factor1*flange_b.v - factor0*flange_a.v", ("flange_a.v", "flange_b.v")),
-        Output("f", "N", "Connector force f_SD (positive = tension), all parts", FLANGE_INPUTS),
-        Output("f_friction", "N", "Friction part of f", FLANGE_INPUTS),
-        Output("f_limitStop", "N", "Limit-stop part of f", FLANGE_INPUTS),
-    ) + FLANGE_FORCE_OUTPUTS + TANGENT_OUTPUTS + (
+    geared = True
+    force_description = "Connector force f_SD (positive = tension), all parts"
+    law_outputs = (
+        Output("f_friction", "N", "Friction part of f", FLANGE_INPUT_NAMES),
+        Output("f_limitStop", "N", "Limit-stop part of f", FLANGE_INPUT_NAMES),
+    )
+    state_outputs = (
         Output("frictionMode", "N", "Friction mode after the last switching (0 = stick, else signed slip force)"),
         Output("lastStickingPosition", "m", "Last sticking position after the last switching"),
         Output("limitStopState", "m", "Limit-stop state after the last switching"),
@@ -322,6 +327,10 @@ class CoordinateSpringDamperExt(UserFunctionConnector):
     def element_force(self, q: float, v: float) -> float:
         return self.forces(q, v)[0]
 
+    def law_parts(self, q: float, v: float) -> tuple[float, dict[str, float]]:
+        f, f_friction, f_stop = self.forces(q, v)
+        return f, {"f_friction": f_friction, "f_limitStop": f_stop}
+
     def force_derivatives(self, q: float, v: float) -> tuple[float, float]:
         if not self.values["activeConnector"]:
             return 0.0, 0.0
@@ -350,15 +359,11 @@ class CoordinateSpringDamperExt(UserFunctionConnector):
         self.state.update(frictionMode=new.friction_mode, lastStickingPosition=new.last_sticking_position,
                           limitStopState=new.limit_stop_state, switchingError=error)
 
-    def compute_outputs(self) -> dict[str, float]:
-        q, v = self.relative()
-        f, f_friction, f_stop = self.forces(q, v)
-        st = self.state
-        return {"s_rel": q, "v_rel": v, "f": f, "f_friction": f_friction, "f_limitStop": f_stop,
-                **self.flange_outputs(f, q, v), "frictionMode": st["frictionMode"], "lastStickingPosition": st["lastStickingPosition"],
-                "limitStopState": st["limitStopState"], "switchingError": st["switchingError"]}
-
 
 RotationalSpringDamperExt = rotational_variant(
     CoordinateSpringDamperExt, "RotationalSpringDamperExt",
-    "CoordinateSpringDamperExt for rotational coordinates: angles [rad], torques [N.m]")
+    "CoordinateSpringDamperExt for rotational coordinates: angles [rad], torques [N.m]",
+    example_parameters={"stiffness": 50.0, "factor0": 2.0, "factor1": 0.5, "frictionProportionalZone": 0.05,
+                        "fDynamicFriction": 2.0, "stickingStiffness": 100.0, "useLimitStops": True,
+                        "limitStopsUpper": 1.0, "limitStopsLower": -1.0, "limitStopsStiffness": 1000.0,
+                        "velocityOffset": 0.3, "itemNumber": 4})

@@ -26,7 +26,7 @@ the damper adds ∂f/∂v_rel = d while unclamped, or ∓∂f_c/∂s_rel while c
 from __future__ import annotations
 
 from .base import Output, Param
-from .connector import FLANGE_FORCE_OUTPUTS, FLANGE_INPUT_NAMES, TANGENT_OUTPUTS, Connector
+from .connector import FLANGE_INPUT_NAMES, Connector
 
 #: the f_ref value that means "f_ref = c·s_ref" (MSL's default binding)
 F_REF_FROM_C = -1.0
@@ -61,6 +61,7 @@ def elasto_gap_derivatives(s_rel: float, v_rel: float, d: float, s_rel0: float, 
 class ElastoGap(Connector):
     description = "Modelica ElastoGap: spring-damper in contact only, damper clamped so it never pulls"
     source = "Modelica Standard Library 4.1, Modelica.Mechanics.Translational.Components.ElastoGap"
+    example_parameters = {"c": 1000.0, "d": 30.0, "s_rel0": 0.5, "n": 1.5}
     parameters = (
         Param("c", 1.0, "N/m", "Spring constant (N/m^n for n != 1)", min=0.0),
         Param("d", 1.0, "N.s/m", "Damping constant", min=0.0),
@@ -69,14 +70,12 @@ class ElastoGap(Connector):
         Param("f_ref", F_REF_FROM_C, "N", "Reference spring force at s_ref; -1 (default) = c*s_ref (MSL default)"),
         Param("s_ref", 1.0, "m", "Reference relative compression at which f = f_ref", min=0.0, min_exclusive=True),
     )
-    outputs = (
-        Output("s_rel", "m", "Relative distance flange_b.s - flange_a.s", ("flange_a.s", "flange_b.s")),
-        Output("v_rel", "m/s", "Relative velocity flange_b.v - flange_a.v", ("flange_a.v", "flange_b.v")),
-        Output("f", "N", "Contact force (tension positive, so <= 0)", FLANGE_INPUT_NAMES),
+    force_description = "Contact force (tension positive, so <= 0)"
+    law_outputs = (
         Output("contact", "1", "1 while in contact (s_rel < s_rel0), else 0", ("flange_a.s", "flange_b.s")),
         Output("lossPower", "W", "Power dissipated by the damper f_d*v_rel (replaces the heat port)",
                FLANGE_INPUT_NAMES),
-    ) + FLANGE_FORCE_OUTPUTS + TANGENT_OUTPUTS
+    )
 
     def validate(self) -> None:
         f_ref = self.values["f_ref"]
@@ -95,8 +94,6 @@ class ElastoGap(Connector):
     def force_derivatives(self, q: float, v: float) -> tuple[float, float]:
         return elasto_gap_derivatives(q, v, *self.law())
 
-    def compute_outputs(self) -> dict[str, float]:
-        s_rel, v_rel = self.relative()
-        f, _, f_d = elasto_gap_force(s_rel, v_rel, *self.law())
-        return {"s_rel": s_rel, "v_rel": v_rel, "f": f, "contact": 1.0 if s_rel < self.values["s_rel0"] else 0.0,
-                "lossPower": f_d * v_rel, **self.flange_outputs(f, s_rel, v_rel)}
+    def law_parts(self, q: float, v: float) -> tuple[float, dict[str, float]]:
+        f, _, f_d = elasto_gap_force(q, v, *self.law())
+        return f, {"contact": 1.0 if q < self.values["s_rel0"] else 0.0, "lossPower": f_d * v}

@@ -6,16 +6,18 @@ Law: flange.s = s0, flange.v = 0. Parameter ``s0`` [m]. The reaction force is th
 from __future__ import annotations
 
 from .base import Component, Output, Param
+from .ports import FLANGE, POSITION, VELOCITY, port
 
 
 class Fixed(Component):
     description = "Flange fixed in the housing at a given position"
     source = "Modelica Standard Library 4.1, Modelica.Mechanics.Translational.Components.Fixed"
+    example_parameters = {"s0": 0.7}
     parameters = (Param("s0", 0.0, "m", "Fixed offset position of housing"),)
     outputs = (
-        Output("flange.s", "m", "Absolute position of the fixed flange"),
-        Output("flange.v", "m/s", "Absolute velocity of the fixed flange (always 0)"),
+        Output(port(FLANGE, POSITION), "m", "Absolute position of the fixed flange"),
+        Output(port(FLANGE, VELOCITY), "m/s", "Absolute velocity of the fixed flange (always 0)"),
     )
 
     def compute_outputs(self) -> dict[str, float]:
-        return {"flange.s": self.values["s0"], "flange.v": 0.0}
+        return {port(FLANGE, POSITION): self.values["s0"], port(FLANGE, VELOCITY): 0.0}

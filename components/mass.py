@@ -33,6 +33,9 @@ import math
 from typing import ClassVar
 
 from .base import Component, Input, Output, Param
+from .ports import ACCELERATION, DAMPING_TANGENT, FLANGE_A, FLANGE_B, RATE, STIFFNESS_TANGENT, port
+
+FLANGES = (FLANGE_A, FLANGE_B)
 
 
 def mass_acceleration(m: float, f_drive: float, fa: float, fb: float) -> float:
@@ -106,30 +109,30 @@ def body_variables(load: str, pos: str, vel: str, units: dict[str, str], words: 
     """Inputs and outputs of a 1D body: flange loads with their linear-implicit tangents, a drive,
     and position, velocity and acceleration of the body and of both flanges. ``units`` has keys
     load, stiffness, damping, rate, pos, vel, acc; ``words`` has load, pos, vel, acc."""
-    loads = (f"flange_a.{load}", f"flange_b.{load}", f"{load}_drive")
+    loads = (port(FLANGE_A, load), port(FLANGE_B, load), f"{load}_drive")
     inputs = tuple(
-        Input(f"flange_{x}.{load}", 0.0, units["load"],
-              f"Cut {words['load']} of the element connected at flange_{x} (body receives −flange_{x}.{load})")
-        for x in "ab") + (
+        Input(port(x, load), 0.0, units["load"],
+              f"Cut {words['load']} of the element connected at {x} (body receives −{x}.{load})")
+        for x in FLANGES) + (
         Input(f"{load}_drive", 0.0, units["load"], f"External driving {words['load']} acting in +{pos} direction"),
     ) + tuple(
-        Input(f"flange_{x}.{tangent}", 0.0, units[quantity],
-              f"Tangent {quantity} of the element at flange_{x} (linear-implicit coupling)")
-        for x in "ab" for tangent, quantity in (("c", "stiffness"), ("d", "damping"))
+        Input(port(x, tangent), 0.0, units[quantity],
+              f"Tangent {quantity} of the element at {x} (linear-implicit coupling)")
+        for x in FLANGES for tangent, quantity in ((STIFFNESS_TANGENT, "stiffness"), (DAMPING_TANGENT, "damping"))
     ) + tuple(
-        Input(f"flange_{x}.{load}_rate", 0.0, units["rate"],
-              f"Rate of flange_{x}.{load} from the other side's motion (linear-implicit coupling)")
-        for x in "ab")
+        Input(port(x, load + RATE), 0.0, units["rate"],
+              f"Rate of {x}.{load} from the other side's motion (linear-implicit coupling)")
+        for x in FLANGES)
     outputs = (
         Output(pos, units["pos"], f"Absolute {words['pos']}"),
         Output(vel, units["vel"], f"Absolute {words['vel']}"),
         Output("a", units["acc"], f"Absolute {words['acc']}", depends_on=loads),
     ) + tuple(
-        Output(f"flange_{x}.{name}", units[kind], f"Absolute {words[kind]} of flange_{x}")
-        for x in "ab" for name, kind in ((pos, "pos"), (vel, "vel"))
+        Output(port(x, name), units[kind], f"Absolute {words[kind]} of {x}")
+        for x in FLANGES for name, kind in ((pos, "pos"), (vel, "vel"))
     ) + tuple(
-        Output(f"flange_{x}.a", units["acc"], f"Absolute {words['acc']} of flange_{x} (= a)", depends_on=loads)
-        for x in "ab")
+        Output(port(x, ACCELERATION), units["acc"], f"Absolute {words['acc']} of {x} (= a)", depends_on=loads)
+        for x in FLANGES)
     return inputs, outputs
 
 
@@ -147,6 +150,7 @@ INERTIA_VARIABLES = body_variables(
 class Mass(Component):
     description = "1D sliding mass with inertia (Modelica Translational Mass semantics)"
     source = "Modelica Standard Library 4.1, Modelica.Mechanics.Translational.Components.Mass"
+    example_parameters = {"m": 2.5, "L": 0.2, "s_start": 0.3, "v_start": -1.0}
     parameters = (
         Param("m", 1.0, "kg", "Mass of the sliding mass", min=0.0, min_exclusive=True),
         Param("L", 0.0, "m", "Length of the component, from left flange to right flange", min=0.0),
@@ -187,6 +191,7 @@ class Mass(Component):
 class Inertia(Mass):
     description = "1D rotational inertia (Modelica Rotational Inertia semantics)"
     source = "Modelica Standard Library 4.1, Modelica.Mechanics.Rotational.Components.Inertia"
+    example_parameters = {"J": 0.3, "phi_start": 0.1, "w_start": 2.0}
     parameters = (
         Param("J", 1.0, "kg.m2", "Moment of inertia", min=0.0, min_exclusive=True),
         Param("phi_start", 0.0, "rad", "Initial absolute rotation angle", moves_state="s"),

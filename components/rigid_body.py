@@ -52,6 +52,9 @@ def dexp_inverse(theta: Vec, omega: Vec) -> Vec:
 class RigidBody(Component):
     description = "Free 6-DOF rigid body with world-frame force/torque ports (Newton-Euler, Lie-group RK4)"
     source = "Newton-Euler rigid body (the free body of Simbody/OpenSim 4.6, against which it is validated)"
+    example_parameters = {"mass": 2.0, "inertia.xx": 0.3, "inertia.yy": 0.4, "inertia.zz": 0.5, "inertia.xy": 0.01,
+                          "centerOfMass.y": 0.1, "angularVelocity_start.x": 3.0, "velocity_start.z": 1.0,
+                          "maxSubstepSize": 0.0005}
     parameters = ((Param("mass", 1.0, "kg", "Mass", min=0.0, min_exclusive=True),)
                   + tuple(Param(f"inertia.{c}", 1.0 if c in ("xx", "yy", "zz") else 0.0, "kg.m2",
                                 f"Inertia tensor about the centre of mass, body frame ({c})") for c in INERTIA)

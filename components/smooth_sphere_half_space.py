@@ -134,6 +134,9 @@ POSE_INPUTS = tuple(n for n in ALL_INPUTS if ".position." in n or ".orientation.
 class SmoothSphereHalfSpaceForce(Component):
     description = "Simbody SmoothSphereHalfSpaceForce: smooth Hunt-Crossley sphere / half-space contact with friction"
     source = "Simbody 3.7 SimTK::SmoothSphereHalfSpaceForce (forces equal to OpenSim 4.6's, which bundles Simbody)"
+    example_parameters = {"stiffness": 1000000.0, "dissipation": 1.0, "staticFriction": 0.8, "dynamicFriction": 0.5,
+                          "viscousFriction": 0.1, "radius": 0.5, "sphereLocation.x": 0.1,
+                          "halfSpaceOrientation.z": -1.5707963267948966}
     parameters = (
         Param("stiffness", 1.0, "N/m2", "Plane-strain modulus E of the contact (k = E^(2/3)/2)", min=0.0),
         Param("dissipation", 0.0, "s/m", "Hunt-Crossley dissipation c", min=0.0),

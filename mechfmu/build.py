@@ -17,6 +17,7 @@ as ``<model>.pythonfmu.so``. ``documentation/index.html`` is generated from the 
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import os
 import shutil
@@ -66,20 +67,36 @@ def python_runtime() -> dict[str, str]:
             "implementation": sys.implementation.name}
 
 
-def source_hash() -> str:
+def source_hash(components_dir: Path = COMPONENTS_DIR) -> str:
     """Digest of everything that ends up in an FMU: component sources, entry template, native
     loader, documentation generator and the Python runtime it is built for."""
     digest = hashlib.sha256(ENTRY_SCRIPT.encode())
-    for path in sorted(COMPONENTS_DIR.glob("*.py")) + [LOADER_SOURCE, DOCUMENTATION_SOURCE]:
+    for path in sorted(Path(components_dir).glob("*.py")) + [LOADER_SOURCE, DOCUMENTATION_SOURCE]:
         digest.update(path.name.encode())
         digest.update(path.read_bytes())
     digest.update(json.dumps(python_runtime(), sort_keys=True).encode())
     return digest.hexdigest()[:10]
 
 
-def model_names() -> list[str]:
-    from mechfmu_components import COMPONENTS
-    return sorted(COMPONENTS)
+def components_in(components_dir: Path = COMPONENTS_DIR) -> dict[str, type]:
+    """The components found in a components folder: ``mechfmu.components`` for ours, any other copy
+    (e.g. with one more module) imported as the package it is vendored as in its FMUs."""
+    components_dir = Path(components_dir).resolve()
+    if components_dir == COMPONENTS_DIR.resolve():
+        from mechfmu.components import COMPONENTS
+        return COMPONENTS
+    name = f"mechfmu_components_{source_hash(components_dir)}"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, components_dir / "__init__.py",
+                                                      submodule_search_locations=[str(components_dir)])
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name].COMPONENTS
+
+
+def model_names(components_dir: Path = COMPONENTS_DIR) -> list[str]:
+    return sorted(components_in(components_dir))
 
 
 def fmu_path(model: str, directory: Path = FMU_DIR) -> Path:
@@ -87,7 +104,7 @@ def fmu_path(model: str, directory: Path = FMU_DIR) -> Path:
 
 
 def is_current(path: Path, digest: str | None = None) -> bool:
-    """True if the FMU at ``path`` exists and was built from the current sources."""
+    """True if the FMU at ``path`` exists and was built from the current sources (digest)."""
     digest = digest or source_hash()
     try:
         with zipfile.ZipFile(path) as zf:
@@ -97,19 +114,22 @@ def is_current(path: Path, digest: str | None = None) -> bool:
     return module.endswith(f"_{digest}")
 
 
-def build(models: list[str] | None = None, directory: Path = FMU_DIR, force: bool = False) -> list[Path]:
-    """Build the given (default: all) FMUs into ``directory`` unless current; return built paths.
+def build(models: list[str] | None = None, directory: Path = FMU_DIR, force: bool = False,
+          components_dir: Path = COMPONENTS_DIR) -> list[Path]:
+    """Build the given (default: all) FMUs of the components in ``components_dir`` into ``directory``
+    unless current; return built paths.
 
     The build runs in a child Python so the builder's imports never leak into this process.
     """
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    digest = source_hash()
-    todo = [m for m in (models or model_names()) if force or not is_current(fmu_path(m, directory), digest)]
+    digest = source_hash(components_dir)
+    todo = [m for m in (models or model_names(components_dir))
+            if force or not is_current(fmu_path(m, directory), digest)]
     if not todo:
         return []
     cmd = [sys.executable, "-c", "import sys; from mechfmu.build import _build_here; _build_here(sys.argv[1:])",
-           str(directory), digest, *todo]
+           str(directory), str(Path(components_dir).resolve()), digest, *todo]
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=str(ROOT))
     if proc.returncode != 0:
         raise RuntimeError(f"FMU build failed for {', '.join(todo)}:\n{proc.stdout}{proc.stderr}")
@@ -149,21 +169,20 @@ def _package(fmu: Path, model: str, loader: Path, documentation: str) -> None:
 def _build_here(argv: list[str]) -> None:
     from pythonfmu import FmuBuilder
 
-    from mechfmu_components import COMPONENTS
-
     from .documentation import fmu_documentation
-    directory, digest, models = Path(argv[0]), argv[1], argv[2:]
+    directory, components_dir, digest, models = Path(argv[0]), Path(argv[1]), argv[2], argv[3:]
+    components = components_in(components_dir)
     package = f"mechfmu_components_{digest}"
     runtime = python_runtime()
     with tempfile.TemporaryDirectory(prefix="mechfmu_build_") as tmp:
         tmp = Path(tmp)
         loader = tmp / "loader.so"
         compile_loader(loader, runtime)
-        shutil.copytree(COMPONENTS_DIR, tmp / package, ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(components_dir, tmp / package, ignore=shutil.ignore_patterns("__pycache__"))
         for model in models:
             script = tmp / f"mechfmu_{model.lower()}_{digest}.py"
             script.write_text(ENTRY_SCRIPT.format(model=model, package=package))
             target = fmu_path(model, directory)
             FmuBuilder.build_FMU(script, dest=target, project_files=[tmp / package])
-            _package(target, model, loader, fmu_documentation(model, COMPONENTS[model], runtime, digest))
+            _package(target, model, loader, fmu_documentation(model, components[model], runtime, digest))
             print(f"built {target}")

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from . import build as fmu_build
+from .algorithms import ALGORITHMS
 
 
 def _build(args: argparse.Namespace) -> int:
@@ -22,8 +23,9 @@ def _run(args: argparse.Namespace) -> int:
     from .scenario import load_scenario
     from .simulate import simulate
 
-    fmu_build.build()
-    scenario = load_scenario(args.scenario)
+    if not args.local:
+        fmu_build.build()
+    scenario = load_scenario(args.scenario, local=args.local)
     observers = [CsvWriter(args.out)] if args.out else []
     if sys.stderr.isatty():
         observers.append(ProgressBar())
@@ -102,10 +104,11 @@ def main(argv: list[str] | None = None) -> int:
     p.set_defaults(func=_build)
     p = sub.add_parser("run", help="run a scenario (builds missing or stale FMUs first)")
     p.add_argument("scenario", help="scenario folder or SystemStructure.ssd")
-    p.add_argument("--algorithm", help="jacobi, gauss-seidel, linear-implicit, fixed-point or newton "
-                                       "(default: the scenario's)")
+    p.add_argument("--algorithm", choices=sorted(ALGORITHMS), help="coupling algorithm (default: the scenario's)")
     p.add_argument("--option", action="append", metavar="KEY=VALUE",
-                   help="algorithm option, repeatable (e.g. coupling=implicit, tolerance=1e-9, max_iterations=30)")
+                   help="algorithm option, repeatable; " + "; ".join(
+                       f"{name}: " + ", ".join(f"{key} ({option.help()})" for key, option in cls.options.items())
+                       for name, cls in ALGORITHMS.items() if cls.options))
     p.add_argument("--exchange", choices=("ordered", "strict"), help="Jacobi exchange order")
     p.add_argument("--step", type=float, help="macro step size [s]")
     p.add_argument("--stop", type=float, help="stop time [s]")

@@ -13,7 +13,7 @@ import html
 import sys
 from importlib.metadata import PackageNotFoundError, version
 
-from mechfmu_components.base import SIGN_CONVENTION, Component, Param
+from mechfmu.components.base import SIGN_CONVENTION, Component, Param
 
 _STYLE = """body{font-family:sans-serif;max-width:60em;margin:2em auto;line-height:1.4}
 pre{background:#f4f4f4;padding:1em;overflow-x:auto}table{border-collapse:collapse;width:100%}

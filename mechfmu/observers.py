@@ -1,7 +1,8 @@
 """Observers: receive ``initialized``, ``step_completed`` and ``finished`` events from ``simulate``.
 
 Recording, CSV streaming and progress display are observers, not flags on ``simulate``.
-Each observer gets the ``Run`` (time, step index, ``read()`` of the recorded variables).
+Each observer gets the ``Run`` (time, step index, column names and ``row``, the values of the
+current communication point, read once by ``simulate`` whatever observers are attached).
 """
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:
-    from .simulate import Result, Run
+    from .result import Result, Run
 
 
 class Observer:
@@ -30,11 +31,11 @@ class Recorder(Observer):
 
     def initialized(self, run: "Run") -> None:
         self.names = run.column_names
-        self.rows = [run.row()]
+        self.rows = [run.row]
 
     def step_completed(self, run: "Run") -> None:
         if run.step_index % self.every == 0:
-            self.rows.append(run.row())
+            self.rows.append(run.row)
 
     def array(self) -> np.ndarray:
         dtype = np.dtype([(n, np.float64) for n in self.names])
@@ -62,11 +63,11 @@ class CsvWriter(Observer):
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._file = open(self.path, "w")
         self._file.write(csv_header(run.column_names))
-        self._file.write(csv_row(run.row()))
+        self._file.write(csv_row(run.row))
 
     def step_completed(self, run: "Run") -> None:
         if run.step_index % self.every == 0:
-            self._file.write(csv_row(run.row()))
+            self._file.write(csv_row(run.row))
 
     def finished(self, run: "Run", result: "Result") -> None:
         if self._file is not None:

@@ -78,8 +78,9 @@ def _value(node: ET.Element) -> tuple[str, Any] | None:
     return None
 
 
-def load_scenario(path: str | Path, check: bool = True) -> Scenario:
-    """Read a scenario folder (or its ``.ssd``); with ``check`` validate against the FMUs."""
+def load_scenario(path: str | Path, check: bool = True, local: bool = False) -> Scenario:
+    """Read a scenario folder (or its ``.ssd``); with ``check`` validate against the FMUs, or with
+    ``local`` against the in-process components named by the sources (no FMU file needed)."""
     path = Path(path)
     ssd = path / SSD_NAME if path.is_dir() else path
     if not ssd.is_file():
@@ -132,7 +133,7 @@ def load_scenario(path: str | Path, check: bool = True) -> Scenario:
     if not scenario.step_size > 0:
         problems.append(f"baseStepSize {scenario.step_size} must be positive")
     if check:
-        problems += _check(scenario)
+        problems += _check(scenario, local)
     if problems:
         raise ScenarioError(ssd, problems)
     return scenario
@@ -142,21 +143,58 @@ def _unit(variable) -> str:
     return variable.unit or (variable.declaredType.unit if variable.declaredType else None) or "1"
 
 
-def _check(scenario: Scenario) -> list[str]:
+@dataclass(frozen=True)
+class DeclaredVariable:
+    """A component's declared variable with the attributes the checks read from a modelDescription."""
+    name: str
+    causality: str
+    type: str
+    unit: str | None
+    min: float | None = None
+    max: float | None = None
+    declaredType: None = None
+
+
+def component_class(fmu: Path):
+    """The in-process component class an SSD source names (``../../fmus/Mass.fmu`` -> Mass); the
+    file itself is not read. ValueError if it is not one of ours."""
+    from mechfmu.components import COMPONENTS
+    model = Path(fmu).stem
+    if model not in COMPONENTS:
+        raise ValueError(f"{Path(fmu).name}: {model} is not a mechfmu component; run it as an FMU")
+    return COMPONENTS[model]
+
+
+def declared_variables(cls) -> dict[str, DeclaredVariable]:
+    variables = [DeclaredVariable(p.name, "parameter", p.type, p.unit if p.type == "Real" else None, p.min, p.max)
+                 for p in cls.parameters]
+    variables += [DeclaredVariable(i.name, "input", "Real", i.unit) for i in cls.inputs]
+    variables += [DeclaredVariable(o.name, "output", "Real", o.unit) for o in cls.outputs]
+    return {v.name: v for v in variables}
+
+
+def _check(scenario: Scenario, local: bool = False) -> list[str]:
     from fmpy import read_model_description
 
     problems = []
     variables: dict[str, dict[str, Any]] = {}
     for spec in scenario.components.values():
-        if not spec.fmu.is_file():
+        if local:
+            try:
+                variables[spec.name] = declared_variables(component_class(spec.fmu))
+            except ValueError as exc:
+                problems.append(f"{spec.name}: {exc}")
+                continue
+        elif not spec.fmu.is_file():
             problems.append(f"{spec.name}: FMU not found: {spec.fmu}")
             continue
-        try:
-            md = read_model_description(str(spec.fmu))
-        except Exception as exc:  # a broken file must still be reported, not crash the loader
-            problems.append(f"{spec.name}: cannot read {spec.fmu.name}: {exc}")
-            continue
-        variables[spec.name] = {v.name: v for v in md.modelVariables}
+        else:
+            try:
+                md = read_model_description(str(spec.fmu))
+            except Exception as exc:  # a broken file must still be reported, not crash the loader
+                problems.append(f"{spec.name}: cannot read {spec.fmu.name}: {exc}")
+                continue
+            variables[spec.name] = {v.name: v for v in md.modelVariables}
         for cname, kind in spec.connectors.items():
             var = variables[spec.name].get(cname)
             if var is None:
@@ -214,7 +252,7 @@ def write_scenario(folder: str | Path, name: str, components: list[tuple[str, st
     values), ``connections`` as ``"source.output -> target.input"``. The ssd:Connectors (with
     their causality, from the component declarations) and both annotations are generated, so the
     file runs in this master and unchanged in libcosim."""
-    from mechfmu_components import COMPONENTS
+    from mechfmu.components import COMPONENTS
 
     for prefix, uri in NS.items():
         ET.register_namespace(prefix, uri)

@@ -12,58 +12,15 @@ from __future__ import annotations
 
 import math
 import time as _time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-import numpy as np
-
-from .algorithms import (AlgebraicLoopError, CoupledSystem, CouplingAlgorithm, make_algorithm,
-                         refuse_unenforced_constraints)
+from .algorithms import CouplingAlgorithm, make_algorithm, refuse_unenforced_constraints
 from .observers import Observer, Recorder
-from .scenario import Scenario, ScenarioError, load_scenario
+from .result import Result, Run
+from .scenario import Scenario, ScenarioError, component_class, load_scenario
 from .slaves import FmuSlave, LocalSlave, Slave, SlaveError
-
-
-@dataclass
-class Result:
-    status: str                      # "ok" or "error"
-    message: str
-    data: np.ndarray | None          # structured array, "time" first (None if nothing was recorded)
-    counters: dict[str, int] = field(default_factory=dict)
-    end_time: float = math.nan       # last completed communication point
-    wall_time: float = 0.0
-    warnings: list[str] = field(default_factory=list)  # what the slaves reported as warnings
-
-    @property
-    def ok(self) -> bool:
-        return self.status == "ok"
-
-    def summary(self) -> str:
-        counters = ", ".join(f"{k} {v}" for k, v in self.counters.items())
-        text = f"{self.status}: reached t = {self.end_time:.6g} s in {self.wall_time:.2f} s wall ({counters})"
-        text += "".join(f"\nwarning: {w}" for w in self.warnings)
-        return text + (f"\n{self.message}" if self.message else "")
-
-
-class Run:
-    """What observers see of a running simulation."""
-
-    def __init__(self, scenario_name: str, slaves: dict[str, Slave], n_steps: int, t0: float):
-        self.scenario_name = scenario_name
-        self.slaves = slaves
-        self.n_steps = n_steps
-        self.step_index = 0
-        self.time = t0
-        self._reads = [(s, s.outputs()) for s in slaves.values()]
-        self.column_names = ["time"] + [f"{s.name}.{n}" for s, names in self._reads for n in names]
-
-    def row(self) -> tuple[float, ...]:
-        values = [self.time]
-        for slave, names in self._reads:
-            if names:
-                values.extend(slave.get(names))
-        return tuple(values)
+from .system import AlgebraicLoopError, CoupledSystem
 
 
 def instantiate(scenario: Scenario, local: bool = False) -> dict[str, Slave]:
@@ -82,16 +39,6 @@ def instantiate(scenario: Scenario, local: bool = False) -> dict[str, Slave]:
     return slaves
 
 
-def component_class(fmu: Path):
-    """The in-process component class behind one of our FMUs (by model identifier)."""
-    from fmpy import read_model_description
-    from mechfmu_components import COMPONENTS
-    identifier = read_model_description(str(fmu)).coSimulation.modelIdentifier
-    if identifier not in COMPONENTS:
-        raise SlaveError(f"{fmu.name}: {identifier} is not a mechfmu component; run it as an FMU")
-    return COMPONENTS[identifier]
-
-
 def simulate(scenario: Scenario | str | Path, algorithm: str | CouplingAlgorithm | None = None,
              step: float | None = None, stop: float | None = None,
              observers: Iterable[Observer] = (), local: bool = False,
@@ -101,7 +48,7 @@ def simulate(scenario: Scenario | str | Path, algorithm: str | CouplingAlgorithm
     ``observers`` has none; its array is ``Result.data``."""
     t_wall = _time.perf_counter()
     if not isinstance(scenario, Scenario):
-        scenario = load_scenario(scenario)
+        scenario = load_scenario(scenario, local=local)
     if isinstance(algorithm, CouplingAlgorithm):
         algo = algorithm
     else:
@@ -136,6 +83,7 @@ def simulate(scenario: Scenario | str | Path, algorithm: str | CouplingAlgorithm
         for slave in slaves.values():
             slave.exit_initialization()
         run = Run(scenario.name, slaves, n_steps, t0)
+        run.read_row()
         for obs in observers:
             obs.initialized(run)
         end_time = t0
@@ -148,10 +96,11 @@ def simulate(scenario: Scenario | str | Path, algorithm: str | CouplingAlgorithm
                 break
             run.step_index, run.time = n + 1, t_next
             end_time = t_next
+            row = run.read_row()
             for obs in observers:
                 obs.step_completed(run)
-            if recorder.rows and not all(map(math.isfinite, recorder.rows[-1])):
-                bad = [name for name, x in zip(recorder.names, recorder.rows[-1]) if not math.isfinite(x)]
+            if not all(map(math.isfinite, row)):
+                bad = [name for name, x in zip(run.column_names, row) if not math.isfinite(x)]
                 status, message = "error", (f"the coupled system diverged: non-finite {', '.join(bad[:5])}"
                                             f"{' ...' if len(bad) > 5 else ''} at t={t_next!r} "
                                             f"(step {h!r} too large for {algo.name}?)")

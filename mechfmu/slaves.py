@@ -21,11 +21,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mechfmu_components.base import Component, ComponentError
+from mechfmu.components.base import Component, ComponentError
 
 
 class SlaveError(RuntimeError):
     """A slave failed; the message names the instance and the reason."""
+
+
+#: what ``FmuSlave._call`` returns for a refused (discarded) step
+REFUSED = object()
 
 
 @dataclass
@@ -201,8 +205,13 @@ class FmuSlave(Slave):
         self._callbacks.freeMemory = fmi2CallbackFreeMemoryTYPE(fmpy.free)
         self._fmu = FMU2Slave(guid=md.guid, unzipDirectory=unzipped,
                               modelIdentifier=md.coSimulation.modelIdentifier, instanceName=name)
-        self._fmu.instantiate(callbacks=self._callbacks, loggingOn=True)
-        self.calls += 1
+        try:
+            self._call("instantiate", lambda: self._fmu.instantiate(callbacks=self._callbacks, loggingOn=True))
+        except SlaveError:
+            raise
+        except Exception as exc:  # fmpy raises a plain Exception when fmi2Instantiate returns NULL
+            reason = self._errors_since(0) or str(exc)
+            raise SlaveError(f"{name}: instantiate failed: {reason}") from None
         self._vr: dict[str, int] = {n: v.value_reference for n, v in self.variables.items()}
         self._plan: dict[tuple[str, ...], list[int] | None] = {}
 
@@ -213,7 +222,10 @@ class FmuSlave(Slave):
         """Every warning the FMU has logged (status fmi2Warning)."""
         return [m for s, m in self.messages if s == 1]
 
-    def _call(self, what: str, fn, *args):
+    def _call(self, what: str, fn, *args, refusable: bool = False):
+        """The one way into the FMU: counts the call, and turns an error status or a logged error into
+        a SlaveError with the FMU's messages. With ``refusable`` a discard (a refused step) returns
+        ``REFUSED`` with the reason in ``last_error`` instead."""
         from fmpy.fmi1 import FMICallException
         mark = len(self.messages)
         self.calls += 1
@@ -221,6 +233,8 @@ class FmuSlave(Slave):
             result = fn(*args)
         except FMICallException as exc:
             self.last_error = self._errors_since(mark) or str(exc)
+            if refusable and exc.status == 2:  # fmi2Discard
+                return REFUSED
             raise SlaveError(f"{self.name}: {what} failed: {self.last_error}") from None
         errors = self._errors_since(mark)
         if errors:
@@ -271,17 +285,8 @@ class FmuSlave(Slave):
         return self._call("reading outputs", self._fmu.getReal, refs)
 
     def do_step(self, current_time: float, step_size: float) -> bool:
-        from fmpy.fmi1 import FMICallException
-        mark = len(self.messages)
-        self.calls += 1
-        try:
-            self._fmu.doStep(current_time, step_size)
-        except FMICallException as exc:
-            self.last_error = self._errors_since(mark) or f"{self.name}: {exc}"
-            if exc.status >= 3:  # error / fatal: the instance is unusable
-                raise SlaveError(f"{self.name}: {self.last_error}") from None
-            return False
-        return True
+        what = f"step at t={current_time!r} h={step_size!r}"
+        return self._call(what, self._fmu.doStep, current_time, step_size, refusable=True) is not REFUSED
 
     def get_state(self) -> Any:
         return self._call("getFMUstate", self._fmu.getFMUstate)
@@ -300,10 +305,9 @@ class FmuSlave(Slave):
 
     def terminate(self) -> None:
         try:
-            self._fmu.terminate()
+            self._call("terminate", self._fmu.terminate)
         finally:
-            self._fmu.freeInstance()
-        self.calls += 2
+            self._call("freeInstance", self._fmu.freeInstance)
 
 
 def _num(text: Any) -> float | None:

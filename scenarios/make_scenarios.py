@@ -1,5 +1,5 @@
 """Writes the generated scenarios with ``mechfmu.scenario.write_scenario``: the
-CoordinateSpringDamperExt scenarios (also solved by exudyn from the same file, ``mechfmu.references``)
+CoordinateSpringDamperExt scenarios (also solved by exudyn from the same file, ``validation.exudyn_model``)
 and the Modelica ElastoGap example.
 
 Run ``python3 scenarios/make_scenarios.py`` after changing a value here; the SSD files are committed.

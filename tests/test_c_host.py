@@ -15,8 +15,7 @@ import pytest
 from fmpy import read_model_description
 
 from fmpy_driver import initialized_slave
-from mechfmu_components import COMPONENTS
-from test_fmus import PARAMETERS
+from mechfmu.components import COMPONENTS
 
 HERE = Path(__file__).resolve().parent
 HEADERS = Path(fmpy.__file__).parent / "c-code"
@@ -102,18 +101,22 @@ def run_c_host(executable: Path, arguments: list[str]) -> subprocess.CompletedPr
 
 @pytest.mark.parametrize("model", sorted(COMPONENTS))
 def test_fmu_runs_in_a_c_host_without_python_and_equals_fmpy(fmus, host, model, tmp_path):
-    unzipped = unzip(fmus[model], tmp_path / "fmu")
+    check_c_host(fmus[model], COMPONENTS[model].example_parameters, host[0], tmp_path)
+
+
+def check_c_host(fmu, parameters: dict, executable, tmp_path) -> None:
+    unzipped = unzip(fmu, tmp_path / "fmu")
     md = read_model_description(str(unzipped))
-    plan = write_plan(md, PARAMETERS[model], tmp_path / "plan.txt")
+    plan = write_plan(md, parameters, tmp_path / "plan.txt")
     output = tmp_path / "c_host.txt"
-    proc = run_c_host(host[0], host_arguments(unzipped, md, tmp_path / "plan.txt", output))
+    proc = run_c_host(executable, host_arguments(unzipped, md, tmp_path / "plan.txt", output))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "libpython_mappings_before 0" in proc.stdout  # no Python in the process before the FMU
     assert "[ERROR]" not in proc.stdout and "[FATAL]" not in proc.stdout, proc.stdout
     rows, facts = read_output(output)
     assert facts == {"replay_equal": 1, "serialized_equal": 1, "libpython_mappings": 1}
     assert len(rows) == STEPS and len(rows[0]) == len(plan["outputs"])
-    assert rows == fmpy_rows(unzipped, md, PARAMETERS[model], plan)  # bit for bit
+    assert rows == fmpy_rows(unzipped, md, parameters, plan)  # bit for bit
 
 
 def _static_python() -> Path:
@@ -142,7 +145,7 @@ def test_fmu_in_a_statically_linked_python_uses_its_interpreter(fmus, host, mode
     python = _static_python()
     unzipped = unzip(fmus[model], tmp_path / "fmu")
     md = read_model_description(str(unzipped))
-    write_plan(md, PARAMETERS[model], tmp_path / "plan.txt")
+    write_plan(md, COMPONENTS[model].example_parameters, tmp_path / "plan.txt")
     outputs = {}
     for name in ("c", "static"):
         arguments = host_arguments(unzipped, md, tmp_path / "plan.txt", tmp_path / f"{name}.txt")
@@ -218,7 +221,7 @@ def test_loader_finds_libpython_by_soname_on_a_target_machine(fmus, host, tmp_pa
     unzipped = unzip(fmus["CoordinateSpringDamperExt"], tmp_path / "fmu")
     compile_loader(unzipped / "binaries" / "linux64" / "CoordinateSpringDamperExt.so", runtime)
     md = read_model_description(str(unzipped))
-    parameters = PARAMETERS["CoordinateSpringDamperExt"]
+    parameters = COMPONENTS["CoordinateSpringDamperExt"].example_parameters
     plan = write_plan(md, parameters, tmp_path / "plan.txt")
     proc = run_c_host(host[0], host_arguments(unzipped, md, tmp_path / "plan.txt", tmp_path / "out.txt"))
     assert proc.returncode == 0, proc.stdout

@@ -4,7 +4,7 @@ import random
 
 import pytest
 
-from mechfmu_components import ComponentError, CoordinateSpringDamper, Mass
+from mechfmu.components import ComponentError, CoordinateSpringDamper, Mass
 from mechfmu.simulate import simulate
 
 SCENARIOS = "scenarios"
@@ -91,10 +91,11 @@ def test_two_free_masses_joined_by_a_connector_conserve_momentum(model, params):
     −f1·f on flange_b), so the geared momentum f1·m1·v1 + f0·m2·v2 keeps its start value to round-off
     (plain momentum for f0 = f1 = 1), through stick, slip and the stops. (Gauss-Seidel does not: the
     second body steps with a force computed after the first one moved.)"""
-    from mechfmu.algorithms import CoupledSystem, make_algorithm
+    from mechfmu.algorithms import make_algorithm
+    from mechfmu.system import CoupledSystem
     from mechfmu.scenario import Connection
     from mechfmu.slaves import LocalSlave
-    from mechfmu_components import COMPONENTS
+    from mechfmu.components import COMPONENTS
 
     f0, f1 = params.get("factor0", 1.0), params.get("factor1", 1.0)
     for exchange in ("ordered", "strict"):
@@ -163,7 +164,7 @@ def test_streamed_csv_is_the_result_in_fmi_cross_check_format(tmp_path):
 ])
 def test_ext_parameter_errors_name_component_parameter_value(params, fragment):
     """Exudyn's consistency checks (checkPreAssembleConsistencies) and ranges, as clear errors."""
-    from mechfmu_components import CoordinateSpringDamperExt
+    from mechfmu.components import CoordinateSpringDamperExt
     c = CoordinateSpringDamperExt("brake")
     with pytest.raises(ComponentError, match="CoordinateSpringDamperExt 'brake': " + fragment):
         for name, value in params.items():  # ranges are checked when written, the rest at initialization
@@ -171,21 +172,10 @@ def test_ext_parameter_errors_name_component_parameter_value(params, fragment):
         c.initialize()
 
 
-def test_ext_allowed_combinations_exudyn_accepts():
-    """What exudyn 1.13.6 assembles without error must initialize here too."""
-    from mechfmu_components import CoordinateSpringDamperExt
-    for params in ({"fViscousFriction": 1.0}, {"fDynamicFriction": 1.0, "frictionProportionalZone": 0.1},
-                   {"useLimitStops": True}, {"stiffness": -1.0}, {"fViscousFriction": 1.0, "useLimitStops": True}):
-        c = CoordinateSpringDamperExt("ok")
-        for name, value in params.items():
-            c.set(name, value)
-        c.initialize()
-
-
 def test_ext_bristle_sticks_below_the_static_limit_and_slips_above():
     """A stuck bristle holds any force up to f_d + f_so; above it the step switches to slip with the
     Stribeck force in the direction of motion, and a reversed velocity brings it back to stick."""
-    from mechfmu_components import CoordinateSpringDamperExt
+    from mechfmu.components import CoordinateSpringDamperExt
     c = CoordinateSpringDamperExt("f")
     for name, value in {"fDynamicFriction": 3.0, "fStaticFrictionOffset": 2.0, "stickingStiffness": 1e3,
                         "exponentialDecayStatic": 0.01}.items():
@@ -211,8 +201,8 @@ def test_connector_tangents_equal_central_differences_of_the_force():
     """Analytic tangents (CoordinateSpringDamper, Ext in every friction/stop state, ElastoGap incl. its
     clamped branches) equal central differences of the flange forces away from kinks, and obey
     flange_a.c = factor0²·∂f/∂q, flange_b.c = factor1²·∂f/∂q, f_rate = −f0·f1·(∂f/∂q·v + ∂f/∂v·a)."""
-    from mechfmu_components import CoordinateSpringDamper, CoordinateSpringDamperExt, ElastoGap
-    from mechfmu_components.connector import Connector
+    from mechfmu.components import CoordinateSpringDamper, CoordinateSpringDamperExt, ElastoGap
+    from mechfmu.components.connector import Connector
 
     rng = random.Random(11)
     cases = [(CoordinateSpringDamper, {"stiffness": 300.0, "damping": 4.0, "offset": 0.1})]
@@ -248,6 +238,8 @@ def test_connector_tangents_equal_central_differences_of_the_force():
                         "flange_a.f_rate": -f0 * f1 * (f_q * state["flange_b.v"] + f_v * state["flange_b.a"]),
                         "flange_b.f_rate": -f0 * f1 * (f_q * state["flange_a.v"] + f_v * state["flange_a.a"])}
             for name, value in expected.items():
+                # central differences with step 1e-7·max(1, |x|): truncation O(1e-14) times the second
+                # derivative, round-off O(1e-9·|f|); 1e-6 still tells a wrong sign or factor
                 assert c.get(name) == pytest.approx(value, rel=1e-6, abs=1e-6), (cls.__name__, params, name)
             checked += 1
     assert checked > 250

@@ -30,7 +30,9 @@ def test_oscillator_first_order_convergence(algorithm):
     errors = [oscillator_error(algorithm, h) for h in STEPS]
     ratios = [a / b for a, b in zip(errors, errors[1:])]
     print(f"\n{algorithm}: relative max errors {errors}, ratios {ratios}")
-    assert all(r >= 1.8 for r in ratios)
+    assert all(r >= 1.8 for r in ratios)  # first order: 2 per halving, minus higher-order terms
+    # zero-order-hold phase error ~ ωh per period: ω = 31.6 rad/s, h = 1e-4 s -> ~3e-3 of the amplitude
+    # after the step response settles (0.1 s), measured 1.0e-3
     assert oscillator_error(algorithm, 1e-4) < 2e-3
 
 
@@ -53,8 +55,10 @@ def test_two_mass_oscillator_against_closed_form():
     drift = (energy[-1] - 10 * np.pi**2) / (10 * np.pi**2)
     print(f"\ntwo-mass: max |x1 error| {errors} ratios {ratios}; at h=1e-4 {error:.3e}, "
           f"relative energy drift over 2 s {drift:+.3e}")
-    assert energy[0] == pytest.approx(10 * np.pi**2, rel=1e-14)
-    assert all(r >= 1.8 for r in ratios)
+    assert energy[0] == pytest.approx(10 * np.pi**2, rel=1e-14)  # the initial state, round-off only
+    assert all(r >= 1.8 for r in ratios)  # first order: 2 per halving, minus higher-order terms
+    # explicit coupling: phase error ~ (ωh)·(ωt)/2 with ω = 6π rad/s, h = 1e-4 s, t = 2 s: 0.7e-2 of
+    # the amplitude 1 m
     assert error < 2e-2
 
 
@@ -64,4 +68,4 @@ def test_strict_exchange_lags_and_is_less_accurate():
     x = damped_step_response(result.data["time"])
     strict = np.abs(result.data["mass.s"] - x).max() / np.abs(x).max()
     print(f"\nordered {ordered:.3e} strict {strict:.3e} ratio {strict / ordered:.2f}")
-    assert strict > 1.5 * ordered
+    assert strict > 1.5 * ordered  # measured 3.0x: the strict order lags the spring force a full step

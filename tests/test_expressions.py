@@ -2,7 +2,7 @@ import math
 
 import pytest
 
-from mechfmu_components.expressions import Expression, ExpressionError
+from mechfmu.components.expressions import Expression, ExpressionError
 
 ARGS = ("u", "v", "k", "d", "t")
 

@@ -14,8 +14,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mechfmu.references import exudyn_solution
 from mechfmu.simulate import simulate
+
+pytest.importorskip("exudyn")  # the reference solutions need the test extra
+from validation.exudyn_model import exudyn_solution  # noqa: E402
 
 #: scenario -> (our macro step h, exudyn step H, stop time)
 CASES = {

@@ -13,10 +13,10 @@ import warnings
 
 import pytest
 
-from mechfmu_components import CoordinateSpringDamperExt
-from mechfmu_components.coordinate_spring_damper_ext import ExtLaw, SwitchingState, post_newton
+from mechfmu.components import ComponentError, CoordinateSpringDamperExt
+from mechfmu.components.coordinate_spring_damper_ext import ExtLaw, SwitchingState, post_newton
 
-import exudyn as exu  # noqa: E402  (test extra pins 1.13.6)
+exu = pytest.importorskip("exudyn")  # the test extra (pins 1.13.6)
 from exudyn.itemInterface import CoordinateSpringDamperExt as ExuExt, NodeGenericData  # noqa: E402
 
 from exudyn_states import two_coordinates  # noqa: E402
@@ -226,3 +226,29 @@ def test_switching_law_reference_cases():
 
 def sticking_force_at(law, q, v, x):
     return (q - x) * law.stickingStiffness + v * law.stickingDamping
+
+
+@pytest.mark.parametrize("params", [
+    {"fViscousFriction": 1.0}, {"fDynamicFriction": 1.0, "frictionProportionalZone": 0.1}, {"useLimitStops": True},
+    {"stiffness": -1.0}, {"fViscousFriction": 1.0, "useLimitStops": True},
+    {"fDynamicFriction": 1.0}, {"fStaticFrictionOffset": 1.0, "useLimitStops": True, "frictionProportionalZone": 0.1},
+    {"factor0": 0.0},
+])
+def test_parameter_combinations_accepted_exactly_where_exudyn_accepts_them(params):
+    """Exudyn's consistency checks (checkPreAssembleConsistencies) and ours agree: a combination
+    exudyn assembles initializes here, one it refuses is refused here with a named parameter."""
+    try:
+        exudyn_system(params, 0.1, 0.3, 0.0, 0.5, (0.0, 0.0, 0.0))
+        exudyn_accepts = True
+    except Exception:  # exudyn raises a plain exception (RuntimeError / ValueError by version)
+        exudyn_accepts = False
+    c = CoordinateSpringDamperExt("ext")
+    try:
+        for name, value in params.items():
+            c.set(name, value)
+        c.initialize(0.0)
+        ours = True
+    except ComponentError as exc:
+        assert "CoordinateSpringDamperExt 'ext': " in str(exc)
+        ours = False
+    assert ours == exudyn_accepts, (params, exudyn_accepts)

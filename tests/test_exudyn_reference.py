@@ -3,9 +3,9 @@ import random
 
 import pytest
 
-from mechfmu_components import CoordinateSpringDamper
+from mechfmu.components import CoordinateSpringDamper
 
-import exudyn as exu  # noqa: E402  (test extra pins 1.13.6)
+exu = pytest.importorskip("exudyn")  # the test extra (pins 1.13.6)
 from exudyn.itemInterface import CoordinateSpringDamper as ExuCSD  # noqa: E402
 
 from exudyn_states import two_coordinates  # noqa: E402

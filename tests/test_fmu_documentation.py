@@ -9,8 +9,8 @@ from html.parser import HTMLParser
 import pytest
 from fmpy import read_model_description
 
-from mechfmu_components import COMPONENTS
-from mechfmu_components.base import SIGN_CONVENTION
+from mechfmu.components import COMPONENTS
+from mechfmu.components.base import SIGN_CONVENTION
 
 
 class Rows(HTMLParser):
@@ -45,9 +45,14 @@ class Rows(HTMLParser):
 
 @pytest.mark.parametrize("model", sorted(COMPONENTS))
 def test_every_variable_is_documented(fmus, model):
-    with zipfile.ZipFile(fmus[model]) as zf:
+    check_documentation(fmus[model], COMPONENTS[model])
+
+
+def check_documentation(fmu, cls) -> None:
+    model = cls.__name__
+    with zipfile.ZipFile(fmu) as zf:
         page = zf.read("documentation/index.html").decode("utf-8")
-    md = read_model_description(str(fmus[model]))
+    md = read_model_description(str(fmu))
     parser = Rows()
     parser.feed(page)
     documented = parser.rows
@@ -69,7 +74,6 @@ def test_every_variable_is_documented(fmus, model):
             assert cells[1] == (unit or ""), (model, v.name)
     assert set(documented) == {v.name for v in md.modelVariables}
     text = " ".join(" ".join(parser.text).split())
-    cls = COMPONENTS[model]
     law = sys.modules[cls.__module__].__doc__.strip().splitlines()[0]
     assert law in text
     assert cls.source and cls.source in text

@@ -11,6 +11,8 @@ import pytest
 from mechfmu.scenario import load_scenario
 from mechfmu.simulate import simulate
 
+pytest.importorskip("libcosimpy")  # the test extra; the runs happen in tests/libcosim_run.py
+
 ROOT = Path(__file__).resolve().parent.parent
 #: scenario -> (steps, compared outputs); the step counts cover stick -> slip, two bounces, ...
 #: Only state outputs are compared: libcosim reads a feed-through output (a connector force) before

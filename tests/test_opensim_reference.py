@@ -13,8 +13,8 @@ import random
 
 import pytest
 
-from mechfmu_components import SmoothSphereHalfSpaceForce
-from mechfmu_components.spatial import matrix_to_quat
+from mechfmu.components import SmoothSphereHalfSpaceForce
+from mechfmu.components.spatial import matrix_to_quat
 
 osim = pytest.importorskip("opensim")
 assert osim.__version__ == "4.6", osim.__version__
@@ -145,5 +145,5 @@ def test_forces_torques_and_energy_equal_opensim(set_index):
 
 
 def _normal(plate_quaternion, orientation):
-    from mechfmu_components.spatial import body_xyz_rotation, column, mat_vec, quat_to_matrix
+    from mechfmu.components.spatial import body_xyz_rotation, column, mat_vec, quat_to_matrix
     return mat_vec(quat_to_matrix(plate_quaternion), column(body_xyz_rotation(*orientation), 0))

@@ -34,3 +34,20 @@ def test_all_problems_are_reported_together(fmus, tmp_path):
     assert any("input mass2.flange_a.f is connected twice" in p for p in problems)
     assert any("spring1: connector 'flange_b.s' declared as 'output', but it is an input" in p for p in problems)
     assert len(problems) == 3
+
+
+def test_local_run_needs_no_fmu_file(tmp_path):
+    """In-process components are found from the SSD's source names (../../fmus/Mass.fmu -> Mass):
+    a scenario folder copied where no FMU exists runs with local=True and equals the FMU run."""
+    import shutil
+
+    from mechfmu.simulate import simulate
+    folder = tmp_path / "a" / "b" / "oscillator"
+    shutil.copytree(ROOT / "scenarios" / "oscillator", folder)
+    assert not (folder / "../../fmus/Mass.fmu").exists()
+    local = simulate(folder, local=True, stop=0.05)
+    assert local.ok, local.message
+    through_fmus = simulate(ROOT / "scenarios" / "oscillator", stop=0.05)
+    assert all((local.data[n] == through_fmus.data[n]).all() for n in local.data.dtype.names)
+    with pytest.raises(ScenarioError, match="FMU not found"):  # as FMUs it must say what is missing
+        simulate(folder, stop=0.05)

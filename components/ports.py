@@ -1,0 +1,46 @@
+"""The port vocabulary: every variable name that components and the master agree on.
+
+A 1D element has two flanges, ``flange_a`` and ``flange_b`` (Exudyn markers m0, m1). A flange
+variable is ``<flange>.<quantity>``:
+
+    s, v, a      position [m], velocity [m/s], acceleration [m/s2]   (rotational: phi, w, a)
+    f            cut force [N] of the element at that flange          (rotational: tau [N.m])
+    c, d         tangents ∂f/∂s [N/m], ∂f/∂v [N.s/m] of the element at that flange
+    f_rate       rate of f from the other flange's motion [N/s]       (rotational: tau_rate)
+
+A single-flange element (Fixed, sources) uses ``flange``. Linear-implicit coupling pairs a wired force
+``A.x.f -> B.y.f`` with ``x.c -> y.c``, ``x.d -> y.d``, ``x.f_rate -> y.f_rate`` and a wired position
+``B.y.s -> A.x.s`` with ``y.a -> x.a`` (``mechfmu.algorithms.tangent_connections``).
+
+A constraint (CoordinateConstraint) is recognised by its input ``lambda`` (the force a master solves,
+with ``lambda_rate`` its rate over a step) and output ``constraintEquation`` (the residual to drive to
+0; ``residual_v`` at velocity level); ``velocityLevel`` and ``activeConnector`` are its parameters.
+
+This module is the one place these names are spelled; the components and ``mechfmu`` import them.
+"""
+from __future__ import annotations
+
+FLANGE_A, FLANGE_B, FLANGE = "flange_a", "flange_b", "flange"
+POSITION, VELOCITY, ACCELERATION, FORCE = "s", "v", "a", "f"
+ANGLE, TORQUE = "phi", "tau"
+STIFFNESS_TANGENT, DAMPING_TANGENT = "c", "d"
+RATE = "_rate"
+
+#: a flange force variable ends with one of these (translational, rotational)
+FORCE_SUFFIXES = (f".{FORCE}", f".{TORQUE}")
+#: a flange position variable ends with one of these
+POSITION_SUFFIXES = (f".{POSITION}", f".{ANGLE}")
+
+LAMBDA, LAMBDA_RATE = "lambda", "lambda" + RATE
+CONSTRAINT_EQUATION, VELOCITY_RESIDUAL = "constraintEquation", "residual_v"
+VELOCITY_LEVEL, ACTIVE = "velocityLevel", "activeConnector"
+
+
+def port(flange: str, quantity: str) -> str:
+    """The variable name ``<flange>.<quantity>``, e.g. ``port(FLANGE_A, FORCE) == "flange_a.f"``."""
+    return f"{flange}.{quantity}"
+
+
+def other(flange: str) -> str:
+    """The other flange of a two-flange element."""
+    return FLANGE_B if flange == FLANGE_A else FLANGE_A

@@ -1,0 +1,12 @@
+"""Coupling algorithms: the base class, option schema and registry (``base``), the fixed-step
+algorithms Jacobi, Gauss-Seidel and linear-implicit (``fixed_step``) and the iterative ones with
+rollback, fixed-point and Newton (``iterative``). Importing this package registers all of them;
+the extension checklist is the docstring of ``base``."""
+from .base import (ALGORITHMS, CouplingAlgorithm, Option, constraint_slaves, make_algorithm, refuse_unenforced_constraints,
+                   register)
+from .fixed_step import GaussSeidel, Jacobi, LinearImplicit, tangent_connections
+from .iterative import FixedPoint, IterativeAlgorithm, Newton, held_inputs
+
+__all__ = ["ALGORITHMS", "CouplingAlgorithm", "FixedPoint", "GaussSeidel", "IterativeAlgorithm", "Jacobi",
+           "LinearImplicit", "Newton", "Option", "constraint_slaves", "held_inputs", "make_algorithm",
+           "refuse_unenforced_constraints", "register", "tangent_connections"]

@@ -1,0 +1,149 @@
+"""The coupling-algorithm base class, its option schema and the registry.
+
+Adding a coupling algorithm (checklist):
+1. subclass ``CouplingAlgorithm`` (or ``IterativeAlgorithm`` for one that repeats steps from saved
+   states, ``mechfmu/algorithms/iterative.py``), give it a unique ``name`` and declare its ``options``
+   as ``Option``s (default, type or choices, a check): the base class parses and checks every value
+   once, from a string (command line, scenario file) or a Python value, and puts it in ``self.config``;
+2. implement ``_step_impl(system, t, h)``: advance every slave from ``t`` to ``t + h`` and leave every
+   connected input consistent with the new outputs, through ``system.do_step``/``step_all`` (raise
+   ``StepRefused``) and ``system.transfer``; count extra work in ``self.counters`` (declare the names
+   in ``counter_names``); on non-convergence set ``self.status``/``self.message`` and return, never
+   raise. The public ``step`` counts steps and time;
+3. ``initialize`` (optional) if the algorithm needs more than the dependency-ordered propagation;
+   ``coupling_connections`` (optional) if it exchanges more than the scenario's connections;
+   ``enforces_constraints = True`` only if it solves the constraint forces (``lambda``);
+4. decorate with ``@register``; the generic tests (tests/test_algorithms.py) then run it on in-process
+   slaves; add a convergence test against an analytic solution.
+"""
+from __future__ import annotations
+
+import time
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any, Callable, ClassVar
+
+from ..components.ports import ACTIVE, CONSTRAINT_EQUATION, LAMBDA
+from ..scenario import Connection
+from ..slaves import Slave
+from ..system import CoupledSystem
+
+
+@dataclass(frozen=True)
+class Option:
+    """An algorithm option: its default, how a value is parsed (``kind``: str, float, int) or the
+    allowed ``choices``, and a ``check`` with its ``requirement`` text for the error message."""
+    default: Any
+    description: str = ""
+    kind: Callable[[Any], Any] = str
+    choices: tuple[str, ...] = ()
+    check: Callable[[Any], bool] | None = None
+    requirement: str = ""
+
+    def parse(self, algorithm: str, key: str, value: Any) -> Any:
+        try:
+            parsed = self.kind(value)
+        except (TypeError, ValueError):
+            raise ValueError(f"algorithm {algorithm!r}: {key} = {value!r} is not a {self.kind.__name__}") from None
+        if self.choices and parsed not in self.choices:
+            raise ValueError(f"algorithm {algorithm!r}: {key} = {value!r}; use one of {self.choices}")
+        if self.check is not None and not self.check(parsed):
+            raise ValueError(f"algorithm {algorithm!r}: {key} = {value!r} {self.requirement}")
+        return parsed
+
+    def help(self) -> str:
+        allowed = "|".join(self.choices) if self.choices else self.kind.__name__
+        return f"{allowed}, default {self.default}" + (f": {self.description}" if self.description else "")
+
+
+class CouplingAlgorithm(ABC):
+    """Base of all coupling algorithms (see the module docstring for the checklist).
+
+    ``step`` is the template: it calls ``_step_impl`` unless the run already failed, then counts the
+    step and its wall time. ``counters`` (int) go to the run's result; ``status`` is "ok" or "error"
+    with ``message`` saying why."""
+
+    name: ClassVar[str] = ""
+    options: ClassVar[dict[str, Option]] = {}
+    #: counters besides "steps" that the algorithm keeps
+    counter_names: ClassVar[tuple[str, ...]] = ()
+    #: solves the force ``lambda`` of constraint slaves (``constraint_slaves``); others are refused them
+    enforces_constraints: ClassVar[bool] = False
+
+    def __init__(self, **options: Any):
+        unknown = set(options) - set(self.options)
+        if unknown:
+            raise ValueError(f"algorithm {self.name!r}: unknown option(s) {sorted(unknown)}; "
+                             f"known: {sorted(self.options)}")
+        self.config = {key: option.parse(self.name, key, options.get(key, option.default))
+                       for key, option in self.options.items()}
+        self.counters: dict[str, int] = {"steps": 0, **{name: 0 for name in self.counter_names}}
+        self.status = "ok"
+        self.message = ""
+        self.step_seconds = 0.0  # wall time spent in steps
+
+    def initialize(self, system: CoupledSystem, start_time: float) -> None:
+        """Propagate the initial outputs to the inputs in dependency order."""
+        system.transfer(system.ordered_plan)
+
+    def coupling_connections(self, connections: list[Connection], slaves: dict[str, Slave]) -> list[Connection]:
+        """The connections the algorithm exchanges (default: the scenario's)."""
+        return list(connections)
+
+    def step(self, system: CoupledSystem, t: float, h: float) -> None:
+        """Advance every slave from t to t + h and leave all connected inputs consistent."""
+        if self.status != "ok":
+            return
+        started = time.perf_counter()
+        try:
+            self._step_impl(system, t, h)
+        finally:
+            self.step_seconds += time.perf_counter() - started
+        self.counters["steps"] += 1
+
+    @abstractmethod
+    def _step_impl(self, system: CoupledSystem, t: float, h: float) -> None:
+        """One macro step (see the checklist)."""
+
+
+ALGORITHMS: dict[str, type[CouplingAlgorithm]] = {}
+
+
+def register(cls: type[CouplingAlgorithm]) -> type[CouplingAlgorithm]:
+    if not cls.name or cls.name in ALGORITHMS:
+        raise ValueError(f"algorithm name {cls.name!r} missing or already registered")
+    ALGORITHMS[cls.name] = cls
+    return cls
+
+
+def make_algorithm(name: str, **options: Any) -> CouplingAlgorithm:
+    try:
+        cls = ALGORITHMS[name.lower()]
+    except KeyError:
+        raise ValueError(f"unknown algorithm {name!r}; known: {', '.join(sorted(ALGORITHMS))}") from None
+    return cls(**options)
+
+
+def constraint_slaves(slaves: dict[str, Slave]) -> list[Slave]:
+    """Active constraints: an input ``lambda`` (the force a master solves) and an output
+    ``constraintEquation`` (components/coordinate_constraint.py), ``activeConnector`` not false."""
+    found = []
+    for slave in slaves.values():
+        lam, equation = slave.variables.get(LAMBDA), slave.variables.get(CONSTRAINT_EQUATION)
+        if lam is not None and lam.causality == "input" and equation is not None and equation.causality == "output":
+            if ACTIVE not in slave.variables or slave.get([ACTIVE])[0]:
+                found.append(slave)
+    return found
+
+
+def refuse_unenforced_constraints(algorithm: CouplingAlgorithm, slaves: dict[str, Slave]) -> None:
+    """Raise ValueError if ``algorithm`` cannot solve the constraints among ``slaves`` (it would leave
+    lambda at its start value and the constraint violated, silently)."""
+    constraints = constraint_slaves(slaves)
+    if constraints and not algorithm.enforces_constraints:
+        able = ", ".join(sorted(n for n, cls in ALGORITHMS.items() if cls.enforces_constraints))
+        names = ", ".join(f"'{s.name}'" for s in constraints)
+        raise ValueError(f"constraint {names}: its force 'lambda' is an input that the master must solve at every step, "
+                         f"and algorithm '{algorithm.name}' cannot (lambda would stay at its start value and the "
+                         f"constraint be violated). Use an algorithm that enforces constraints: {able} "
+                         f"(e.g. --algorithm newton).")

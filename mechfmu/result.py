@@ -1,0 +1,57 @@
+"""What a run shows while it runs (``Run``, handed to observers) and what it leaves (``Result``)."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from .slaves import Slave
+
+
+@dataclass
+class Result:
+    status: str                      # "ok" or "error"
+    message: str
+    data: np.ndarray | None          # structured array, "time" first (None if nothing was recorded)
+    counters: dict[str, int] = field(default_factory=dict)
+    end_time: float = math.nan       # last completed communication point
+    wall_time: float = 0.0
+    warnings: list[str] = field(default_factory=list)  # what the slaves reported as warnings
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    def summary(self) -> str:
+        counters = ", ".join(f"{k} {v}" for k, v in self.counters.items())
+        text = f"{self.status}: reached t = {self.end_time:.6g} s in {self.wall_time:.2f} s wall ({counters})"
+        text += "".join(f"\nwarning: {w}" for w in self.warnings)
+        return text + (f"\n{self.message}" if self.message else "")
+
+
+class Run:
+    """What observers see of a running simulation: scenario name, step count, the current step index
+    and time, the column names, and ``row``, the values of the current communication point (time
+    first, then every output of every slave), read once per point by ``simulate`` (``read_row``)."""
+
+    def __init__(self, scenario_name: str, slaves: dict[str, "Slave"], n_steps: int, t0: float):
+        self.scenario_name = scenario_name
+        self.slaves = slaves
+        self.n_steps = n_steps
+        self.step_index = 0
+        self.time = t0
+        self._reads = [(s, s.outputs()) for s in slaves.values()]
+        self.column_names = ["time"] + [f"{s.name}.{n}" for s, names in self._reads for n in names]
+        self.row: tuple[float, ...] = ()
+
+    def read_row(self) -> tuple[float, ...]:
+        """Read every output now (one batched get per slave) and keep it as ``row``."""
+        values = [self.time]
+        for slave, names in self._reads:
+            if names:
+                values.extend(slave.get(names))
+        self.row = tuple(values)
+        return self.row

@@ -1,0 +1,184 @@
+"""The coupled system: slaves, connections and the data flow between them.
+
+- ``levels``: the connections sorted into dependency levels. A connection whose source output
+  feeds through inputs of its slave (a connector force depends on the flange positions) comes
+  after every connection into those inputs, so a feed-through output is read only after its
+  inputs were refreshed (OMSimulator's order). A cycle of feed-through is an algebraic loop and
+  is rejected.
+- transfer plans: one batched get per source slave and one batched set per target slave per level
+  (``ordered_plan``: level by level; ``strict_plan``: all reads first, libcosim's order;
+  ``downstream_plan(slave)``: what changes when that slave's outputs change).
+- connection values: every connection's source value in connection order, and setting them all
+  (the coupling unknowns of the iterative algorithms); FMU states saved, restored and freed together.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .scenario import Connection
+from .slaves import Slave, SlaveError
+
+
+class StepRefused(SlaveError):
+    """A slave refused (discarded) a step."""
+
+
+class AlgebraicLoopError(ValueError):
+    """Feed-through outputs form a cycle; a fixed-step exchange order does not exist."""
+
+
+@dataclass
+class TransferLevel:
+    gets: list[tuple[Slave, list[str]]]
+    #: (target slave, input names, indices into the flat list of values read in this level)
+    sets: list[tuple[Slave, list[str], list[int]]]
+
+
+def read_plan(slaves: dict[str, Slave], connections: list[Connection]) -> tuple[list[tuple[Slave, list[str]]], list[int]]:
+    """One batched read per source slave for ``connections``: ([(slave, outputs)], for every
+    connection the index of its value in the flat list those reads return)."""
+    reads: dict[str, list[str]] = {}
+    for c in connections:
+        names = reads.setdefault(c.source, [])
+        if c.source_variable not in names:
+            names.append(c.source_variable)
+    position = {(s, n): i for i, (s, n) in enumerate((s, n) for s, names in reads.items() for n in names)}
+    return [(slaves[s], names) for s, names in reads.items()], [position[(c.source, c.source_variable)]
+                                                                 for c in connections]
+
+
+def write_plan(slaves: dict[str, Slave], connections: list[Connection],
+               index: list[int]) -> list[tuple[Slave, list[str], list[int]]]:
+    """One batched write per target slave: (slave, inputs, index of each input's value)."""
+    writes: dict[str, tuple[list[str], list[int]]] = {}
+    for c, i in zip(connections, index):
+        names, idx = writes.setdefault(c.target, ([], []))
+        names.append(c.target_variable)
+        idx.append(i)
+    return [(slaves[t], names, idx) for t, (names, idx) in writes.items()]
+
+
+@dataclass
+class CoupledSystem:
+    slaves: dict[str, Slave]
+    connections: list[Connection]
+    levels: list[list[Connection]] = field(init=False)
+    ordered_plan: list[TransferLevel] = field(init=False)
+    strict_plan: list[TransferLevel] = field(init=False)
+    #: batched reads of every connection's source and, per connection, its index in what they return
+    _sources: list[tuple[Slave, list[str]]] = field(init=False, repr=False)
+    _source_index: list[int] = field(init=False, repr=False)
+    #: batched writes of every connection's target, indexed by connection
+    _targets: list[tuple[Slave, list[str], list[int]]] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.levels = self._dependency_levels()
+        self.ordered_plan = [self._level_plan(level) for level in self.levels]
+        self.strict_plan = [self._level_plan(self.connections)] if self.connections else []
+        self._sources, self._source_index = read_plan(self.slaves, self.connections)
+        self._targets = write_plan(self.slaves, self.connections, list(range(len(self.connections))))
+
+    # --- data flow -----------------------------------------------------------------------
+    def _dependency_levels(self) -> list[list[Connection]]:
+        feeding = {(c.target, c.target_variable): c for c in self.connections}
+        level: dict[Connection, int] = {}
+
+        def visit(con: Connection, path: tuple[Connection, ...]) -> int:
+            if con in level:
+                return level[con]
+            if con in path:
+                loop = " -> ".join(str(c) for c in path[path.index(con):] + (con,))
+                raise AlgebraicLoopError(f"algebraic loop: {loop}")
+            slave = self.slaves[con.source]
+            deps = [feeding[(con.source, i)] for i in slave.feedthrough(con.source_variable)
+                    if (con.source, i) in feeding]
+            level[con] = 1 + max((visit(d, path + (con,)) for d in deps), default=-1)
+            return level[con]
+
+        for con in self.connections:
+            visit(con, ())
+        levels: list[list[Connection]] = [[] for _ in range(1 + max(level.values(), default=-1))]
+        for con in self.connections:
+            levels[level[con]].append(con)
+        return levels
+
+    def _level_plan(self, connections: list[Connection]) -> TransferLevel:
+        gets, index = read_plan(self.slaves, connections)
+        return TransferLevel(gets, write_plan(self.slaves, connections, index))
+
+    def downstream_plan(self, source: str) -> list[TransferLevel]:
+        """Dependency-ordered transfers of everything that changes when ``source``'s outputs change."""
+        touched = {source}
+        chosen = []
+        for level in self.levels:
+            picked = [c for c in level if c.source in touched]
+            touched.update(c.target for c in picked if self._is_algebraic_path(c))
+            chosen.append(picked)
+        return [self._level_plan(level) for level in chosen if level]
+
+    def _is_algebraic_path(self, con: Connection) -> bool:
+        """True if the target has outputs that feed through the connected input."""
+        slave = self.slaves[con.target]
+        return any(con.target_variable in slave.feedthrough(o) for o in slave.outputs())
+
+    def transfer(self, plan: list[TransferLevel]) -> None:
+        for level in plan:
+            values: list[float] = []
+            for slave, names in level.gets:
+                values.extend(slave.get(names))
+            for slave, names, idx in level.sets:
+                slave.set(names, [values[i] for i in idx])
+
+    def connection_values(self) -> list[float]:
+        """The current value of every connection's source output, in connection order."""
+        flat: list[float] = []
+        for slave, names in self._sources:
+            flat.extend(slave.get(names))
+        return [flat[i] for i in self._source_index]
+
+    def set_connection_values(self, values: list[float]) -> None:
+        """Set every connected input to the given per-connection values (as from ``connection_values``)."""
+        for slave, names, index in self._targets:
+            slave.set(names, [values[i] for i in index])
+
+    # --- stepping and states ---------------------------------------------------------------
+    def do_step(self, slave: Slave, t: float, h: float) -> None:
+        if not slave.do_step(t, h):
+            raise StepRefused(slave.last_error or f"{slave.name} refused the step at t={t!r}")
+
+    def step_all(self, t: float, h: float) -> None:
+        """Every slave from t to t + h with the inputs it holds (Jacobi), in scenario order."""
+        for slave in self.slaves.values():
+            self.do_step(slave, t, h)
+
+    def save_states(self) -> dict[str, Any]:
+        return {name: slave.get_state() for name, slave in self.slaves.items()}
+
+    def restore_states(self, states: dict[str, Any]) -> None:
+        for name, slave in self.slaves.items():
+            slave.set_state(states[name])
+
+    def free_states(self, states: dict[str, Any]) -> None:
+        for name, slave in self.slaves.items():
+            slave.free_state(states[name])
+
+    # --- structure -------------------------------------------------------------------------
+    def is_algebraic(self, slave: Slave) -> bool:
+        """No output without feed-through (a connector, a fixed point): stepping changes nothing."""
+        return all(slave.variables[o].depends_on for o in slave.outputs())
+
+    def partition(self) -> tuple[list[Slave], list[Slave]]:
+        """(algebraic slaves, the others), each in scenario order."""
+        slaves = list(self.slaves.values())
+        return [s for s in slaves if self.is_algebraic(s)], [s for s in slaves if not self.is_algebraic(s)]
+
+    def in_dependency_order(self, slaves: list[Slave]) -> list[Slave]:
+        """``slaves`` ordered by the first level in which they are a connection source (others last)."""
+        ordered: list[Slave] = []
+        for level in self.levels:
+            for c in level:
+                source = self.slaves[c.source]
+                if source in slaves and source not in ordered:
+                    ordered.append(source)
+        return ordered + [s for s in slaves if s not in ordered]
