@@ -66,6 +66,16 @@ def _plot(data, path: str, title: str) -> None:
     fig.savefig(path, dpi=120)
 
 
+def _export_ssp(args: argparse.Namespace) -> int:
+    from .scenario import load_scenario
+    from .ssp import export_ssp
+    fmu_build.build()
+    target = Path(args.output or f"{load_scenario(args.scenario, check=False).name}.ssp")
+    export_ssp(args.scenario, target)
+    print(f"wrote {target} (SystemStructure.ssd + resources/*.fmu; runs in mechfmu, libcosim and OMSimulator)")
+    return 0
+
+
 def _validate(args: argparse.Namespace) -> int:
     from fmpy.validation import validate_fmu
     fmu_build.build()
@@ -103,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--force", action="store_true", help="rebuild even if current")
     p.set_defaults(func=_build)
     p = sub.add_parser("run", help="run a scenario (builds missing or stale FMUs first)")
-    p.add_argument("scenario", help="scenario folder or SystemStructure.ssd")
+    p.add_argument("scenario", help="scenario folder, SystemStructure.ssd or .ssp archive")
     p.add_argument("--algorithm", choices=sorted(ALGORITHMS), help="coupling algorithm (default: the scenario's)")
     p.add_argument("--option", action="append", metavar="KEY=VALUE",
                    help="algorithm option, repeatable; " + "; ".join(
@@ -116,6 +126,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--plot", help="PNG plot of the positions")
     p.add_argument("--local", action="store_true", help="run the components in-process instead of as FMUs")
     p.set_defaults(func=_run)
+    p = sub.add_parser("export-ssp", help="write a scenario as a self-contained SSP archive (FMUs inside)")
+    p.add_argument("scenario", help="scenario folder, SystemStructure.ssd or .ssp")
+    p.add_argument("-o", "--output", help="archive to write (default: <scenario name>.ssp)")
+    p.set_defaults(func=_export_ssp)
     p = sub.add_parser("validate", help="fmpy validation of every FMU")
     p.set_defaults(func=_validate)
     p = sub.add_parser("info", help="variables of an FMU")

@@ -14,7 +14,9 @@ have, an input connected twice, a value outside a parameter's declared min/max.
 """
 from __future__ import annotations
 
+import tempfile
 import xml.etree.ElementTree as ET
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -78,10 +80,45 @@ def _value(node: ET.Element) -> tuple[str, Any] | None:
     return None
 
 
+_extracted: dict[tuple[str, float], tempfile.TemporaryDirectory] = {}
+
+
+def extract_ssp(archive: str | Path) -> Path:
+    """The folder an ``.ssp`` archive is unpacked to (once per archive and modification time; removed
+    when the process ends)."""
+    archive = Path(archive).resolve()
+    key = (str(archive), archive.stat().st_mtime)
+    if key not in _extracted:
+        folder = tempfile.TemporaryDirectory(prefix=f"mechfmu_{archive.stem}_")
+        try:
+            with zipfile.ZipFile(archive) as zf:
+                zf.extractall(folder.name)
+        except zipfile.BadZipFile:
+            folder.cleanup()
+            raise ScenarioError(archive, ["not an SSP archive (not a zip file)"]) from None
+        _extracted[key] = folder
+    return Path(_extracted[key].name)
+
+
+def resolve_source(folder: Path, source: str) -> Path:
+    """An SSD source relative to its folder; if that file is missing (a scenario folder copied
+    elsewhere) and it names one of our models, the built FMU of that model."""
+    path = (folder / source).resolve()
+    if not path.exists():
+        from .build import fmu_path
+        built = fmu_path(Path(source).stem)
+        if built.is_file():
+            return built.resolve()
+    return path
+
+
 def load_scenario(path: str | Path, check: bool = True, local: bool = False) -> Scenario:
-    """Read a scenario folder (or its ``.ssd``); with ``check`` validate against the FMUs, or with
-    ``local`` against the in-process components named by the sources (no FMU file needed)."""
+    """Read a scenario folder, its ``.ssd`` or an ``.ssp`` archive; with ``check`` validate against
+    the FMUs, or with ``local`` against the in-process components named by the sources (no FMU file
+    needed)."""
     path = Path(path)
+    if path.is_file() and path.suffix.lower() == ".ssp":
+        path = extract_ssp(path)
     ssd = path / SSD_NAME if path.is_dir() else path
     if not ssd.is_file():
         raise ScenarioError(path, [f"no {SSD_NAME} found at {ssd}"])
@@ -101,7 +138,7 @@ def load_scenario(path: str | Path, check: bool = True, local: bool = False) -> 
             continue
         if name in components:
             problems.append(f"component name {name!r} used twice")
-        spec = ComponentSpec(name, (ssd.parent / source).resolve())
+        spec = ComponentSpec(name, resolve_source(ssd.parent, source))
         for connector in comp.iterfind("ssd:Connectors/ssd:Connector", NS):
             spec.connectors[connector.get("name", "")] = connector.get("kind", "")
         for param in comp.iterfind(".//ssv:Parameter", NS):
@@ -186,7 +223,8 @@ def _check(scenario: Scenario, local: bool = False) -> list[str]:
                 problems.append(f"{spec.name}: {exc}")
                 continue
         elif not spec.fmu.is_file():
-            problems.append(f"{spec.name}: FMU not found: {spec.fmu}")
+            problems.append(f"{spec.name}: FMU not found: {spec.fmu} (nor a built mechfmu FMU {spec.fmu.name}: "
+                            "run `mechfmu build`, or hand the scenario on as `mechfmu export-ssp`)")
             continue
         else:
             try:

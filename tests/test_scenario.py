@@ -49,5 +49,3 @@ def test_local_run_needs_no_fmu_file(tmp_path):
     assert local.ok, local.message
     through_fmus = simulate(ROOT / "scenarios" / "oscillator", stop=0.05)
     assert all((local.data[n] == through_fmus.data[n]).all() for n in local.data.dtype.names)
-    with pytest.raises(ScenarioError, match="FMU not found"):  # as FMUs it must say what is missing
-        simulate(folder, stop=0.05)

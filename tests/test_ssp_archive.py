@@ -1,0 +1,107 @@
+"""Scenarios handed on as self-contained SSP archives (``mechfmu export-ssp``): the archive passes the
+SSP 1.0 schema, carries the annotations libcosim and OMSimulator read, runs in our master exactly as
+the folder does, and runs unchanged in libcosim; a scenario folder copied elsewhere still runs."""
+import json
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mechfmu.scenario import NS, ScenarioError, load_scenario
+from mechfmu.simulate import simulate
+from mechfmu.ssp import OMS_NS, export_ssp
+
+ROOT = Path(__file__).resolve().parent.parent
+SCENARIOS = sorted(p.parent.name for p in (ROOT / "scenarios").glob("*/SystemStructure.ssd"))
+CONSTRAINED = {"prescribed_motion", "geared_masses", "belt_friction"}  # libcosim cannot solve lambda
+
+
+@pytest.fixture(scope="module")
+def archives(fmus, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("ssp")
+    return {name: export_ssp(ROOT / "scenarios" / name, folder / f"{name}.ssp") for name in SCENARIOS}
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_archive_is_valid_ssp_with_every_tool_annotation(archives, name):
+    from fmpy.ssp.ssd import read_ssd
+    read_ssd(str(archives[name]), validate=True)  # SSP 1.0 schema (fmpy's copy of the XSDs, lxml)
+    scenario = load_scenario(ROOT / "scenarios" / name)
+    with zipfile.ZipFile(archives[name]) as zf:
+        root = ET.fromstring(zf.read("SystemStructure.ssd"))
+        members = set(zf.namelist())
+    sources = {c.get("source") for c in root.iterfind(".//ssd:Component", NS)}
+    assert sources == {f"resources/{spec.fmu.name}" for spec in scenario.components.values()} and sources <= members
+    oms = {"oms": OMS_NS, **NS}
+    master = root.find("ssd:System/ssd:Annotations/ssc:Annotation/oms:Annotations/oms:SimulationInformation/"
+                       "oms:FixedStepMaster", oms)
+    assert float(master.get("stepSize")) == scenario.step_size
+    first = root.find("ssd:DefaultExperiment/ssd:Annotations", NS)[0]  # OMSimulator reads only the first
+    assert first.get("type") == "org.openmodelica" and first.find("oms:Annotations/oms:SimulationInformation", oms) is not None
+    osp = root.find(".//osp:FixedStepAlgorithm", NS)
+    assert float(osp.get("baseStepSize")) == scenario.step_size
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_archive_runs_like_the_folder_bit_for_bit(archives, name):
+    scenario = load_scenario(ROOT / "scenarios" / name)
+    stop = scenario.start_time + 200 * scenario.step_size
+    folder, archive = (simulate(source, stop=stop) for source in (ROOT / "scenarios" / name, archives[name]))
+    assert folder.ok and archive.ok, (folder.message, archive.message)
+    assert archive.data.dtype == folder.data.dtype
+    assert all(np.array_equal(archive.data[n], folder.data[n]) for n in folder.data.dtype.names)
+
+
+@pytest.mark.parametrize("name", [n for n in SCENARIOS if n not in CONSTRAINED])
+def test_archive_runs_unchanged_in_libcosim(archives, name):
+    """libcosimpy 0.0.6 opens the .ssp itself; its states equal our strict Jacobi (libcosim's order)."""
+    pytest.importorskip("libcosimpy")
+    scenario = load_scenario(archives[name])
+    n_steps = 500
+    columns = [f"{c}.{o}" for c, o in _state_outputs(scenario)]
+    proc = subprocess.run([sys.executable, str(ROOT / "tests" / "libcosim_run.py"), str(archives[name]), str(n_steps),
+                           *columns], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    theirs = np.array(json.loads(proc.stdout.strip().splitlines()[-1]))
+    ours = simulate(scenario, algorithm="jacobi", exchange="strict", stop=n_steps * scenario.step_size, local=True)
+    assert ours.ok, ours.message
+    mine = np.array([ours.data[c][1:n_steps + 1] for c in columns]).T
+    scale = np.maximum(np.abs(mine).max(axis=0), 1e-300)
+    # libcosim's own arithmetic on the same FMUs: only the summation order of times differs (integer ns)
+    assert (np.abs(mine - theirs) / scale).max() < 1e-12
+
+
+def _state_outputs(scenario):
+    """Outputs of the bodies (no feed-through): libcosim reads a connector force before its inputs arrive."""
+    from mechfmu.scenario import component_class
+    for name, spec in scenario.components.items():
+        cls = component_class(spec.fmu)
+        for output in cls.outputs:
+            if not output.depends_on and not output.name.startswith("flange"):
+                yield name, output.name
+
+
+def test_copied_folder_runs_against_the_built_fmus(fmus, tmp_path):
+    folder = tmp_path / "elsewhere" / "oscillator"
+    shutil.copytree(ROOT / "scenarios" / "oscillator", folder)
+    copied, original = (simulate(f, stop=0.05) for f in (folder, ROOT / "scenarios" / "oscillator"))
+    assert copied.ok and all(np.array_equal(copied.data[n], original.data[n]) for n in original.data.dtype.names)
+    text = (folder / "SystemStructure.ssd").read_text().replace("Mass.fmu", "NotOurs.fmu")
+    (folder / "SystemStructure.ssd").write_text(text)
+    with pytest.raises(ScenarioError, match="mass: FMU not found: .*NotOurs.fmu .*mechfmu build.*export-ssp"):
+        load_scenario(folder)
+
+
+def test_export_and_run_from_the_command_line(fmus, tmp_path):
+    archive = tmp_path / "two.ssp"
+    for argv in (["export-ssp", "scenarios/two_mass_oscillator", "-o", str(archive)],
+                 ["run", str(archive), "--stop", "0.01"]):
+        proc = subprocess.run([sys.executable, "-m", "mechfmu.cli", *argv], capture_output=True, text=True,
+                              cwd=ROOT, timeout=300)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "two_mass_oscillator: ok" in proc.stdout
