@@ -5,6 +5,7 @@ Every failure ends with one clear message on stderr and a non-zero exit code, ne
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -18,15 +19,38 @@ def _build(args: argparse.Namespace) -> int:
     return 0
 
 
+def _writable(path: str | None, option: str) -> Path | None:
+    """The output path of ``option``, its folder created now: a bad path fails before the run."""
+    if path is None:
+        return None
+    target = Path(path)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ValueError(f"{option} {path}: cannot create its folder ({exc.strerror})") from None
+    if target.is_dir() or not os.access(target.parent, os.W_OK):
+        raise ValueError(f"{option} {path}: not a writable file path")
+    return target
+
+
+#: final values worth printing: body positions and velocities (1D and 3D)
+FINAL_NAMES = ("s", "v", "phi", "w", "position.x", "position.y", "position.z", "velocity.x", "velocity.y", "velocity.z")
+
+
 def _run(args: argparse.Namespace) -> int:
-    from .observers import CsvWriter, ProgressBar
+    from .observers import CsvWriter, PlotWriter, ProgressBar
     from .scenario import load_scenario
     from .simulate import simulate
 
+    out, plot = _writable(args.out, "--out"), _writable(args.plot, "--plot")
     if not args.local:
-        fmu_build.build()
+        built = fmu_build.build()
+        if built:
+            print(f"built {len(built)} FMU(s) in {fmu_build.FMU_DIR}: {', '.join(p.stem for p in built)}")
     scenario = load_scenario(args.scenario, local=args.local)
-    observers = [CsvWriter(args.out)] if args.out else []
+    observers = [CsvWriter(out)] if out else []
+    plotter = PlotWriter(plot, args.plot_variables) if plot else None
+    observers += [plotter] if plotter else []
     if sys.stderr.isatty():
         observers.append(ProgressBar())
     options = {"exchange": args.exchange} if args.exchange else {}
@@ -35,35 +59,22 @@ def _run(args: argparse.Namespace) -> int:
         if not sep or not key:
             raise ValueError(f"--option {item!r}: use KEY=VALUE, e.g. --option tolerance=1e-9")
         options[key.strip()] = value.strip()
-    result = simulate(scenario, algorithm=args.algorithm, step=args.step, stop=args.stop,
-                      observers=observers, local=args.local, **options)
-    print(f"{scenario.name}: {result.summary()}")
+    result = simulate(scenario, algorithm=args.algorithm, step=args.step, stop=args.stop, observers=observers,
+                      local=args.local, output_variables=args.output_variables, output_interval=args.output_interval,
+                      **options)
+    print(f"{scenario.name} ({'in-process' if args.local else 'FMUs'}, {args.algorithm or scenario.algorithm}): "
+          f"{result.summary()}")
     if result.data is not None and len(result.data):
         last = result.data[-1]
-        shown = [n for n in result.data.dtype.names[1:] if n.endswith((".s", ".f"))][:8]
-        print("final values: " + ", ".join(f"{n} = {last[n]:.6g}" for n in shown))
-    if args.out:
-        print(f"results written to {args.out}")
-    if args.plot and result.data is not None:
-        _plot(result.data, args.plot, scenario.name)
-        print(f"plot written to {args.plot}")
+        shown = [n for n in result.data.dtype.names[1:] if n.split(".", 1)[1] in FINAL_NAMES][:12]
+        if shown:
+            print(f"final values at t = {last['time']:.6g} s: "
+                  + ", ".join(f"{n} = {last[n]:.6g} {result.units.get(n, '')}".rstrip() for n in shown))
+    if out and out.is_file():
+        print(f"results written to {out}")
+    if plotter and plotter.plotted:
+        print(f"plot written to {plot}")
     return 0 if result.ok else 1
-
-
-def _plot(data, path: str, title: str) -> None:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    names = [n for n in data.dtype.names[1:] if n.endswith(".s") and not n.split(".")[-2].startswith("flange")]
-    fig, ax = plt.subplots(figsize=(8, 4))
-    for n in names:
-        ax.plot(data["time"], data[n], label=n)
-    ax.set_xlabel("time [s]")
-    ax.set_ylabel("position [m]")
-    ax.set_title(title)
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
 
 
 def _export_ssp(args: argparse.Namespace) -> int:
@@ -123,7 +134,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--step", type=float, help="macro step size [s]")
     p.add_argument("--stop", type=float, help="stop time [s]")
     p.add_argument("--out", help="CSV result file (FMI cross-check format)")
-    p.add_argument("--plot", help="PNG plot of the positions")
+    p.add_argument("--output-variables", nargs="+", metavar="NAME", help="record only these outputs "
+                   "(component.variable, glob patterns allowed, e.g. 'mass.*' '*.f'); default: all")
+    p.add_argument("--output-interval", type=float, metavar="SECONDS",
+                   help="record every SECONDS (a multiple of the step); default: every step")
+    p.add_argument("--plot", help="PNG plot (default: every body's position or angle, one subplot per unit)")
+    p.add_argument("--plot-variables", nargs="+", metavar="NAME", help="what --plot draws (names or patterns)")
     p.add_argument("--local", action="store_true", help="run the components in-process instead of as FMUs")
     p.set_defaults(func=_run)
     p = sub.add_parser("export-ssp", help="write a scenario as a self-contained SSP archive (FMUs inside)")

@@ -1,6 +1,7 @@
 """What a run shows while it runs (``Run``, handed to observers) and what it leaves (``Result``)."""
 from __future__ import annotations
 
+import fnmatch
 import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -20,6 +21,7 @@ class Result:
     end_time: float = math.nan       # last completed communication point
     wall_time: float = 0.0
     warnings: list[str] = field(default_factory=list)  # what the slaves reported as warnings
+    units: dict[str, str] = field(default_factory=dict)  # column -> unit
 
     @property
     def ok(self) -> bool:
@@ -27,7 +29,9 @@ class Result:
 
     def summary(self) -> str:
         counters = ", ".join(f"{k} {v}" for k, v in self.counters.items())
-        text = f"{self.status}: reached t = {self.end_time:.6g} s in {self.wall_time:.2f} s wall ({counters})"
+        reached = (f"reached t = {self.end_time:.6g} s" if math.isfinite(self.end_time)
+                   else "stopped before the first step")
+        text = f"{self.status}: {reached} in {self.wall_time:.2f} s wall ({counters})"
         text += "".join(f"\nwarning: {w}" for w in self.warnings)
         return text + (f"\n{self.message}" if self.message else "")
 
@@ -37,14 +41,18 @@ class Run:
     and time, the column names, and ``row``, the values of the current communication point (time
     first, then every output of every slave), read once per point by ``simulate`` (``read_row``)."""
 
-    def __init__(self, scenario_name: str, slaves: dict[str, "Slave"], n_steps: int, t0: float):
+    def __init__(self, scenario_name: str, slaves: dict[str, "Slave"], n_steps: int, t0: float,
+                 output_variables: list[str] | None = None):
         self.scenario_name = scenario_name
         self.slaves = slaves
         self.n_steps = n_steps
         self.step_index = 0
         self.time = t0
-        self._reads = [(s, s.outputs()) for s in slaves.values()]
+        select = selector(output_variables, [f"{s.name}.{n}" for s in slaves.values() for n in s.outputs()])
+        self._reads = [(s, [n for n in s.outputs() if select(f"{s.name}.{n}")]) for s in slaves.values()]
         self.column_names = ["time"] + [f"{s.name}.{n}" for s, names in self._reads for n in names]
+        self.units = {"time": "s", **{f"{s.name}.{n}": s.variables[n].unit or "1" for s, names in self._reads
+                                      for n in names}}
         self.row: tuple[float, ...] = ()
 
     def read_row(self) -> tuple[float, ...]:
@@ -55,3 +63,16 @@ class Run:
                 values.extend(slave.get(names))
         self.row = tuple(values)
         return self.row
+
+
+def selector(patterns: list[str] | None, names: list[str]):
+    """A test for ``component.variable`` names: every name if ``patterns`` is None, else the names a
+    pattern matches (exactly or as a glob, ``*`` and ``?``). A pattern that matches nothing is an
+    error naming it (a misspelt variable must not silently vanish from the results)."""
+    if patterns is None:
+        return lambda name: True
+    unmatched = [p for p in patterns if not any(fnmatch.fnmatchcase(n, p) for n in names)]
+    if unmatched:
+        raise ValueError(f"output variables {unmatched} match no output; outputs are named component.variable, "
+                         f"e.g. {', '.join(names[:4])}")
+    return lambda name: any(fnmatch.fnmatchcase(name, p) for p in patterns)

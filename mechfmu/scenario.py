@@ -21,6 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .parameters import binding_values
+from .units import parse_units
+
 NS = {
     "ssd": "http://ssp-standard.org/SSP1/SystemStructureDescription",
     "ssc": "http://ssp-standard.org/SSP1/SystemStructureCommon",
@@ -56,6 +59,7 @@ class ComponentSpec:
     fmu: Path
     parameters: dict[str, Any] = field(default_factory=dict)
     connectors: dict[str, str] = field(default_factory=dict)  # declared ssd:Connector name -> kind
+    kinds: dict[str, str] = field(default_factory=dict)  # parameter -> SSP type of its bound value
 
 
 @dataclass
@@ -71,13 +75,18 @@ class Scenario:
     algorithm_options: dict[str, str] = field(default_factory=dict)
 
 
-def _value(node: ET.Element) -> tuple[str, Any] | None:
-    for kind, convert in (("Real", float), ("Integer", int), ("String", str),
-                          ("Boolean", lambda s: s.strip().lower() in ("true", "1"))):
-        child = node.find(f"ssv:{kind}", NS)
-        if child is not None:
-            return kind, convert(child.get("value", ""))
-    return None
+def declared_unit(spec: "ComponentSpec", name: str) -> str | None:
+    """The unit of a component's parameter or input: from our component's declaration, or from the
+    FMU's modelDescription for any other FMU (None if neither knows it)."""
+    try:
+        variable = declared_variables(component_class(spec.fmu)).get(name)
+    except ValueError:
+        from fmpy import read_model_description
+        if not spec.fmu.is_file():
+            return None
+        variable = next((v for v in read_model_description(str(spec.fmu)).modelVariables if v.name == name), None)
+        return None if variable is None else _unit(variable)
+    return None if variable is None else (variable.unit or "1")
 
 
 _extracted: dict[tuple[str, float], tempfile.TemporaryDirectory] = {}
@@ -131,6 +140,10 @@ def load_scenario(path: str | Path, check: bool = True, local: bool = False) -> 
     if system is None:
         raise ScenarioError(ssd, ["no ssd:System element"])
     components: dict[str, ComponentSpec] = {}
+    try:
+        units = parse_units(root.find("ssd:Units", NS))
+    except ValueError as exc:
+        raise ScenarioError(ssd, [str(exc)]) from None
     for comp in system.iterfind("ssd:Elements/ssd:Component", NS):
         name, source = comp.get("name"), comp.get("source")
         if not name or not source:
@@ -141,12 +154,11 @@ def load_scenario(path: str | Path, check: bool = True, local: bool = False) -> 
         spec = ComponentSpec(name, resolve_source(ssd.parent, source))
         for connector in comp.iterfind("ssd:Connectors/ssd:Connector", NS):
             spec.connectors[connector.get("name", "")] = connector.get("kind", "")
-        for param in comp.iterfind(".//ssv:Parameter", NS):
-            value = _value(param)
-            if value is None:
-                problems.append(f"{name}: parameter {param.get('name')!r} has no supported value element")
-                continue
-            spec.parameters[param.get("name")] = value[1]
+        for item in binding_values(comp, ssd.parent, units, lambda p, spec=spec: declared_unit(spec, p)):
+            if isinstance(item, str):
+                problems.append(f"{name}: {item}")
+            else:
+                spec.parameters[item[0]], spec.kinds[item[0]] = item[1], item[2]
         components[name] = spec
     connections = []
     for con in system.iterfind("ssd:Connections/ssd:Connection", NS):
@@ -245,6 +257,9 @@ def _check(scenario: Scenario, local: bool = False) -> list[str]:
                 problems.append(f"{spec.name}: unknown variable {pname!r} in parameter bindings")
             elif var.causality not in ("parameter", "input"):
                 problems.append(f"{spec.name}: {pname!r} is an {var.causality}, it cannot be given a value")
+            elif spec.kinds.get(pname, var.type) != var.type:
+                problems.append(f"{spec.name}: {pname} is a {var.type}; an ssv:{spec.kinds[pname]} value "
+                                f"({value!r}) is not converted")
             elif var.type == "Real":
                 lo = float(var.min) if var.min is not None else None
                 hi = float(var.max) if var.max is not None else None

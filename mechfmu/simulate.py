@@ -39,13 +39,28 @@ def instantiate(scenario: Scenario, local: bool = False) -> dict[str, Slave]:
     return slaves
 
 
+def output_every(interval: float | None, h: float) -> int:
+    """Steps between recorded points for an output interval (None: every step); it must be a
+    positive multiple of the step h."""
+    if interval is None:
+        return 1
+    every = round(interval / h)
+    if not (every >= 1 and abs(interval - every * h) <= 1e-9 * interval):
+        raise ValueError(f"output interval {interval!r} s must be a positive multiple of the step {h!r} s")
+    return every
+
+
 def simulate(scenario: Scenario | str | Path, algorithm: str | CouplingAlgorithm | None = None,
              step: float | None = None, stop: float | None = None,
              observers: Iterable[Observer] = (), local: bool = False,
-             parameters: dict[str, dict[str, Any]] | None = None, **options: Any) -> Result:
+             parameters: dict[str, dict[str, Any]] | None = None, output_variables: list[str] | None = None,
+             output_interval: float | None = None, **options: Any) -> Result:
     """Run a scenario. ``parameters`` overrides values per component: ``{"mass": {"m": 2.0}}``.
     ``options`` go to the algorithm (e.g. ``exchange="strict"``). A ``Recorder`` is added if
-    ``observers`` has none; its array is ``Result.data``."""
+    ``observers`` has none; its array is ``Result.data``. ``output_variables`` (names or glob
+    patterns of ``component.variable``) chooses the recorded outputs (default: all);
+    ``output_interval`` [s], a multiple of the step, records every that often (and the last point);
+    observers see exactly the recorded points."""
     t_wall = _time.perf_counter()
     if not isinstance(scenario, Scenario):
         scenario = load_scenario(scenario, local=local)
@@ -60,6 +75,7 @@ def simulate(scenario: Scenario | str | Path, algorithm: str | CouplingAlgorithm
     if not (h > 0 and math.isfinite(h)) or not t_stop > t0:
         raise ScenarioError(scenario.folder, [f"step {h!r} must be positive and stop {t_stop!r} after start {t0!r}"])
     n_steps = max(1, math.ceil((t_stop - t0) / h - 1e-9))
+    every = output_every(output_interval, h)
     observers = list(observers)
     recorder = next((o for o in observers if isinstance(o, Recorder)), None)
     if recorder is None:
@@ -82,7 +98,7 @@ def simulate(scenario: Scenario | str | Path, algorithm: str | CouplingAlgorithm
         algo.initialize(system, t0)
         for slave in slaves.values():
             slave.exit_initialization()
-        run = Run(scenario.name, slaves, n_steps, t0)
+        run = Run(scenario.name, slaves, n_steps, t0, output_variables)
         run.read_row()
         for obs in observers:
             obs.initialized(run)
@@ -96,6 +112,8 @@ def simulate(scenario: Scenario | str | Path, algorithm: str | CouplingAlgorithm
                 break
             run.step_index, run.time = n + 1, t_next
             end_time = t_next
+            if (n + 1) % every and n + 1 < n_steps:
+                continue
             row = run.read_row()
             for obs in observers:
                 obs.step_completed(run)
@@ -117,7 +135,7 @@ def simulate(scenario: Scenario | str | Path, algorithm: str | CouplingAlgorithm
     counters["fmu_calls"] = sum(s.calls for s in slaves.values())
     warnings = [w for slave in slaves.values() for w in slave.warnings()]
     result = Result(status, message, recorder.array() if recorder.rows else None, counters, end_time,
-                    warnings=warnings)
+                    warnings=warnings, units=run.units if run is not None else {})
     result.wall_time = _time.perf_counter() - t_wall
     if run is not None:
         for obs in observers:

@@ -104,4 +104,4 @@ def test_export_and_run_from_the_command_line(fmus, tmp_path):
         proc = subprocess.run([sys.executable, "-m", "mechfmu.cli", *argv], capture_output=True, text=True,
                               cwd=ROOT, timeout=300)
         assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "two_mass_oscillator: ok" in proc.stdout
+    assert "two_mass_oscillator (FMUs, jacobi): ok" in proc.stdout

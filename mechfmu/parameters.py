@@ -1,0 +1,101 @@
+"""SSP parameter bindings of a component: inline ``ssd:ParameterValues``, external ``.ssv`` files,
+``.ssm`` parameter mappings, typed values and units.
+
+For each ``ssd:ParameterBinding``: the parameter set is inline or the binding's ``source`` (an
+``.ssv`` file relative to the SSD; inside an archive too, which is unpacked); a ``prefix`` is removed
+from the names that carry it; an ``ssd:ParameterMapping`` (inline or an ``.ssm`` source) renames
+parameters and may apply an ``ssc:LinearTransformation`` (factor, offset). Values are parsed by their
+declared type with no coercion (an ``ssv:Boolean`` is true, false, 1 or 0; an ``ssv:Integer`` an
+integer); a ``unit`` on an ``ssv:Real`` is converted to the parameter's unit through the units of the
+SSD (``ssd:Units``) and the parameter set (``ssv:Units``), exactly (``mechfmu.units``).
+"""
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from fractions import Fraction
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from .units import UnitDefinition, convert, parse_units
+
+NS = {
+    "ssd": "http://ssp-standard.org/SSP1/SystemStructureDescription",
+    "ssc": "http://ssp-standard.org/SSP1/SystemStructureCommon",
+    "ssv": "http://ssp-standard.org/SSP1/SystemStructureParameterValues",
+    "ssm": "http://ssp-standard.org/SSP1/SystemStructureParameterMapping",
+}
+BOOLEANS = {"true": True, "false": False, "1": True, "0": False}
+
+
+def typed(kind: str, text: str) -> Any:
+    """The value of ``text`` as an SSP ``kind`` (Real, Integer, Boolean, String); ValueError otherwise."""
+    if kind == "Real":
+        return float(text)
+    if kind == "Integer":
+        return int(text.strip())
+    if kind == "Boolean":
+        if text.strip().lower() not in BOOLEANS:
+            raise ValueError(f"{text!r} is not a Boolean (true, false, 1 or 0)")
+        return BOOLEANS[text.strip().lower()]
+    return text
+
+
+def _mapping(binding: ET.Element, folder: Path) -> dict[str, tuple[str, tuple[Fraction, Fraction] | None]]:
+    """source name -> (target name, linear transformation (factor, offset) or None)."""
+    element = binding.find("ssd:ParameterMapping", NS)
+    if element is None:
+        return {}
+    source = element.get("source")
+    root = ET.parse(folder / source).getroot() if source else element.find("ssm:ParameterMapping", NS)
+    entries = {}
+    for entry in ([] if root is None else root.iterfind("ssm:MappingEntry", NS)):
+        linear = entry.find("ssc:LinearTransformation", NS)
+        others = [c.tag.split("}")[1] for c in entry if c is not linear and c.tag.endswith("Transformation")]
+        if others:
+            raise ValueError(f"parameter mapping of {entry.get('source')!r}: {others[0]} is not supported "
+                             "(only ssc:LinearTransformation)")
+        transform = None if linear is None else (Fraction(linear.get("factor", "1")), Fraction(linear.get("offset", "0")))
+        entries[entry.get("source")] = (entry.get("target"), transform)
+    return entries
+
+
+def binding_values(component: ET.Element, folder: Path, ssd_units: dict[str, UnitDefinition],
+                   target_unit: Callable[[str], str | None]) -> Iterator[tuple[str, Any, str] | str]:
+    """(parameter name, value, SSP type) for every bound parameter of ``component``, or a problem text."""
+    for binding in component.iterfind("ssd:ParameterBindings/ssd:ParameterBinding", NS):
+        source = binding.get("source")
+        try:
+            pset = (ET.parse(folder / source).getroot() if source
+                    else binding.find("ssd:ParameterValues/ssv:ParameterSet", NS))
+            mapping = _mapping(binding, folder)
+        except (OSError, ET.ParseError, ValueError) as exc:
+            yield f"parameter binding {source or '(inline)'}: {exc}"
+            continue
+        if pset is None or pset.tag != f"{{{NS['ssv']}}}ParameterSet":
+            yield f"parameter binding {source or '(inline)'}: no ssv:ParameterSet"
+            continue
+        units = {**ssd_units, **parse_units(pset.find("ssv:Units", NS))}
+        prefix = binding.get("prefix", "")
+        for param in pset.iterfind("ssv:Parameters/ssv:Parameter", NS):
+            name = param.get("name", "")
+            if prefix and name.startswith(prefix):
+                name = name[len(prefix):]
+            value = next((v for v in param if v.tag.split("}")[1] in ("Real", "Integer", "Boolean", "String")), None)
+            if value is None:
+                yield f"parameter {name!r} has no supported value element"
+                continue
+            kind, text, unit = value.tag.split("}")[1], value.get("value", ""), value.get("unit")
+            name, transform = mapping.get(name, (name, None))
+            try:
+                if transform is not None:
+                    if kind != "Real":
+                        raise ValueError("a linear transformation needs an ssv:Real")
+                    text = repr(float(transform[0] * Fraction(text.strip()) + transform[1]))
+                if unit is not None and kind == "Real":
+                    target = target_unit(name)
+                    yield name, (float(text) if target is None or unit == target
+                                 else convert(text, unit, target, units)), kind
+                else:
+                    yield name, typed(kind, text), kind
+            except (ValueError, ZeroDivisionError) as exc:
+                yield f"parameter {name} = {text!r}{' ' + unit if unit else ''}: {exc}"

@@ -1,0 +1,61 @@
+"""Units of SSP parameter values: ``ssc:Unit`` definitions and exact conversion.
+
+A unit is its SI base-unit exponents with a factor and an offset (SSP/FMI ``BaseUnit``):
+``value_SI = factor·value + offset``. A value given in one unit converts to another with the same
+exponents; different exponents (kg to m) cannot be converted and are refused. The arithmetic is exact
+on the decimal text (``fractions.Fraction``) and rounded once, so ``5000`` g is exactly the double
+``5.0`` kg and ``0.3`` mm exactly the double ``0.0003`` m: a scenario in other units gives the SI
+scenario's results bit for bit.
+"""
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from fractions import Fraction
+
+#: SI base units (and rad, as FMI and our components use it), in the order exponents are kept
+BASE = ("kg", "m", "s", "A", "K", "mol", "cd", "rad")
+SSC = "http://ssp-standard.org/SSP1/SystemStructureCommon"
+
+
+@dataclass(frozen=True)
+class UnitDefinition:
+    exponents: tuple[int, ...]
+    factor: Fraction = Fraction(1)
+    offset: Fraction = Fraction(0)
+
+
+def si_units() -> dict[str, UnitDefinition]:
+    """The units our components declare (components/base.py UNITS), all coherent SI (factor 1)."""
+    from .components.base import UNITS
+    return {name: UnitDefinition(tuple(exponents.get(b, 0) for b in BASE)) for name, exponents in UNITS.items()}
+
+
+def parse_units(parent: ET.Element | None) -> dict[str, UnitDefinition]:
+    """The ``ssc:Unit`` definitions under ``parent`` (an ``ssd:Units`` or ``ssv:Units`` element)."""
+    units = {}
+    for unit in ([] if parent is None else parent.iterfind(f"{{{SSC}}}Unit")):
+        base = unit.find(f"{{{SSC}}}BaseUnit")
+        attrib = {} if base is None else base.attrib
+        try:
+            units[unit.get("name", "")] = UnitDefinition(tuple(int(attrib.get(b, 0)) for b in BASE),
+                                                         Fraction(attrib.get("factor", "1")),
+                                                         Fraction(attrib.get("offset", "0")))
+        except ValueError:
+            raise ValueError(f"unit {unit.get('name')!r}: BaseUnit {attrib} is not numeric") from None
+    return units
+
+
+def convert(text: str, unit: str, target: str, defined: dict[str, UnitDefinition]) -> float:
+    """The value written as ``text`` in ``unit``, in ``target``; ``defined`` are the file's units
+    (our SI units are known too). ValueError says why a conversion does not exist."""
+    known = {**si_units(), **defined}
+    if unit not in known:
+        raise ValueError(f"unit {unit!r} is not defined (no ssc:Unit of that name, not an SI unit we know)")
+    if target not in known:
+        raise ValueError(f"the parameter's unit {target!r} is not known")
+    source, goal = known[unit], known[target]
+    if source.exponents != goal.exponents:
+        raise ValueError(f"unit {unit!r} cannot be converted to {target!r} (different dimensions)")
+    value = Fraction(text.strip()) * source.factor + source.offset
+    return float((value - goal.offset) / goal.factor)
