@@ -9,7 +9,7 @@
   canGetAndSetFMUstate and canSerializeFMUstate;
 - reports every error where it happens and never lets an exception escape a pythonfmu callback
   (pythonfmu turns it into fmi2Fatal, after which freeing the instance can crash the host): the
-  reason is logged as an error, which the FMU's native loader (fmus/fmi2_loader.c) turns into
+  reason is logged as an error, which the FMU's native loader (mechfmu/fmi2_loader.c) turns into
   fmi2Error of that call in every host. A parameter out of its range is refused by fmi2SetX;
   cross-parameter rules and user functions are checked in fmi2ExitInitializationMode; ``do_step``
   logs the traceback and refuses the step (fmi2Discard); a failing getter logs and returns NaN;

@@ -8,10 +8,10 @@ everything that ends up in an FMU, so a loaded FMU always runs exactly the code 
 and an FMU whose hash differs from the current sources is stale and rebuilt.
 
 pythonfmu's Linux binary needs the host to provide the Python C API. Each FMU's
-``binaries/linux64/<model>.so`` is therefore our native loader (``fmus/fmi2_loader.c``, compiled
-here with the system C compiler): it uses the Python already in the process, or loads this
-builder's libpython globally, then forwards every fmi2 call to pythonfmu's binary, shipped beside it
-as ``<model>.pythonfmu.so``. ``documentation/index.html`` is generated from the component
+``binaries/linux64/<model>.so`` is therefore our native loader (``mechfmu/fmi2_loader.c``, package
+data so an installed mechfmu builds too, compiled here with the system C compiler): it uses the Python already in the process, or loads this builder's libpython globally,
+then forwards every fmi2 call to pythonfmu's binary, shipped beside it as ``<model>.pythonfmu.so``.
+FMUs go to ``default_fmu_dir()`` unless a directory is given. ``documentation/index.html`` is generated from the component
 (``mechfmu.documentation``).
 """
 from __future__ import annotations
@@ -29,10 +29,23 @@ import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-COMPONENTS_DIR = ROOT / "components"
-FMU_DIR = ROOT / "fmus"
-LOADER_SOURCE = FMU_DIR / "fmi2_loader.c"
+#: the component sources, wherever the package is installed (the checkout's components/ when editable)
+COMPONENTS_DIR = Path(importlib.util.find_spec("mechfmu.components").origin).parent
+LOADER_SOURCE = Path(__file__).with_name("fmi2_loader.c")
 DOCUMENTATION_SOURCE = Path(__file__).with_name("documentation.py")
+
+
+def default_fmu_dir() -> Path:
+    """Where FMUs are built and looked up: ``$MECHFMU_FMU_DIR`` if set; in a source checkout its
+    ``fmus/``; otherwise the user's cache, ``${XDG_CACHE_HOME:-~/.cache}/mechfmu/fmus``."""
+    if os.environ.get("MECHFMU_FMU_DIR"):
+        return Path(os.environ["MECHFMU_FMU_DIR"]).expanduser()
+    if (ROOT / "pyproject.toml").is_file() and (ROOT / "fmus").is_dir():
+        return ROOT / "fmus"
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "mechfmu" / "fmus"
+
+
+FMU_DIR = default_fmu_dir()
 #: where pythonfmu's own binary goes, beside the loader that takes its name
 INNER_BINARY = "binaries/linux64/{model}.pythonfmu.so"
 
@@ -130,14 +143,14 @@ def build(models: list[str] | None = None, directory: Path = FMU_DIR, force: boo
         return []
     cmd = [sys.executable, "-c", "import sys; from mechfmu.build import _build_here; _build_here(sys.argv[1:])",
            str(directory), str(Path(components_dir).resolve()), digest, *todo]
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=str(ROOT))
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=str(directory))
     if proc.returncode != 0:
         raise RuntimeError(f"FMU build failed for {', '.join(todo)}:\n{proc.stdout}{proc.stderr}")
     return [fmu_path(m, directory) for m in todo]
 
 
 def compile_loader(target: Path, runtime: dict[str, str]) -> None:
-    """Compile the native loader (fmus/fmi2_loader.c) for ``runtime`` with the system C compiler."""
+    """Compile the native loader (mechfmu/fmi2_loader.c) for ``runtime`` with the system C compiler."""
     import fmpy
     compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
     if not compiler:

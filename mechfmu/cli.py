@@ -9,13 +9,15 @@ import os
 import sys
 from pathlib import Path
 
+from . import __version__
 from . import build as fmu_build
 from .algorithms import ALGORITHMS
 
 
 def _build(args: argparse.Namespace) -> int:
-    built = fmu_build.build(force=args.force)
-    print("\n".join(f"built {p}" for p in built) if built else "all FMUs are current")
+    directory = Path(args.dir) if args.dir else fmu_build.FMU_DIR
+    built = fmu_build.build(directory=directory, force=args.force)
+    print("\n".join(f"built {p}" for p in built) if built else f"all FMUs in {directory} are current")
     return 0
 
 
@@ -119,9 +121,11 @@ def _info(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="mechfmu", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"mechfmu {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("build", help="build all FMUs into fmus/")
     p.add_argument("--force", action="store_true", help="rebuild even if current")
+    p.add_argument("--dir", help=f"where to build (default: {fmu_build.FMU_DIR}; $MECHFMU_FMU_DIR overrides)")
     p.set_defaults(func=_build)
     p = sub.add_parser("run", help="run a scenario (builds missing or stale FMUs first)")
     p.add_argument("scenario", help="scenario folder, SystemStructure.ssd or .ssp archive")

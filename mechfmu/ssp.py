@@ -1,4 +1,9 @@
-"""SSP 1.0 archives: a scenario with its FMUs in one ``.ssp`` file that other tools run unchanged.
+"""Writing SSP 1.0: scenario files (``write_scenario``) and archives with their FMUs (``export_ssp``)
+that other tools run unchanged.
+
+``write_scenario`` writes a ``SystemStructure.ssd`` from instance names, model names, parameter values
+and connections, with every ``ssd:Connector`` (libcosim requires them) and the libcosim and mechfmu
+annotations.
 
 ``export_ssp(scenario, target)`` writes ``SystemStructure.ssd`` with every component's source
 rewritten to ``resources/<Model>.fmu`` and those FMUs inside, plus the annotations each tool reads:
@@ -15,6 +20,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 import zipfile
 from pathlib import Path
+from typing import Any
 
 from .scenario import NS, SSD_NAME, load_scenario
 
@@ -29,7 +35,7 @@ def _q(prefix: str, tag: str) -> str:
 def _openmodelica_annotations(root: ET.Element, step_size: float, name: str) -> None:
     """Add OMSimulator's annotations unless the file has them (see the module docstring)."""
     system = root.find("ssd:System", NS)
-    if system.find(f"ssd:Annotations/ssc:Annotation[@type='org.openmodelica']", NS) is None:
+    if system.find("ssd:Annotations/ssc:Annotation[@type='org.openmodelica']", NS) is None:
         annotations = system.find("ssd:Annotations", NS)
         if annotations is None:
             annotations = ET.SubElement(system, _q("ssd", "Annotations"))  # last child, as the schema orders it
@@ -72,3 +78,70 @@ def export_ssp(scenario: str | Path, target: str | Path) -> Path:
         for member, fmu in fmus.items():
             zf.write(fmu, member)
     return target
+
+
+def write_scenario(folder: str | Path, name: str, components: list[tuple[str, str, dict[str, Any]]],
+                   connections: list[str], stop_time: float, step_size: float, description: str = "",
+                   algorithm: str = "jacobi", **algorithm_options: str) -> Path:
+    """Write ``folder/SystemStructure.ssd``: ``components`` as (instance name, model, parameter
+    values), ``connections`` as ``"source.output -> target.input"``. The ssd:Connectors (with
+    their causality, from the component declarations) and both annotations are generated, so the
+    file runs in this master and unchanged in libcosim."""
+    from .components import COMPONENTS
+
+    for prefix, uri in NS.items():
+        ET.register_namespace(prefix, uri)
+    parsed = []
+    for text in connections:
+        src, dst = (part.strip() for part in text.split("->"))
+        parsed.append((*src.split(".", 1), *dst.split(".", 1)))
+    used: dict[str, list[str]] = {}
+    for s_comp, s_var, t_comp, t_var in parsed:
+        for comp, var in ((s_comp, s_var), (t_comp, t_var)):
+            if var not in used.setdefault(comp, []):
+                used[comp].append(var)
+    q = lambda prefix, tag: f"{{{NS[prefix]}}}{tag}"  # noqa: E731
+    root = ET.Element(q("ssd", "SystemStructureDescription"), version="1.0", name=name)
+    if description:
+        root.append(ET.Comment(f" {description} "))
+    system = ET.SubElement(root, q("ssd", "System"), name=name)
+    elements = ET.SubElement(system, q("ssd", "Elements"))
+    for instance, model, params in components:
+        cls = COMPONENTS[model]
+        causality = {**{p.name: "parameter" for p in cls.parameters}, **{i.name: "input" for i in cls.inputs},
+                     **{o.name: "output" for o in cls.outputs}}
+        comp = ET.SubElement(elements, q("ssd", "Component"), name=instance, source=f"../../fmus/{model}.fmu",
+                             type="application/x-fmu-sharedlibrary")
+        if used.get(instance):
+            connectors = ET.SubElement(comp, q("ssd", "Connectors"))
+            for var in used[instance]:
+                connector = ET.SubElement(connectors, q("ssd", "Connector"), name=var, kind=causality[var])
+                ET.SubElement(connector, q("ssc", "Real"))
+        if params:
+            values = ET.SubElement(ET.SubElement(ET.SubElement(comp, q("ssd", "ParameterBindings")),
+                                                 q("ssd", "ParameterBinding")), q("ssd", "ParameterValues"))
+            pset = ET.SubElement(values, q("ssv", "ParameterSet"), version="1.0", name=instance)
+            plist = ET.SubElement(pset, q("ssv", "Parameters"))
+            for pname, value in params.items():
+                param = ET.SubElement(plist, q("ssv", "Parameter"), name=pname)
+                kind = ("Boolean" if isinstance(value, bool) else "Integer" if isinstance(value, int)
+                        else "String" if isinstance(value, str) else "Real")
+                text = str(value).lower() if isinstance(value, bool) else (repr(float(value)) if kind == "Real" else str(value))
+                ET.SubElement(param, q("ssv", kind), value=text)
+    cons = ET.SubElement(system, q("ssd", "Connections"))
+    for s_comp, s_var, t_comp, t_var in parsed:
+        ET.SubElement(cons, q("ssd", "Connection"), startElement=s_comp, startConnector=s_var,
+                      endElement=t_comp, endConnector=t_var)
+    experiment = ET.SubElement(root, q("ssd", "DefaultExperiment"), startTime="0.0", stopTime=repr(float(stop_time)))
+    annotations = ET.SubElement(experiment, q("ssd", "Annotations"))
+    osp = ET.SubElement(annotations, q("ssc", "Annotation"), type="com.opensimulationplatform")
+    ET.SubElement(ET.SubElement(osp, q("osp", "Algorithm")), q("osp", "FixedStepAlgorithm"),
+                  baseStepSize=repr(float(step_size)))
+    ours = ET.SubElement(annotations, q("ssc", "Annotation"), type="org.mechfmu")
+    ET.SubElement(ours, q("mechfmu", "Master"), algorithm=algorithm, **algorithm_options)
+    ET.indent(root, space="  ")
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / SSD_NAME
+    ET.ElementTree(root).write(path, encoding="UTF-8", xml_declaration=True)
+    return path

@@ -7,7 +7,7 @@ Run ``python3 scenarios/make_scenarios.py`` after changing a value here; the SSD
 import math
 from pathlib import Path
 
-from mechfmu.scenario import write_scenario
+from mechfmu.ssp import write_scenario
 
 HERE = Path(__file__).resolve().parent
 

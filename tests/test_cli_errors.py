@@ -1,5 +1,4 @@
 """Bad scenarios end in one clear message, no traceback, non-zero exit code."""
-import shutil
 import subprocess
 import sys
 from pathlib import Path

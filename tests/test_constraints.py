@@ -10,7 +10,6 @@ import pytest
 from scipy.integrate import solve_ivp
 
 from mechfmu.components import ComponentError, CoordinateConstraint
-from mechfmu.scenario import load_scenario
 from mechfmu.simulate import simulate
 
 

@@ -2,8 +2,6 @@
 Association's reference result and an independent monolithic scipy solution."""
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pytest
 from scipy.integrate import solve_ivp

@@ -1,0 +1,51 @@
+"""A real install: ``pip install .`` (not editable) into a fresh virtual environment, then, from
+another folder, every command works: the component sources and the native loader come from the
+installed package, FMUs are built into the user's cache, and nothing is written into site-packages."""
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from mechfmu.components import COMPONENTS
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+
+def test_installed_package_works_from_elsewhere(tmp_path):
+    venv = tmp_path / "venv"
+    # system site packages give the dependencies (pythonfmu, fmpy, numpy, ...); mechfmu itself is
+    # installed into the venv, which comes first on its path
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True)
+    python, mechfmu = venv / "bin" / "python", venv / "bin" / "mechfmu"
+    proc = subprocess.run([python, "-m", "pip", "install", "--no-deps", "-q", str(ROOT)], capture_output=True,
+                          text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    work = tmp_path / "elsewhere"
+    shutil.copytree(ROOT / "scenarios" / "oscillator", work / "oscillator")
+    env = {k: v for k, v in os.environ.items() if k != "MECHFMU_FMU_DIR"}
+    env["XDG_CACHE_HOME"] = str(tmp_path / "cache")
+
+    def run(*argv):
+        result = subprocess.run([mechfmu, *argv], capture_output=True, text=True, cwd=work, env=env, timeout=600)
+        assert result.returncode == 0, (argv, result.stdout + result.stderr)
+        return result.stdout
+
+    where = subprocess.run([python, "-c", "import mechfmu, mechfmu.components as c; print(mechfmu.__file__, c.__file__)"],
+                           capture_output=True, text=True, cwd=work, env=env).stdout
+    assert str(venv) in where and str(ROOT) not in where, where  # the installed copy, not the checkout
+    assert "mechfmu 0.1.0" in run("--version")
+    assert "built" in run("build")
+    fmus = tmp_path / "cache" / "mechfmu" / "fmus"
+    assert (fmus / "Mass.fmu").is_file()
+    assert "oscillator (FMUs, jacobi): ok" in run("run", "oscillator", "--stop", "0.01", "--out", "r.csv")
+    assert (work / "r.csv").is_file()
+    validated = run("validate").splitlines()
+    assert len(validated) == len(COMPONENTS) and all(line.endswith(": no problems") for line in validated), validated
+    assert "m = 1 kg" in run("info", "Mass")
+    run("export-ssp", "oscillator", "-o", "oscillator.ssp")
+    assert "ok" in run("run", "oscillator.ssp", "--stop", "0.01")
+    site = Path(subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                               capture_output=True, text=True).stdout.strip())
+    assert not (site / "fmus").exists() and not (site / "components").exists()
