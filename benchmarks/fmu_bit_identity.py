@@ -4,7 +4,7 @@ Builds the FMUs of REV (default 3ea44fb, the last commit before the native loade
 then runs every scenario with both FMU sets, measured in one run:
 - through fmpy with our master (the scenario's own algorithm, its first N steps), every recorded
   output compared bit for bit (outputs the newer FMUs add are listed, not compared);
-- in libcosim (libcosimpy, its own process; tests/libcosim_run.py), every output of every scenario
+- in libcosim (libcosimpy, its own process; mechfmu.crosscheck.run_libcosim), every output of every scenario
   (the constraint scenarios run there with lambda = 0, which libcosim cannot solve);
 and prints the wall-time ratio of the two FMU sets under our master.
 
@@ -12,7 +12,6 @@ and prints the wall-time ratio of the two FMU sets under our master.
 """
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -27,6 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
 from mechfmu.build import FMU_DIR, build  # noqa: E402
+from mechfmu.crosscheck import run_libcosim  # noqa: E402
 from mechfmu.scenario import load_scenario  # noqa: E402
 from mechfmu.simulate import simulate  # noqa: E402
 from test_libcosim import CASES as LIBCOSIM_CASES  # noqa: E402  (their step counts)
@@ -57,13 +57,11 @@ def build_revision(revision: str, models: list[str], work: Path) -> Path:
     return out
 
 
-def run_libcosim(ssd: Path, fmu_dir: Path, label: str, n_steps: int, columns: list[str], work: Path) -> np.ndarray:
+def libcosim_with(ssd: Path, fmu_dir: Path, label: str, n_steps: int, columns: list[str], work: Path) -> np.ndarray:
     folder = work / f"{ssd.parent.name}_{label}"
     folder.mkdir()
     (folder / "SystemStructure.ssd").write_text(ssd.read_text().replace("../../fmus/", fmu_dir.as_posix() + "/"))
-    proc = subprocess.run([sys.executable, str(ROOT / "tests" / "libcosim_run.py"), str(folder / "SystemStructure.ssd"),
-                           str(n_steps), *columns], capture_output=True, text=True, check=True)
-    return np.array(json.loads(proc.stdout.strip().splitlines()[-1]))
+    return run_libcosim(folder / "SystemStructure.ssd", n_steps, columns)
 
 
 def main(revision: str, steps: int) -> int:
@@ -98,7 +96,7 @@ def main(revision: str, steps: int) -> int:
             n_steps = LIBCOSIM_CASES.get(folder.name, (steps,))[0]
             columns = [c for c in common if c != "time"]
             ssd = folder / "SystemStructure.ssd"
-            a, b = (run_libcosim(ssd, d, label, n_steps, columns, work)
+            a, b = (libcosim_with(ssd, d, label, n_steps, columns, work)
                     for label, d in (("old", old_dir), ("new", FMU_DIR)))
             same = a.shape == b.shape and np.array_equal(a, b)
             equal &= same

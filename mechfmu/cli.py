@@ -89,6 +89,15 @@ def _export_ssp(args: argparse.Namespace) -> int:
     return 0
 
 
+def _crosscheck(args: argparse.Namespace) -> int:
+    from .crosscheck import crosscheck, table
+    from .scenario import load_scenario
+    fmu_build.build()
+    comparisons = crosscheck(args.scenario, args.steps)
+    print(table(load_scenario(args.scenario, check=False).name, comparisons))
+    return 0 if all(c.passed for c in comparisons) else 1
+
+
 def _validate(args: argparse.Namespace) -> int:
     from fmpy.validation import validate_fmu
     fmu_build.build()
@@ -150,6 +159,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("scenario", help="scenario folder, SystemStructure.ssd or .ssp")
     p.add_argument("-o", "--output", help="archive to write (default: <scenario name>.ssp)")
     p.set_defaults(func=_export_ssp)
+    p = sub.add_parser("crosscheck", help="the scenario through our master, in-process, libcosim and against its "
+                                          "reference, compared pair by pair (exit 1 on a disagreement)")
+    p.add_argument("scenario", help="scenario folder, SystemStructure.ssd or .ssp")
+    p.add_argument("--steps", type=int, help="compare the first STEPS steps (default: the whole run)")
+    p.set_defaults(func=_crosscheck)
     p = sub.add_parser("validate", help="fmpy validation of every FMU")
     p.set_defaults(func=_validate)
     p = sub.add_parser("info", help="variables of an FMU")

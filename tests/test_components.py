@@ -50,7 +50,7 @@ def test_mass_integrates_constant_force_exactly():
     m.initialize()
     m.set("f_drive", 3.0)
     m.set("flange_a.f", 1.0)  # element at flange_a pulls with -1 N on the body
-    t, h = 0.0, 0.01
+    h = 0.01
     for n in range(100):
         m.do_step(n * h, h)
     a, T = (3.0 - 1.0) / 2.0, 1.0

@@ -1,8 +1,5 @@
 """Scenario folders run unchanged in libcosim (libcosimpy 0.0.6, its own process) and equal our
 fixed-step Jacobi with libcosim's exchange order (``exchange="strict"``)."""
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -11,7 +8,8 @@ import pytest
 from mechfmu.scenario import load_scenario
 from mechfmu.simulate import simulate
 
-pytest.importorskip("libcosimpy")  # the test extra; the runs happen in tests/libcosim_run.py
+pytest.importorskip("libcosimpy")  # the test extra; libcosim runs in its own process (mechfmu.crosscheck)
+from mechfmu.crosscheck import run_libcosim  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 #: scenario -> (steps, compared outputs); the step counts cover stick -> slip, two bounces, ...
@@ -33,10 +31,7 @@ CASES = {
 def test_scenario_in_libcosim_equals_strict_jacobi(fmus, name):
     n_steps, columns = CASES[name]
     ssd = ROOT / "scenarios" / name / "SystemStructure.ssd"
-    proc = subprocess.run([sys.executable, str(Path(__file__).with_name("libcosim_run.py")), str(ssd), str(n_steps),
-                           *columns], capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    libcosim = np.array(json.loads(proc.stdout.strip().splitlines()[-1]))
+    libcosim = run_libcosim(ssd, n_steps, columns)
     scenario = load_scenario(ssd.parent)
     ours = simulate(scenario, algorithm="jacobi", exchange="strict", stop=n_steps * scenario.step_size, local=True)
     assert ours.ok, ours.message

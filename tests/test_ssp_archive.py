@@ -1,7 +1,6 @@
 """Scenarios handed on as self-contained SSP archives (``mechfmu export-ssp``): the archive passes the
 SSP 1.0 schema, carries the annotations libcosim and OMSimulator read, runs in our master exactly as
 the folder does, and runs unchanged in libcosim; a scenario folder copied elsewhere still runs."""
-import json
 import shutil
 import subprocess
 import sys
@@ -12,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from mechfmu.crosscheck import run_libcosim
 from mechfmu.scenario import NS, ScenarioError, load_scenario
 from mechfmu.simulate import simulate
 from mechfmu.ssp import OMS_NS, export_ssp
@@ -64,10 +64,7 @@ def test_archive_runs_unchanged_in_libcosim(archives, name):
     scenario = load_scenario(archives[name])
     n_steps = 500
     columns = [f"{c}.{o}" for c, o in _state_outputs(scenario)]
-    proc = subprocess.run([sys.executable, str(ROOT / "tests" / "libcosim_run.py"), str(archives[name]), str(n_steps),
-                           *columns], capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    theirs = np.array(json.loads(proc.stdout.strip().splitlines()[-1]))
+    theirs = run_libcosim(archives[name], n_steps, columns)
     ours = simulate(scenario, algorithm="jacobi", exchange="strict", stop=n_steps * scenario.step_size, local=True)
     assert ours.ok, ours.message
     mine = np.array([ours.data[c][1:n_steps + 1] for c in columns]).T
