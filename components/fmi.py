@@ -18,7 +18,9 @@
 """
 from __future__ import annotations
 
+import json
 import math
+import os
 import traceback
 from xml.etree.ElementTree import Element, SubElement
 
@@ -29,6 +31,8 @@ from pythonfmu.default_experiment import DefaultExperiment
 from .base import QUANTITIES, UNITS, Component, Param
 
 _VARIABLE_TYPES = {"Real": Real, "Integer": Integer, "Boolean": Boolean, "String": String}
+#: an FMU variant's parameter values, in its resources folder
+START_VALUES = "start_values.json"
 
 
 def _unit_definitions() -> Element:
@@ -79,6 +83,20 @@ class ComponentFmu:
         for o in component_cls.outputs:
             self._register(o.name, "Real", Fmi2Causality.output, o.description, o.unit, None,
                            variability=Fmi2Variability.continuous, initial=Fmi2Initial.calculated)
+        self._apply_start_values()
+
+    def _apply_start_values(self):
+        """An FMU variant's own defaults: ``resources/start_values.json`` (parameter -> value, written
+        by ``mechfmu export-crosscheck``) is applied as if the host had set the values."""
+        path = os.path.join(self.resources or "", START_VALUES)
+        if not (self.resources and os.path.isfile(path)):
+            return
+        try:
+            with open(path, encoding="utf-8") as file:
+                for name, value in json.load(file).items():
+                    self.component.set(name, value)
+        except Exception as exc:  # reported by the first call (pythonfmu has no error return here)
+            self.log(f"{START_VALUES}: {exc}", Fmi2Status.error)
 
     def _register(self, name, type_name, causality, description, unit, param, **kw):
         setter = None if causality == Fmi2Causality.output else (lambda value: self._write(name, value))

@@ -98,6 +98,14 @@ def _crosscheck(args: argparse.Namespace) -> int:
     return 0 if all(c.passed for c in comparisons) else 1
 
 
+def _export_crosscheck(args: argparse.Namespace) -> int:
+    from .crosscheck_export import export_crosscheck
+    fmu_build.build()
+    for folder in export_crosscheck(args.scenario, args.directory):
+        print(f"wrote {folder}")
+    return 0
+
+
 def _validate(args: argparse.Namespace) -> int:
     from fmpy.validation import validate_fmu
     fmu_build.build()
@@ -164,6 +172,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("scenario", help="scenario folder, SystemStructure.ssd or .ssp")
     p.add_argument("--steps", type=int, help="compare the first STEPS steps (default: the whole run)")
     p.set_defaults(func=_crosscheck)
+    p = sub.add_parser("export-crosscheck", help="every FMU of a scenario in the FMI cross-check layout "
+                                                 "(FMU with the instance's parameters, _in.csv, _ref.csv, _ref.opt)")
+    p.add_argument("scenario", help="scenario folder, SystemStructure.ssd or .ssp")
+    p.add_argument("directory", help="where to write fmus/2.0/cs/linux64/mechfmu/<version>/<Model>/")
+    p.set_defaults(func=_export_crosscheck)
     p = sub.add_parser("validate", help="fmpy validation of every FMU")
     p.set_defaults(func=_validate)
     p = sub.add_parser("info", help="variables of an FMU")

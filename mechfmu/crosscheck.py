@@ -31,11 +31,12 @@ from .result import Result
 from .scenario import Scenario, load_scenario
 from .simulate import simulate
 
-#: same algorithm in two tools. The arithmetic differs only in the step sizes: libcosim steps exactly
-#: h (integer nanoseconds), we step t_{n+1} − t_n with t_n = t0 + n·h, which differs from h by an
-#: ulp in most steps. Smooth runs agree to ~1e-14; a long run through stiff contacts amplifies
-#: those ulps (limit_stops, 20,000 steps and 40 impacts: 4e-11). 1e-9 of the range separates that
-#: from a real difference (a lagged or missing exchange shows at 1e-4 and more).
+#: same algorithm in two tools. Only the step sizes differ: libcosim's times are integer nanoseconds
+#: converted to seconds, ours are t0 + n·h; each tool steps the difference of two consecutive times,
+#: and the two differ by an ulp in most steps. Given libcosim's times, our strict Jacobi equals
+#: libcosim exactly (limit_stops, 20,000 steps: 0.0); with ours, smooth runs agree to ~1e-14 and 40
+#: stiff impacts amplify the ulps to 4e-11 (limit_stops). 1e-9 of the range separates that from a real
+#: difference (a lagged or missing exchange shows at 1e-4 and more).
 SAME_ALGORITHM = 1e-9
 
 
