@@ -19,9 +19,11 @@ Pairs and what they must show (the verdicts):
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import tempfile
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -80,9 +82,16 @@ def run_libcosim(archive: Path, n_steps: int, columns: list[str]) -> np.ndarray:
     worker thread and keeps its own state)."""
     proc = subprocess.run([sys.executable, "-m", "mechfmu.crosscheck", "--libcosim", str(archive), str(n_steps),
                            *columns], capture_output=True, text=True, timeout=3600)
-    if proc.returncode != 0:
-        raise RuntimeError(f"libcosim failed: {proc.stderr[-2000:]}")
-    return np.array(json.loads(proc.stdout.strip().splitlines()[-1]))
+    try:
+        rows = np.array(json.loads(proc.stdout.strip().splitlines()[-1]))
+    except (IndexError, ValueError):
+        rows = None
+    if rows is None or rows.shape != (n_steps, len(columns)):
+        raise RuntimeError(f"libcosim failed (exit status {proc.returncode}): {proc.stderr[-2000:]}")
+    if proc.returncode != 0:  # all its results were delivered; only its teardown failed: say so, keep them
+        warnings.warn(f"libcosim exited with status {proc.returncode} after delivering all {n_steps} steps: "
+                      f"{proc.stderr.strip()[-300:]}")
+    return rows
 
 
 def _libcosim_worker(archive: str, n_steps: int, columns: list[str]) -> None:
@@ -104,7 +113,13 @@ def _libcosim_worker(archive: str, n_steps: int, columns: list[str]) -> None:
     for _ in range(n_steps):
         execution.step(1)
         rows.append([observer.last_real_values(slave, [ref])[0] for slave, ref in reads])
-    print(json.dumps(rows))
+    print(json.dumps(rows), flush=True)
+    # tear libcosim down while Python is fully alive (it frees the FMU instances, which call into
+    # Python), then leave without the interpreter's own teardown: left to it, the order in which
+    # libcosim's objects and the interpreter go away is not fixed, and libcosim freeing a Python FMU
+    # during that teardown corrupted the heap once in about 30 CI runs
+    del observer, execution
+    os._exit(0)
 
 
 def crosscheck(path: str | Path, steps: int | None = None) -> list[Comparison]:
