@@ -7,7 +7,8 @@ Everything else (attributes, subscripts, imports, lambdas, comprehensions, other
 strings) is rejected when the expression is parsed.
 
 Cost is bounded: at most ``MAX_LENGTH`` characters and ``MAX_NODES`` syntax nodes, no loops,
-and every numeric literal is a float, so ``**`` cannot build huge integers (it overflows instead).
+and every number is a float (literals, argument values such as the integer ``itemNumber``, and the
+results of ``floor``/``ceil``), so ``**`` cannot build huge integers (it overflows instead).
 The result must be a finite real number; anything else raises ``ExpressionError``.
 """
 from __future__ import annotations
@@ -30,7 +31,7 @@ FUNCTIONS: dict[str, Callable[..., float]] = {
     "sin": math.sin, "cos": math.cos, "tan": math.tan,
     "asin": math.asin, "acos": math.acos, "atan": math.atan, "atan2": math.atan2,
     "sinh": math.sinh, "cosh": math.cosh, "tanh": math.tanh,
-    "floor": math.floor, "ceil": math.ceil, "fmod": math.fmod,
+    "floor": lambda x: float(math.floor(x)), "ceil": lambda x: float(math.ceil(x)), "fmod": math.fmod,
     "hypot": math.hypot, "copysign": math.copysign,
 }
 CONSTANTS: dict[str, float] = {"pi": math.pi, "e": math.e}
@@ -92,6 +93,7 @@ class Expression:
 
     def __call__(self, **values: float) -> float:
         try:
+            values = {k: float(v) for k, v in values.items()}  # no integer arithmetic: bounded cost
             result = eval(self._code, self._globals, values)  # noqa: S307 - AST whitelisted above
         except (ArithmeticError, ValueError, TypeError) as exc:
             raise ExpressionError(f"evaluation failed ({exc}) for "

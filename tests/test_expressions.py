@@ -45,3 +45,23 @@ def test_cost_is_bounded_and_bad_results_are_errors():
         Expression("1/u", ARGS)(u=0.0, v=0, k=0, d=0, t=0)
     with pytest.raises(ExpressionError, match="not a real number"):
         Expression("(-8)**(1/3)", ARGS)(u=0, v=0, k=0, d=0, t=0)
+
+
+@pytest.mark.parametrize("text", ["floor(9)**floor(9)**floor(9)", "itemNumber**itemNumber**itemNumber",
+                                  "ceil(10)**ceil(400)", "(itemNumber + 0)**(itemNumber*1000)"])
+def test_integer_towers_overflow_at_once_instead_of_hanging(text):
+    """floor/ceil and integer arguments used to give Python ints, whose ** never finishes (9**9**9)."""
+    import signal
+    import time
+
+    def too_slow(*_):
+        raise TimeoutError(text)
+    signal.signal(signal.SIGALRM, too_slow)
+    signal.alarm(2)  # a bounded evaluation takes microseconds
+    started = time.perf_counter()
+    try:
+        with pytest.raises(ExpressionError, match="evaluation failed|not finite"):
+            Expression(text, ("itemNumber",))(itemNumber=9)
+    finally:
+        signal.alarm(0)
+    assert time.perf_counter() - started < 0.5
