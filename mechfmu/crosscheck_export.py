@@ -22,13 +22,14 @@ import zipfile
 from pathlib import Path
 
 from . import __version__
+from .components import fmi
 from .observers import csv_header, csv_row
 from .scenario import component_class, load_scenario
 from .simulate import simulate
 from .slaves import LocalSlave
 
 LIMIT = 1_000_000  # bytes per CSV (FMI cross-check rules)
-START_VALUES = "resources/start_values.json"  # components/fmi.py reads it
+START_VALUES = f"resources/{fmi.START_VALUES}"  # what ComponentFmu applies at instantiation
 
 
 class StepProbe:

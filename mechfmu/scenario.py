@@ -21,13 +21,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .parameters import NS as SSP_NS
 from .parameters import binding_values
 from .units import parse_units
 
 NS = {
-    "ssd": "http://ssp-standard.org/SSP1/SystemStructureDescription",
-    "ssc": "http://ssp-standard.org/SSP1/SystemStructureCommon",
-    "ssv": "http://ssp-standard.org/SSP1/SystemStructureParameterValues",
+    **SSP_NS,  # ssd, ssc, ssv, ssm
     "osp": "http://opensimulationplatform.com/SSP/OSPAnnotations",
     "mechfmu": "https://mechfmu.org/SSP/MasterAnnotations",
 }

@@ -1,6 +1,14 @@
+import shutil
+import subprocess
+from pathlib import Path
+
+import fmpy
 import pytest
 
 from mechfmu import build
+
+HERE = Path(__file__).resolve().parent
+HEADERS = Path(fmpy.__file__).parent / "c-code"  # the FMI 2.0 headers fmpy ships
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -8,3 +16,16 @@ def fmus():
     """Build the FMUs (if stale) before any test: scenarios reference them. Returns {model: path}."""
     build.build()
     return {m: build.fmu_path(m) for m in build.model_names()}
+
+
+@pytest.fixture(scope="session")
+def host(tmp_path_factory):
+    """tests/fmi2_host.c compiled by the system C compiler: (executable, shared library for Python hosts)."""
+    directory = tmp_path_factory.mktemp("c_host")
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    assert compiler, "a C compiler is needed to build the C host"
+    executable, library = directory / "fmi2_host", directory / "libfmi2_host.so"
+    common = ["-O2", "-Wall", "-Wextra", "-Werror", f"-I{HEADERS}", str(HERE / "fmi2_host.c"), "-ldl"]
+    subprocess.run([compiler, "-o", str(executable), *common], check=True)
+    subprocess.run([compiler, "-shared", "-fPIC", "-DHOST_LIBRARY", "-o", str(library), *common], check=True)
+    return executable, library

@@ -7,6 +7,7 @@ rule, or the end values, implicit Euler).
 """
 from __future__ import annotations
 
+from abc import abstractmethod
 from typing import Any, ClassVar
 
 import numpy as np
@@ -70,8 +71,9 @@ class IterativeAlgorithm(CouplingAlgorithm):
         finally:
             system.free_states(saved)
 
+    @abstractmethod
     def _iterate(self, system: CoupledSystem, t: float, h: float, start: list[float], saved: dict[str, Any]) -> None:
-        raise NotImplementedError
+        """Repeat the step (``repeat`` before each repetition) until converged; on failure set status."""
 
 
 @register
