@@ -22,54 +22,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-#: SI units used by the components: name -> BaseUnit exponents (kg, m, s, rad).
-UNITS: dict[str, dict[str, int]] = {
-    "1": {},
-    "s": {"s": 1},
-    "kg": {"kg": 1},
-    "m": {"m": 1},
-    "m/s": {"m": 1, "s": -1},
-    "m/s2": {"m": 1, "s": -2},
-    "N": {"kg": 1, "m": 1, "s": -2},
-    "N/m": {"kg": 1, "s": -2},
-    "N.s/m": {"kg": 1, "s": -1},
-    "rad": {"rad": 1},
-    "rad/s": {"rad": 1, "s": -1},
-    "rad/s2": {"rad": 1, "s": -2},
-    "N.m": {"kg": 1, "m": 2, "s": -2},
-    "N.m/rad": {"kg": 1, "m": 2, "s": -2, "rad": -1},
-    "N.m.s/rad": {"kg": 1, "m": 2, "s": -1, "rad": -1},
-    "kg.m2": {"kg": 1, "m": 2},
-    "W": {"kg": 1, "m": 2, "s": -3},
-    "N/s": {"kg": 1, "m": 1, "s": -3},
-    "N/m2": {"kg": 1, "m": -1, "s": -2},
-    "s/m": {"s": 1, "m": -1},
-    "1/m": {"m": -1},
-    "J": {"kg": 1, "m": 2, "s": -2},
-    "N.m/s": {"kg": 1, "m": 2, "s": -3},
-}
-
-#: FMI TypeDefinitions (Modelica SIunits names) for the units above.
-QUANTITIES: dict[str, tuple[str, str]] = {
-    "s": ("Modelica.SIunits.Time", "Time"),
-    "kg": ("Modelica.SIunits.Mass", "Mass"),
-    "m": ("Modelica.SIunits.Position", "Length"),
-    "m/s": ("Modelica.SIunits.Velocity", "Velocity"),
-    "m/s2": ("Modelica.SIunits.Acceleration", "Acceleration"),
-    "N": ("Modelica.SIunits.Force", "Force"),
-    "N/m": ("Modelica.SIunits.TranslationalSpringConstant", "TranslationalSpringConstant"),
-    "N.s/m": ("Modelica.SIunits.TranslationalDampingConstant", "TranslationalDampingConstant"),
-    "rad": ("Modelica.SIunits.Angle", "Angle"),
-    "rad/s": ("Modelica.SIunits.AngularVelocity", "AngularVelocity"),
-    "rad/s2": ("Modelica.SIunits.AngularAcceleration", "AngularAcceleration"),
-    "N.m": ("Modelica.SIunits.Torque", "Torque"),
-    "N.m/rad": ("Modelica.SIunits.RotationalSpringConstant", "RotationalSpringConstant"),
-    "N.m.s/rad": ("Modelica.SIunits.RotationalDampingConstant", "RotationalDampingConstant"),
-    "kg.m2": ("Modelica.SIunits.Inertia", "Inertia"),
-    "W": ("Modelica.SIunits.Power", "Power"),
-    "N/m2": ("Modelica.SIunits.Pressure", "Pressure"),
-    "J": ("Modelica.SIunits.Energy", "Energy"),
-}
+from .si_units import QUANTITIES, UNITS  # noqa: F401  (re-exported: the components' units)
 
 
 #: translational unit -> rotational unit, for components that serve both (DESIGN: same names, rad units)
@@ -144,14 +97,31 @@ def vector_variables(kind: type, prefix: str, unit: str, description: str, names
     return tuple(kind(f"{prefix}.{a}", s, unit, f"{description} ({a})", **kw) for a, s in zip(names, start))
 
 
-def _coerce(param: Param, value: Any) -> Any:
-    if param.type == "Real":
+#: the range of an FMI 2.0 Integer (fmi2Integer is a 32-bit int)
+INT32 = (-2**31, 2**31 - 1)
+
+
+def coerce(type_name: str, value: Any) -> Any:
+    """``value`` as an FMI ``type_name`` without silent changes: an Integer is integral and fits 32 bits
+    (3.7 and 2**40 are refused, not cut), a Boolean is a bool or 0/1 ("yes" is refused), a Real a
+    number; raises ValueError saying why."""
+    if type_name == "Real":
+        if isinstance(value, str):
+            raise ValueError("is a string, not a Real")
         return float(value)
-    if param.type == "Integer":
+    if type_name == "Integer":
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value):
+            raise ValueError("is not an integer")
+        if not INT32[0] <= int(value) <= INT32[1]:
+            raise ValueError(f"does not fit an FMI Integer (32 bits: {INT32[0]} to {INT32[1]})")
         return int(value)
-    if param.type == "Boolean":
-        return bool(value)
-    return str(value)
+    if type_name == "Boolean":
+        if isinstance(value, bool) or (isinstance(value, int) and value in (0, 1)):
+            return bool(value)
+        raise ValueError("is not a Boolean (true/false or 1/0)")
+    if not isinstance(value, str):
+        raise ValueError("is not a String")
+    return value
 
 
 class Component:
@@ -211,9 +181,9 @@ class Component:
             if self.initialized:
                 raise self.error(name, value, "is a fixed parameter and cannot change after initialization")
             try:
-                value = _coerce(param, value)
-            except (TypeError, ValueError):
-                raise self.error(name, value, f"is not a valid {param.type}") from None
+                value = coerce(param.type, value)
+            except (TypeError, ValueError, OverflowError) as exc:
+                raise self.error(name, value, str(exc) if isinstance(exc, ValueError) else f"is not a valid {param.type}") from None
             self.check_range(param, value)
             self.values[name] = value
             if param.moves_state:

@@ -10,7 +10,8 @@ c is the centre of mass in the body frame, I_c the inertia about it in the body 
 symmetric tensor; positive definite, triangle inequalities), g the gravity vector.
 
 Integration over a step h: the centre of mass moves exactly (constant force); rotation is integrated
-with n = ceil(h / maxSubstepSize) substeps of the Munthe-Kaas Runge-Kutta method of order 4 on the
+with n = ceil(h / maxSubstepSize) substeps (at most MAX_SUBSTEPS = 100,000; a step needing more is
+refused) of the Munthe-Kaas Runge-Kutta method of order 4 on the
 rotation group (q = q_n ⊗ exp(θ), θ̇ = dexp⁻¹_θ(ω_b)); the quaternion is renormalized after each
 substep. Torque-free rotation about a principal axis keeps ω_b constant and θ ∥ ω_b, so every
 correction term vanishes and the step is exact (up to round-off) at any step size.
@@ -30,6 +31,9 @@ from .spatial import (Vec, add, cross, dot, mat_t_vec, mat_vec, quat_exp, quat_m
 AXES = ("x", "y", "z")
 QUAT = ("w", "x", "y", "z")
 INERTIA = ("xx", "yy", "zz", "xy", "xz", "yz")
+
+#: most rotation substeps in one communication step (a bound on the work of a step)
+MAX_SUBSTEPS = 100_000
 
 
 def solve3(m: tuple, b: Vec) -> Vec:
@@ -131,6 +135,12 @@ class RigidBody(Component):
         return solve3(inertia, sub(tau_b, cross(w, mat_vec(inertia, w))))
 
     def advance(self, current_time: float, step_size: float) -> None:
+        n = step_size / self.values["maxSubstepSize"]
+        if not n <= MAX_SUBSTEPS:
+            raise self.error("maxSubstepSize", self.values["maxSubstepSize"],
+                             f"needs {n:.3g} rotation substeps in a step of {step_size!r} s, more than {MAX_SUBSTEPS}: "
+                             "raise maxSubstepSize or take smaller communication steps")
+        n = max(1, math.ceil(n - 1e-9))
         st = self.state
         force, torque = self.loads()
         m = self.values["mass"]
@@ -138,7 +148,6 @@ class RigidBody(Component):
         p, v = tuple(st["p"]), tuple(st["v"])
         st["p"] = list(add(add(p, scale(step_size, v)), scale(0.5 * step_size * step_size, a)))
         st["v"] = list(add(v, scale(step_size, a)))
-        n = max(1, math.ceil(step_size / self.values["maxSubstepSize"] - 1e-9))
         h = step_size / n
         q, w = tuple(st["q"]), tuple(st["w"])
         for _ in range(n):

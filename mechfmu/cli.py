@@ -40,17 +40,31 @@ FINAL_NAMES = ("s", "v", "phi", "w", "position.x", "position.y", "position.z", "
 
 
 def _run(args: argparse.Namespace) -> int:
-    from .observers import CsvWriter, PlotWriter, ProgressBar
+    from .interrupt import INTERRUPT
+    from .observers import CsvWriter
+
+    INTERRUPT.install()  # Ctrl-C stops the run at its next step and keeps the results (exit 130)
+    out, plot = _writable(args.out, "--out"), _writable(args.plot, "--plot")
+    writer = CsvWriter(out) if out else None  # refuses a file another run is writing, before the run
+    try:
+        return _run_with(args, writer, plot)
+    finally:
+        if writer:
+            writer.close()
+
+
+def _run_with(args: argparse.Namespace, writer, plot: Path | None) -> int:
+    from .interrupt import INTERRUPT
+    from .observers import PlotWriter, ProgressBar
     from .scenario import load_scenario
     from .simulate import simulate
 
-    out, plot = _writable(args.out, "--out"), _writable(args.plot, "--plot")
     if not args.local:
         built = fmu_build.build()
         if built:
             print(f"built {len(built)} FMU(s) in {fmu_build.FMU_DIR}: {', '.join(p.stem for p in built)}")
     scenario = load_scenario(args.scenario, local=args.local)
-    observers = [CsvWriter(out)] if out else []
+    observers: list = [writer] if writer else []
     plotter = PlotWriter(plot, args.plot_variables) if plot else None
     observers += [plotter] if plotter else []
     if sys.stderr.isatty():
@@ -61,19 +75,27 @@ def _run(args: argparse.Namespace) -> int:
         if not sep or not key:
             raise ValueError(f"--option {item!r}: use KEY=VALUE, e.g. --option tolerance=1e-9")
         options[key.strip()] = value.strip()
+    if INTERRUPT.requested:
+        raise KeyboardInterrupt
+    guards = {"max_steps": args.max_steps} if args.max_steps is not None else {}
+    if args.divergence_factor is not None:
+        guards["divergence_factor"] = args.divergence_factor
     result = simulate(scenario, algorithm=args.algorithm, step=args.step, stop=args.stop, observers=observers,
                       local=args.local, output_variables=args.output_variables, output_interval=args.output_interval,
-                      **options)
+                      record=plotter is not None, **guards, **options)
+    written = writer.written if writer else None
+    if result.status == "interrupted":
+        print(f"{scenario.name}: {result.message}"
+              + (f"; results up to there written to {written}" if written else ""))
+        return 130
     print(f"{scenario.name} ({'in-process' if args.local else 'FMUs'}, {args.algorithm or scenario.algorithm}): "
           f"{result.summary()}")
-    if result.data is not None and len(result.data):
-        last = result.data[-1]
-        shown = [n for n in result.data.dtype.names[1:] if n.split(".", 1)[1] in FINAL_NAMES][:12]
-        if shown:
-            print(f"final values at t = {last['time']:.6g} s: "
-                  + ", ".join(f"{n} = {last[n]:.6g} {result.units.get(n, '')}".rstrip() for n in shown))
-    if out and out.is_file():
-        print(f"results written to {out}")
+    shown = [n for n in list(result.final)[1:] if n.split(".", 1)[1] in FINAL_NAMES][:12]
+    if shown:
+        print(f"final values at t = {result.final['time']:.6g} s: "
+              + ", ".join(f"{n} = {result.final[n]:.6g} {result.units.get(n, '')}".rstrip() for n in shown))
+    if written:
+        print(f"results written to {written}" if result.ok else f"results up to the failure written to {written}")
     if plotter and plotter.plotted:
         print(f"plot written to {plot}")
     return 0 if result.ok else 1
@@ -162,6 +184,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--plot", help="PNG plot (default: every body's position or angle, one subplot per unit)")
     p.add_argument("--plot-variables", nargs="+", metavar="NAME", help="what --plot draws (names or patterns)")
     p.add_argument("--local", action="store_true", help="run the components in-process instead of as FMUs")
+    p.add_argument("--max-steps", type=int, metavar="N",
+                   help="allow runs of more than 100,000,000 macro steps (refused up front otherwise)")
+    p.add_argument("--divergence-factor", type=float, metavar="F", help="a recorded output beyond F times the "
+                   "run's scale, max(1, largest |output| at the start), ends the run (default 1e8 or the scenario's)")
     p.set_defaults(func=_run)
     p = sub.add_parser("export-ssp", help="write a scenario as a self-contained SSP archive (FMUs inside)")
     p.add_argument("scenario", help="scenario folder, SystemStructure.ssd or .ssp")
@@ -185,6 +211,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.func(args)
+    except KeyboardInterrupt:
+        print(f"mechfmu {args.command}: interrupted", file=sys.stderr)
+        return 130
     except Exception as exc:  # one clear line, no traceback
         print(f"mechfmu {args.command}: error: {exc}", file=sys.stderr)
         return 2

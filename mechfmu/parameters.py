@@ -16,6 +16,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+from .components.base import coerce
 from .units import UnitDefinition, convert, parse_units
 
 NS = {
@@ -30,9 +31,15 @@ BOOLEANS = {"true": True, "false": False, "1": True, "0": False}
 def typed(kind: str, text: str) -> Any:
     """The value of ``text`` as an SSP ``kind`` (Real, Integer, Boolean, String); ValueError otherwise."""
     if kind == "Real":
-        return float(text)
+        try:
+            return float(text)
+        except ValueError:
+            raise ValueError("not a Real (a decimal number such as 1.5e-3)") from None
     if kind == "Integer":
-        return int(text.strip())
+        try:
+            return coerce("Integer", int(text.strip()))
+        except ValueError as exc:
+            raise ValueError(f"not an Integer ({exc})" if "32 bits" in str(exc) else "not an Integer") from None
     if kind == "Boolean":
         if text.strip().lower() not in BOOLEANS:
             raise ValueError(f"{text!r} is not a Boolean (true, false, 1 or 0)")

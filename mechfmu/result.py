@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 @dataclass
 class Result:
-    status: str                      # "ok" or "error"
+    status: str                      # "ok", "error" or "interrupted" (SIGINT)
     message: str
     data: np.ndarray | None          # structured array, "time" first (None if nothing was recorded)
     counters: dict[str, int] = field(default_factory=dict)
@@ -22,6 +22,7 @@ class Result:
     wall_time: float = 0.0
     warnings: list[str] = field(default_factory=list)  # what the slaves reported as warnings
     units: dict[str, str] = field(default_factory=dict)  # column -> unit
+    final: dict[str, float] = field(default_factory=dict)  # the last recorded point, column -> value
 
     @property
     def ok(self) -> bool:
@@ -51,6 +52,11 @@ class Run:
         select = selector(output_variables, [f"{s.name}.{n}" for s in slaves.values() for n in s.outputs()])
         self._reads = [(s, [n for n in s.outputs() if select(f"{s.name}.{n}")]) for s in slaves.values()]
         self.column_names = ["time"] + [f"{s.name}.{n}" for s, names in self._reads for n in names]
+        seen: set[str] = set()
+        twice = sorted({n for n in self.column_names if n in seen or seen.add(n)})
+        if twice:
+            raise ValueError(f"result columns {twice} would be written twice (a component named like another's "
+                             "component.variable, e.g. 'x.flange' beside 'x'); rename a component")
         self.units = {"time": "s", **{f"{s.name}.{n}": s.variables[n].unit or "1" for s, names in self._reads
                                       for n in names}}
         self.row: tuple[float, ...] = ()

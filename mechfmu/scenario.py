@@ -14,6 +14,7 @@ have, an input connected twice, a value outside a parameter's declared min/max.
 """
 from __future__ import annotations
 
+import math
 import tempfile
 import xml.etree.ElementTree as ET
 import zipfile
@@ -72,6 +73,8 @@ class Scenario:
     step_size: float = 1e-3
     algorithm: str = "jacobi"
     algorithm_options: dict[str, str] = field(default_factory=dict)
+    #: a recorded output beyond this multiple of the run's scale is divergence (``mechfmu.simulate``)
+    divergence_factor: float = 1e8
 
 
 def declared_unit(spec: "ComponentSpec", name: str) -> str | None:
@@ -166,15 +169,20 @@ def load_scenario(path: str | Path, check: bool = True, local: bool = False) -> 
     scenario = Scenario(root.get("name") or ssd.parent.name, ssd.parent, components, connections)
     experiment = root.find("ssd:DefaultExperiment", NS)
     if experiment is not None:
-        scenario.start_time = float(experiment.get("startTime", 0.0))
-        scenario.stop_time = float(experiment.get("stopTime", scenario.stop_time))
+        scenario.start_time = _number(experiment, "startTime", scenario.start_time, problems)
+        scenario.stop_time = _number(experiment, "stopTime", scenario.stop_time, problems)
         fixed = experiment.find(".//osp:FixedStepAlgorithm", NS)
-        if fixed is not None and fixed.get("baseStepSize"):
-            scenario.step_size = float(fixed.get("baseStepSize"))
+        if fixed is not None:
+            scenario.step_size = _number(fixed, "baseStepSize", scenario.step_size, problems)
         master = experiment.find(".//mechfmu:Master", NS)
         if master is not None:
             options = dict(master.attrib)
             scenario.algorithm = options.pop("algorithm", scenario.algorithm)
+            if "divergenceFactor" in options:
+                options.pop("divergenceFactor")
+                scenario.divergence_factor = _number(master, "divergenceFactor", scenario.divergence_factor, problems)
+                if not scenario.divergence_factor > 1:
+                    problems.append(f"divergenceFactor {scenario.divergence_factor!r} must be > 1")
             scenario.algorithm_options = options
     if not scenario.stop_time > scenario.start_time:
         problems.append(f"stopTime {scenario.stop_time} must be greater than startTime {scenario.start_time}")
@@ -185,6 +193,22 @@ def load_scenario(path: str | Path, check: bool = True, local: bool = False) -> 
     if problems:
         raise ScenarioError(ssd, problems)
     return scenario
+
+
+def _number(element: ET.Element, attribute: str, default: float, problems: list[str]) -> float:
+    """A finite number attribute of ``element`` (``default`` if absent); a problem text otherwise."""
+    text = element.get(attribute)
+    if text is None:
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value):
+        tag = element.tag.split("}")[-1]
+        problems.append(f"{tag} {attribute} = {text!r} is not a finite number")
+        return default
+    return value
 
 
 def _unit(variable) -> str:

@@ -4,9 +4,16 @@ Sequence: instantiate every slave (FMUs through fmpy, or ``local=True`` for the 
 in-process), set the scenario's parameter and start values, enter initialization, propagate the
 outputs in dependency order, exit initialization, then take ``n_steps`` macro steps at
 ``t_n = t0 + n·h`` (an integer step counter; the last step is shortened to end at ``stop``).
-A failure never raises out of ``simulate``: the result carries ``status="error"``, the message
-(naming the slave and the reason) and everything recorded up to the failure. A recorded
-non-finite value (a diverging explicit coupling) ends the run the same way.
+A failure never raises out of ``simulate`` once the run has started: the result carries
+``status="error"``, the message (naming the slave and the reason) and everything recorded up to the
+failure. Guards, each with its message:
+- work: more than ``max_steps`` macro steps (default ``MAX_STEPS``) is refused before anything runs
+  (so is a non-finite start, stop or step), with the count and how to allow it;
+- divergence: a recorded output beyond ``divergence_factor`` (default ``DIVERGENCE_FACTOR``, or the
+  scenario's ``divergenceFactor``) times the scale of the run, max(1, largest |output| at the
+  start) in SI units, ends the run as an error long before overflow (a non-finite value too);
+- SIGINT (Ctrl-C): the run stops at the next macro step with status "interrupted" and keeps
+  everything computed (``mechfmu.interrupt``).
 """
 from __future__ import annotations
 
@@ -15,6 +22,7 @@ import time as _time
 from pathlib import Path
 from typing import Any, Iterable
 
+from .interrupt import INTERRUPT
 from .algorithms import CouplingAlgorithm, make_algorithm, refuse_unenforced_constraints
 from .observers import Observer, Recorder
 from .result import Result, Run
@@ -50,17 +58,48 @@ def output_every(interval: float | None, h: float) -> int:
     return every
 
 
+#: most macro steps a run may take unless the caller allows more (``max_steps``, ``--max-steps``)
+MAX_STEPS = 100_000_000
+#: a recorded output beyond this multiple of the run's scale (max(1, largest |output| at the start),
+#: SI units) is divergence; the shipped scenarios stay below 1e4 (limit_stops' stiff stops)
+DIVERGENCE_FACTOR = 1e8
+
+
+def step_count(t0: float, t_stop: float, h: float, max_steps: int) -> int:
+    """Macro steps from t0 to t_stop with step h (the last one shortened); refused beyond ``max_steps``."""
+    if not all(map(math.isfinite, (t0, t_stop, h))) or not h > 0 or not t_stop > t0:
+        raise ValueError(f"step {h!r} s must be positive and finite, and stop {t_stop!r} s finite and after "
+                         f"start {t0!r} s")
+    steps = (t_stop - t0) / h
+    if not steps <= max_steps:
+        raise ValueError(f"the run needs {steps:.3g} steps (from {t0!r} s to {t_stop!r} s with step {h!r} s), "
+                         f"more than max_steps = {max_steps}; use a larger step or a shorter run, or allow it "
+                         f"with max_steps=N (command line: --max-steps N)")
+    return max(1, math.ceil(steps - 1e-9))
+
+
+def check_parameter_targets(scenario: Scenario, parameters: dict[str, dict[str, Any]] | None) -> None:
+    """Every component named in ``parameters`` exists (a misspelt name must not be ignored)."""
+    unknown = sorted(set(parameters or {}) - set(scenario.components))
+    if unknown:
+        raise ValueError(f"parameters for unknown component(s) {unknown}; the scenario's components are "
+                         f"{sorted(scenario.components)}")
+
+
 def simulate(scenario: Scenario | str | Path, algorithm: str | CouplingAlgorithm | None = None,
              step: float | None = None, stop: float | None = None,
              observers: Iterable[Observer] = (), local: bool = False,
              parameters: dict[str, dict[str, Any]] | None = None, output_variables: list[str] | None = None,
-             output_interval: float | None = None, **options: Any) -> Result:
+             output_interval: float | None = None, record: bool = True, max_steps: int = MAX_STEPS,
+             divergence_factor: float | None = None, **options: Any) -> Result:
     """Run a scenario. ``parameters`` overrides values per component: ``{"mass": {"m": 2.0}}``.
-    ``options`` go to the algorithm (e.g. ``exchange="strict"``). A ``Recorder`` is added if
-    ``observers`` has none; its array is ``Result.data``. ``output_variables`` (names or glob
-    patterns of ``component.variable``) chooses the recorded outputs (default: all);
-    ``output_interval`` [s], a multiple of the step, records every that often (and the last point);
-    observers see exactly the recorded points."""
+    ``options`` go to the algorithm (e.g. ``exchange="strict"``). With ``record`` a ``Recorder`` is
+    added if ``observers`` has none; its array is ``Result.data`` (without, ``data`` is None and
+    memory stays flat however long the run; ``Result.final`` still has the last point).
+    ``output_variables`` (names or glob patterns of ``component.variable``) chooses the recorded
+    outputs (default: all); ``output_interval`` [s], a multiple of the step, records every that often
+    (and the last point); observers see exactly the recorded points. Bad arguments (unknown
+    components in ``parameters``, too many steps, ...) raise ``ValueError`` before anything runs."""
     t_wall = _time.perf_counter()
     if not isinstance(scenario, Scenario):
         scenario = load_scenario(scenario, local=local)
@@ -72,72 +111,97 @@ def simulate(scenario: Scenario | str | Path, algorithm: str | CouplingAlgorithm
         algo = make_algorithm(algorithm or scenario.algorithm, **opts)
     h = float(step if step is not None else scenario.step_size)
     t0, t_stop = scenario.start_time, float(stop if stop is not None else scenario.stop_time)
-    if not (h > 0 and math.isfinite(h)) or not t_stop > t0:
-        raise ScenarioError(scenario.folder, [f"step {h!r} must be positive and stop {t_stop!r} after start {t0!r}"])
-    n_steps = max(1, math.ceil((t_stop - t0) / h - 1e-9))
+    try:
+        n_steps = step_count(t0, t_stop, h, max_steps)
+    except ValueError as exc:
+        raise ScenarioError(scenario.folder, [str(exc)]) from None
+    check_parameter_targets(scenario, parameters)
+    factor = float(divergence_factor if divergence_factor is not None else scenario.divergence_factor)
+    if not (factor > 1 and math.isfinite(factor)):
+        raise ValueError(f"divergence factor {factor!r} must be finite and > 1")
     every = output_every(output_interval, h)
     observers = list(observers)
     recorder = next((o for o in observers if isinstance(o, Recorder)), None)
-    if recorder is None:
+    if recorder is None and record:
         recorder = Recorder()
         observers.append(recorder)
 
     slaves: dict[str, Slave] = {}
     run: Run | None = None
     status, message, end_time = "ok", "", math.nan
-    try:
-        slaves = instantiate(scenario, local=local)
-        system = CoupledSystem(slaves, algo.coupling_connections(scenario.connections, slaves))
-        for name, slave in slaves.items():
-            values = dict(scenario.components[name].parameters)
-            values.update((parameters or {}).get(name, {}))
-            slave.set_parameters(values)
-        refuse_unenforced_constraints(algo, slaves)
-        for slave in slaves.values():
-            slave.enter_initialization(t0, t_stop)
-        algo.initialize(system, t0)
-        for slave in slaves.values():
-            slave.exit_initialization()
-        run = Run(scenario.name, slaves, n_steps, t0, output_variables)
-        run.read_row()
-        for obs in observers:
-            obs.initialized(run)
-        end_time = t0
-        for n in range(n_steps):
-            t = t0 + n * h
-            t_next = min(t0 + (n + 1) * h, t_stop) if n == n_steps - 1 else t0 + (n + 1) * h
-            algo.step(system, t, t_next - t)
-            if algo.status != "ok":
-                status, message = algo.status, algo.message
-                break
-            run.step_index, run.time = n + 1, t_next
-            end_time = t_next
-            if (n + 1) % every and n + 1 < n_steps:
-                continue
-            row = run.read_row()
+    with INTERRUPT.during_run():
+        try:
+            slaves = instantiate(scenario, local=local)
+            system = CoupledSystem(slaves, algo.coupling_connections(scenario.connections, slaves))
+            for name, slave in slaves.items():
+                values = dict(scenario.components[name].parameters)
+                values.update((parameters or {}).get(name, {}))
+                slave.set_parameters(values)
+            refuse_unenforced_constraints(algo, slaves)
+            for slave in slaves.values():
+                slave.enter_initialization(t0, t_stop)
+            algo.initialize(system, t0)
+            for slave in slaves.values():
+                slave.exit_initialization()
+            run = Run(scenario.name, slaves, n_steps, t0, output_variables)
+            bound = factor * max(1.0, max(map(abs, run.read_row()[1:]), default=0.0))
             for obs in observers:
-                obs.step_completed(run)
-            if not all(map(math.isfinite, row)):
-                bad = [name for name, x in zip(run.column_names, row) if not math.isfinite(x)]
-                status, message = "error", (f"the coupled system diverged: non-finite {', '.join(bad[:5])}"
-                                            f"{' ...' if len(bad) > 5 else ''} at t={t_next!r} "
-                                            f"(step {h!r} too large for {algo.name}?)")
-                break
-    except (SlaveError, AlgebraicLoopError, ValueError) as exc:
-        status, message = "error", str(exc)
-    finally:
-        for slave in slaves.values():
-            try:
-                slave.terminate()
-            except Exception as exc:  # keep the first error; a failed terminate must not hide it
-                message = message or f"{slave.name}: terminate failed: {exc}"
-    counters = dict(algo.counters)
-    counters["fmu_calls"] = sum(s.calls for s in slaves.values())
-    warnings = [w for slave in slaves.values() for w in slave.warnings()]
-    result = Result(status, message, recorder.array() if recorder.rows else None, counters, end_time,
-                    warnings=warnings, units=run.units if run is not None else {})
-    result.wall_time = _time.perf_counter() - t_wall
-    if run is not None:
-        for obs in observers:
-            obs.finished(run, result)
+                obs.initialized(run)
+            end_time = t0
+            for n in range(n_steps):
+                if INTERRUPT.requested:
+                    status, message = "interrupted", f"interrupted (SIGINT) at t={end_time!r} s"
+                    break
+                t = t0 + n * h
+                t_next = min(t0 + (n + 1) * h, t_stop) if n == n_steps - 1 else t0 + (n + 1) * h
+                algo.step(system, t, t_next - t)
+                if algo.status != "ok":
+                    status, message = algo.status, algo.message
+                    break
+                run.step_index, run.time = n + 1, t_next
+                end_time = t_next
+                if (n + 1) % every and n + 1 < n_steps:
+                    continue
+                row = run.read_row()
+                for obs in observers:
+                    obs.step_completed(run)
+                problem = divergence(run, bound, factor)
+                if problem:
+                    status, message = "error", f"{problem} at t={t_next!r} s (step {h!r} s too large for {algo.name}?)"
+                    break
+        except (SlaveError, AlgebraicLoopError, ValueError, OSError) as exc:
+            status, message = "error", str(exc)
+        finally:
+            for slave in slaves.values():
+                try:
+                    slave.terminate()
+                except Exception as exc:  # keep the first error; a failed terminate must not hide it
+                    message = message or f"{slave.name}: terminate failed: {exc}"
+        counters = dict(algo.counters)
+        counters["fmu_calls"] = sum(s.calls for s in slaves.values())
+        warnings = [w for slave in slaves.values() for w in slave.warnings()]
+        result = Result(status, message, recorder.array() if recorder is not None and recorder.rows else None,
+                        counters, end_time, warnings=warnings, units=run.units if run is not None else {},
+                        final=dict(zip(run.column_names, run.row)) if run is not None and run.row else {})
+        result.wall_time = _time.perf_counter() - t_wall
+        try:
+            for obs in observers:
+                if run is not None:
+                    obs.finished(run, result)
+        finally:
+            for obs in observers:
+                obs.close()
     return result
+
+
+def divergence(run: Run, bound: float, factor: float) -> str:
+    """What diverged in the current row ('' if nothing): a non-finite value or one beyond ``bound``."""
+    values = run.row[1:]
+    if math.isfinite(sum(values)) and max(map(abs, values), default=0.0) <= bound:
+        return ""
+    bad = [n for n, x in zip(run.column_names[1:], values) if not abs(x) <= bound]
+    listed = ", ".join(f"{n} = {run.row[run.column_names.index(n)]:.6g}" for n in bad[:5]) + (" ..." if len(bad) > 5 else "")
+    if all(map(math.isfinite, values)):
+        return (f"the coupled system diverged: {listed} beyond {bound:.3g} ({factor:g} x the run's scale; "
+                f"divergence_factor / divergenceFactor sets the bound)")
+    return f"the coupled system diverged: non-finite {listed}"

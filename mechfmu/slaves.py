@@ -15,13 +15,15 @@ Two implementations with identical numbers:
 """
 from __future__ import annotations
 
+import atexit
 import math
+import shutil
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mechfmu.components.base import Component, ComponentError
+from mechfmu.components.base import Component, ComponentError, coerce
 
 
 class SlaveError(RuntimeError):
@@ -173,6 +175,24 @@ class FmuSlave(Slave):
 
     _unzipped: dict[str, tuple[Any, str]] = {}
 
+    @classmethod
+    def unpacked(cls, fmu: str) -> tuple[Any, str]:
+        """(model description, folder) of an FMU file, unpacked once per process into the temporary
+        directory; every folder is removed when the process ends (``remove_unpacked``)."""
+        import fmpy
+        if fmu not in cls._unzipped:
+            md = fmpy.read_model_description(fmu)
+            if not cls._unzipped:
+                atexit.register(cls.remove_unpacked)
+            cls._unzipped[fmu] = (md, fmpy.extract(fmu))
+        return cls._unzipped[fmu]
+
+    @classmethod
+    def remove_unpacked(cls) -> None:
+        for _, folder in cls._unzipped.values():
+            shutil.rmtree(folder, ignore_errors=True)
+        cls._unzipped.clear()
+
     def __init__(self, name: str, fmu: str | Path):
         super().__init__(name)
         import fmpy
@@ -180,10 +200,7 @@ class FmuSlave(Slave):
                                fmi2CallbackFunctions, fmi2CallbackLoggerTYPE)
 
         self.fmu = str(Path(fmu).resolve())
-        if self.fmu not in FmuSlave._unzipped:
-            md = fmpy.read_model_description(self.fmu)
-            FmuSlave._unzipped[self.fmu] = (md, fmpy.extract(self.fmu))
-        md, unzipped = FmuSlave._unzipped[self.fmu]
+        md, unzipped = FmuSlave.unpacked(self.fmu)
         if md.coSimulation is None:
             raise SlaveError(f"{name}: {self.fmu} is not a co-simulation FMU")
         self.model_description = md
@@ -258,7 +275,10 @@ class FmuSlave(Slave):
             vr = [info.value_reference]
             setter = {"Real": self._fmu.setReal, "Integer": self._fmu.setInteger,
                       "Boolean": self._fmu.setBoolean, "String": self._fmu.setString}[info.type]
-            value = {"Real": float, "Integer": int, "Boolean": bool, "String": str}[info.type](value)
+            try:
+                value = coerce(info.type, value)
+            except (TypeError, ValueError, OverflowError) as exc:
+                raise SlaveError(f"{self.name}: {name} = {value!r} {exc if isinstance(exc, ValueError) else 'is not a ' + info.type}") from None
             self._call(f"setting {name} = {value!r}", setter, vr, [value])
 
     def enter_initialization(self, start_time: float, stop_time: float | None) -> None:

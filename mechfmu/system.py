@@ -81,23 +81,30 @@ class CoupledSystem:
 
     # --- data flow -----------------------------------------------------------------------
     def _dependency_levels(self) -> list[list[Connection]]:
+        """Level of a connection = 1 + the largest level of the connections feeding through its source
+        output (longest path; depth-first without recursion, so chains of any length work)."""
         feeding = {(c.target, c.target_variable): c for c in self.connections}
+        deps = {c: [feeding[(c.source, i)] for i in self.slaves[c.source].feedthrough(c.source_variable)
+                    if (c.source, i) in feeding] for c in self.connections}
         level: dict[Connection, int] = {}
-
-        def visit(con: Connection, path: tuple[Connection, ...]) -> int:
-            if con in level:
-                return level[con]
-            if con in path:
-                loop = " -> ".join(str(c) for c in path[path.index(con):] + (con,))
-                raise AlgebraicLoopError(f"algebraic loop: {loop}")
-            slave = self.slaves[con.source]
-            deps = [feeding[(con.source, i)] for i in slave.feedthrough(con.source_variable)
-                    if (con.source, i) in feeding]
-            level[con] = 1 + max((visit(d, path + (con,)) for d in deps), default=-1)
-            return level[con]
-
-        for con in self.connections:
-            visit(con, ())
+        for root in self.connections:
+            if root in level:
+                continue
+            path, stack = [root], [iter(deps[root])]
+            while stack:
+                for dep in stack[-1]:
+                    if dep in level:
+                        continue
+                    if dep in path:
+                        loop = " -> ".join(str(c) for c in path[path.index(dep):] + [dep])
+                        raise AlgebraicLoopError(f"algebraic loop: {loop}")
+                    path.append(dep)
+                    stack.append(iter(deps[dep]))
+                    break
+                else:
+                    done = path.pop()
+                    stack.pop()
+                    level[done] = 1 + max((level[d] for d in deps[done]), default=-1)
         levels: list[list[Connection]] = [[] for _ in range(1 + max(level.values(), default=-1))]
         for con in self.connections:
             levels[level[con]].append(con)

@@ -18,6 +18,7 @@ Adding a coupling algorithm (checklist):
 """
 from __future__ import annotations
 
+import math
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
@@ -43,8 +44,13 @@ class Option:
     def parse(self, algorithm: str, key: str, value: Any) -> Any:
         try:
             parsed = self.kind(value)
-        except (TypeError, ValueError):
-            raise ValueError(f"algorithm {algorithm!r}: {key} = {value!r} is not a {self.kind.__name__}") from None
+            if self.kind is float and not math.isfinite(parsed):
+                raise ValueError
+            if self.kind is int and isinstance(value, float) and value != parsed:
+                raise ValueError  # 2.7 is not silently 2
+        except (TypeError, ValueError, OverflowError):
+            what = "finite float" if self.kind is float else self.kind.__name__
+            raise ValueError(f"algorithm {algorithm!r}: {key} = {value!r} is not a {what}") from None
         if self.choices and parsed not in self.choices:
             raise ValueError(f"algorithm {algorithm!r}: {key} = {value!r}; use one of {self.choices}")
         if self.check is not None and not self.check(parsed):
