@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 from pathlib import Path
 
 from . import __version__
 from . import build as fmu_build
-from .algorithms import ALGORITHMS
+from .interrupt import INTERRUPT
 
 
 def _build(args: argparse.Namespace) -> int:
@@ -40,10 +41,8 @@ FINAL_NAMES = ("s", "v", "phi", "w", "position.x", "position.y", "position.z", "
 
 
 def _run(args: argparse.Namespace) -> int:
-    from .interrupt import INTERRUPT
     from .observers import CsvWriter
 
-    INTERRUPT.install()  # Ctrl-C stops the run at its next step and keeps the results (exit 130)
     out, plot = _writable(args.out, "--out"), _writable(args.plot, "--plot")
     writer = CsvWriter(out) if out else None  # refuses a file another run is writing, before the run
     try:
@@ -54,7 +53,6 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _run_with(args: argparse.Namespace, writer, plot: Path | None) -> int:
-    from .interrupt import INTERRUPT
     from .observers import PlotWriter, ProgressBar
     from .scenario import load_scenario
     from .simulate import simulate
@@ -159,6 +157,10 @@ def _info(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # Ctrl-C during `run` stops the run at its next step and keeps the results (exit 130): SIGINT is a
+    # request from here on (before the heavier imports); the other commands get KeyboardInterrupt back
+    INTERRUPT.install()
+    from .algorithms import ALGORITHMS
     parser = argparse.ArgumentParser(prog="mechfmu", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"mechfmu {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -209,7 +211,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("fmu", help="path or model name")
     p.set_defaults(func=_info)
     args = parser.parse_args(argv)
+    if args.command != "run":
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
+        if INTERRUPT.requested:
+            raise KeyboardInterrupt
         return args.func(args)
     except KeyboardInterrupt:
         print(f"mechfmu {args.command}: interrupted", file=sys.stderr)

@@ -1,0 +1,70 @@
+"""Ctrl-C: `mechfmu run` stops at the next macro step, writes what was computed as a partial CSV,
+prints one line and exits 130, with no traceback and no crash (issue 13, item 3)."""
+import random
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from fmpy.util import read_csv
+
+ROOT = Path(__file__).resolve().parent.parent
+STEP = 1e-4  # the oscillator's step
+
+
+def start(out: Path) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "mechfmu.cli", "run", "scenarios/oscillator", "--stop", "100",
+                             "--out", str(out)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def wait_for(predicate, timeout: float) -> None:
+    end = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < end, "timed out"
+        time.sleep(0.005)
+
+
+def check_interrupted(proc: subprocess.Popen, out: Path) -> str:
+    stdout, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 130, (proc.returncode, stdout, stderr)  # not -11 (segfault), not 1
+    assert "Traceback" not in stdout + stderr and "Fatal" not in stdout + stderr, stdout + stderr
+    assert [p.name for p in out.parent.iterdir() if p.name.startswith(".")] == []  # no temporary file or lock
+    return stdout
+
+
+def test_sigint_at_random_moments_of_a_run_keeps_a_valid_partial_csv(fmus, tmp_path):
+    rng = random.Random(13)
+    for trial in range(20):
+        out = tmp_path / f"run{trial}" / "x.csv"
+        out.parent.mkdir()
+        proc = start(out)
+        wait_for(lambda: any(out.parent.glob(".x.csv.*.tmp")), 120)  # the run has started
+        time.sleep(rng.uniform(0.0, 1.0))
+        proc.send_signal(signal.SIGINT)
+        stdout = check_interrupted(proc, out)
+        partial = out.parent / "x.partial.csv"
+        lines = stdout.splitlines()
+        assert len(lines) == 1 and lines[0].endswith(f"results up to there written to {partial}"), stdout
+        t_end = float(re.search(r"interrupted \(SIGINT\) at t=(\S+) s", lines[0]).group(1))
+        data = read_csv(partial)
+        assert not out.exists()
+        n = len(data)
+        assert data["time"][-1] == t_end and n == round(t_end / STEP) + 1
+        assert np.array_equal(data["time"], np.arange(n) * STEP)  # t_n = n*h: every row whole, none lost
+        assert np.isfinite(np.array(data.tolist())).all()
+
+
+@pytest.mark.parametrize("delay", [0.5, 1.0, 1.5, 2.5])
+def test_sigint_while_starting_up_exits_130_without_traceback(fmus, tmp_path, delay):
+    out = tmp_path / "x.csv"
+    proc = start(out)
+    time.sleep(delay)
+    proc.send_signal(signal.SIGINT)
+    stdout = check_interrupted(proc, out)
+    if (tmp_path / "x.partial.csv").exists():  # the run had started: a valid partial file
+        assert len(read_csv(tmp_path / "x.partial.csv")) >= 1 and "written to" in stdout
+    assert not out.exists()
