@@ -198,7 +198,7 @@ static const char *state_name(int state) {
     switch (state) {
     case INSTANTIATED: return "instantiated";
     case INITIALIZATION_MODE: return "initialization mode";
-    case STEP_COMPLETE: return "slave initialized (step complete)";
+    case STEP_COMPLETE: return "step complete";
     case STEP_FAILED: return "step failed";
     case TERMINATED: return "terminated";
     case ERROR: return "error";
@@ -664,14 +664,7 @@ fmi2Status fmi2DeSerializeFMUstate(fmi2Component c, const fmi2Byte bytes[], size
         return refused;
     }
     free(check);
-    Saved *old = *state ? find_saved(w, *state) : NULL;
-    if (old) { /* overwrite a state of ours, as fmi2GetFMUstate does */
-        inner.FreeFMUstate(w->inner, &old->inner);
-        old->inner = fresh;
-        old->state = kind;
-        old->inner_size = n;
-        return status;
-    }
+    /* always a new state (FMI: "constructs a copy"; unlike fmi2GetFMUstate, *state is not reused) */
     fmi2Status tracked = track(w, fresh, kind, state);
     if (tracked == fmi2OK) ((Saved *)*state)->inner_size = n;
     return tracked > status ? tracked : status;

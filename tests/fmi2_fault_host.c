@@ -1,8 +1,8 @@
 /*
  * A plain C FMI 2.0 host for fault sequences (tests/test_fmu_faults.py): dlopen(RTLD_NOW | RTLD_LOCAL) as
- * OMSimulator does, no Python in the process. It runs a script of FMI calls, one per line, and prints
- * "<line> -> <STATUS>[ <value>]" for each (FMU log messages as "[STATUS] instance: text"), so a test
+ * OMSimulator does, no Python in the process. It runs a script of FMI calls, one per line, so a test
  * sees the exact status of every call, and that the process survives the whole sequence.
+ * Output per line: "call <line>", the messages it logged ("[STATUS] instance: text"), "=> <STATUS>[ <value>]".
  *
  * Usage: fmi2_fault_host BINARY RESOURCE_URI GUID SCRIPT
  * Script lines (values parsed with strtod: "nan", "inf", "1e308", hex floats):
@@ -94,15 +94,15 @@ int main(int argc, char **argv) {
         int slot = atoi(a) % SLOTS, has_value = 0;
         char value[1100] = "";
         fmi2Status s = fmi2OK;
-        printf("%s -> ", line);
+        printf("call %s\n", line);
         fflush(stdout);
         if (!strcmp(cmd, "instantiate")) {
             c = instantiate();
-            printf("%s\n", c ? "OK" : "NULL");
+            printf("=> %s\n", c ? "OK" : "NULL");
             continue;
         } else if (!strcmp(cmd, "free")) {
             fmi.FreeInstance(c);
-            printf("done\n");
+            printf("=> done\n");
             continue;
         } else if (!strcmp(cmd, "setup")) s = fmi.SetupExperiment(c, fmi2False, 0.0, strtod(a, NULL), fmi2False, 0.0);
         else if (!strcmp(cmd, "enter")) s = fmi.EnterInitializationMode(c);
@@ -143,7 +143,7 @@ int main(int argc, char **argv) {
         } else if (!strcmp(cmd, "getState")) s = fmi.GetFMUstate(c, &slots[slot]);
         else if (!strcmp(cmd, "setState")) s = fmi.SetFMUstate(c, slots[slot]);
         else if (!strcmp(cmd, "freeState")) s = fmi.FreeFMUstate(c, &slots[slot]);
-        else if (!strcmp(cmd, "copyState")) { slots[slot] = slots[atoi(b) % SLOTS]; printf("done\n"); continue; }
+        else if (!strcmp(cmd, "copyState")) { slots[slot] = slots[atoi(b) % SLOTS]; printf("=> done\n"); continue; }
         else if (!strcmp(cmd, "setStateNull")) s = fmi.SetFMUstate(c, NULL);
         else if (!strcmp(cmd, "freeStateNullPointer")) s = fmi.FreeFMUstate(c, NULL);
         else if (!strcmp(cmd, "setStateBogus")) { static char bogus[64]; s = fmi.SetFMUstate(c, bogus); }
@@ -195,11 +195,11 @@ int main(int argc, char **argv) {
                 fmi.FreeInstance(x);
                 if (worst > fmi2Warning) { printf("cycle %d failed: %s\n", i, STATUS[worst]); return 1; }
             }
-            printf("OK rss_kb %ld\n", rss_kb());
+            printf("=> OK %ld\n", rss_kb());
             continue;
-        } else if (!strcmp(cmd, "rss")) { printf("OK %ld\n", rss_kb()); continue; }
+        } else if (!strcmp(cmd, "rss")) { printf("=> OK %ld\n", rss_kb()); continue; }
         else { printf("unknown command\n"); return 2; }
-        printf(has_value ? "%s %s\n" : "%s\n", s <= fmi2Pending ? STATUS[s] : "?", value);
+        printf(has_value ? "=> %s %s\n" : "=> %s\n", s <= fmi2Pending ? STATUS[s] : "?", value);
         fflush(stdout);
     }
     printf("end\n");
