@@ -22,8 +22,9 @@
  *
  * No call sequence reaches pythonfmu's crashing paths. Each instance keeps its FMI 2.0 co-simulation
  * state (instantiated, initialization mode, step complete, step failed, terminated, error, fatal) and
- * every call is checked against the state table of FMI 2.0 section 4.2.4 (one relaxation: fmi2Terminate
- * is also accepted before initialization ended and in the error state, as a cleanup call). A refused
+ * every call is checked against the state table of FMI 2.0 section 4.2.4 (two relaxations: fmi2Terminate
+ * is also accepted before initialization ended and in the error state, as a cleanup call; fmi2GetXXX also
+ * in the instantiated state, where it reads the start values). A refused
  * call logs an error naming the function and the reason (the current state, a NULL pointer, an unknown
  * FMU state, ...) and returns fmi2Error without calling into Python, the state unchanged; so does a call
  * whose value the component refused (it checks before it changes anything: see components/fmi.py).
@@ -470,7 +471,9 @@ fmi2Status fmi2Reset(fmi2Component c) {
     return finish(w, inner.Reset(w->inner), INSTANTIATED);
 }
 
-#define GETTABLE (INITIALIZATION_MODE | STEP_COMPLETE | STEP_FAILED | TERMINATED | ERROR)
+/* FMI 2.0 allows fmi2GetXXX from initialization mode on; reading in the instantiated state is harmless
+ * (the values are the start values) and our master reads parameters there: also accepted */
+#define GETTABLE (INSTANTIATED | INITIALIZATION_MODE | STEP_COMPLETE | STEP_FAILED | TERMINATED | ERROR)
 #define SETTABLE (INSTANTIATED | INITIALIZATION_MODE | STEP_COMPLETE)
 #define ARRAYS(function)                                                                             \
     NEED(nvr == 0 || (vr && value), function, "%s is NULL with nvr = %zu", vr ? "value" : "vr", nvr); \
@@ -676,7 +679,7 @@ fmi2Status fmi2GetDirectionalDerivative(fmi2Component c, const fmi2ValueReferenc
                                         const fmi2ValueReference vKnown[], size_t nKnown, const fmi2Real dvKnown[],
                                         fmi2Real dvUnknown[]) {
     (void)vUnknown, (void)nUnknown, (void)vKnown, (void)nKnown, (void)dvKnown, (void)dvUnknown;
-    ENTER("fmi2GetDirectionalDerivative", GETTABLE);
+    ENTER("fmi2GetDirectionalDerivative", GETTABLE & ~INSTANTIATED);
     return refuse(w, "fmi2GetDirectionalDerivative", "not provided (providesDirectionalDerivative = false)");
 }
 
