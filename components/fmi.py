@@ -8,19 +8,32 @@
   dependencies (feed-through inputs, or none), InitialUnknowns for every output, DefaultExperiment,
   canGetAndSetFMUstate and canSerializeFMUstate;
 - reports every error where it happens and never lets an exception escape a pythonfmu callback
-  (pythonfmu turns it into fmi2Fatal, after which freeing the instance can crash the host): the
-  reason is logged as an error, which the FMU's native loader (mechfmu/fmi2_loader.c) turns into
-  fmi2Error of that call in every host. A parameter out of its range is refused by fmi2SetX;
-  cross-parameter rules and user functions are checked in fmi2ExitInitializationMode; ``do_step``
-  logs the traceback and refuses the step (fmi2Discard); a failing getter logs and returns NaN;
+  (pythonfmu turns it into fmi2Fatal and releases the instance's Python objects): the reason is
+  logged as an error, which the FMU's native loader (mechfmu/fmi2_loader.c, which also enforces the
+  FMI state machine and refuses null pointers and unknown FMU states) turns into fmi2Error of that
+  call, the instance unchanged. Refused: a value reference that is unknown or of another type, a
+  set of an output, a value out of its range or non-finite, a parameter after initialization
+  (fmi2SetX); cross-parameter rules and user functions in fmi2ExitInitializationMode; a step whose
+  size is not finite and > 0 or whose currentCommunicationPoint is not the instance's time (the end
+  of its last step or of the restored state; 1e-9 relative, since hosts compute t as t0 + n*h,
+  by accumulation or from integer nanoseconds: their t and ours differ by rounding only); a
+  non-finite output read (fmi2GetReal returns the value with fmi2Error, e.g. after inputs of
+  1e308). ``do_step`` that fails logs the traceback and refuses the step (fmi2Discard);
   ``Component.step_warnings`` after a step are logged as warnings;
-- keeps every hidden state in get/set/serialize FMU state (deep copies, exact JSON floats).
+- keeps every hidden state in get/set/serialize FMU state (deep copies, exact JSON floats); a
+  serialized state is checked completely (structure, types, finite numbers, parameter ranges and
+  rules, against this component class) before it can reach the instance, and a restore that fails
+  leaves the instance as it was;
+- holds no reference cycle through the slave (getters/setters are bound to the component), so the
+  slave is freed when pythonfmu releases it, not at the next garbage collection.
 """
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
+import sys
 import traceback
 from xml.etree.ElementTree import Element, SubElement
 
@@ -31,6 +44,12 @@ from pythonfmu.default_experiment import DefaultExperiment
 from .base import QUANTITIES, UNITS, Component, Param
 
 _VARIABLE_TYPES = {"Real": Real, "Integer": Integer, "Boolean": Boolean, "String": String}
+#: FMI type -> (Python type of its values, the value a refused read returns)
+_VALUES = {"Real": (float, math.nan), "Integer": (int, 0), "Boolean": (bool, False), "String": (str, "")}
+#: |t - expected| allowed between a step's currentCommunicationPoint and the instance's time, relative
+#: to max(1, |t|): far above the rounding of t0 + n*h, accumulation or integer nanoseconds (~1e-16),
+#: far below any real jump in time (libcosim's resolution is 1 ns)
+TIME_TOLERANCE = 1e-9
 #: an FMU variant's parameter values, in its resources folder
 START_VALUES = "start_values.json"
 
@@ -84,6 +103,9 @@ class ComponentFmu:
             self._register(o.name, "Real", Fmi2Causality.output, o.description, o.unit, None,
                            variability=Fmi2Variability.continuous, initial=Fmi2Initial.calculated)
         self._apply_start_values()
+        # pythonfmu 0.7.0 prepends the resources folder to sys.path at every instantiation: keep one entry
+        while self.resources and sys.path.count(self.resources) > 1:
+            sys.path.remove(self.resources)
 
     def _apply_start_values(self):
         """An FMU variant's own defaults: ``resources/start_values.json`` (parameter -> value, written
@@ -99,12 +121,38 @@ class ComponentFmu:
             self.log(f"{START_VALUES}: {exc}", Fmi2Status.error)
 
     def _register(self, name, type_name, causality, description, unit, param, **kw):
-        setter = None if causality == Fmi2Causality.output else (lambda value: self._write(name, value))
+        # bound to the component, not to self: no cycle slave -> variable -> closure -> slave
+        setter = None if causality == Fmi2Causality.output else functools.partial(self.component.set, name)
         var = _VARIABLE_TYPES[type_name](name, causality=causality, description=description or None,
-                                         getter=lambda: self._read(name), setter=setter, **kw)
+                                         getter=functools.partial(self.component.get, name), setter=setter, **kw)
         self.register_variable(var, nested=False)
         if type_name == "Real":
             self._units[name] = (unit, param)
+
+    # --- variable access: every refusal is logged (-> fmi2Error), nothing raises into pythonfmu ----
+    def _variable(self, vr, kind: str, action: str):
+        var = self.vars.get(vr)
+        if var is None or not isinstance(var, _VARIABLE_TYPES[kind]):
+            what = "no such variable" if var is None else f"{var.name} is a {type(var).__name__}, not a {kind}"
+            self.log(f"{self.instance_name}: fmi2{action}{kind}: valueReference {vr}: {what}", Fmi2Status.error)
+            return None
+        if action == "Set" and var.causality == Fmi2Causality.output:
+            self.log(f"{self.instance_name}: fmi2Set{kind}: {var.name} is an output and cannot be set",
+                     Fmi2Status.error)
+            return None
+        return var
+
+    def _read(self, name, kind="Real"):
+        convert, refused = _VALUES[kind]
+        try:
+            value = convert(self.component.get(name))
+        except Exception as exc:
+            self.log(f"reading {name} failed: {exc}", Fmi2Status.error)
+            return refused
+        if kind == "Real" and not math.isfinite(value):
+            self.log(f"{self.instance_name}: {name} = {value!r} is not finite at t = {self.component.time!r} "
+                     f"(inputs outside the range the law can handle?)", Fmi2Status.error)
+        return value
 
     def _write(self, name, value):
         try:
@@ -112,13 +160,38 @@ class ComponentFmu:
         except Exception as exc:
             self.log(f"setting {name} failed: {exc}", Fmi2Status.error)
 
-    def _read(self, name):
-        # an exception in a getter becomes fmi2Fatal in pythonfmu: log it and return NaN
-        try:
-            return self.component.get(name)
-        except Exception as exc:
-            self.log(f"reading {name} failed: {exc}", Fmi2Status.error)
-            return math.nan
+    def _get(self, vrs, kind):
+        return [self._read(var.name, kind) if (var := self._variable(vr, kind, "Get")) else _VALUES[kind][1]
+                for vr in vrs]
+
+    def _set(self, vrs, values, kind):
+        for vr, value in zip(vrs, values):  # each value on its own: a refused one keeps the old value
+            if var := self._variable(vr, kind, "Set"):
+                self._write(var.name, value)
+
+    def get_real(self, vrs):
+        return self._get(vrs, "Real")
+
+    def get_integer(self, vrs):
+        return self._get(vrs, "Integer")
+
+    def get_boolean(self, vrs):
+        return self._get(vrs, "Boolean")
+
+    def get_string(self, vrs):
+        return self._get(vrs, "String")
+
+    def set_real(self, vrs, values):
+        self._set(vrs, values, "Real")
+
+    def set_integer(self, vrs, values):
+        self._set(vrs, values, "Integer")
+
+    def set_boolean(self, vrs, values):
+        self._set(vrs, values, "Boolean")
+
+    def set_string(self, vrs, values):
+        self._set(vrs, values, "String")
 
     # --- modelDescription ----------------------------------------------------------------
     def to_xml(self, model_options=dict()) -> Element:
@@ -171,6 +244,16 @@ class ComponentFmu:
             self.log(self.initialization_error, Fmi2Status.error)
 
     def do_step(self, current_time: float, step_size: float) -> bool:
+        expected = self.component.time
+        if not (math.isfinite(current_time) and math.isfinite(step_size) and step_size > 0.0
+                and abs(current_time - expected) <= TIME_TOLERANCE * max(1.0, abs(expected))):
+            # refused before anything changed: logged as an error, which the loader returns (fmi2Error,
+            # the FMI state unchanged); returning False would make it a failed step (fmi2Discard)
+            self.log(f"{self.instance_name}: fmi2DoStep refused: currentCommunicationPoint = {current_time!r}, "
+                     f"communicationStepSize = {step_size!r}; expected currentCommunicationPoint = {expected!r} "
+                     f"(the end of the last step or the restored state's time) and a finite step size > 0",
+                     Fmi2Status.error)
+            return True
         if getattr(self, "initialization_error", None):
             self.log(f"initialization failed: {self.initialization_error}", Fmi2Status.error)
             return False
@@ -188,7 +271,84 @@ class ComponentFmu:
         return self.component.get_state()
 
     def _set_fmu_state(self, state):
-        self.component.set_state(state)
+        component = self.component
+        before = (component.values, component.state, component.time, component.initialized)
+        try:
+            if not isinstance(state, dict):
+                raise TypeError(getattr(state, "reason", "not a state of this component"))
+            component.set_state(state)  # replaces the attributes by copies, then checks the rules
+        except Exception as exc:
+            component.values, component.state, component.time, component.initialized = before
+            component._cache = None
+            self.log(f"{self.instance_name}: fmi2SetFMUstate refused, the instance is unchanged: {exc}",
+                     Fmi2Status.error)
+
+    @classmethod
+    def _fmu_state_to_bytes(cls, state) -> bytes:
+        if isinstance(state, _Rejected):  # the loader reads the reason of a refused blob this way
+            return b"\0" + state.reason.encode("utf-8", "replace")
+        return json.dumps(state).encode("utf-8")
+
+    @classmethod
+    def _fmu_state_from_bytes(cls, data: bytes):
+        """The state in a serialized blob, checked completely against this component class, or a
+        ``_Rejected`` with the reason (pythonfmu has no error return here; an exception is fatal)."""
+        component_cls = cls.component_class
+        try:
+            snapshot = json.loads(bytes(data).decode("utf-8"))
+            problem = _state_problem(component_cls, snapshot)
+        except Exception as exc:  # not UTF-8, not JSON, nested too deep, a rule of the component, ...
+            problem = f"{type(exc).__name__}: {exc}"
+        if problem:
+            return _Rejected(f"{component_cls.__name__}: the serialized FMU state is refused: {problem}")
+        return snapshot
+
+
+class _Rejected:
+    """A serialized state the component refused, and why; never applied to an instance."""
+    __slots__ = ("reason",)
+
+    def __init__(self, reason: str):
+        self.reason = reason
+
+
+def _number(value) -> bool:
+    return type(value) in (int, float) and math.isfinite(value)
+
+
+def _shape_problem(value, reference, path: str) -> str | None:
+    """Why ``value`` does not have the structure and types of ``reference`` (None if it has)."""
+    if isinstance(reference, dict):
+        if not isinstance(value, dict) or set(value) != set(reference):
+            return f"{path} must be an object with exactly the keys {sorted(reference)}"
+        return next((p for k in reference if (p := _shape_problem(value[k], reference[k], f"{path}.{k}"))), None)
+    if isinstance(reference, list):
+        if not isinstance(value, list) or len(value) != len(reference):
+            return f"{path} must be a list of {len(reference)}"
+        return next((p for i, (v, r) in enumerate(zip(value, reference))
+                     if (p := _shape_problem(v, r, f"{path}[{i}]"))), None)
+    if type(reference) is float:
+        return None if _number(value) else f"{path} = {value!r} must be a finite number"
+    return None if type(value) is type(reference) else f"{path} = {value!r} must be a {type(reference).__name__}"
+
+
+def _state_problem(component_cls: type[Component], snapshot) -> str | None:
+    """Why ``snapshot`` is not a state of ``component_cls`` (None if it is): the keys and types of a
+    fresh instance's state, finite numbers, every parameter in its range and, for an initialized
+    state, the component's own rules (``Component.set_state`` on a scratch instance)."""
+    scratch = component_cls("state check")
+    reference = scratch.get_state()
+    params = {p.name: p for p in component_cls.parameters}
+    for name, p in params.items():  # a parameter's declared type, whatever its default's type
+        reference["values"][name] = {"Real": 0.0, "Integer": 0, "Boolean": False, "String": ""}[p.type]
+    problem = _shape_problem(snapshot, reference, "state")
+    if problem:
+        return problem
+    for name, value in snapshot["values"].items():
+        if name in params:
+            scratch.check_range(params[name], value)  # raises ComponentError naming it
+    scratch.set_state(snapshot)
+    return None
 
 
 def _unknown(parent: Element, index: int, dependencies: list[int]) -> None:

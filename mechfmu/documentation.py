@@ -104,8 +104,14 @@ def fmu_documentation(model: str, cls: type[Component], runtime: dict[str, str],
         f"<h2>Ports and sign convention</h2>\n<p>{_e(SIGN_CONVENTION)}</p>",
         "<h2>Errors</h2>\n<p>Every error names the component, the variable and the value, and reaches the "
         "host through the FMI logger whatever <code>loggingOn</code> says; the call that finds it returns "
-        "<code>fmi2Error</code>. A step the component cannot take (e.g. a user function that fails at the "
-        "current inputs) returns <code>fmi2Discard</code> with the reason logged.</p>",
+        "<code>fmi2Error</code> and leaves the instance unchanged: a value out of range or not finite, a parameter "
+        "after initialization, an unknown value reference or one of another type, a call the FMI 2.0 state machine "
+        "does not allow in the current state, a NULL pointer, an FMU state this instance did not hand out (or "
+        "already freed), a serialized state that is not a complete valid state of this component, a step whose "
+        "time is not the instance's current time or whose size is not finite and positive. Reading a non-finite "
+        "output (e.g. after inputs of 1e308) returns <code>fmi2Error</code>. A step the component cannot take "
+        "(e.g. a user function that fails at the current inputs) returns <code>fmi2Discard</code> with the reason "
+        "logged. After <code>fmi2Fatal</code> every call but <code>fmi2FreeInstance</code> is refused.</p>",
         "<h2>FMI capabilities</h2>\n<p>Co-simulation with any communication step; "
         "<code>canGetAndSetFMUstate</code> and <code>canSerializeFMUstate</code> (every hidden state included, "
         "so a master can repeat steps); no directional derivatives, no input derivatives.</p>",

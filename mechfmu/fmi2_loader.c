@@ -20,12 +20,32 @@
  * and a call during which the component logged an error returns fmi2Error (a warning: fmi2Warning)
  * unless the inner call itself already returned a worse status (e.g. fmi2Discard of a refused step).
  *
+ * No call sequence reaches pythonfmu's crashing paths. Each instance keeps its FMI 2.0 co-simulation
+ * state (instantiated, initialization mode, step complete, step failed, terminated, error, fatal) and
+ * every call is checked against the state table of FMI 2.0 section 4.2.4 (two relaxations: fmi2Terminate
+ * is also accepted before initialization ended and in the error state, as a cleanup call; fmi2GetXXX also
+ * in the instantiated state, where it reads the start values). A refused
+ * call logs an error naming the function and the reason (the current state, a NULL pointer, an unknown
+ * FMU state, ...) and returns fmi2Error without calling into Python, the state unchanged; so does a call
+ * whose value the component refused (it checks before it changes anything: see components/fmi.py).
+ * An inner fmi2Error (a C++ exception in pythonfmu) enters the error state; an inner fmi2Fatal (an
+ * exception escaped into pythonfmu, which then releases the instance's Python objects) makes the
+ * instance fatal: every later call but fmi2FreeInstance is refused, and fmi2FreeInstance does not
+ * call pythonfmu's destructor (it would release them again). Handles are checked: an instance or an FMU
+ * state that this FMU did not hand out, or already freed, is refused, so a double free is harmless.
+ * FMU states are wrapped (the FMI state they were taken in, restored by fmi2SetFMUstate); a serialized
+ * state starts with a header (magic, FMI state) and its body is checked completely by the component
+ * before fmi2DeSerializeFMUstate returns it. States not freed by the host are freed with the instance.
+ * Not supported, refused with fmi2Error: directional and input/output derivatives, fmi2CancelStep (no
+ * asynchronous steps); status queries return fmi2Discard (fmi2Terminated: false).
+ *
  * Configuration (compiler -D, set by mechfmu.build): MECHFMU_PYTHON_VERSION ("3.11"),
  * MECHFMU_LIBPYTHON_PATH (the build machine's libpython, may be ""), MECHFMU_LIBPYTHON_SONAME.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -165,9 +185,37 @@ static void load_inner(void) {
 #undef RESOLVE
 }
 
-/* --- instances ------------------------------------------------------------------------------ */
+/* --- instances and their FMI 2.0 co-simulation state ------------------------------------------ */
 
-typedef struct {
+/* The states of FMI 2.0 section 4.2.4 that this FMU can reach (no asynchronous steps: never
+ * stepInProgress or stepCanceled, so fmi2CancelStep is never legal). */
+enum {
+    INSTANTIATED = 1, INITIALIZATION_MODE = 2, STEP_COMPLETE = 4, STEP_FAILED = 8, TERMINATED = 16, ERROR = 32,
+    FATAL = 64
+};
+#define LIVE (INSTANTIATED | INITIALIZATION_MODE | STEP_COMPLETE | STEP_FAILED | TERMINATED | ERROR)
+
+static const char *state_name(int state) {
+    switch (state) {
+    case INSTANTIATED: return "instantiated";
+    case INITIALIZATION_MODE: return "initialization mode";
+    case STEP_COMPLETE: return "step complete";
+    case STEP_FAILED: return "step failed";
+    case TERMINATED: return "terminated";
+    case ERROR: return "error";
+    default: return "fatal";
+    }
+}
+
+/* An FMU state handed to the host: pythonfmu's state (a Python object) and the FMI state it was taken in. */
+typedef struct Saved {
+    fmi2FMUstate inner;
+    int state;
+    size_t inner_size; /* its serialized size once known (states never change), else 0 */
+    struct Saved *next;
+} Saved;
+
+typedef struct Instance {
     fmi2Component inner;
     fmi2CallbackFunctions host;  /* the host's callbacks */
     fmi2CallbackFunctions own;   /* what the inner binary gets: our logger, the host's memory */
@@ -176,7 +224,22 @@ typedef struct {
     char **categories;           /* NULL = every category */
     fmi2Status logged;           /* worst status logged during the current call */
     char *name;
+    int state;                   /* one of the states above */
+    Saved *saved;                /* the FMU states handed out and not freed */
+    struct Instance *next;       /* every live instance of this process (calls on others are refused) */
 } Instance;
+
+static pthread_mutex_t instances_lock = PTHREAD_MUTEX_INITIALIZER;
+static Instance *instances;
+
+/* The instance behind a host's handle, or NULL for a handle that is not (or no more) a live instance. */
+static Instance *lookup(fmi2Component c) {
+    pthread_mutex_lock(&instances_lock);
+    Instance *w = instances;
+    while (w && w != (Instance *)c) w = w->next;
+    pthread_mutex_unlock(&instances_lock);
+    return w;
+}
 
 static void *allocate(const fmi2CallbackFunctions *cb, size_t n, size_t size) {
     return cb && cb->allocateMemory ? cb->allocateMemory(n, size) : calloc(n, size);
@@ -222,6 +285,20 @@ static void host_log(const Instance *w, fmi2String instance, fmi2Status status, 
     free(escaped);
 }
 
+/* Refuse a call: log why (naming the function) and return fmi2Error; the instance's state is unchanged. */
+static fmi2Status refuse(const Instance *w, const char *function, const char *format, ...)
+    __attribute__((format(printf, 3, 4)));
+static fmi2Status refuse(const Instance *w, const char *function, const char *format, ...) {
+    char text[MESSAGE_SIZE];
+    int n = snprintf(text, sizeof text, "%s: ", function);
+    va_list args;
+    va_start(args, format);
+    vsnprintf(text + n, sizeof text - n, format, args);
+    va_end(args);
+    host_log(w, w->name, fmi2Error, "logStatusError", text);
+    return fmi2Error;
+}
+
 static void forward_log(fmi2ComponentEnvironment env, fmi2String instance, fmi2Status status,
                         fmi2String category, fmi2String message, ...) {
     Instance *w = (Instance *)env;
@@ -231,22 +308,37 @@ static void forward_log(fmi2ComponentEnvironment env, fmi2String instance, fmi2S
     host_log(w, instance, status, category, message ? message : "");
 }
 
-/* The status a call returns: the inner status, raised to the worst status logged during the call. */
-static fmi2Status combine(fmi2Status returned, fmi2Status logged) {
-    if (returned > fmi2Warning) return returned;
-    if (logged >= fmi2Error) return fmi2Error;
-    if (logged == fmi2Warning) return fmi2Warning;
-    return returned;
+/* The status of a forwarded call, and the state it leaves: an inner fmi2Fatal (or a logged fatal: an
+ * exception escaped into pythonfmu, which then has released its Python objects) makes the instance
+ * fatal for good; an inner fmi2Error (a C++ exception in pythonfmu) puts it in the error state. An error
+ * the component logged is a refusal: the component checks before it changes anything, so the call
+ * returns fmi2Error and the state stays (a warning: fmi2Warning). Otherwise the state becomes `next`. */
+static fmi2Status finish(Instance *w, fmi2Status returned, int next) {
+    if (returned == fmi2Fatal || w->logged == fmi2Fatal) {
+        w->state = FATAL;
+        return fmi2Fatal;
+    }
+    if (returned == fmi2Error) {
+        w->state = ERROR;
+        return fmi2Error;
+    }
+    if (returned == fmi2Discard) return fmi2Discard;
+    if (w->logged >= fmi2Error) return fmi2Error;
+    if (next) w->state = next;
+    return w->logged == fmi2Warning ? fmi2Warning : returned;
 }
 
-#define FORWARD(call)                                                                                \
-    do {                                                                                             \
-        Instance *w = (Instance *)c;                                                                 \
-        if (!w) return fmi2Error;                                                                    \
-        w->logged = fmi2OK;                                                                          \
-        fmi2Status status = inner.call;                                                              \
-        return combine(status, w->logged);                                                           \
-    } while (0)
+/* Every entry point starts here: a live instance in one of the `allowed` states, else fmi2Error. */
+#define ENTER(function, allowed)                                                                     \
+    Instance *w = lookup(c);                                                                         \
+    if (!w) return fmi2Error; /* not an instance of this FMU (e.g. freed): nowhere to log */        \
+    if (!(w->state & (allowed)))                                                                     \
+        return refuse(w, function, "not allowed in state %s%s", state_name(w->state),               \
+                      w->state == FATAL ? " (after a fatal error only fmi2FreeInstance is allowed)" : ""); \
+    w->logged = fmi2OK
+
+#define NEED(condition, function, ...)                                                               \
+    if (!(condition)) return refuse(w, function, __VA_ARGS__)
 
 /* --- the fmi2 API --------------------------------------------------------------------------- */
 
@@ -273,6 +365,13 @@ fmi2Component fmi2Instantiate(fmi2String instanceName, fmi2Type fmuType, fmi2Str
     w->own.componentEnvironment = w;
     w->debug_logging = loggingOn;
     w->name = copy_string(functions, instanceName);
+    if (fmuType != fmi2CoSimulation || !instanceName || !fmuGUID || !fmuResourceLocation) {
+        refuse(w, "fmi2Instantiate", "%s", fmuType != fmi2CoSimulation
+               ? "this FMU supports co-simulation only" : "instanceName, fmuGUID and fmuResourceLocation are required");
+        release(functions, w->name);
+        release(functions, w);
+        return NULL;
+    }
     if (python_note[0]) host_log(w, instanceName, fmi2Warning, "logStatusWarning", python_note);
     /* logging always on inside: errors must reach the host whatever loggingOn says */
     w->inner = inner.Instantiate(instanceName, fmuType, fmuGUID, fmuResourceLocation, &w->own, visible, fmi2True);
@@ -281,6 +380,11 @@ fmi2Component fmi2Instantiate(fmi2String instanceName, fmi2Type fmuType, fmi2Str
         release(functions, w);
         return NULL;
     }
+    w->state = INSTANTIATED;
+    pthread_mutex_lock(&instances_lock);
+    w->next = instances;
+    instances = w;
+    pthread_mutex_unlock(&instances_lock);
     return w;
 }
 
@@ -292,9 +396,23 @@ static void free_categories(Instance *w) {
 }
 
 void fmi2FreeInstance(fmi2Component c) {
-    Instance *w = (Instance *)c;
-    if (!w) return;
-    inner.FreeInstance(w->inner);
+    Instance *w = lookup(c);
+    if (!w) return; /* NULL, freed twice or not ours: nothing to do */
+    pthread_mutex_lock(&instances_lock);
+    Instance **link = &instances;
+    while (*link != w) link = &(*link)->next;
+    *link = w->next;
+    pthread_mutex_unlock(&instances_lock);
+    while (w->saved) { /* states the host did not free belong to the instance */
+        Saved *s = w->saved;
+        w->saved = s->next;
+        inner.FreeFMUstate(w->inner, &s->inner); /* only drops pythonfmu's reference to a Python object */
+        release(&w->host, s);
+    }
+    /* After a fatal error pythonfmu has already released the Python objects of this instance, and its
+     * own destructor would release them again and crash the host: the inner instance is deliberately
+     * leaked (a few hundred bytes, once per fatal instance). */
+    if (w->state != FATAL) inner.FreeInstance(w->inner);
     free_categories(w);
     fmi2CallbackFunctions host = w->host;
     release(&host, w->name);
@@ -303,11 +421,14 @@ void fmi2FreeInstance(fmi2Component c) {
 
 fmi2Status fmi2SetDebugLogging(fmi2Component c, fmi2Boolean loggingOn, size_t nCategories,
                                const fmi2String categories[]) {
-    Instance *w = (Instance *)c;
-    if (!w) return fmi2Error;
+    ENTER("fmi2SetDebugLogging", LIVE);
+    NEED(nCategories == 0 || categories, "fmi2SetDebugLogging", "categories is NULL with nCategories = %zu",
+         nCategories);
+    for (size_t i = 0; i < nCategories; ++i)
+        NEED(categories[i], "fmi2SetDebugLogging", "categories[%zu] is NULL", i);
     w->debug_logging = loggingOn;
     free_categories(w);
-    if (loggingOn && nCategories > 0 && categories) {
+    if (loggingOn && nCategories > 0) {
         w->categories = allocate(&w->host, nCategories, sizeof *w->categories);
         if (!w->categories) return fmi2Error;
         for (size_t i = 0; i < nCategories; ++i) w->categories[i] = copy_string(&w->host, categories[i]);
@@ -318,85 +439,309 @@ fmi2Status fmi2SetDebugLogging(fmi2Component c, fmi2Boolean loggingOn, size_t nC
 
 fmi2Status fmi2SetupExperiment(fmi2Component c, fmi2Boolean toleranceDefined, fmi2Real tolerance,
                                fmi2Real startTime, fmi2Boolean stopTimeDefined, fmi2Real stopTime) {
-    FORWARD(SetupExperiment(w->inner, toleranceDefined, tolerance, startTime, stopTimeDefined, stopTime));
+    ENTER("fmi2SetupExperiment", INSTANTIATED);
+    NEED(startTime == startTime && startTime - startTime == 0, "fmi2SetupExperiment",
+         "startTime = %g must be finite", startTime);
+    NEED(!stopTimeDefined || stopTime >= startTime, "fmi2SetupExperiment", "stopTime = %g is before startTime = %g",
+         stopTime, startTime);
+    return finish(w, inner.SetupExperiment(w->inner, toleranceDefined, tolerance, startTime, stopTimeDefined,
+                                           stopTime), 0);
 }
 
-fmi2Status fmi2EnterInitializationMode(fmi2Component c) { FORWARD(EnterInitializationMode(w->inner)); }
-fmi2Status fmi2ExitInitializationMode(fmi2Component c) { FORWARD(ExitInitializationMode(w->inner)); }
-fmi2Status fmi2Terminate(fmi2Component c) { FORWARD(Terminate(w->inner)); }
-fmi2Status fmi2Reset(fmi2Component c) { FORWARD(Reset(w->inner)); }
+fmi2Status fmi2EnterInitializationMode(fmi2Component c) {
+    ENTER("fmi2EnterInitializationMode", INSTANTIATED);
+    return finish(w, inner.EnterInitializationMode(w->inner), INITIALIZATION_MODE);
+}
+
+/* An error logged here (a parameter rule) keeps initialization mode: the host may correct and retry. */
+fmi2Status fmi2ExitInitializationMode(fmi2Component c) {
+    ENTER("fmi2ExitInitializationMode", INITIALIZATION_MODE);
+    return finish(w, inner.ExitInitializationMode(w->inner), STEP_COMPLETE);
+}
+
+/* FMI 2.0 allows fmi2Terminate after a step only; it is also accepted before initialization ended and
+ * in the error state, where hosts (our master among them) call it while cleaning up: nothing to undo. */
+fmi2Status fmi2Terminate(fmi2Component c) {
+    ENTER("fmi2Terminate", INSTANTIATED | INITIALIZATION_MODE | STEP_COMPLETE | STEP_FAILED | ERROR);
+    return finish(w, inner.Terminate(w->inner), TERMINATED);
+}
+
+fmi2Status fmi2Reset(fmi2Component c) {
+    ENTER("fmi2Reset", LIVE);
+    return finish(w, inner.Reset(w->inner), INSTANTIATED);
+}
+
+/* FMI 2.0 allows fmi2GetXXX from initialization mode on; reading in the instantiated state is harmless
+ * (the values are the start values) and our master reads parameters there: also accepted */
+#define GETTABLE (INSTANTIATED | INITIALIZATION_MODE | STEP_COMPLETE | STEP_FAILED | TERMINATED | ERROR)
+#define SETTABLE (INSTANTIATED | INITIALIZATION_MODE | STEP_COMPLETE)
+#define ARRAYS(function)                                                                             \
+    NEED(nvr == 0 || (vr && value), function, "%s is NULL with nvr = %zu", vr ? "value" : "vr", nvr); \
+    if (nvr == 0) return fmi2OK
 
 fmi2Status fmi2GetReal(fmi2Component c, const fmi2ValueReference vr[], size_t nvr, fmi2Real value[]) {
-    FORWARD(GetReal(w->inner, vr, nvr, value));
+    ENTER("fmi2GetReal", GETTABLE);
+    ARRAYS("fmi2GetReal");
+    return finish(w, inner.GetReal(w->inner, vr, nvr, value), 0);
 }
 fmi2Status fmi2GetInteger(fmi2Component c, const fmi2ValueReference vr[], size_t nvr, fmi2Integer value[]) {
-    FORWARD(GetInteger(w->inner, vr, nvr, value));
+    ENTER("fmi2GetInteger", GETTABLE);
+    ARRAYS("fmi2GetInteger");
+    return finish(w, inner.GetInteger(w->inner, vr, nvr, value), 0);
 }
 fmi2Status fmi2GetBoolean(fmi2Component c, const fmi2ValueReference vr[], size_t nvr, fmi2Boolean value[]) {
-    FORWARD(GetBoolean(w->inner, vr, nvr, value));
+    ENTER("fmi2GetBoolean", GETTABLE);
+    ARRAYS("fmi2GetBoolean");
+    return finish(w, inner.GetBoolean(w->inner, vr, nvr, value), 0);
 }
 fmi2Status fmi2GetString(fmi2Component c, const fmi2ValueReference vr[], size_t nvr, fmi2String value[]) {
-    FORWARD(GetString(w->inner, vr, nvr, value));
+    ENTER("fmi2GetString", GETTABLE);
+    ARRAYS("fmi2GetString");
+    return finish(w, inner.GetString(w->inner, vr, nvr, value), 0);
 }
 fmi2Status fmi2SetReal(fmi2Component c, const fmi2ValueReference vr[], size_t nvr, const fmi2Real value[]) {
-    FORWARD(SetReal(w->inner, vr, nvr, value));
+    ENTER("fmi2SetReal", SETTABLE);
+    ARRAYS("fmi2SetReal");
+    return finish(w, inner.SetReal(w->inner, vr, nvr, value), 0);
 }
 fmi2Status fmi2SetInteger(fmi2Component c, const fmi2ValueReference vr[], size_t nvr, const fmi2Integer value[]) {
-    FORWARD(SetInteger(w->inner, vr, nvr, value));
+    ENTER("fmi2SetInteger", SETTABLE);
+    ARRAYS("fmi2SetInteger");
+    return finish(w, inner.SetInteger(w->inner, vr, nvr, value), 0);
 }
 fmi2Status fmi2SetBoolean(fmi2Component c, const fmi2ValueReference vr[], size_t nvr, const fmi2Boolean value[]) {
-    FORWARD(SetBoolean(w->inner, vr, nvr, value));
-}
-fmi2Status fmi2SetString(fmi2Component c, const fmi2ValueReference vr[], size_t nvr, const fmi2String value[]) {
-    FORWARD(SetString(w->inner, vr, nvr, value));
+    ENTER("fmi2SetBoolean", SETTABLE);
+    ARRAYS("fmi2SetBoolean");
+    return finish(w, inner.SetBoolean(w->inner, vr, nvr, value), 0);
 }
 
-fmi2Status fmi2GetFMUstate(fmi2Component c, fmi2FMUstate *state) { FORWARD(GetFMUstate(w->inner, state)); }
-fmi2Status fmi2SetFMUstate(fmi2Component c, fmi2FMUstate state) { FORWARD(SetFMUstate(w->inner, state)); }
-fmi2Status fmi2FreeFMUstate(fmi2Component c, fmi2FMUstate *state) { FORWARD(FreeFMUstate(w->inner, state)); }
+/* Valid UTF-8 (Python decodes the text; an invalid byte sequence would reach pythonfmu as a NULL object). */
+static int utf8_valid(const unsigned char *s) {
+    while (*s) {
+        int n = *s < 0x80 ? 0 : (*s >> 5) == 6 ? 1 : (*s >> 4) == 14 ? 2 : (*s >> 3) == 30 ? 3 : -1;
+        if (n < 0) return 0;
+        ++s;
+        while (n-- > 0)
+            if ((*s++ & 0xC0) != 0x80) return 0;
+    }
+    return 1;
+}
+
+fmi2Status fmi2SetString(fmi2Component c, const fmi2ValueReference vr[], size_t nvr, const fmi2String value[]) {
+    ENTER("fmi2SetString", SETTABLE);
+    ARRAYS("fmi2SetString");
+    for (size_t i = 0; i < nvr; ++i) {
+        NEED(value[i], "fmi2SetString", "value[%zu] (valueReference %u) is NULL", i, vr[i]);
+        NEED(utf8_valid((const unsigned char *)value[i]), "fmi2SetString",
+             "value[%zu] (valueReference %u) is not valid UTF-8", i, vr[i]);
+    }
+    return finish(w, inner.SetString(w->inner, vr, nvr, value), 0);
+}
+
+/* --- FMU states: only states handed out by this instance are accepted ------------------------- */
+
+/* A serialized state: this header, then pythonfmu's bytes (the component's JSON). */
+#define STATE_MAGIC "mechfmu\x01"
+#define HEADER_SIZE (sizeof STATE_MAGIC - 1 + 1) /* magic, FMI state */
+
+static Saved *find_saved(const Instance *w, fmi2FMUstate state) {
+    Saved *s = w->saved;
+    while (s && s != (Saved *)state) s = s->next;
+    return s;
+}
+
+#define KNOWN_STATE(function, state)                                                                 \
+    Saved *saved = find_saved(w, state);                                                             \
+    NEED(saved, function, "%s is not an FMU state of this instance (never handed out, or already freed)", \
+         state ? "the FMUstate" : "FMUstate NULL")
+
+static fmi2Status track(Instance *w, fmi2FMUstate inner_state, int state, fmi2FMUstate *out) {
+    Saved *s = allocate(&w->host, 1, sizeof *s);
+    if (!s) {
+        inner.FreeFMUstate(w->inner, &inner_state);
+        return refuse(w, "fmi2GetFMUstate", "out of memory");
+    }
+    s->inner = inner_state;
+    s->state = state;
+    s->inner_size = 0;
+    s->next = w->saved;
+    w->saved = s;
+    *out = s;
+    return fmi2OK;
+}
+
+fmi2Status fmi2GetFMUstate(fmi2Component c, fmi2FMUstate *state) {
+    ENTER("fmi2GetFMUstate", LIVE);
+    NEED(state, "fmi2GetFMUstate", "FMUstate* is NULL");
+    fmi2FMUstate fresh = NULL;
+    fmi2Status status = finish(w, inner.GetFMUstate(w->inner, &fresh), 0);
+    if (status > fmi2Warning || !fresh) return status > fmi2Warning ? status : refuse(w, "fmi2GetFMUstate", "no state");
+    Saved *old = *state ? find_saved(w, *state) : NULL;
+    if (old) { /* FMI: *state is a state of ours to be overwritten */
+        inner.FreeFMUstate(w->inner, &old->inner);
+        old->inner = fresh;
+        old->state = w->state;
+        old->inner_size = 0;
+        return status;
+    }
+    fmi2Status tracked = track(w, fresh, w->state, state);
+    return tracked > status ? tracked : status;
+}
+
+fmi2Status fmi2SetFMUstate(fmi2Component c, fmi2FMUstate state) {
+    ENTER("fmi2SetFMUstate", LIVE);
+    KNOWN_STATE("fmi2SetFMUstate", state);
+    return finish(w, inner.SetFMUstate(w->inner, saved->inner), saved->state);
+}
+
+fmi2Status fmi2FreeFMUstate(fmi2Component c, fmi2FMUstate *state) {
+    ENTER("fmi2FreeFMUstate", LIVE);
+    NEED(state, "fmi2FreeFMUstate", "FMUstate* is NULL");
+    if (!*state) return fmi2OK; /* FMI: a NULL state is ignored */
+    KNOWN_STATE("fmi2FreeFMUstate", *state);
+    Saved **link = &w->saved;
+    while (*link != saved) link = &(*link)->next;
+    *link = saved->next;
+    fmi2Status status = finish(w, inner.FreeFMUstate(w->inner, &saved->inner), 0);
+    release(&w->host, saved);
+    *state = NULL;
+    return status;
+}
+
+static fmi2Status inner_size(Instance *w, Saved *saved) {
+    if (saved->inner_size) return fmi2OK;
+    size_t size = 0;
+    fmi2Status status = finish(w, inner.SerializedFMUstateSize(w->inner, saved->inner, &size), 0);
+    if (status <= fmi2Warning) saved->inner_size = size;
+    return status;
+}
+
 fmi2Status fmi2SerializedFMUstateSize(fmi2Component c, fmi2FMUstate state, size_t *size) {
-    FORWARD(SerializedFMUstateSize(w->inner, state, size));
+    ENTER("fmi2SerializedFMUstateSize", LIVE);
+    KNOWN_STATE("fmi2SerializedFMUstateSize", state);
+    NEED(size, "fmi2SerializedFMUstateSize", "size is NULL");
+    fmi2Status status = inner_size(w, saved);
+    if (status <= fmi2Warning) *size = HEADER_SIZE + saved->inner_size;
+    return status;
 }
+
 fmi2Status fmi2SerializeFMUstate(fmi2Component c, fmi2FMUstate state, fmi2Byte bytes[], size_t size) {
-    FORWARD(SerializeFMUstate(w->inner, state, bytes, size));
+    ENTER("fmi2SerializeFMUstate", LIVE);
+    KNOWN_STATE("fmi2SerializeFMUstate", state);
+    NEED(bytes, "fmi2SerializeFMUstate", "serializedState is NULL");
+    fmi2Status status = inner_size(w, saved);
+    if (status > fmi2Warning) return status;
+    NEED(size == HEADER_SIZE + saved->inner_size, "fmi2SerializeFMUstate",
+         "size = %zu, but fmi2SerializedFMUstateSize gives %zu", size, HEADER_SIZE + saved->inner_size);
+    memcpy(bytes, STATE_MAGIC, HEADER_SIZE - 1);
+    bytes[HEADER_SIZE - 1] = (fmi2Byte)saved->state;
+    return finish(w, inner.SerializeFMUstate(w->inner, saved->inner, bytes + HEADER_SIZE, saved->inner_size), 0);
 }
+
+/* The blob is checked here (header) and completely by the component (components/fmi.py), which hands
+ * back a rejection, not a state, for a blob it does not accept: its serialization is a NUL byte and
+ * the reason. Nothing touches the instance until fmi2SetFMUstate of an accepted state. */
 fmi2Status fmi2DeSerializeFMUstate(fmi2Component c, const fmi2Byte bytes[], size_t size, fmi2FMUstate *state) {
-    FORWARD(DeSerializeFMUstate(w->inner, bytes, size, state));
+    ENTER("fmi2DeSerializeFMUstate", LIVE);
+    NEED(bytes && state, "fmi2DeSerializeFMUstate", "%s is NULL", bytes ? "FMUstate*" : "serializedState");
+    int kind = size >= HEADER_SIZE ? (unsigned char)bytes[HEADER_SIZE - 1] : 0;
+    NEED(size > HEADER_SIZE && memcmp(bytes, STATE_MAGIC, HEADER_SIZE - 1) == 0, "fmi2DeSerializeFMUstate",
+         "the %zu bytes are not a serialized state of this FMU (no mechfmu state header)", size);
+    NEED(kind & LIVE && !(kind & (kind - 1)), "fmi2DeSerializeFMUstate", "the state header names no FMI state (%d)",
+         kind);
+    fmi2FMUstate fresh = NULL;
+    fmi2Status status = finish(w, inner.DeSerializeFMUstate(w->inner, bytes + HEADER_SIZE, size - HEADER_SIZE,
+                                                            &fresh), 0);
+    if (status > fmi2Warning) return status;
+    if (!fresh) return refuse(w, "fmi2DeSerializeFMUstate", "no state");
+    size_t n = 0;
+    status = finish(w, inner.SerializedFMUstateSize(w->inner, fresh, &n), 0);
+    char *check = status <= fmi2Warning && n ? malloc(n + 1) : NULL;
+    if (check) status = finish(w, inner.SerializeFMUstate(w->inner, fresh, check, n), 0);
+    if (status > fmi2Warning || !check || check[0] == '\0') {
+        if (check && status <= fmi2Warning) check[n] = '\0';
+        fmi2Status refused = w->state == FATAL ? fmi2Fatal : refuse(w, "fmi2DeSerializeFMUstate", "%s",
+            check && status <= fmi2Warning ? check + 1 : "the component could not check the state");
+        free(check);
+        if (w->state != FATAL) inner.FreeFMUstate(w->inner, &fresh);
+        return refused;
+    }
+    free(check);
+    /* always a new state (FMI: "constructs a copy"; unlike fmi2GetFMUstate, *state is not reused) */
+    fmi2Status tracked = track(w, fresh, kind, state);
+    if (tracked == fmi2OK) ((Saved *)*state)->inner_size = n;
+    return tracked > status ? tracked : status;
 }
+
+/* --- the rest ------------------------------------------------------------------------------ */
 
 fmi2Status fmi2GetDirectionalDerivative(fmi2Component c, const fmi2ValueReference vUnknown[], size_t nUnknown,
                                         const fmi2ValueReference vKnown[], size_t nKnown, const fmi2Real dvKnown[],
                                         fmi2Real dvUnknown[]) {
-    FORWARD(GetDirectionalDerivative(w->inner, vUnknown, nUnknown, vKnown, nKnown, dvKnown, dvUnknown));
+    (void)vUnknown, (void)nUnknown, (void)vKnown, (void)nKnown, (void)dvKnown, (void)dvUnknown;
+    ENTER("fmi2GetDirectionalDerivative", GETTABLE & ~INSTANTIATED);
+    return refuse(w, "fmi2GetDirectionalDerivative", "not provided (providesDirectionalDerivative = false)");
 }
 
 fmi2Status fmi2SetRealInputDerivatives(fmi2Component c, const fmi2ValueReference vr[], size_t nvr,
                                        const fmi2Integer order[], const fmi2Real value[]) {
-    FORWARD(SetRealInputDerivatives(w->inner, vr, nvr, order, value));
+    (void)vr, (void)nvr, (void)order, (void)value;
+    ENTER("fmi2SetRealInputDerivatives", INSTANTIATED | INITIALIZATION_MODE | STEP_COMPLETE);
+    return refuse(w, "fmi2SetRealInputDerivatives", "not supported (canInterpolateInputs = false)");
 }
 fmi2Status fmi2GetRealOutputDerivatives(fmi2Component c, const fmi2ValueReference vr[], size_t nvr,
                                         const fmi2Integer order[], fmi2Real value[]) {
-    FORWARD(GetRealOutputDerivatives(w->inner, vr, nvr, order, value));
+    (void)vr, (void)nvr, (void)order, (void)value;
+    ENTER("fmi2GetRealOutputDerivatives", STEP_COMPLETE | STEP_FAILED | TERMINATED | ERROR);
+    return refuse(w, "fmi2GetRealOutputDerivatives", "not supported (maxOutputDerivativeOrder = 0)");
 }
 
+/* The step's arguments are checked by the component (finite, h > 0, t = the instance's time): an
+ * argument it refuses is logged and the call returns fmi2Error with the state unchanged; a step the
+ * component cannot take returns fmi2Discard (state step failed: restore a state, or terminate). */
 fmi2Status fmi2DoStep(fmi2Component c, fmi2Real currentCommunicationPoint, fmi2Real communicationStepSize,
                       fmi2Boolean noSetFMUStatePriorToCurrentPoint) {
-    FORWARD(DoStep(w->inner, currentCommunicationPoint, communicationStepSize, noSetFMUStatePriorToCurrentPoint));
+    ENTER("fmi2DoStep", STEP_COMPLETE);
+    fmi2Status status = inner.DoStep(w->inner, currentCommunicationPoint, communicationStepSize,
+                                     noSetFMUStatePriorToCurrentPoint);
+    if (status == fmi2Discard && w->logged != fmi2Fatal) {
+        w->state = STEP_FAILED;
+        return fmi2Discard;
+    }
+    return finish(w, status, STEP_COMPLETE);
 }
-fmi2Status fmi2CancelStep(fmi2Component c) { FORWARD(CancelStep(w->inner)); }
 
+fmi2Status fmi2CancelStep(fmi2Component c) {
+    ENTER("fmi2CancelStep", 0); /* only legal while an asynchronous step runs: never here */
+    return fmi2Error;
+}
+
+/* Status queries are answered here: no step is ever pending, the slave never asks to terminate. */
+#define STATUS_STATES (STEP_COMPLETE | STEP_FAILED | TERMINATED)
 fmi2Status fmi2GetStatus(fmi2Component c, const fmi2StatusKind s, fmi2Status *value) {
-    FORWARD(GetStatus(w->inner, s, value));
+    (void)s, (void)value;
+    ENTER("fmi2GetStatus", STATUS_STATES);
+    return fmi2Discard;
 }
 fmi2Status fmi2GetRealStatus(fmi2Component c, const fmi2StatusKind s, fmi2Real *value) {
-    FORWARD(GetRealStatus(w->inner, s, value));
+    (void)s, (void)value;
+    ENTER("fmi2GetRealStatus", STATUS_STATES);
+    return fmi2Discard;
 }
 fmi2Status fmi2GetIntegerStatus(fmi2Component c, const fmi2StatusKind s, fmi2Integer *value) {
-    FORWARD(GetIntegerStatus(w->inner, s, value));
+    (void)s, (void)value;
+    ENTER("fmi2GetIntegerStatus", STATUS_STATES);
+    return fmi2Discard;
 }
 fmi2Status fmi2GetBooleanStatus(fmi2Component c, const fmi2StatusKind s, fmi2Boolean *value) {
-    FORWARD(GetBooleanStatus(w->inner, s, value));
+    ENTER("fmi2GetBooleanStatus", STATUS_STATES);
+    NEED(value, "fmi2GetBooleanStatus", "value is NULL");
+    if (s != fmi2Terminated) return fmi2Discard;
+    *value = fmi2False;
+    return fmi2OK;
 }
 fmi2Status fmi2GetStringStatus(fmi2Component c, const fmi2StatusKind s, fmi2String *value) {
-    FORWARD(GetStringStatus(w->inner, s, value));
+    (void)s, (void)value;
+    ENTER("fmi2GetStringStatus", STATUS_STATES);
+    return fmi2Discard;
 }
