@@ -38,4 +38,4 @@ def discover(package: str, path: list[str]) -> dict[str, type[Component]]:
 COMPONENTS: dict[str, type[Component]] = discover(__name__, __path__)
 globals().update(COMPONENTS)
 
-__all__ = ["COMPONENTS", "Component", "ComponentError", "discover", *COMPONENTS]
+__all__ = ["COMPONENTS", "Component", "ComponentError", "discover", *COMPONENTS]  # noqa: PLE0604 (names are str)

@@ -24,7 +24,6 @@ from typing import Any, ClassVar
 
 from .si_units import QUANTITIES, UNITS  # noqa: F401  (re-exported: the components' units)
 
-
 #: translational unit -> rotational unit, for components that serve both (DESIGN: same names, rad units)
 ROTATIONAL_UNITS: dict[str, str] = {
     "m": "rad", "m/s": "rad/s", "m/s2": "rad/s2", "N": "N.m", "N/m": "N.m/rad", "N.s/m": "N.m.s/rad",
@@ -183,7 +182,8 @@ class Component:
             try:
                 value = coerce(param.type, value)
             except (TypeError, ValueError, OverflowError) as exc:
-                raise self.error(name, value, str(exc) if isinstance(exc, ValueError) else f"is not a valid {param.type}") from None
+                problem = str(exc) if isinstance(exc, ValueError) else f"is not a valid {param.type}"
+                raise self.error(name, value, problem) from None
             self.check_range(param, value)
             self.values[name] = value
             if param.moves_state:

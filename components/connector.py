@@ -23,10 +23,22 @@ from typing import ClassVar
 
 from .base import Component, Input, Output
 from .expressions import Expression
-from .ports import (ACCELERATION, DAMPING_TANGENT, FLANGE_A, FLANGE_B, FORCE, POSITION, RATE, STIFFNESS_TANGENT,
-                    VELOCITY, other, port)
+from .ports import (
+    ACCELERATION,
+    DAMPING_TANGENT,
+    FLANGE_A,
+    FLANGE_B,
+    FORCE,
+    POSITION,
+    RATE,
+    STIFFNESS_TANGENT,
+    VELOCITY,
+    other,
+    port,
+)
 
-S_A, V_A, S_B, V_B = port(FLANGE_A, POSITION), port(FLANGE_A, VELOCITY), port(FLANGE_B, POSITION), port(FLANGE_B, VELOCITY)
+S_A, V_A = port(FLANGE_A, POSITION), port(FLANGE_A, VELOCITY)
+S_B, V_B = port(FLANGE_B, POSITION), port(FLANGE_B, VELOCITY)
 FLANGE_INPUT_NAMES = (S_A, V_A, S_B, V_B)
 #: the flange inputs of every 1D connector (Exudyn marker m0 = flange_a, m1 = flange_b)
 CONNECTOR_INPUTS = (

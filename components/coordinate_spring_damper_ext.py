@@ -242,7 +242,8 @@ def post_newton(law: ExtLaw, q: float, v: float, data: SwitchingState,
 class CoordinateSpringDamperExt(UserFunctionConnector):
     description = ("Exudyn CoordinateSpringDamperExt: spring-damper with gear factors, Stribeck or bristle "
                    "stick/slip friction and limit stops")
-    source = "Exudyn 1.13.6 ObjectConnectorCoordinateSpringDamperExt (force and end-of-step switching equal to exudyn's)"
+    source = ("Exudyn 1.13.6 ObjectConnectorCoordinateSpringDamperExt "
+              "(force and end-of-step switching equal to exudyn's)")
     #: bristle friction and limit stops: random inputs switch stick/slip and the stops many times
     example_parameters = {"stiffness": 100.0, "damping": 2.0, "fDynamicFriction": 3.0, "fStaticFrictionOffset": 1.0,
                           "stickingStiffness": 10000.0, "stickingDamping": 10.0, "fViscousFriction": 0.5,

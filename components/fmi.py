@@ -38,8 +38,8 @@ import traceback
 from xml.etree.ElementTree import Element, SubElement
 
 from pythonfmu import Boolean, Fmi2Causality, Fmi2Initial, Fmi2Variability, Integer, Real, String
-from pythonfmu.enums import Fmi2Status
 from pythonfmu.default_experiment import DefaultExperiment
+from pythonfmu.enums import Fmi2Status
 
 from .base import QUANTITIES, UNITS, Component, Param
 
@@ -194,8 +194,8 @@ class ComponentFmu:
         self._set(vrs, values, "String")
 
     # --- modelDescription ----------------------------------------------------------------
-    def to_xml(self, model_options=dict()) -> Element:
-        root = super().to_xml(model_options)
+    def to_xml(self, model_options=None) -> Element:
+        root = super().to_xml(model_options or {})
         cosim = root.find("CoSimulation")
         cosim.set("canGetAndSetFMUstate", "true")
         cosim.set("canSerializeFMUstate", "true")

@@ -25,8 +25,20 @@ import math
 
 from .base import Component, Input, Output, Param
 from .base import vector_variables as _vec
-from .spatial import (Vec, add, cross, dot, mat_t_vec, mat_vec, quat_exp, quat_mul, quat_normalize,
-                      quat_to_matrix, scale, sub)
+from .spatial import (
+    Vec,
+    add,
+    cross,
+    dot,
+    mat_t_vec,
+    mat_vec,
+    quat_exp,
+    quat_mul,
+    quat_normalize,
+    quat_to_matrix,
+    scale,
+    sub,
+)
 
 AXES = ("x", "y", "z")
 QUAT = ("w", "x", "y", "z")

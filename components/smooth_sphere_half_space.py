@@ -34,8 +34,20 @@ import math
 from typing import NamedTuple
 
 from .base import Component, Input, Output, Param, vector_variables
-from .spatial import (Vec, add, body_xyz_rotation, column, cross, dot, mat_t_vec, mat_vec, quat_normalize,
-                      quat_to_matrix, scale, sub)
+from .spatial import (
+    Vec,
+    add,
+    body_xyz_rotation,
+    column,
+    cross,
+    dot,
+    mat_t_vec,
+    mat_vec,
+    quat_normalize,
+    quat_to_matrix,
+    scale,
+    sub,
+)
 
 AXES = ("x", "y", "z")
 QUAT = ("w", "x", "y", "z")
@@ -122,7 +134,8 @@ def body_inputs(prefix: str, which: str) -> tuple[Input, ...]:
             + vector_variables(Input, f"{prefix}.orientation", "1", f"Orientation quaternion of the {which} body",
                       QUAT, (1.0, 0.0, 0.0, 0.0))
             + vector_variables(Input, f"{prefix}.velocity", "m/s", f"Velocity of the {which} body origin, world frame")
-            + vector_variables(Input, f"{prefix}.angularVelocity", "rad/s", f"Angular velocity of the {which} body, world frame"))
+            + vector_variables(Input, f"{prefix}.angularVelocity", "rad/s",
+                               f"Angular velocity of the {which} body, world frame"))
 
 
 SPHERE_INPUTS = body_inputs("sphere", "sphere")

@@ -9,10 +9,11 @@ and an FMU whose hash differs from the current sources is stale and rebuilt.
 
 pythonfmu's Linux binary needs the host to provide the Python C API. Each FMU's
 ``binaries/linux64/<model>.so`` is therefore our native loader (``mechfmu/fmi2_loader.c``, package
-data so an installed mechfmu builds too, compiled here with the system C compiler): it uses the Python already in the process, or loads this builder's libpython globally,
-then forwards every fmi2 call to pythonfmu's binary, shipped beside it as ``<model>.pythonfmu.so``.
-FMUs go to ``default_fmu_dir()`` unless a directory is given. ``documentation/index.html`` is generated from the component
-(``mechfmu.documentation``).
+data so an installed mechfmu builds too, compiled here with the system C compiler): it uses the
+Python already in the process, or loads this builder's libpython globally, then forwards every fmi2
+call to pythonfmu's binary, shipped beside it as ``<model>.pythonfmu.so``. FMUs go to
+``default_fmu_dir()`` unless a directory is given. ``documentation/index.html`` is generated from
+the component (``mechfmu.documentation``).
 """
 from __future__ import annotations
 

@@ -92,7 +92,7 @@ def run_libcosim(archive: Path, n_steps: int, columns: list[str]) -> np.ndarray:
         raise RuntimeError(f"libcosim failed (exit status {proc.returncode}): {proc.stderr[-2000:]}")
     if proc.returncode != 0:  # all its results were delivered; only its teardown failed: say so, keep them
         warnings.warn(f"libcosim exited with status {proc.returncode} after delivering all {n_steps} steps: "
-                      f"{proc.stderr.strip()[-300:]}")
+                      f"{proc.stderr.strip()[-300:]}", stacklevel=2)
     return rows
 
 

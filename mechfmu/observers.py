@@ -10,7 +10,7 @@ import fcntl
 import os
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -19,9 +19,9 @@ if TYPE_CHECKING:
 
 
 class Observer:
-    def initialized(self, run: "Run") -> None: ...
-    def step_completed(self, run: "Run") -> None: ...
-    def finished(self, run: "Run", result: "Result") -> None: ...
+    def initialized(self, run: Run) -> None: ...
+    def step_completed(self, run: Run) -> None: ...
+    def finished(self, run: Run, result: Result) -> None: ...
     def close(self) -> None:
         """Called last by every ``simulate``, also when the run failed before ``initialized``."""
 
@@ -33,11 +33,11 @@ class Recorder(Observer):
         self.rows: list[tuple[float, ...]] = []
         self.names: list[str] = []
 
-    def initialized(self, run: "Run") -> None:
+    def initialized(self, run: Run) -> None:
         self.names = run.column_names
         self.rows = [run.row]
 
-    def step_completed(self, run: "Run") -> None:
+    def step_completed(self, run: Run) -> None:
         self.rows.append(run.row)
 
     def array(self) -> np.ndarray:
@@ -105,7 +105,7 @@ class CsvWriter(Observer):
             os.close(fd)
         self._lock_fd, self._lock_file = fd, lock
 
-    def initialized(self, run: "Run") -> None:
+    def initialized(self, run: Run) -> None:
         fd, name = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
         umask = os.umask(0o022)
         os.umask(umask)
@@ -114,7 +114,7 @@ class CsvWriter(Observer):
         self._add(csv_header(run.column_names))
         self._add(csv_row(run.row))
 
-    def step_completed(self, run: "Run") -> None:
+    def step_completed(self, run: Run) -> None:
         self._add(csv_row(run.row))
 
     def _add(self, text: str) -> None:
@@ -133,10 +133,11 @@ class CsvWriter(Observer):
                 view = view[os.write(self._fd, view):]
         except OSError as exc:
             os.ftruncate(self._fd, self._committed)
-            raise OSError(exc.errno, f"writing {self.path} failed ({exc.strerror}); the rows before were kept") from None
+            message = f"writing {self.path} failed ({exc.strerror}); the rows before were kept"
+            raise OSError(exc.errno, message) from None
         self._committed += len(data)
 
-    def finished(self, run: "Run", result: "Result") -> None:
+    def finished(self, run: Run, result: Result) -> None:
         if self._fd is None:
             return
         ok = result.ok
@@ -173,14 +174,14 @@ class CsvWriter(Observer):
 class ProgressBar(Observer):
     """A tqdm progress bar over simulated time."""
 
-    def initialized(self, run: "Run") -> None:
+    def initialized(self, run: Run) -> None:
         from tqdm import tqdm
         self._bar = tqdm(total=run.n_steps, unit="step", desc=run.scenario_name, leave=False)
 
-    def step_completed(self, run: "Run") -> None:
+    def step_completed(self, run: Run) -> None:
         self._bar.update(run.step_index - self._bar.n)
 
-    def finished(self, run: "Run", result: "Result") -> None:
+    def finished(self, run: Run, result: Result) -> None:
         self._bar.close()
 
 
@@ -192,7 +193,7 @@ class PlotWriter(Observer):
         self.variables = variables
         self.plotted: list[str] = []
 
-    def finished(self, run: "Run", result: "Result") -> None:
+    def finished(self, run: Run, result: Result) -> None:
         if result.data is not None and len(result.data):
             self.plotted = plot_result(result, self.path, run.scenario_name, self.variables)
 
@@ -201,7 +202,7 @@ class PlotWriter(Observer):
 POSITION_NAMES = ("s", "phi", "position.x", "position.y", "position.z")
 
 
-def plot_result(result: "Result", path: str | Path, title: str, variables: list[str] | None = None) -> list[str]:
+def plot_result(result: Result, path: str | Path, title: str, variables: list[str] | None = None) -> list[str]:
     """PNG of the chosen columns (names or glob patterns; default: every body's position or angle),
     one subplot per unit with the quantity and unit on its axis; returns the plotted columns."""
     import matplotlib

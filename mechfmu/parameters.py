@@ -12,9 +12,10 @@ SSD (``ssd:Units``) and the parameter set (``ssv:Units``), exactly (``mechfmu.un
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from collections.abc import Callable, Iterator
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from .components.base import coerce
 from .units import UnitDefinition, convert, parse_units
@@ -61,7 +62,8 @@ def _mapping(binding: ET.Element, folder: Path) -> dict[str, tuple[str, tuple[Fr
         if others:
             raise ValueError(f"parameter mapping of {entry.get('source')!r}: {others[0]} is not supported "
                              "(only ssc:LinearTransformation)")
-        transform = None if linear is None else (Fraction(linear.get("factor", "1")), Fraction(linear.get("offset", "0")))
+        transform = (None if linear is None
+                     else (Fraction(linear.get("factor", "1")), Fraction(linear.get("offset", "0"))))
         entries[entry.get("source")] = (entry.get("target"), transform)
     return entries
 

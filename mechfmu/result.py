@@ -42,7 +42,7 @@ class Run:
     and time, the column names, and ``row``, the values of the current communication point (time
     first, then every output of every slave), read once per point by ``simulate`` (``read_row``)."""
 
-    def __init__(self, scenario_name: str, slaves: dict[str, "Slave"], n_steps: int, t0: float,
+    def __init__(self, scenario_name: str, slaves: dict[str, Slave], n_steps: int, t0: float,
                  output_variables: list[str] | None = None):
         self.scenario_name = scenario_name
         self.slaves = slaves

@@ -77,7 +77,7 @@ class Scenario:
     divergence_factor: float = 1e8
 
 
-def declared_unit(spec: "ComponentSpec", name: str) -> str | None:
+def declared_unit(spec: ComponentSpec, name: str) -> str | None:
     """The unit of a component's parameter or input: from our component's declaration, or from the
     FMU's modelDescription for any other FMU (None if neither knows it)."""
     try:
@@ -293,7 +293,8 @@ def _check(scenario: Scenario, local: bool = False) -> list[str]:
     targets: dict[tuple[str, str], Connection] = {}
     for con in scenario.connections:
         ends = []
-        for comp, var, role in ((con.source, con.source_variable, "output"), (con.target, con.target_variable, "input")):
+        ends_wanted = ((con.source, con.source_variable, "output"), (con.target, con.target_variable, "input"))
+        for comp, var, role in ends_wanted:
             if comp not in scenario.components:
                 problems.append(f"connection {con}: unknown component {comp!r}")
                 ends.append(None)
@@ -308,7 +309,8 @@ def _check(scenario: Scenario, local: bool = False) -> list[str]:
                     problems.append(f"connection {con}: {comp}.{var} is an {v.causality}, expected an {role}")
                 ends.append(v)
                 if var not in scenario.components[comp].connectors:
-                    problems.append(f"connection {con}: {comp} declares no ssd:Connector {var!r} (SSP and libcosim require it)")
+                    problems.append(f"connection {con}: {comp} declares no ssd:Connector {var!r} "
+                                    "(SSP and libcosim require it)")
         if ends[0] is not None and ends[1] is not None and ends[0].type != ends[1].type:
             problems.append(f"connection {con}: type mismatch {ends[0].type} -> {ends[1].type}")
         elif ends[0] is not None and ends[1] is not None and _unit(ends[0]) != _unit(ends[1]):

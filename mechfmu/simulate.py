@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import math
 import time as _time
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
-from .interrupt import INTERRUPT
 from .algorithms import CouplingAlgorithm, make_algorithm, refuse_unenforced_constraints
+from .interrupt import INTERRUPT
 from .observers import Observer, Recorder
 from .result import Result, Run
 from .scenario import Scenario, ScenarioError, component_class, load_scenario
@@ -162,7 +163,7 @@ def simulate(scenario: Scenario | str | Path, algorithm: str | CouplingAlgorithm
                 end_time = t_next
                 if (n + 1) % every and n + 1 < n_steps:
                     continue
-                row = run.read_row()
+                run.read_row()
                 for obs in observers:
                     obs.step_completed(run)
                 problem = divergence(run, bound, factor)
@@ -200,7 +201,8 @@ def divergence(run: Run, bound: float, factor: float) -> str:
     if math.isfinite(sum(values)) and max(map(abs, values), default=0.0) <= bound:
         return ""
     bad = [n for n, x in zip(run.column_names[1:], values) if not abs(x) <= bound]
-    listed = ", ".join(f"{n} = {run.row[run.column_names.index(n)]:.6g}" for n in bad[:5]) + (" ..." if len(bad) > 5 else "")
+    listed = ", ".join(f"{n} = {run.row[run.column_names.index(n)]:.6g}" for n in bad[:5])
+    listed += " ..." if len(bad) > 5 else ""
     if all(map(math.isfinite, values)):
         return (f"the coupled system diverged: {listed} beyond {bound:.3g} ({factor:g} x the run's scale; "
                 f"divergence_factor / divergenceFactor sets the bound)")

@@ -83,7 +83,7 @@ class Slave(ABC):
     @abstractmethod
     def set_state(self, state: Any) -> None: ...
 
-    def free_state(self, state: Any) -> None:
+    def free_state(self, state: Any) -> None:  # noqa: B027 - optional: in-process states need nothing
         """Release a state from ``get_state`` (FMI fmi2FreeFMUstate); in-process states need nothing."""
 
     def warnings(self) -> list[str]:
@@ -120,7 +120,8 @@ class LocalSlave(Slave):
         try:
             return action(*args)
         except Exception as exc:  # same outcome as the FMU: a SlaveError with the reason
-            self.last_error = str(exc) if isinstance(exc, ComponentError) else f"{self.name}: {type(exc).__name__}: {exc}"
+            self.last_error = (str(exc) if isinstance(exc, ComponentError)
+                               else f"{self.name}: {type(exc).__name__}: {exc}")
             raise SlaveError(self.last_error) from None
 
     def set_parameters(self, values: dict[str, Any]) -> None:
@@ -196,8 +197,13 @@ class FmuSlave(Slave):
     def __init__(self, name: str, fmu: str | Path):
         super().__init__(name)
         import fmpy
-        from fmpy.fmi2 import (FMU2Slave, fmi2CallbackAllocateMemoryTYPE, fmi2CallbackFreeMemoryTYPE,
-                               fmi2CallbackFunctions, fmi2CallbackLoggerTYPE)
+        from fmpy.fmi2 import (
+            FMU2Slave,
+            fmi2CallbackAllocateMemoryTYPE,
+            fmi2CallbackFreeMemoryTYPE,
+            fmi2CallbackFunctions,
+            fmi2CallbackLoggerTYPE,
+        )
 
         self.fmu = str(Path(fmu).resolve())
         md, unzipped = FmuSlave.unpacked(self.fmu)
@@ -278,7 +284,8 @@ class FmuSlave(Slave):
             try:
                 value = coerce(info.type, value)
             except (TypeError, ValueError, OverflowError) as exc:
-                raise SlaveError(f"{self.name}: {name} = {value!r} {exc if isinstance(exc, ValueError) else 'is not a ' + info.type}") from None
+                problem = exc if isinstance(exc, ValueError) else f"is not a {info.type}"
+                raise SlaveError(f"{self.name}: {name} = {value!r} {problem}") from None
             self._call(f"setting {name} = {value!r}", setter, vr, [value])
 
     def enter_initialization(self, start_time: float, stop_time: float | None) -> None:

@@ -40,7 +40,8 @@ def _openmodelica_annotations(root: ET.Element, step_size: float, name: str) -> 
         if annotations is None:
             annotations = ET.SubElement(system, _q("ssd", "Annotations"))  # last child, as the schema orders it
         annotation = ET.SubElement(annotations, _q("ssc", "Annotation"), type="org.openmodelica")
-        information = ET.SubElement(ET.SubElement(annotation, _q("oms", "Annotations")), _q("oms", "SimulationInformation"))
+        oms = ET.SubElement(annotation, _q("oms", "Annotations"))
+        information = ET.SubElement(oms, _q("oms", "SimulationInformation"))
         ET.SubElement(information, _q("oms", "FixedStepMaster"), description="oms-ma", stepSize=repr(float(step_size)),
                       absoluteTolerance=OMS_TOLERANCE, relativeTolerance=OMS_TOLERANCE)
     experiment = root.find("ssd:DefaultExperiment", NS)
@@ -126,7 +127,8 @@ def write_scenario(folder: str | Path, name: str, components: list[tuple[str, st
                 param = ET.SubElement(plist, q("ssv", "Parameter"), name=pname)
                 kind = ("Boolean" if isinstance(value, bool) else "Integer" if isinstance(value, int)
                         else "String" if isinstance(value, str) else "Real")
-                text = str(value).lower() if isinstance(value, bool) else (repr(float(value)) if kind == "Real" else str(value))
+                text = (str(value).lower() if isinstance(value, bool)
+                        else repr(float(value)) if kind == "Real" else str(value))
                 ET.SubElement(param, q("ssv", kind), value=text)
     cons = ET.SubElement(system, q("ssd", "Connections"))
     for s_comp, s_var, t_comp, t_var in parsed:

@@ -35,7 +35,8 @@ class TransferLevel:
     sets: list[tuple[Slave, list[str], list[int]]]
 
 
-def read_plan(slaves: dict[str, Slave], connections: list[Connection]) -> tuple[list[tuple[Slave, list[str]]], list[int]]:
+def read_plan(slaves: dict[str, Slave],
+              connections: list[Connection]) -> tuple[list[tuple[Slave, list[str]]], list[int]]:
     """One batched read per source slave for ``connections``: ([(slave, outputs)], for every
     connection the index of its value in the flat list those reads return)."""
     reads: dict[str, list[str]] = {}

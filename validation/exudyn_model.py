@@ -27,7 +27,8 @@ import numpy as np
 from mechfmu.scenario import Scenario, load_scenario
 
 BODIES = ("Mass", "Inertia")
-CONNECTORS = ("CoordinateSpringDamper", "CoordinateSpringDamperExt", "RotationalSpringDamperExt", "CoordinateConstraint")
+CONNECTORS = ("CoordinateSpringDamper", "CoordinateSpringDamperExt", "RotationalSpringDamperExt",
+              "CoordinateConstraint")
 #: seed (exudyn 1.11) parameter names -> exudyn 1.13.6 names
 EXUDYN_EXT_NAMES = {"fDynamicFriction": "dynamicFrictionForce", "fStaticFrictionOffset": "staticFrictionOffsetForce",
                     "fViscousFriction": "viscousFrictionFactor"}
@@ -57,9 +58,18 @@ def exudyn_solution(scenario: Scenario | str | Path, step: float, stop: float | 
                     settings: dict[str, Any] | None = None) -> ReferenceSolution:
     """Solve the scenario with exudyn at a fixed ``step`` [s] up to ``stop`` (default: the scenario's)."""
     import exudyn as exu
-    from exudyn.itemInterface import (CoordinateConstraint, CoordinateSpringDamper, CoordinateSpringDamperExt,
-                                      LoadCoordinate, Mass1D, MarkerNodeCoordinate, Node1D, NodeGenericData,
-                                      NodePointGround, SensorNode)
+    from exudyn.itemInterface import (
+        CoordinateConstraint,
+        CoordinateSpringDamper,
+        CoordinateSpringDamperExt,
+        LoadCoordinate,
+        MarkerNodeCoordinate,
+        Mass1D,
+        Node1D,
+        NodeGenericData,
+        NodePointGround,
+        SensorNode,
+    )
 
     if not isinstance(scenario, Scenario):
         scenario = load_scenario(scenario, check=False)
@@ -120,15 +130,17 @@ def exudyn_solution(scenario: Scenario | str | Path, step: float, stop: float | 
             kwargs = {"offset": vals["offset"], "factor1": vals["factorValue1"], "velocityLevel": vals["velocityLevel"],
                       "activeConnector": vals["activeConnector"]}
             for key in ("offsetUserFunction", "offsetUserFunction_t"):
-                if comp.expression(key) is not None:
-                    kwargs[key] = lambda mbs, t, i, off, f=comp.expression(key), n=vals["itemNumber"]: f(
+                function = comp.expression(key)
+                if function is not None:
+                    kwargs[key] = lambda mbs, t, i, off, f=function, n=vals["itemNumber"]: f(
                         t=t, lOffset=off, itemNumber=n)
             mbs.AddObject(CoordinateConstraint(markerNumbers=pair, **kwargs))
         elif model == "CoordinateSpringDamper":
             kwargs = {k: vals[k] for k in ("stiffness", "damping", "offset", "activeConnector")}
             if user is not None:
                 kwargs["springForceUserFunction"] = lambda mbs, t, i, u, v, k, d, off, f=user, n=vals["itemNumber"]: f(
-                    t=t, itemNumber=n, u=u, displacement=u, v=v, velocity=v, k=k, stiffness=k, d=d, damping=d, offset=off)
+                    t=t, itemNumber=n, u=u, displacement=u, v=v, velocity=v, k=k, stiffness=k, d=d, damping=d,
+                    offset=off)
             mbs.AddObject(CoordinateSpringDamper(markerNumbers=pair, **kwargs))
         else:
             if comp.law().discontinuous:

@@ -11,7 +11,6 @@ from mechfmu.scenario import Scenario, load_scenario
 
 from .exudyn_model import component, model_name
 
-
 OSIM_CONTACT_NAMES = {"stiffness": "stiffness", "dissipation": "dissipation", "staticFriction": "static_friction",
                       "dynamicFriction": "dynamic_friction", "viscousFriction": "viscous_friction",
                       "transitionVelocity": "transition_velocity", "constantContactForce": "constant_contact_force",
@@ -27,7 +26,8 @@ class RigidReferenceSolution:
     energy: np.ndarray
 
 
-def opensim_solution(scenario: Scenario | str | Path, times: np.ndarray, accuracy: float = 1e-9) -> RigidReferenceSolution:
+def opensim_solution(scenario: Scenario | str | Path, times: np.ndarray,
+                     accuracy: float = 1e-9) -> RigidReferenceSolution:
     """Solve a scenario of ``RigidBody`` and ``SmoothSphereHalfSpaceForce`` components with OpenSim 4.6
     (Simbody's own SmoothSphereHalfSpaceForce and variable-step integrator at ``accuracy``).
 
@@ -78,7 +78,7 @@ def opensim_solution(scenario: Scenario | str | Path, times: np.ndarray, accurac
             raise ValueError(f"{name}: {kind} has no OpenSim translation")
         comp = component(kind, spec.parameters)
 
-        def wired_body(side: str):
+        def wired_body(side: str, name: str = name):
             feeding = [c.source for c in scenario.connections if c.target == name
                        and c.target_variable == f"{side}.position.x"]
             return bodies[feeding[0]][0] if feeding else model.getGround()
@@ -95,7 +95,7 @@ def opensim_solution(scenario: Scenario | str | Path, times: np.ndarray, accurac
             getattr(force, f"set_{theirs}")(comp.values[ours])
         model.addForce(force)
     state = model.initSystem()
-    for name, (body, comp) in bodies.items():
+    for name, (_, comp) in bodies.items():
         joint = joints[name]
         values = comp.vector("angularVelocity_start") + comp.vector("velocity_start")
         for k, value in enumerate(comp.vector("position_start")):

@@ -2,8 +2,15 @@
 algorithms Jacobi, Gauss-Seidel and linear-implicit (``fixed_step``) and the iterative ones with
 rollback, fixed-point and Newton (``iterative``). Importing this package registers all of them;
 the extension checklist is the docstring of ``base``."""
-from .base import (ALGORITHMS, CouplingAlgorithm, Option, constraint_slaves, make_algorithm, refuse_unenforced_constraints,
-                   register)
+from .base import (
+                   ALGORITHMS,
+                   CouplingAlgorithm,
+                   Option,
+                   constraint_slaves,
+                   make_algorithm,
+                   refuse_unenforced_constraints,
+                   register,
+)
 from .fixed_step import GaussSeidel, Jacobi, LinearImplicit, tangent_connections
 from .iterative import FixedPoint, IterativeAlgorithm, Newton, held_inputs
 

@@ -21,8 +21,9 @@ from __future__ import annotations
 import math
 import time
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, ClassVar
+from typing import Any, ClassVar
 
 from ..components.ports import ACTIVE, CONSTRAINT_EQUATION, LAMBDA
 from ..scenario import Connection
@@ -149,7 +150,8 @@ def refuse_unenforced_constraints(algorithm: CouplingAlgorithm, slaves: dict[str
     if constraints and not algorithm.enforces_constraints:
         able = ", ".join(sorted(n for n, cls in ALGORITHMS.items() if cls.enforces_constraints))
         names = ", ".join(f"'{s.name}'" for s in constraints)
-        raise ValueError(f"constraint {names}: its force 'lambda' is an input that the master must solve at every step, "
+        raise ValueError(f"constraint {names}: its force 'lambda' is an input that the master must solve at every "
+                         "step, "
                          f"and algorithm '{algorithm.name}' cannot (lambda would stay at its start value and the "
                          f"constraint be violated). Use an algorithm that enforces constraints: {able} "
                          f"(e.g. --algorithm newton).")

@@ -1,8 +1,15 @@
 """Fixed-step (non-iterative) coupling: Jacobi, Gauss-Seidel, linear-implicit."""
 from __future__ import annotations
 
-from ..components.ports import (ACCELERATION, DAMPING_TANGENT, FORCE_SUFFIXES, POSITION, POSITION_SUFFIXES, RATE,
-                                 STIFFNESS_TANGENT)
+from ..components.ports import (
+    ACCELERATION,
+    DAMPING_TANGENT,
+    FORCE_SUFFIXES,
+    POSITION,
+    POSITION_SUFFIXES,
+    RATE,
+    STIFFNESS_TANGENT,
+)
 from ..scenario import Connection
 from ..slaves import Slave
 from ..system import CoupledSystem
@@ -83,7 +90,8 @@ def tangent_connections(connections: list[Connection], slaves: dict[str, Slave])
         target_flange = stem(con.target_variable, (f".{POSITION}",))
         if source_flange is not None and target_flange is not None:
             add(con.source, f"{source_flange}.{ACCELERATION}", con.target, f"{target_flange}.{ACCELERATION}")
-        source_flange, target_flange = stem(con.source_variable, FORCE_SUFFIXES), stem(con.target_variable, FORCE_SUFFIXES)
+        source_flange = stem(con.source_variable, FORCE_SUFFIXES)
+        target_flange = stem(con.target_variable, FORCE_SUFFIXES)
         if source_flange is None or target_flange is None:
             continue
         for tangent in (STIFFNESS_TANGENT, DAMPING_TANGENT):
