@@ -29,3 +29,13 @@ def host(tmp_path_factory):
     subprocess.run([compiler, "-o", str(executable), *common], check=True)
     subprocess.run([compiler, "-shared", "-fPIC", "-DHOST_LIBRARY", "-o", str(library), *common], check=True)
     return executable, library
+
+
+def components_with(work: Path, module: str, source: str) -> Path:
+    """A copy of our components folder in ``work`` with one more module ``module`` (its ``source``), for
+    building FMUs of a component that is not shipped."""
+    from mechfmu.build import COMPONENTS_DIR
+    components = work / "components"
+    shutil.copytree(COMPONENTS_DIR, components, ignore=shutil.ignore_patterns("__pycache__"))
+    (components / f"{module}.py").write_text(source)
+    return components

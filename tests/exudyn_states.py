@@ -1,6 +1,6 @@
 """Exudyn test rig shared by the reference tests: two free coordinates at a given state (REFERENCES §5)."""
 import exudyn as exu
-from exudyn.itemInterface import Mass1D, MarkerNodeCoordinate, Node1D
+from exudyn.itemInterface import MarkerNodeCoordinate, Mass1D, Node1D
 
 
 def two_coordinates(q0: float, q1: float, v0: float, v1: float):

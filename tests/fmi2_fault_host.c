@@ -27,21 +27,7 @@
 #include <unistd.h>
 
 #include "fmi2Functions.h"
-
-static const char *STATUS[] = {"OK", "WARNING", "DISCARD", "ERROR", "FATAL", "PENDING"};
-
-static void logger(fmi2ComponentEnvironment env, fmi2String instance, fmi2Status status, fmi2String category,
-                   fmi2String message, ...) {
-    (void)env; (void)category;
-    char text[8192];
-    va_list args;
-    va_start(args, message);
-    vsnprintf(text, sizeof text, message, args);
-    va_end(args);
-    for (char *p = text; *p; ++p) if (*p == '\n') *p = ' ';
-    printf("[%s] %s: %s\n", status <= fmi2Pending ? STATUS[status] : "?", instance ? instance : "(null)", text);
-    fflush(stdout);
-}
+#include "host_logger.h"
 
 static long rss_kb(void) {
     FILE *f = fopen("/proc/self/statm", "r");

@@ -22,22 +22,9 @@
 #include <string.h>
 
 #include "fmi2Functions.h"
+#include "host_logger.h"
 
 #define MAX_VARS 512
-
-static const char *STATUS[] = {"OK", "WARNING", "DISCARD", "ERROR", "FATAL", "PENDING"};
-
-static void logger(fmi2ComponentEnvironment env, fmi2String instance, fmi2Status status, fmi2String category,
-                   fmi2String message, ...) {
-    (void)env; (void)category;
-    char text[8192];
-    va_list args;
-    va_start(args, message);
-    vsnprintf(text, sizeof text, message, args);
-    va_end(args);
-    printf("[%s] %s: %s\n", STATUS[status], instance, text);
-    fflush(stdout);
-}
 
 /* How many distinct libpython files (by device and inode) the process has mapped. */
 static int libpython_mappings(void) {

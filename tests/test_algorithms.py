@@ -6,12 +6,12 @@ from __future__ import annotations
 import math
 
 import pytest
+from mechfmu.components import COMPONENTS
 
 from mechfmu.algorithms import ALGORITHMS, make_algorithm, refuse_unenforced_constraints
 from mechfmu.scenario import Connection
 from mechfmu.slaves import LocalSlave, Slave, VariableInfo
 from mechfmu.system import CoupledSystem, StepRefused
-from mechfmu.components import COMPONENTS
 
 #: options an algorithm needs for a system without constraints (newton iterates on the connections)
 WITHOUT_CONSTRAINTS = {"newton": {"coupling": "implicit"}}

@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from fmpy.util import read_csv
-
 from mechfmu.components import COMPONENTS
+
 from mechfmu.observers import CsvWriter
 from mechfmu.scenario import ComponentSpec, Connection, Scenario, ScenarioError, load_scenario
 from mechfmu.simulate import DIVERGENCE_FACTOR, MAX_STEPS, simulate

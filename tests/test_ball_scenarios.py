@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from validation.opensim_model import opensim_solution
 from mechfmu.scenario import load_scenario
 from mechfmu.simulate import simulate
+from validation.opensim_model import opensim_solution
 
 pytest.importorskip("opensim")
 TIMES = np.linspace(0.0, 1.0, 1001)

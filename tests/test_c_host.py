@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 from fmpy import read_model_description
-
 from fmpy_driver import initialized_slave
 from mechfmu.components import COMPONENTS
 

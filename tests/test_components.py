@@ -3,8 +3,8 @@ import math
 import random
 
 import pytest
-
 from mechfmu.components import ComponentError, CoordinateSpringDamper, Mass
+
 from mechfmu.simulate import simulate
 
 SCENARIOS = "scenarios"
@@ -91,11 +91,12 @@ def test_two_free_masses_joined_by_a_connector_conserve_momentum(model, params):
     −f1·f on flange_b), so the geared momentum f1·m1·v1 + f0·m2·v2 keeps its start value to round-off
     (plain momentum for f0 = f1 = 1), through stick, slip and the stops. (Gauss-Seidel does not: the
     second body steps with a force computed after the first one moved.)"""
+    from mechfmu.components import COMPONENTS
+
     from mechfmu.algorithms import make_algorithm
-    from mechfmu.system import CoupledSystem
     from mechfmu.scenario import Connection
     from mechfmu.slaves import LocalSlave
-    from mechfmu.components import COMPONENTS
+    from mechfmu.system import CoupledSystem
 
     f0, f1 = params.get("factor0", 1.0), params.get("factor1", 1.0)
     for exchange in ("ordered", "strict"):

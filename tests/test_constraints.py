@@ -7,9 +7,9 @@ import warnings
 
 import numpy as np
 import pytest
+from mechfmu.components import ComponentError, CoordinateConstraint
 from scipy.integrate import solve_ivp
 
-from mechfmu.components import ComponentError, CoordinateConstraint
 from mechfmu.simulate import simulate
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from mechfmu.components import ComponentError, ElastoGap
 from scipy.integrate import solve_ivp
 
-from mechfmu.components import ComponentError, ElastoGap
 from mechfmu.scenario import load_scenario
 from mechfmu.simulate import simulate
 from validation.msl import event_times, read_msl_reference, tube_violation

@@ -1,7 +1,6 @@
 import math
 
 import pytest
-
 from mechfmu.components.expressions import Expression, ExpressionError
 
 ARGS = ("u", "v", "k", "d", "t")

@@ -12,13 +12,12 @@ import random
 import warnings
 
 import pytest
-
 from mechfmu.components import ComponentError, CoordinateSpringDamperExt
 from mechfmu.components.coordinate_spring_damper_ext import ExtLaw, SwitchingState, post_newton
 
 exu = pytest.importorskip("exudyn")  # the test extra (pins 1.13.6)
-from exudyn.itemInterface import CoordinateSpringDamperExt as ExuExt, NodeGenericData  # noqa: E402
-
+from exudyn.itemInterface import CoordinateSpringDamperExt as ExuExt  # noqa: E402
+from exudyn.itemInterface import NodeGenericData
 from exudyn_states import two_coordinates  # noqa: E402
 
 assert exu.__version__ == "1.13.6", exu.__version__

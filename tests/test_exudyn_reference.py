@@ -2,12 +2,10 @@
 import random
 
 import pytest
-
 from mechfmu.components import CoordinateSpringDamper
 
 exu = pytest.importorskip("exudyn")  # the test extra (pins 1.13.6)
 from exudyn.itemInterface import CoordinateSpringDamper as ExuCSD  # noqa: E402
-
 from exudyn_states import two_coordinates  # noqa: E402
 
 USER_LAW = "0.1*k*u + k*u**3 + v*d"

@@ -8,7 +8,6 @@ from html.parser import HTMLParser
 
 import pytest
 from fmpy import read_model_description
-
 from mechfmu.components import COMPONENTS
 from mechfmu.components.base import SIGN_CONVENTION
 

@@ -7,9 +7,9 @@ import subprocess
 import sys
 
 import pytest
+from mechfmu.components import COMPONENTS
 
 from mechfmu.slaves import FmuSlave, LocalSlave, SlaveError
-from mechfmu.components import COMPONENTS
 
 #: (model, start values, the call that must fail, the message the FMU logs)
 CASES = [

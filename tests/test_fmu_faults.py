@@ -16,10 +16,10 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from conftest import HEADERS, HERE, components_with
 from fmpy import read_model_description
 
-from conftest import HEADERS, HERE
-from mechfmu.build import COMPONENTS_DIR, build
+from mechfmu.build import build
 
 PROBE = '''"""FaultProbe: a test component. Its step fails (fmi2Discard) for u = 7 and raises an exception that is not
 an ``Exception`` for u = 13, which pythonfmu turns into fmi2Fatal."""
@@ -63,9 +63,7 @@ def fault_host(tmp_path_factory):
 @pytest.fixture(scope="module")
 def probe_fmu(tmp_path_factory, fmus):
     work = tmp_path_factory.mktemp("fault_probe")
-    components = work / "components"
-    shutil.copytree(COMPONENTS_DIR, components, ignore=shutil.ignore_patterns("__pycache__"))
-    (components / "fault_probe.py").write_text(PROBE)
+    components = components_with(work, "fault_probe", PROBE)
     return build(["FaultProbe"], directory=work / "fmus", components_dir=components)[0]
 
 

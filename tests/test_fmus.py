@@ -6,7 +6,6 @@ import sys
 
 import pytest
 from fmpy.validation import validate_fmu
-
 from mechfmu.components import COMPONENTS
 
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from mechfmu.components.expressions import Expression, ExpressionError
+
 from mechfmu.scenario import Scenario, ScenarioError, load_scenario
 from mechfmu.simulate import simulate
 

@@ -3,17 +3,17 @@ only its module. Dropped into a copy of components/, it is found by discovery, b
 (native loader, documentation), passes the generic FMU checks, and couples in the master, whose
 linear-implicit algorithm picks up its tangents by name."""
 import math
-import shutil
 from pathlib import Path
 
 import pytest
-
-from mechfmu.build import COMPONENTS_DIR, build, components_in
-from mechfmu.scenario import ComponentSpec, Connection, Scenario
-from mechfmu.simulate import simulate
+from conftest import components_with
 from test_c_host import check_c_host
 from test_fmu_documentation import check_documentation
 from test_fmus import check_round_trip
+
+from mechfmu.build import build, components_in
+from mechfmu.scenario import ComponentSpec, Connection, Scenario
+from mechfmu.simulate import simulate
 
 LINEAR_DAMPER = '''"""LinearDamper: Modelica.Mechanics.Translational.Components.Damper.
 
@@ -41,9 +41,7 @@ D, M, V0 = 25.0, 5.0, 1.0  # the mass leaves the wall's damper at 1 m/s: v(t) = 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory, fmus):
     work = tmp_path_factory.mktemp("new_connector")
-    components = work / "components"
-    shutil.copytree(COMPONENTS_DIR, components, ignore=shutil.ignore_patterns("__pycache__"))
-    (components / "linear_damper.py").write_text(LINEAR_DAMPER)
+    components = components_with(work, "linear_damper", LINEAR_DAMPER)
     found = components_in(components)
     paths = build(["LinearDamper", "Mass", "Fixed"], directory=work / "fmus", components_dir=components)
     return found, {p.stem: p for p in paths}

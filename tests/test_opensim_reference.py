@@ -12,7 +12,6 @@ import math
 import random
 
 import pytest
-
 from mechfmu.components import SmoothSphereHalfSpaceForce
 from mechfmu.components.spatial import matrix_to_quat
 

@@ -4,10 +4,8 @@ from __future__ import annotations
 import math
 
 import pytest
-
 from mechfmu.components import ComponentError, RigidBody
-from mechfmu.components.spatial import (cross, mat_t_vec, mat_vec, quat_exp, quat_mul, quat_normalize,
-                                        quat_to_matrix)
+from mechfmu.components.spatial import cross, mat_t_vec, mat_vec, quat_exp, quat_mul, quat_normalize, quat_to_matrix
 
 Q0 = quat_normalize((math.cos(0.3), 0.1, -0.2, math.sin(0.3)))
 
