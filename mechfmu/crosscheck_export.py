@@ -45,14 +45,14 @@ class StepProbe:
         self.after: dict[float, tuple[float, ...]] = {}
         step = slave.do_step
 
-        def do_step(t: float, h: float) -> bool:
-            self.inputs[t] = tuple(slave.component.values[n] for n in self.names)
-            self.before[t] = tuple(slave.component.get(n) for n in self.outputs)
-            done = step(t, h)
+        def do_step(current_time: float, step_size: float) -> bool:
+            self.inputs[current_time] = tuple(slave.component.values[n] for n in self.names)
+            self.before[current_time] = tuple(slave.component.get(n) for n in self.outputs)
+            done = step(current_time, step_size)
             if done:
-                self.after[t] = tuple(slave.component.get(n) for n in self.outputs)
+                self.after[current_time] = tuple(slave.component.get(n) for n in self.outputs)
             return done
-        slave.do_step = do_step
+        slave.do_step = do_step  # type: ignore[method-assign]  # wraps this one slave's step (instance attribute)
 
 
 def _variant(fmu: Path, target: Path, parameters: dict) -> None:
@@ -99,6 +99,7 @@ def export_crosscheck(path: str | Path, directory: str | Path) -> list[Path]:
         raise RuntimeError(f"{scenario.name}: {result.message}")
     root = Path(directory) / "fmus" / "2.0" / "cs" / "linux64" / "mechfmu" / __version__
     written = []
+    assert result.data is not None  # an ok run recorded its rows (default Recorder)
     times = list(result.data["time"])
     for model, instance in sorted(first.items()):
         spec = scenario.components[instance]
