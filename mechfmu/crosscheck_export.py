@@ -23,7 +23,8 @@ from pathlib import Path
 
 from . import __version__
 from .components import fmi
-from .observers import csv_header, csv_row
+from .observers import Observer, csv_header, csv_row
+from .result import Run
 from .scenario import component_class, load_scenario
 from .simulate import simulate
 from .slaves import LocalSlave
@@ -78,13 +79,11 @@ def export_crosscheck(path: str | Path, directory: str | Path) -> list[Path]:
     scenario = load_scenario(path)
     probes: dict[str, StepProbe] = {}
 
-    class Probing:  # attach probes when simulate has created the slaves (observer 'initialized')
-        def initialized(self, run):
+    class Probing(Observer):  # attach probes when simulate has created the slaves (observer 'initialized')
+        def initialized(self, run: Run) -> None:
             for name, slave in run.slaves.items():
+                assert isinstance(slave, LocalSlave)  # simulate(local=True) below
                 probes[name] = StepProbe(slave)
-
-        def step_completed(self, run): ...
-        def finished(self, run, result): ...
 
     first: dict[str, str] = {}
     for name, spec in scenario.components.items():
