@@ -41,6 +41,7 @@ from pythonfmu import Boolean, Fmi2Causality, Fmi2Initial, Fmi2Variability, Inte
 from pythonfmu.default_experiment import DefaultExperiment
 from pythonfmu.enums import Fmi2Status
 
+from ._pythonfmu import Fmi2SlaveApi, child
 from .base import QUANTITIES, UNITS, Component, Param
 
 _VARIABLE_TYPES = {"Real": Real, "Integer": Integer, "Boolean": Boolean, "String": String}
@@ -70,7 +71,7 @@ def _type_definitions() -> Element:
     return node
 
 
-class ComponentFmu:
+class ComponentFmu(Fmi2SlaveApi):
     """Mixin that turns a ``Component`` into a pythonfmu slave; the entry script declares
     ``class Model(ComponentFmu, Fmi2Slave): component_class = ModelComponent``."""
 
@@ -195,20 +196,20 @@ class ComponentFmu:
 
     # --- modelDescription ----------------------------------------------------------------
     def to_xml(self, model_options=None) -> Element:
-        root = super().to_xml(model_options or {})
-        cosim = root.find("CoSimulation")
+        root = super().to_xml(model_options or {})  # type: ignore[safe-super]  # Fmi2Slave's, next in the MRO
+        cosim = child(root, "CoSimulation")
         cosim.set("canGetAndSetFMUstate", "true")
         cosim.set("canSerializeFMUstate", "true")
         position = list(root).index(cosim) + 1
         root.insert(position, _type_definitions())
         root.insert(position, _unit_definitions())
         index_of = {}
-        for index, node in enumerate(root.find("ModelVariables"), start=1):
+        for index, node in enumerate(child(root, "ModelVariables"), start=1):
             name = node.get("name")
             index_of[name] = index
             if name in self._units:
                 unit, param = self._units[name]
-                real = node.find("Real")
+                real = child(node, "Real")
                 if unit in QUANTITIES:
                     real.set("declaredType", QUANTITIES[unit][0])
                 real.set("unit", unit)
@@ -216,7 +217,7 @@ class ComponentFmu:
                     real.set("min", repr(float(param.min)))
                 if param is not None and param.max is not None:
                     real.set("max", repr(float(param.max)))
-        root.remove(root.find("ModelStructure"))
+        root.remove(child(root, "ModelStructure"))
         structure = SubElement(root, "ModelStructure")
         parameter_indices = [index_of[p.name] for p in self.component_class.parameters]
         if self.component_class.outputs:

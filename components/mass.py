@@ -30,12 +30,15 @@ Invariant: with fa = −fb (an internal force pair) momentum m·v changes only t
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from typing import ClassVar
 
 from .base import Component, Input, Output, Param
 from .ports import ACCELERATION, DAMPING_TANGENT, FLANGE_A, FLANGE_B, RATE, STIFFNESS_TANGENT, port
 
 FLANGES = (FLANGE_A, FLANGE_B)
+#: a 2x2 matrix as (a11, a12, a21, a22)
+Mat2 = tuple[float, float, float, float]
 
 
 def mass_acceleration(m: float, f_drive: float, fa: float, fb: float) -> float:
@@ -48,34 +51,39 @@ def mass_step(s: float, v: float, a: float, h: float) -> tuple[float, float]:
     return s + v * h + 0.5 * a * h * h, v + a * h
 
 
-def _mul(x: tuple[float, float, float, float], y: tuple[float, float, float, float]):
+def _mat2(values: Iterable[float]) -> Mat2:
+    a11, a12, a21, a22 = values
+    return (a11, a12, a21, a22)
+
+
+def _mul(x: Mat2, y: Mat2) -> Mat2:
     """2x2 product, matrices as (a11, a12, a21, a22)."""
     return (x[0] * y[0] + x[1] * y[2], x[0] * y[1] + x[1] * y[3],
             x[2] * y[0] + x[3] * y[2], x[2] * y[1] + x[3] * y[3])
 
 
-def exp_phi(matrix: tuple[float, float, float, float]) -> tuple[tuple[float, ...], ...]:
+def exp_phi(matrix: Mat2) -> tuple[Mat2, Mat2, Mat2]:
     """(e^X, φ1(X), φ2(X)) of a 2x2 matrix X, φ_k(X) = Σ X^j/(j+k)!: scaling and squaring (e^{2Y} = (e^Y)²,
     φ1(2Y) = φ1(Y)·(e^Y + I)/2, φ2(2Y) = φ2(Y)/2 + φ1(Y)²/4) of Taylor series (error < 1e-18
     relative at norm 1/2)."""
     norm = max(abs(matrix[0]) + abs(matrix[1]), abs(matrix[2]) + abs(matrix[3]))
     squarings = math.ceil(math.log2(norm / 0.5)) if norm > 0.5 else 0
     scale = 0.5 ** squarings
-    y = tuple(x * scale for x in matrix)
-    e, phi, phi2 = [1.0, 0.0, 0.0, 1.0], [1.0, 0.0, 0.0, 1.0], [0.5, 0.0, 0.0, 0.5]
+    y = _mat2(x * scale for x in matrix)
+    e_sum, phi_sum, phi2_sum = [1.0, 0.0, 0.0, 1.0], [1.0, 0.0, 0.0, 1.0], [0.5, 0.0, 0.0, 0.5]
     power = (1.0, 0.0, 0.0, 1.0)
     factorial = 1.0
     for j in range(1, 18):
         power = _mul(power, y)
         factorial *= j
         for i in range(4):
-            e[i] += power[i] / factorial
-            phi[i] += power[i] / (factorial * (j + 1))
-            phi2[i] += power[i] / (factorial * (j + 1) * (j + 2))
-    e, phi, phi2 = tuple(e), tuple(phi), tuple(phi2)
+            e_sum[i] += power[i] / factorial
+            phi_sum[i] += power[i] / (factorial * (j + 1))
+            phi2_sum[i] += power[i] / (factorial * (j + 1) * (j + 2))
+    e, phi, phi2 = _mat2(e_sum), _mat2(phi_sum), _mat2(phi2_sum)
     for _ in range(squarings):
         square = _mul(phi, phi)
-        phi2 = tuple(0.5 * a + 0.25 * b for a, b in zip(phi2, square))
+        phi2 = _mat2(0.5 * a + 0.25 * b for a, b in zip(phi2, square))
         phi = _mul(phi, (0.5 * (e[0] + 1.0), 0.5 * e[1], 0.5 * e[2], 0.5 * (e[3] + 1.0)))
         e = _mul(e, e)
     return e, phi, phi2
@@ -151,7 +159,7 @@ class Mass(Component):
     description = "1D sliding mass with inertia (Modelica Translational Mass semantics)"
     source = "Modelica Standard Library 4.1, Modelica.Mechanics.Translational.Components.Mass"
     example_parameters = {"m": 2.5, "L": 0.2, "s_start": 0.3, "v_start": -1.0}
-    parameters = (
+    parameters: ClassVar[tuple[Param, ...]] = (
         Param("m", 1.0, "kg", "Mass of the sliding mass", min=0.0, min_exclusive=True),
         Param("L", 0.0, "m", "Length of the component, from left flange to right flange", min=0.0),
         Param("s_start", 0.0, "m", "Initial absolute position of the centre of mass", moves_state="s"),

@@ -22,10 +22,12 @@ kinetic energy ½m|v_c|² + ½ω_b·I_c·ω_b and gravitational potential energy
 from __future__ import annotations
 
 import math
+from typing import overload
 
 from .base import Component, Input, Output, Param
 from .base import vector_variables as _vec
 from .spatial import (
+    Quat,
     Vec,
     add,
     cross,
@@ -95,7 +97,15 @@ class RigidBody(Component):
                   Output("potentialEnergy", "J", "Gravitational potential energy -m*g.p_com")))
     initial_state = {"p": [0.0, 0.0, 0.0], "v": [0.0, 0.0, 0.0], "q": [1.0, 0.0, 0.0, 0.0], "w": [0.0, 0.0, 0.0]}
 
-    def vector(self, prefix: str, names=AXES) -> tuple[float, ...]:
+    @overload
+    def vector(self, prefix: str, names: tuple[str, str, str] = AXES) -> Vec: ...
+    @overload
+    def vector(self, prefix: str, names: tuple[str, str, str, str]) -> Quat: ...
+    @overload
+    def vector(self, prefix: str, names: tuple[str, ...]) -> tuple[float, ...]: ...
+
+    def vector(self, prefix: str, names: tuple[str, ...] = AXES) -> tuple[float, ...]:
+        """The values ``prefix.<name>`` for ``names``: a 3-vector by default, a quaternion for QUAT."""
         return tuple(self.values[f"{prefix}.{a}"] for a in names)
 
     def inertia(self) -> tuple:

@@ -31,10 +31,11 @@ physical) the parameter is rejected. cf is also the slip-velocity regularizer (v
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from typing import NamedTuple, overload
 
 from .base import Component, Input, Output, Param, vector_variables
 from .spatial import (
+    Quat,
     Vec,
     add,
     body_xyz_rotation,
@@ -185,7 +186,15 @@ class SmoothSphereHalfSpaceForce(Component):
     def contact_parameters(self) -> ContactParameters:
         return ContactParameters(**{name: self.values[name] for name in ContactParameters._fields})
 
-    def vector(self, prefix: str, names=AXES) -> tuple[float, ...]:
+    @overload
+    def vector(self, prefix: str, names: tuple[str, str, str] = AXES) -> Vec: ...
+    @overload
+    def vector(self, prefix: str, names: tuple[str, str, str, str]) -> Quat: ...
+    @overload
+    def vector(self, prefix: str, names: tuple[str, ...]) -> tuple[float, ...]: ...
+
+    def vector(self, prefix: str, names: tuple[str, ...] = AXES) -> tuple[float, ...]:
+        """The values ``prefix.<name>`` for ``names``: a 3-vector by default, a quaternion for QUAT."""
         return tuple(self.values[f"{prefix}.{a}"] for a in names)
 
     def body(self, prefix: str) -> BodyState:

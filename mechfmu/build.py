@@ -31,7 +31,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 #: the component sources, wherever the package is installed (the checkout's components/ when editable)
-COMPONENTS_DIR = Path(importlib.util.find_spec("mechfmu.components").origin).parent
+_COMPONENTS_SPEC = importlib.util.find_spec("mechfmu.components")
+assert _COMPONENTS_SPEC is not None and _COMPONENTS_SPEC.origin is not None  # a package of this distribution
+COMPONENTS_DIR = Path(_COMPONENTS_SPEC.origin).parent
 LOADER_SOURCE = Path(__file__).with_name("fmi2_loader.c")
 DOCUMENTATION_SOURCE = Path(__file__).with_name("documentation.py")
 
@@ -103,6 +105,7 @@ def components_in(components_dir: Path = COMPONENTS_DIR) -> dict[str, type]:
     if name not in sys.modules:
         spec = importlib.util.spec_from_file_location(name, components_dir / "__init__.py",
                                                       submodule_search_locations=[str(components_dir)])
+        assert spec is not None and spec.loader is not None  # a .py file always has a source loader
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
         spec.loader.exec_module(module)
@@ -188,8 +191,8 @@ def _build_here(argv: list[str]) -> None:
     components = components_in(components_dir)
     package = f"mechfmu_components_{digest}"
     runtime = python_runtime()
-    with tempfile.TemporaryDirectory(prefix="mechfmu_build_") as tmp:
-        tmp = Path(tmp)
+    with tempfile.TemporaryDirectory(prefix="mechfmu_build_") as tmp_name:
+        tmp = Path(tmp_name)
         loader = tmp / "loader.so"
         compile_loader(loader, runtime)
         shutil.copytree(components_dir, tmp / package, ignore=shutil.ignore_patterns("__pycache__"))

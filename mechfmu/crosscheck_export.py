@@ -23,7 +23,8 @@ from pathlib import Path
 
 from . import __version__
 from .components import fmi
-from .observers import csv_header, csv_row
+from .observers import Observer, csv_header, csv_row
+from .result import Run
 from .scenario import component_class, load_scenario
 from .simulate import simulate
 from .slaves import LocalSlave
@@ -45,14 +46,14 @@ class StepProbe:
         self.after: dict[float, tuple[float, ...]] = {}
         step = slave.do_step
 
-        def do_step(t: float, h: float) -> bool:
-            self.inputs[t] = tuple(slave.component.values[n] for n in self.names)
-            self.before[t] = tuple(slave.component.get(n) for n in self.outputs)
-            done = step(t, h)
+        def do_step(current_time: float, step_size: float) -> bool:
+            self.inputs[current_time] = tuple(slave.component.values[n] for n in self.names)
+            self.before[current_time] = tuple(slave.component.get(n) for n in self.outputs)
+            done = step(current_time, step_size)
             if done:
-                self.after[t] = tuple(slave.component.get(n) for n in self.outputs)
+                self.after[current_time] = tuple(slave.component.get(n) for n in self.outputs)
             return done
-        slave.do_step = do_step
+        slave.do_step = do_step  # type: ignore[method-assign]  # wraps this one slave's step (instance attribute)
 
 
 def _variant(fmu: Path, target: Path, parameters: dict) -> None:
@@ -78,13 +79,11 @@ def export_crosscheck(path: str | Path, directory: str | Path) -> list[Path]:
     scenario = load_scenario(path)
     probes: dict[str, StepProbe] = {}
 
-    class Probing:  # attach probes when simulate has created the slaves (observer 'initialized')
-        def initialized(self, run):
+    class Probing(Observer):  # attach probes when simulate has created the slaves (observer 'initialized')
+        def initialized(self, run: Run) -> None:
             for name, slave in run.slaves.items():
+                assert isinstance(slave, LocalSlave)  # simulate(local=True) below
                 probes[name] = StepProbe(slave)
-
-        def step_completed(self, run): ...
-        def finished(self, run, result): ...
 
     first: dict[str, str] = {}
     for name, spec in scenario.components.items():
@@ -99,6 +98,7 @@ def export_crosscheck(path: str | Path, directory: str | Path) -> list[Path]:
         raise RuntimeError(f"{scenario.name}: {result.message}")
     root = Path(directory) / "fmus" / "2.0" / "cs" / "linux64" / "mechfmu" / __version__
     written = []
+    assert result.data is not None  # an ok run recorded its rows (default Recorder)
     times = list(result.data["time"])
     for model, instance in sorted(first.items()):
         spec = scenario.components[instance]

@@ -29,7 +29,7 @@ class Observer:
 class Recorder(Observer):
     """Keeps every recorded row; ``array()`` is a structured array with ``time`` first."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.rows: list[tuple[float, ...]] = []
         self.names: list[str] = []
 
@@ -125,6 +125,7 @@ class CsvWriter(Observer):
 
     def _flush(self) -> None:
         """Write the gathered rows; on failure cut the file back to its last whole row."""
+        assert self._fd is not None  # rows are added after initialized opened the file, flushed before it closes
         data = "".join(self._pending).encode()
         self._pending, self._pending_size = [], 0
         view = memoryview(data)
@@ -149,6 +150,7 @@ class CsvWriter(Observer):
             result.status, result.message = "error", result.message or str(exc)
         os.close(self._fd)
         self._fd = None
+        assert self._tmp is not None  # set with _fd
         target = self.path if ok else partial_path(self.path)
         os.replace(self._tmp, target)
         if not ok and self.path.exists():
@@ -161,6 +163,7 @@ class CsvWriter(Observer):
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
+            assert self._tmp is not None  # set with _fd
             self._tmp.unlink(missing_ok=True)
         if self._lock_fd is not None:
             self._lock_file.unlink(missing_ok=True)
@@ -212,7 +215,8 @@ def plot_result(result: Result, path: str | Path, title: str, variables: list[st
     from .components.base import QUANTITIES
     from .result import selector
 
-    columns = [n for n in result.data.dtype.names if n != "time"]
+    assert result.data is not None, "plot_result needs a recorded result"
+    columns = [n for n in result.data.dtype.names or () if n != "time"]
     if variables:
         select = selector(variables, columns)
         names = [n for n in columns if select(n)]

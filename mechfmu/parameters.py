@@ -55,7 +55,7 @@ def _mapping(binding: ET.Element, folder: Path) -> dict[str, tuple[str, tuple[Fr
         return {}
     source = element.get("source")
     root = ET.parse(folder / source).getroot() if source else element.find("ssm:ParameterMapping", NS)
-    entries = {}
+    entries: dict[str, tuple[str, tuple[Fraction, Fraction] | None]] = {}
     for entry in ([] if root is None else root.iterfind("ssm:MappingEntry", NS)):
         linear = entry.find("ssc:LinearTransformation", NS)
         others = [c.tag.split("}")[1] for c in entry if c is not linear and c.tag.endswith("Transformation")]
@@ -64,7 +64,9 @@ def _mapping(binding: ET.Element, folder: Path) -> dict[str, tuple[str, tuple[Fr
                              "(only ssc:LinearTransformation)")
         transform = (None if linear is None
                      else (Fraction(linear.get("factor", "1")), Fraction(linear.get("offset", "0"))))
-        entries[entry.get("source")] = (entry.get("target"), transform)
+        # source and target are required (SSP 1.0); kept as it was without them: a None source matches no
+        # parameter, a None target is reported as an unknown variable None
+        entries[entry.get("source")] = (entry.get("target"), transform)  # type: ignore[index, assignment]
     return entries
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import fnmatch
 import math
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -52,8 +53,7 @@ class Run:
         select = selector(output_variables, [f"{s.name}.{n}" for s in slaves.values() for n in s.outputs()])
         self._reads = [(s, [n for n in s.outputs() if select(f"{s.name}.{n}")]) for s in slaves.values()]
         self.column_names = ["time"] + [f"{s.name}.{n}" for s, names in self._reads for n in names]
-        seen: set[str] = set()
-        twice = sorted({n for n in self.column_names if n in seen or seen.add(n)})
+        twice = sorted(n for n, count in Counter(self.column_names).items() if count > 1)
         if twice:
             raise ValueError(f"result columns {twice} would be written twice (a component named like another's "
                              "component.variable, e.g. 'x.flange' beside 'x'); rename a component")

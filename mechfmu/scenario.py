@@ -14,6 +14,7 @@ have, an input connected twice, a value outside a parameter's declared min/max.
 """
 from __future__ import annotations
 
+import functools
 import math
 import tempfile
 import xml.etree.ElementTree as ET
@@ -156,7 +157,7 @@ def load_scenario(path: str | Path, check: bool = True, local: bool = False) -> 
         spec = ComponentSpec(name, resolve_source(ssd.parent, source))
         for connector in comp.iterfind("ssd:Connectors/ssd:Connector", NS):
             spec.connectors[connector.get("name", "")] = connector.get("kind", "")
-        for item in binding_values(comp, ssd.parent, units, lambda p, spec=spec: declared_unit(spec, p)):
+        for item in binding_values(comp, ssd.parent, units, functools.partial(declared_unit, spec)):
             if isinstance(item, str):
                 problems.append(f"{name}: {item}")
             else:
@@ -292,7 +293,7 @@ def _check(scenario: Scenario, local: bool = False) -> list[str]:
                                     f"[{lo if lo is not None else '-inf'}, {hi if hi is not None else 'inf'}]{unit}")
     targets: dict[tuple[str, str], Connection] = {}
     for con in scenario.connections:
-        ends = []
+        ends: list[Any] = []  # the variable at each end (ours or fmpy's), None if unknown
         ends_wanted = ((con.source, con.source_variable, "output"), (con.target, con.target_variable, "input"))
         for comp, var, role in ends_wanted:
             if comp not in scenario.components:

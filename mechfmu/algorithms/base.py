@@ -50,7 +50,8 @@ class Option:
             if self.kind is int and isinstance(value, float) and value != parsed:
                 raise ValueError  # 2.7 is not silently 2
         except (TypeError, ValueError, OverflowError):
-            what = {float: "a finite number", int: "an integer"}.get(self.kind, f"a {self.kind.__name__}")
+            names: dict[Callable[[Any], Any], str] = {float: "a finite number", int: "an integer"}
+            what = names.get(self.kind, f"a {self.kind.__name__}")
             raise ValueError(f"algorithm {algorithm!r}: {key} = {value!r} is not {what}") from None
         if self.choices and parsed not in self.choices:
             raise ValueError(f"algorithm {algorithm!r}: {key} = {value!r}; use one of {self.choices}")
