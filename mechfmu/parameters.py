@@ -64,9 +64,10 @@ def _mapping(binding: ET.Element, folder: Path) -> dict[str, tuple[str, tuple[Fr
                              "(only ssc:LinearTransformation)")
         transform = (None if linear is None
                      else (Fraction(linear.get("factor", "1")), Fraction(linear.get("offset", "0"))))
-        # source and target are required (SSP 1.0); kept as it was without them: a None source matches no
-        # parameter, a None target is reported as an unknown variable None
-        entries[entry.get("source")] = (entry.get("target"), transform)  # type: ignore[index, assignment]
+        source_name, target_name = entry.get("source"), entry.get("target")
+        if not source_name or not target_name:
+            raise ValueError("an ssm:MappingEntry needs both source and target (SSP 1.0)")
+        entries[source_name] = (target_name, transform)
     return entries
 
 

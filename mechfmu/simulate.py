@@ -191,7 +191,7 @@ def simulate(scenario: Scenario | str | Path, algorithm: str | CouplingAlgorithm
                     obs.finished(run, result)
         finally:
             for obs in observers:
-                obs.close()
+                getattr(obs, "close", lambda: None)()  # observers written before close() existed
     return result
 
 

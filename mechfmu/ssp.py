@@ -46,11 +46,14 @@ def _openmodelica_annotations(root: ET.Element, step_size: float, name: str) -> 
         ET.SubElement(information, _q("oms", "FixedStepMaster"), description="oms-ma", stepSize=repr(float(step_size)),
                       absoluteTolerance=OMS_TOLERANCE, relativeTolerance=OMS_TOLERANCE)
     experiment = root.find("ssd:DefaultExperiment", NS)
-    # known gap, kept as it was: an SSD without ssd:DefaultExperiment (load_scenario accepts it and uses
-    # defaults) fails here with AttributeError
-    annotations = experiment.find("ssd:Annotations", NS)  # type: ignore[union-attr]
+    if experiment is None:  # optional in SSP; placed after System, Enumerations and Units as the schema orders
+        before = [i for i, child in enumerate(root) if child.tag in (_q("ssd", "System"), _q("ssd", "Enumerations"),
+                                                                     _q("ssd", "Units"))]
+        experiment = ET.Element(_q("ssd", "DefaultExperiment"))
+        root.insert(max(before, default=-1) + 1, experiment)
+    annotations = experiment.find("ssd:Annotations", NS)
     if annotations is None:
-        annotations = ET.SubElement(experiment, _q("ssd", "Annotations"))  # type: ignore[arg-type]
+        annotations = ET.SubElement(experiment, _q("ssd", "Annotations"))
     if annotations.find("ssc:Annotation[@type='org.openmodelica']", NS) is None:
         annotation = ET.Element(_q("ssc", "Annotation"), type="org.openmodelica")
         ET.SubElement(ET.SubElement(annotation, _q("oms", "Annotations")), _q("oms", "SimulationInformation"),

@@ -104,6 +104,17 @@ def test_scenario_numbers_are_checked_and_named(tmp_path, edit, fragment):
     assert fragment in str(info.value)
 
 
+def test_a_scenario_without_default_experiment_exports_and_runs(fmus, tmp_path):
+    """ssd:DefaultExperiment is optional: defaults apply, and export-ssp writes one for OMSimulator."""
+    from mechfmu.ssp import export_ssp
+    folder = edited(tmp_path, lambda t: t[:t.index("<ssd:DefaultExperiment")] + t[t.index("</ssd:DefaultExperiment>")
+                                                                                   + len("</ssd:DefaultExperiment>"):])
+    export_ssp(folder, tmp_path / "x.ssp")
+    scenario = load_scenario(tmp_path / "x.ssp")
+    assert (scenario.stop_time, scenario.step_size) == (1.0, 1e-3)
+    assert simulate(scenario, stop=0.01).ok
+
+
 def test_algorithm_options_must_be_finite_and_exact(fmus):
     for option, fragment in (("tolerance=inf", "tolerance = 'inf' is not a finite number"),
                              ("tolerance=nan", "tolerance = 'nan' is not a finite number"),

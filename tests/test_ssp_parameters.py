@@ -98,6 +98,10 @@ def test_ssm_mapping_renames_and_transforms(fmus, tmp_path):
                '</ssd:ParameterBinding>')
     folder = scenario_copy(tmp_path, "mapped", binding, None, {"mass.ssv": mass, "mass.ssm": mapping})
     assert load_scenario(folder).components["mass"].parameters == {"m": 5.0, "f_drive": 1.0, "s_start": 0.0123}
+    without_target = mapping.replace(' target="m"', "")
+    folder = scenario_copy(tmp_path, "unmapped", binding, None, {"mass.ssv": mass, "mass.ssm": without_target})
+    with pytest.raises(ScenarioError, match="an ssm:MappingEntry needs both source and target"):
+        load_scenario(folder)
 
 
 @pytest.mark.parametrize("parameter, problem", [
