@@ -189,7 +189,8 @@ class Newton(IterativeAlgorithm):
       at the end of the step: ``constraintEquation`` (position level, or velocity level where the
       constraint says ``velocityLevel``) with ``index="3"`` (default), ``residual_v`` (velocity
       level for all) with ``index="2"``; λ is held over the step; a position-level constraint whose
-      force rates reach bodies gets λ̇ too, with the velocity residual;
+      force rates reach bodies gets λ̇ too, with the velocity residual (the exact time derivative of the
+      position constraint, also without offsetUserFunction_t);
     - with ``coupling="implicit"`` also the end-of-step value of every connection, with the inputs
       held at the average of start and end (``inputs="average"``: trapezoidal, second order,
       A-stable) or at the end value (``inputs="end"``: implicit Euler); residual = value read after
