@@ -6,7 +6,8 @@ exudyn 1.13.6 calls it ``factor1``):
     c  = k·flange_b.s − flange_a.s − off(t)        output ``residual`` [m] (position level, index 3)
     ċ  = k·flange_b.v − flange_a.v − off_t(t)      output ``residual_v`` [m/s] (velocity level, index 2)
     off(t)   = offsetUserFunction(t, lOffset) if given, else offset
-    off_t(t) = offsetUserFunction_t(t, lOffset) if given, else offset if velocityLevel, else 0
+    off_t(t) = offsetUserFunction_t(t, lOffset) if given, else offset if velocityLevel,
+               else d off/dt (exact: automatic differentiation of offsetUserFunction; 0 for a constant)
     flange_a.f = −λ,  flange_b.f = +k·λ             (cut forces: +λ acts on the body at flange_a,
                                                      −k·λ on the body at flange_b, as in exudyn)
 
@@ -16,9 +17,12 @@ Over a step it is ``λ(τ) = lambda + lambda_rate·τ`` (inputs): the cut forces
 ``flange_x.f_rate`` carry λ̇ to bodies that accept a force rate (Mass, Inertia), so position AND
 velocity constraint can both hold at every communication point; bodies without rate inputs see λ
 held (then only one of them can). Output ``f`` is the force at the component's time (exudyn's Force). With
-``velocityLevel`` the velocity residual is the one to enforce (exudyn then ignores offsetUserFunction);
-as in exudyn, a velocity-level form without offsetUserFunction_t does NOT include the time derivative
-of a position offsetUserFunction (REFERENCES pitfall 9). If ``activeConnector`` is false the
+``velocityLevel`` the velocity residual is the one to enforce (exudyn then ignores offsetUserFunction).
+Without ``velocityLevel`` the constraint is at position level and, as in exudyn (index 3), needs no
+offsetUserFunction_t: ċ is then the exact time derivative of c, which the master enforces with λ̇ so
+that velocities are consistent with the prescribed position. Deliberate deviation: exudyn's index-2
+form without offsetUserFunction_t uses off_t = 0 (REFERENCES pitfall 9, a wrong velocity and a force
+growing as 1/h in a co-simulation); here ``residual_v`` (and newton's index 2) uses d off/dt. If ``activeConnector`` is false the
 forces are 0 and both residuals are reported as λ itself (exudyn's c(λ) = λ = 0), so a master drives
 λ to 0. User-function names: ``t`` [s] (the component's time: the end of the last step), ``lOffset``,
 ``itemNumber``. ``s_rel``/``v_rel`` are flange_b − flange_a without the factor (exudyn's
@@ -34,7 +38,7 @@ from __future__ import annotations
 
 from .base import Component, Input, Output, Param
 from .connector import CONNECTOR_INPUTS
-from .expressions import Expression
+from .expressions import Expression, ExpressionError
 from .ports import ACTIVE, CONSTRAINT_EQUATION, LAMBDA, LAMBDA_RATE, VELOCITY_LEVEL, VELOCITY_RESIDUAL
 
 USER_FUNCTION_NAMES = ("t", "lOffset", "itemNumber")
@@ -118,14 +122,26 @@ class CoordinateConstraint(Component):
         return self.call_expression(name, USER_FUNCTION_NAMES, t=self.time, lOffset=self.values["offset"],
                                     itemNumber=self.values["itemNumber"])
 
+    def offset_derivative(self) -> float:
+        """d off/dt of offsetUserFunction at the component's time, exact (automatic differentiation
+        of the expression, components/dual.py)."""
+        try:
+            return self.expression("offsetUserFunction").derivative(
+                "t", t=self.time, lOffset=self.values["offset"], itemNumber=self.values["itemNumber"])
+        except ExpressionError as exc:
+            raise self.error("offsetUserFunction", self.values["offsetUserFunction"],
+                             f"has no time derivative here ({exc}); give offsetUserFunction_t") from None
+
     def offsets(self) -> tuple[float, float]:
         """(off(t), off_t(t)) at the component's time."""
         vals = self.values
         position = self.evaluate("offsetUserFunction") if self.expression("offsetUserFunction") else vals["offset"]
         if self.expression("offsetUserFunction_t"):
             velocity = self.evaluate("offsetUserFunction_t")
-        else:
-            velocity = vals["offset"] if vals[VELOCITY_LEVEL] else 0.0
+        elif vals[VELOCITY_LEVEL]:
+            velocity = vals["offset"]
+        else:  # the time derivative of the position offset: exact, 0 for a constant offset
+            velocity = self.offset_derivative() if self.expression("offsetUserFunction") else 0.0
         return position, velocity
 
     def initialize(self, start_time: float = 0.0) -> None:

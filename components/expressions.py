@@ -10,12 +10,16 @@ Cost is bounded: at most ``MAX_LENGTH`` characters and ``MAX_NODES`` syntax node
 and every number is a float (literals, argument values such as the integer ``itemNumber``, and the
 results of ``floor``/``ceil``), so ``**`` cannot build huge integers (it overflows instead).
 The result must be a finite real number; anything else raises ``ExpressionError``.
+``Expression.derivative`` gives the exact derivative with respect to one argument (forward-mode
+automatic differentiation, components/dual.py).
 """
 from __future__ import annotations
 
 import ast
 import math
 from typing import Callable, Iterable
+
+from .dual import DUAL_FUNCTIONS, Dual
 
 MAX_LENGTH = 2000
 MAX_NODES = 400
@@ -35,6 +39,7 @@ FUNCTIONS: dict[str, Callable[..., float]] = {
     "hypot": math.hypot, "copysign": math.copysign,
 }
 CONSTANTS: dict[str, float] = {"pi": math.pi, "e": math.e}
+assert set(DUAL_FUNCTIONS) == set(FUNCTIONS), "every function needs its derivative rule (components/dual.py)"
 
 _ALLOWED_NODES = (
     ast.Expression, ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.IfExp, ast.Call,
@@ -90,14 +95,31 @@ class Expression:
         tree = ast.fix_missing_locations(_FloatLiterals().visit(tree))
         self._code = compile(tree, "<user function>", "eval")
         self._globals = {"__builtins__": {}, **FUNCTIONS, **CONSTANTS}
+        self._dual_globals = {"__builtins__": {}, **DUAL_FUNCTIONS, **CONSTANTS}
 
     def __call__(self, **values: float) -> float:
+        return self._evaluate(self._globals, values)
+
+    def derivative(self, name: str, **values: float) -> float:
+        """The exact derivative with respect to the argument ``name`` at ``values`` (every operation
+        carries its derivative, components/dual.py: no difference quotient); errors as ``__call__``."""
+        result = self._evaluate(self._dual_globals, values, name)
+        return self._real(result.slope if isinstance(result, Dual) else 0.0, values)
+
+    def _evaluate(self, namespace: dict, values: dict, seed: str | None = None):
         try:
             values = {k: float(v) for k, v in values.items()}  # no integer arithmetic: bounded cost
-            result = eval(self._code, self._globals, values)  # noqa: S307 - AST whitelisted above
+            local = {k: Dual(v, 1.0) if k == seed else v for k, v in values.items()}
+            result = eval(self._code, namespace, local)  # noqa: S307 - AST whitelisted above
+            if seed is not None:
+                return result
         except (ArithmeticError, ValueError, TypeError) as exc:
             raise ExpressionError(f"evaluation failed ({exc}) for "
                                   + ", ".join(f"{k}={v!r}" for k, v in values.items())) from None
+        return self._real(result, values)
+
+    @staticmethod
+    def _real(result, values: dict) -> float:
         try:
             result = float(result)
         except (TypeError, ValueError):

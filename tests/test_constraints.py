@@ -78,6 +78,61 @@ def test_prescribed_motion_holds_the_constraint_and_gives_m_times_a():
     assert np.max(np.abs(d["constraint.f"][1:] + 5 * a[1:])) <= 1e-4 * 5 * 0.05 * w * w
 
 
+@pytest.mark.parametrize("local", [True, False], ids=["in-process", "fmus"])
+def test_position_constraint_needs_no_offset_derivative(fmus, local):
+    """Issue 13, item 13: without offsetUserFunction_t (exudyn needs none at position level) the
+    velocity companion of the position constraint uses the exact time derivative of
+    offsetUserFunction (automatic differentiation, components/dual.py); before, it used 0 and gave
+    v(1) = 0, f(1) = 2356 N (h = 1e-3) and 235.6 N (h = 1e-2), growing as 1/h.
+
+    s(t) = 0.05·(1 − cos ωt), ω = π/2: v(1) = 0.05·ω = 0.0785398 m/s, a(1) = 0, so f(1) = λ(1) = −m·a(1) = 0.
+    Tolerances: v(1) to 1e-10 m/s, newton's tolerance on the velocity residual, which is v − off_t(t)
+    itself. f(1): λ is linear over a step with end position and velocity exact, so its end value is
+    the linear moment fit of −m·a(t) over the last step: −m·A·ω³·h³/30 + O(h⁵), A = 0.05·ω² (the
+    same value the shipped scenario with offsetUserFunction_t gives: −8.0e-8 N at h = 1e-2, −8.0e-11 N
+    at h = 1e-3). Allowed beyond that: 1e-9 N, above the rounding floor 6·m·ulp(s)/h² = 2.1e-10 N at
+    h = 1e-3 (one ulp of the end position moves the fitted end force by 6·m/h²) and the O(h⁵) rest."""
+    m, w = 5.0, 2 * math.pi * 0.25
+    amplitude = 0.05 * w * w
+    forces = []
+    for h in (1e-2, 1e-3):
+        r = simulate("scenarios/prescribed_motion", stop=1.0, step=h, local=local,
+                     parameters={"constraint": {"offsetUserFunction_t": ""}})
+        assert r.ok, r.message
+        v, f = float(r.data["mass.v"][-1]), float(r.data["constraint.f"][-1])
+        expected_f = -m * amplitude * w ** 3 * h ** 3 / 30
+        print(f"\nh={h:g}: v(1) = {v!r} (exact {0.05 * w!r}), f(1) = {f:.6g} N (scheme's {expected_f:.6g} N)")
+        assert r.data["time"][-1] == 1.0
+        assert abs(v - 0.05 * w) <= 1e-10
+        assert abs(f - expected_f) <= 1e-9
+        forces.append(abs(f))
+    assert forces[1] < forces[0]  # no 1/h growth
+
+
+def test_offset_derivative_is_exact_and_velocity_level_keeps_exudyn_semantics():
+    """off_t without offsetUserFunction_t: the derivative of offsetUserFunction (exact to rounding,
+    compared with the written derivative), 0 for a constant offset, and with velocityLevel exudyn's
+    offset (offsetUserFunction unused)."""
+    def residual_v(**parameters):
+        c = CoordinateConstraint("c")
+        for name, value in parameters.items():
+            c.set(name, value)
+        c.initialize(0.7)
+        return c.get("residual_v")
+
+    derived = residual_v(offset=0.1, offsetUserFunction="0.5*(1-cos(2*pi*0.25*t))*lOffset")
+    written = residual_v(offset=0.1, offsetUserFunction="0.5*(1-cos(2*pi*0.25*t))*lOffset",
+                         offsetUserFunction_t="0.5*lOffset*2*pi*0.25*sin(2*pi*0.25*t)")
+    assert derived == pytest.approx(written, rel=1e-15) and derived != 0.0
+    assert residual_v(offset=0.1) == 0.0
+    assert residual_v(offset=0.1, velocityLevel=True, offsetUserFunction="3*t") == -0.1
+    bad = CoordinateConstraint("kink")
+    bad.set("offsetUserFunction", "sqrt(t)")
+    bad.initialize(0.0)
+    with pytest.raises(ComponentError, match="offsetUserFunction = 'sqrt\\(t\\)' has no time derivative here"):
+        bad.get("residual_v")
+
+
 def reduced_geared(times):
     m1, m2, k, d, c = 2.0, 1.0, 100.0, 1.0, 5.0
     sol = solve_ivp(lambda t, y: [y[1], (-4 * k * y[0] - (4 * d + c) * y[1]) / (4 * m1 + m2)], (0, times[-1]),
@@ -160,10 +215,10 @@ def test_stiff_coupling_where_jacobi_diverges():
 def test_non_convergence_is_reported_and_results_kept():
     r = simulate("scenarios/two_mass_oscillator", algorithm="fixed-point", step=1e-3, stop=1.0, local=True,
                  parameters={"spring2": {"stiffness": 1e8}}, max_iterations="3", relaxation="none")
-    assert r.status == "error" and "did not converge at t=0.0" in r.message
+    assert r.status == "error" and "did not converge at t=0 s" in r.message
     assert r.data is not None and len(r.data) >= 1
     r = simulate("scenarios/geared_masses", step=1e-3, stop=1.0, local=True, max_iterations="1", tolerance="1e-30")
-    assert r.status == "error" and "newton coupling did not converge at t=0.0" in r.message
+    assert r.status == "error" and "newton coupling did not converge at t=0 s" in r.message
     with pytest.raises(ValueError, match="algorithm 'newton': max_iterations = '0' must be >= 1"):
         simulate("scenarios/geared_masses", local=True, max_iterations="0")
 

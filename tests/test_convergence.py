@@ -1,6 +1,7 @@
 """Coupled scenarios against closed-form solutions (in-process slaves; FMU == in-process is
 shown bit for bit in test_fmus.py)."""
 import math
+import re
 
 import numpy as np
 import pytest
@@ -69,3 +70,52 @@ def test_strict_exchange_lags_and_is_less_accurate():
     strict = np.abs(result.data["mass.s"] - x).max() / np.abs(x).max()
     print(f"\nordered {ordered:.3e} strict {strict:.3e} ratio {strict / ordered:.2f}")
     assert strict > 1.5 * ordered  # measured 3.0x: the strict order lags the spring force a full step
+
+
+def _cli(*args):
+    import subprocess
+    import sys
+    proc = subprocess.run([sys.executable, "-m", "mechfmu.cli", "run", *args, "--local"], capture_output=True, text=True,
+                          timeout=600)
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def test_newton_non_convergence_says_where_and_what_to_do_and_the_advice_works():
+    """Issue 13, item 14: newton (coupling=implicit) at the ball's impact, h = 2e-3, stalls (the
+    friction force flips by ~600 N per iteration). The message names the connection with the largest
+    residual, the time, and remedies with the command line's own option names, the step first (the
+    residual stalled); running with the advised --step completes."""
+    base = ["scenarios/ball_drop", "--algorithm", "newton", "--option", "coupling=implicit", "--stop", "0.32"]
+    code, out = _cli(*base, "--step", "2e-3")
+    assert code == 1, out
+    message = out[out.index("newton coupling did not converge"):]
+    assert "did not converge at t=0.288 s (step h=0.002 s) after 20 iterations" in message
+    assert "largest residuals on contact.sphere.force.x -> ball.force_a.x (" in message
+    assert "What to do: (1) reduce the step: --step 0.0002 (h/10" in message and "the residual stalled" in message
+    assert "(2) allow more iterations: --option max_iterations=80 (now 20); it has stalled" in message
+    assert "--option tolerance=1e-08 (now 1e-10)" in message and "--algorithm fixed-point" in message
+    code, out = _cli(*base, "--step", re.search(r"--step (\S+) ", message).group(1))
+    assert code == 0, out
+
+
+def test_iterations_advice_when_the_residual_was_still_falling():
+    """A Newton that was converging but ran out of iterations is told to allow more, first; with
+    the advised max_iterations the run completes."""
+    r = simulate("scenarios/geared_masses", step=1e-3, stop=0.2, local=True, max_iterations="1")
+    assert r.status == "error"
+    assert "largest residuals on spring.flange_b.f -> mass1.flange_a.f (" in r.message
+    assert "constraint 'gear' constraintEquation (unknown lambda)" in r.message
+    advised = re.search(r"What to do: \(1\) allow more iterations: --option max_iterations=(\d+) \(now 1\); "
+                        r"the residual was still falling", r.message)
+    assert advised, r.message
+    r = simulate("scenarios/geared_masses", step=1e-3, stop=0.2, local=True, max_iterations=advised.group(1))
+    assert r.ok, r.message
+
+
+def test_fixed_point_non_convergence_names_the_relative_change():
+    r = simulate("scenarios/two_mass_oscillator", algorithm="fixed-point", step=1e-3, stop=0.1, local=True,
+                 parameters={"spring2": {"stiffness": 1e8}}, max_iterations="3", relaxation="none")
+    assert r.status == "error" and "fixed-point coupling did not converge at t=0 s" in r.message
+    assert "largest relative changes on spring1.flange_b.f -> mass1.flange_a.f (1.02, allowed 1e-10)" in r.message
+    assert "--option relaxation=aitken (now none)" in r.message
+    assert "--algorithm newton --option coupling=implicit" in r.message

@@ -64,3 +64,19 @@ def test_integer_towers_overflow_at_once_instead_of_hanging(text):
     finally:
         signal.alarm(0)
     assert time.perf_counter() - started < 0.5
+
+
+@pytest.mark.parametrize("text, t, slope", [
+    ("0.5*(1-cos(2*pi*0.25*t))*0.1", 1.0, 0.025 * math.pi), ("t**3 - 2**t", 2.0, 12 - 4 * math.log(2)),
+    ("abs(t-1) + max(t, 2) + (t if t > 1 else 0)", 1.5, 2.0), ("sqrt(t)*exp(-t)", 4.0, math.exp(-4) * (0.25 - 2)),
+    ("atan2(t, 1) + hypot(t, 3) + copysign(t, -1)", 4.0, 1 / 17 + 0.8 - 1), ("floor(t) + t % 0.3 + fmod(t, 0.3)", 1.3, 2.0),
+    ("log10(t) + tanh(t) + asin(t/10)", 2.0, 1 / (2 * math.log(10)) + 1 - math.tanh(2) ** 2 + 0.1 / math.sqrt(0.96)),
+    ("3.0", 1.0, 0.0)])
+def test_derivative_is_exact(text, t, slope):
+    """Expression.derivative: forward-mode automatic differentiation, equal to the closed form to rounding."""
+    assert Expression(text, ("t",)).derivative("t", t=t) == pytest.approx(slope, rel=1e-14, abs=1e-15)
+
+
+def test_derivative_that_does_not_exist_is_an_error():
+    with pytest.raises(ExpressionError, match="evaluation failed"):
+        Expression("sqrt(t)", ("t",)).derivative("t", t=0.0)

@@ -16,6 +16,7 @@ from ..components.ports import CONSTRAINT_EQUATION, LAMBDA, LAMBDA_RATE, VELOCIT
 from ..scenario import Connection
 from ..slaves import Slave
 from ..system import CoupledSystem
+from .advice import non_convergence_message
 from .base import CouplingAlgorithm, Option, register
 from .fixed_step import tangent_connections
 
@@ -58,6 +59,18 @@ class IterativeAlgorithm(CouplingAlgorithm):
 
     def start_values(self, system: CoupledSystem) -> list[float]:
         return system.connection_values()
+
+    def fail(self, system: CoupledSystem, t: float, h: float, residuals, thresholds, history: list[float],
+             constraints: list[str] = (), alternatives: str = "", quantity: str = "residual") -> None:
+        """Status "error" with the message of advice.py: the connections' residuals come first in
+        ``residuals``/``thresholds``, then those of ``constraints`` (labels)."""
+        connections = system.connections[:len(residuals) - len(constraints)]
+        labels = [str(c) for c in connections] + list(constraints)
+        units = ([system.slaves[c.source].variables[c.source_variable].unit or "" for c in connections]
+                 if quantity == "residual" else [])
+        self.status = "error"
+        self.message = non_convergence_message(self, t, h, labels, residuals, thresholds, history, units, alternatives,
+                                               quantity)
 
     def repeat(self, system: CoupledSystem, saved: dict[str, Any]) -> None:
         system.restore_states(saved)
@@ -145,7 +158,7 @@ class FixedPoint(IterativeAlgorithm):
 
     def _iterate(self, system: CoupledSystem, t: float, h: float, start: list[float], saved: dict[str, Any]) -> None:
         previous = start
-        omega, last_residual = 1.0, None
+        omega, last_residual, history = 1.0, None, []
         gauss_seidel = self.config["order"] == "gauss-seidel"
         for k in range(1, self.max_iterations + 1):
             if k > 1:
@@ -161,8 +174,9 @@ class FixedPoint(IterativeAlgorithm):
             if not gauss_seidel:
                 current = system.connection_values()
             if k > 1:
-                residual = max((abs(a - b) / (1.0 + abs(a)) for a, b in zip(current, previous)), default=0.0)
-                if residual <= self.tolerance:
+                changes = [abs(a - b) / (1.0 + abs(a)) for a, b in zip(current, previous)]
+                history.append(max(changes, default=0.0))
+                if history[-1] <= self.tolerance:
                     return
                 if self.config["relaxation"] == "aitken":
                     r = [a - b for a, b in zip(current, previous)]
@@ -174,9 +188,10 @@ class FixedPoint(IterativeAlgorithm):
                     last_residual = r
                     current = [b + omega * x for b, x in zip(previous, r)]
             previous = current
-        self.status = "error"
-        self.message = (f"fixed-point iteration did not converge at t={t!r} (h={h!r}): relative change "
-                        f"{residual:.3g} > tolerance {self.tolerance:g} after {self.max_iterations} iterations")
+        alternatives = ("--option relaxation=aitken (now none); " if self.config["relaxation"] == "none" else "")
+        self.fail(system, t, h, changes, [self.tolerance] * len(changes), history, alternatives=alternatives
+                  + "--algorithm newton --option coupling=implicit (Newton converges where substitution oscillates)",
+                  quantity="relative change")
 
 
 @register
@@ -189,7 +204,8 @@ class Newton(IterativeAlgorithm):
       at the end of the step: ``constraintEquation`` (position level, or velocity level where the
       constraint says ``velocityLevel``) with ``index="3"`` (default), ``residual_v`` (velocity
       level for all) with ``index="2"``; λ is held over the step; a position-level constraint whose
-      force rates reach bodies gets λ̇ too, with the velocity residual;
+      force rates reach bodies gets λ̇ too, with the velocity residual (the exact time derivative of the
+      position constraint, also without offsetUserFunction_t);
     - with ``coupling="implicit"`` also the end-of-step value of every connection, with the inputs
       held at the average of start and end (``inputs="average"``: trapezoidal, second order,
       A-stable) or at the end value (``inputs="end"``: implicit Euler); residual = value read after
@@ -273,6 +289,17 @@ class Newton(IterativeAlgorithm):
         connections_ok = np.all(np.abs(r[:n_conn]) <= self.tolerance * (1.0 + np.abs(x[:n_conn])))
         return bool(connections_ok and np.all(np.abs(r[n_conn:]) <= self.tolerance))
 
+    def _fail(self, system, t, h, r, x, n_conn, history) -> None:
+        thresholds = [self.tolerance * (1.0 + abs(v)) for v in x[:n_conn]] + [self.tolerance] * (len(r) - n_conn)
+        constraints = [f"constraint '{s.name}' {residual} (unknown {name})" for s, name, residual in self.unknowns]
+        if not self.constraints:
+            alternatives = "--algorithm fixed-point (Aitken relaxation, no Jacobian: copes with switching elements)"
+        elif self.implicit:
+            alternatives = "--option coupling=explicit (iterate on the constraint forces only)"
+        else:
+            alternatives = ""
+        self.fail(system, t, h, list(r), thresholds, history, constraints, alternatives)
+
     def _finite_difference_jacobian(self, system, t, h, x, r, start, saved) -> np.ndarray:
         jacobian = np.empty((len(r), len(x)))
         for j in range(len(x)):
@@ -290,13 +317,10 @@ class Newton(IterativeAlgorithm):
         if self.config["jacobian"] == "fresh" or self.jacobian is None or self.jacobian.shape != (len(r), len(x)):
             if not self._converged(r, x, n_conn):
                 self.jacobian = self._finite_difference_jacobian(system, t, h, x, r, start, saved)
-        iterations = 0
+        iterations, history = 0, [float(np.max(np.abs(r), initial=0.0))]
         while not self._converged(r, x, n_conn):
             if iterations >= self.max_iterations:
-                self.status = "error"
-                self.message = (f"newton coupling did not converge at t={t!r} (h={h!r}): largest residual "
-                                f"{float(np.max(np.abs(r))):.3g} after {iterations} iterations "
-                                f"(tolerance {self.tolerance:g})")
+                self._fail(system, t, h, r, x, n_conn, history)
                 break
             iterations += 1
             try:
@@ -311,6 +335,7 @@ class Newton(IterativeAlgorithm):
             if np.max(np.abs(r_new)) > 0.5 * np.max(np.abs(r)) and not self._converged(r_new, x_new, n_conn):
                 self.jacobian = self._finite_difference_jacobian(system, t, h, x_new, r_new, start, saved)
             x, r = x_new, r_new
+            history.append(float(np.max(np.abs(r))))
         self.lambdas = x[n_conn:].copy()
         for i, (_, name, _) in enumerate(self.unknowns):  # next guess: λ continued along its rate
             if name == LAMBDA and i + 1 < len(self.unknowns) and self.unknowns[i + 1][1] == LAMBDA_RATE:
