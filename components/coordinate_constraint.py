@@ -22,11 +22,11 @@ Without ``velocityLevel`` the constraint is at position level and, as in exudyn 
 offsetUserFunction_t: ċ is then the exact time derivative of c, which the master enforces with λ̇ so
 that velocities are consistent with the prescribed position. Deliberate deviation: exudyn's index-2
 form without offsetUserFunction_t uses off_t = 0 (REFERENCES pitfall 9, a wrong velocity and a force
-growing as 1/h in a co-simulation); here ``residual_v`` (and newton's index 2) uses d off/dt. If ``activeConnector`` is false the
-forces are 0 and both residuals are reported as λ itself (exudyn's c(λ) = λ = 0), so a master drives
-λ to 0. User-function names: ``t`` [s] (the component's time: the end of the last step), ``lOffset``,
-``itemNumber``. ``s_rel``/``v_rel`` are flange_b − flange_a without the factor (exudyn's
-Displacement/Velocity).
+growing as 1/h in a co-simulation); here ``residual_v`` (and newton's index 2) uses d off/dt. If
+``activeConnector`` is false the forces are 0 and both residuals are reported as λ itself (exudyn's
+c(λ) = λ = 0), so a master drives λ to 0. User-function names: ``t`` [s] (the component's time:
+the end of the last step), ``lOffset``, ``itemNumber``. ``s_rel``/``v_rel`` are flange_b − flange_a
+without the factor (exudyn's Displacement/Velocity).
 Invariant (virtual work): λ·ċ-power balance, flange_a.f·v_a + flange_b.f·v_b = λ·(k·v_b − v_a).
 
 Outside a constraint-solving master (OMSimulator, libcosim, fmpy) nothing writes ``lambda`` and the
@@ -126,7 +126,9 @@ class CoordinateConstraint(Component):
         """d off/dt of offsetUserFunction at the component's time, exact (automatic differentiation
         of the expression, components/dual.py)."""
         try:
-            return self.expression("offsetUserFunction").derivative(
+            expression = self.expression("offsetUserFunction")
+            assert expression is not None, "called only with an offsetUserFunction"
+            return expression.derivative(
                 "t", t=self.time, lOffset=self.values["offset"], itemNumber=self.values["itemNumber"])
         except ExpressionError as exc:
             raise self.error("offsetUserFunction", self.values["offsetUserFunction"],
@@ -165,4 +167,5 @@ class CoordinateConstraint(Component):
         residual_v = k * vals["flange_b.v"] - vals["flange_a.v"] - off_t
         return {"s_rel": s_rel, "v_rel": v_rel, "residual": residual, VELOCITY_RESIDUAL: residual_v,
                 CONSTRAINT_EQUATION: residual_v if vals[VELOCITY_LEVEL] else residual,
-                "f": f, "flange_a.f": -lam, "flange_b.f": k * lam, "flange_a.f_rate": -rate, "flange_b.f_rate": k * rate}
+                "f": f, "flange_a.f": -lam, "flange_b.f": k * lam,
+                "flange_a.f_rate": -rate, "flange_b.f_rate": k * rate}

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import ast
 import math
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from .dual import DUAL_FUNCTIONS, Dual
 

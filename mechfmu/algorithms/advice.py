@@ -10,7 +10,7 @@ change over the step is too large for the iteration).
 """
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 #: the residual fell below this fraction of its first value: more iterations are likely to help
 STILL_FALLING = 1e-3
@@ -31,7 +31,10 @@ def non_convergence_message(algorithm, t: float, h: float, labels: Sequence[str]
     ``quantity``: what the residual is called (fixed-point: "relative change")."""
     ratios = [abs(r) / t_ if t_ > 0 else float("inf") for r, t_ in zip(residuals, thresholds)]
     order = sorted(range(len(ratios)), key=lambda i: -ratios[i])
-    unit = (lambda i: f" {units[i]}" if i < len(units) and units[i] not in ("", "1") else "")
+
+    def unit(i: int) -> str:
+        return f" {units[i]}" if i < len(units) and units[i] not in ("", "1") else ""
+
     worst = [f"{labels[i]} ({_g(residuals[i])}{unit(i)}, allowed {_g(thresholds[i])})"
              for i in order[:3] if ratios[i] > 1]
     name, n = algorithm.name, algorithm.max_iterations
@@ -40,16 +43,18 @@ def non_convergence_message(algorithm, t: float, h: float, labels: Sequence[str]
     step = float(f"{h / STEP_DIVISOR:.2g}")
     more = (f"allow more iterations: --option max_iterations={4 * n} (now {n})"
             + (f"; the {quantity} was still falling" if falling else "; it has stalled, so this alone will not help"))
+    stalled = "" if falling else f", and the {quantity} stalled"
     smaller = (f"reduce the step: --step {step:g} (h/{STEP_DIVISOR}; a stiff or switching element, such as contact "
-               f"or friction, changes too much within h = {_g(h)} s for the iteration{'' if falling else f', and the {quantity} stalled'})")
+               f"or friction, changes too much within h = {_g(h)} s for the iteration{stalled})")
     remedies = [more, smaller] if falling else [smaller, more]
-    remedies.append(f"loosen the tolerance: --option tolerance={algorithm.tolerance * 100:g} (now {algorithm.tolerance:g}) "
-                    f"if a {quantity} of {_g(history[-1] if history else max(map(abs, residuals)))} is acceptable")
+    reached = history[-1] if history else max(map(abs, residuals))
+    remedies.append(f"loosen the tolerance: --option tolerance={algorithm.tolerance * 100:g} "
+                    f"(now {algorithm.tolerance:g}) if a {quantity} of {_g(reached)} is acceptable")
     if alternatives:
         remedies.append(f"use an algorithm suited to the case: {alternatives}")
     return (f"{name} coupling did not converge at t={t:.9g} s (step h={h:.6g} s) after {n} iterations "
             f"(tolerance {algorithm.tolerance:g}): largest {quantity}{'s' if len(worst) > 1 else ''} on "
             + "; ".join(worst) + (f"; {trend}" if trend else "") + ". What to do: "
             + "; ".join(f"({k}) {r}" for k, r in enumerate(remedies, 1))
-            + f". From Python: simulate(..., step=..., max_iterations=..., tolerance=...). "
+            + ". From Python: simulate(..., step=..., max_iterations=..., tolerance=...). "
             "(Adaptive step reduction is not done automatically.)")

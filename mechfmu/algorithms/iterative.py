@@ -8,6 +8,7 @@ rule, or the end values, implicit Euler).
 from __future__ import annotations
 
 from abc import abstractmethod
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import numpy as np
@@ -61,7 +62,7 @@ class IterativeAlgorithm(CouplingAlgorithm):
         return system.connection_values()
 
     def fail(self, system: CoupledSystem, t: float, h: float, residuals, thresholds, history: list[float],
-             constraints: list[str] = (), alternatives: str = "", quantity: str = "residual") -> None:
+             constraints: Sequence[str] = (), alternatives: str = "", quantity: str = "residual") -> None:
         """Status "error" with the message of advice.py: the connections' residuals come first in
         ``residuals``/``thresholds``, then those of ``constraints`` (labels)."""
         connections = system.connections[:len(residuals) - len(constraints)]
@@ -234,7 +235,7 @@ class Newton(IterativeAlgorithm):
 
     def __init__(self, **options: Any):
         super().__init__(**options)
-        self.jacobian = None
+        self.jacobian: np.ndarray | None = None
 
     def coupling_connections(self, connections: list[Connection], slaves: dict[str, Slave]) -> list[Connection]:
         """The scenario's connections plus the force rates of constraints (lambda_rate) to the bodies."""
@@ -323,6 +324,7 @@ class Newton(IterativeAlgorithm):
                 self._fail(system, t, h, r, x, n_conn, history)
                 break
             iterations += 1
+            assert self.jacobian is not None  # computed above whenever r had not converged
             try:
                 dx = np.linalg.solve(self.jacobian, -r)
             except np.linalg.LinAlgError:
