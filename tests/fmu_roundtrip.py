@@ -1,8 +1,10 @@
 """Run in a fresh Python from a temporary directory (this repository not imported): drive one FMU
 through fmpy with a random input sequence, check FMU state get/set and serialization replay the
 same steps bit for bit, and print every output value as float.hex JSON for the comparison."""
+import atexit
 import json
 import random
+import shutil
 import sys
 from pathlib import Path
 
@@ -18,7 +20,9 @@ md = read_model_description(fmu_path)
 vr = {v.name: v.valueReference for v in md.modelVariables}
 inputs = [v.name for v in md.modelVariables if v.causality == "input"]
 outputs = [v.name for v in md.modelVariables if v.causality == "output"]
-fmu = initialized_slave(extract(fmu_path), md, parameters, "roundtrip")
+unzipped = extract(fmu_path)
+atexit.register(shutil.rmtree, unzipped, ignore_errors=True)  # fmpy leaves its extraction in /tmp
+fmu = initialized_slave(unzipped, md, parameters, "roundtrip")
 rng = random.Random(seed)
 sequence = [[rng.uniform(-2, 2) for _ in inputs] for _ in range(60)]
 

@@ -3,6 +3,7 @@ and running in a Python process that never imported this repository."""
 import json
 import subprocess
 import sys
+import time
 
 import pytest
 from fmpy.validation import validate_fmu
@@ -36,10 +37,21 @@ def check_round_trip(fmu, cls, tmp_path) -> None:
     """The FMU in a Python that never imported this repository, driven with random inputs: state
     get/set and serialization replay bit for bit, and every output equals the class's in-process."""
     script = __file__.replace("test_fmus.py", "fmu_roundtrip.py")
-    proc = subprocess.run([sys.executable, "-I", script, str(fmu), "7", json.dumps(cls.example_parameters)],
-                          capture_output=True, text=True, cwd=tmp_path, timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    report = json.loads(proc.stdout.strip().splitlines()[-1])
+    command = [sys.executable, "-I", script, str(fmu), "7", json.dumps(cls.example_parameters)]
+    started = time.monotonic()
+    try:
+        proc = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    except subprocess.TimeoutExpired as exc:  # say so, with what the child had written (a hang, not a mismatch)
+        pytest.fail(f"round trip of {fmu.name} did not finish in {exc.timeout} s; stdout tail "
+                    f"{(exc.stdout or b'')[-400:]!r}, stderr tail {(exc.stderr or b'')[-2000:]!r}")
+    elapsed = time.monotonic() - started
+    where = (f"round trip of {fmu.name}: exit code {proc.returncode} after {elapsed:.1f} s; "
+             f"stdout tail {proc.stdout[-400:]!r}; stderr tail {proc.stderr[-2000:]!r}")
+    assert proc.returncode == 0, where
+    try:
+        report = json.loads(proc.stdout.strip().splitlines()[-1])
+    except (IndexError, ValueError):
+        pytest.fail(f"no JSON report on the last stdout line: {where}")
     assert report["replay_equal"] and report["serialized_equal"]
     component = cls("roundtrip")
     for name, value in cls.example_parameters.items():
