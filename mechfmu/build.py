@@ -17,6 +17,7 @@ the component (``mechfmu.documentation``).
 """
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import importlib.util
 import json
@@ -27,6 +28,8 @@ import sys
 import sysconfig
 import tempfile
 import zipfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -141,16 +144,30 @@ def build(models: list[str] | None = None, directory: Path = FMU_DIR, force: boo
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     digest = source_hash(components_dir)
-    todo = [m for m in (models or model_names(components_dir))
-            if force or not is_current(fmu_path(m, directory), digest)]
-    if not todo:
-        return []
-    cmd = [sys.executable, "-c", "import sys; from mechfmu.build import _build_here; _build_here(sys.argv[1:])",
-           str(directory), str(Path(components_dir).resolve()), digest, *todo]
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=str(directory))
+    with _build_lock(directory):  # staleness is judged under the lock: another builder may just have finished
+        todo = [m for m in (models or model_names(components_dir))
+                if force or not is_current(fmu_path(m, directory), digest)]
+        if not todo:
+            return []
+        cmd = [sys.executable, "-c", "import sys; from mechfmu.build import _build_here; _build_here(sys.argv[1:])",
+               str(directory), str(Path(components_dir).resolve()), digest, *todo]
+        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=str(directory))
     if proc.returncode != 0:
         raise RuntimeError(f"FMU build failed for {', '.join(todo)}:\n{proc.stdout}{proc.stderr}")
     return [fmu_path(m, directory) for m in todo]
+
+
+@contextmanager
+def _build_lock(directory: Path) -> Iterator[None]:
+    """One builder per FMU folder at a time (``flock`` on ``.build.lock``, released at exit even after a
+    crash). Each FMU appears complete at once (written beside it and renamed), so a reader, e.g. a test
+    session running while another one builds, never sees a half-written or unpackaged FMU."""
+    with open(directory / ".build.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def compile_loader(target: Path, runtime: dict[str, str]) -> None:
@@ -170,17 +187,18 @@ def compile_loader(target: Path, runtime: dict[str, str]) -> None:
         raise RuntimeError(f"compiling the native loader failed ({' '.join(cmd)}):\n{proc.stderr}")
 
 
-def _package(fmu: Path, model: str, loader: Path, documentation: str) -> None:
-    """Put the loader in as the model binary (pythonfmu's beside it) and add the documentation."""
+def _package(fmu: Path, target_path: Path, model: str, loader: Path, documentation: str) -> None:
+    """pythonfmu's FMU ``fmu`` with the loader as the model binary (pythonfmu's beside it) and the
+    documentation, written beside ``target_path`` and renamed to it (atomic)."""
     binary = f"binaries/linux64/{model}.so"
-    packed = fmu.with_suffix(".tmp")
+    packed = target_path.with_name(f".{target_path.name}.{os.getpid()}.tmp")
     with zipfile.ZipFile(fmu) as source, zipfile.ZipFile(packed, "w", zipfile.ZIP_DEFLATED) as target:
         for item in source.infolist():
             data = source.read(item)
             target.writestr(INNER_BINARY.format(model=model) if item.filename == binary else item, data)
         target.write(loader, binary)
         target.writestr("documentation/index.html", documentation)
-    packed.replace(fmu)
+    packed.replace(target_path)
 
 
 def _build_here(argv: list[str]) -> None:
@@ -199,7 +217,7 @@ def _build_here(argv: list[str]) -> None:
         for model in models:
             script = tmp / f"mechfmu_{model.lower()}_{digest}.py"
             script.write_text(ENTRY_SCRIPT.format(model=model, package=package))
-            target = fmu_path(model, directory)
-            FmuBuilder.build_FMU(script, dest=target, project_files=[tmp / package])
-            _package(target, model, loader, fmu_documentation(model, components[model], runtime, digest))
+            target, raw = fmu_path(model, directory), tmp / f"{model}.fmu"
+            FmuBuilder.build_FMU(script, dest=raw, project_files=[tmp / package])
+            _package(raw, target, model, loader, fmu_documentation(model, components[model], runtime, digest))
             print(f"built {target}")

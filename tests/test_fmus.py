@@ -1,12 +1,15 @@
 """The built FMUs: fmpy validation, bit-identical to the in-process component, exact state handling,
 and running in a Python process that never imported this repository."""
 import json
+import shutil
 import subprocess
 import sys
 import time
+import zipfile
 
 import pytest
 from fmpy.validation import validate_fmu
+from mechfmu.build import is_current
 from mechfmu.components import COMPONENTS
 
 
@@ -81,3 +84,22 @@ def test_scenario_through_fmus_equals_in_process_bit_for_bit(fmus):
         for r in runs[1:]:
             assert r.data.dtype == runs[0].data.dtype
             assert all((r.data[n] == runs[0].data[n]).all() for n in r.data.dtype.names)
+
+
+def test_fmus_appear_complete_while_another_process_builds(fmus, tmp_path):
+    """The flaky round trip under load: a test session reading fmus/ while another session rebuilt them
+    (both see stale FMUs at start) could read an FMU half written, or pythonfmu's own before our loader
+    was packed in. Now each FMU is written beside its target and renamed, and builders take turns."""
+    shutil.copy(fmus["Mass"], tmp_path / "Mass.fmu")
+    code = ("import sys; from pathlib import Path; from mechfmu.build import build; "
+            "build(['Mass'], directory=Path(sys.argv[1]), force=True)")
+    builders = [subprocess.Popen([sys.executable, "-c", code, str(tmp_path)], stderr=subprocess.PIPE, text=True)
+                for _ in range(2)]
+    reads = 0
+    while any(b.poll() is None for b in builders):
+        with zipfile.ZipFile(tmp_path / "Mass.fmu") as fmu:  # never missing, never a partial zip
+            assert "binaries/linux64/Mass.pythonfmu.so" in fmu.namelist()  # never pythonfmu's unpackaged FMU
+        reads += 1
+    assert [b.wait() for b in builders] == [0, 0], [b.stderr.read() for b in builders]
+    assert reads > 10 and is_current(tmp_path / "Mass.fmu")
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".build.lock", "Mass.fmu"]
