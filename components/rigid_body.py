@@ -22,13 +22,14 @@ kinetic energy ½m|v_c|² + ½ω_b·I_c·ω_b and gravitational potential energy
 from __future__ import annotations
 
 import math
-from typing import overload
 
 from .base import Component, Input, Output, Param
 from .base import vector_variables as _vec
 from .spatial import (
-    Quat,
+    AXES,
+    QUAT,
     Vec,
+    VectorValues,
     add,
     cross,
     dot,
@@ -42,8 +43,6 @@ from .spatial import (
     sub,
 )
 
-AXES = ("x", "y", "z")
-QUAT = ("w", "x", "y", "z")
 INERTIA = ("xx", "yy", "zz", "xy", "xz", "yz")
 
 #: most rotation substeps in one communication step (a bound on the work of a step)
@@ -67,7 +66,7 @@ def dexp_inverse(theta: Vec, omega: Vec) -> Vec:
     return add(add(omega, scale(0.5, t_w)), scale(1.0 / 12.0, cross(theta, t_w)))
 
 
-class RigidBody(Component):
+class RigidBody(VectorValues, Component):
     description = "Free 6-DOF rigid body with world-frame force/torque ports (Newton-Euler, Lie-group RK4)"
     source = "Newton-Euler rigid body (the free body of Simbody/OpenSim 4.6, against which it is validated)"
     example_parameters = {"mass": 2.0, "inertia.xx": 0.3, "inertia.yy": 0.4, "inertia.zz": 0.5, "inertia.xy": 0.01,
@@ -96,17 +95,6 @@ class RigidBody(Component):
                + (Output("kineticEnergy", "J", "Kinetic energy"),
                   Output("potentialEnergy", "J", "Gravitational potential energy -m*g.p_com")))
     initial_state = {"p": [0.0, 0.0, 0.0], "v": [0.0, 0.0, 0.0], "q": [1.0, 0.0, 0.0, 0.0], "w": [0.0, 0.0, 0.0]}
-
-    @overload
-    def vector(self, prefix: str, names: tuple[str, str, str] = AXES) -> Vec: ...
-    @overload
-    def vector(self, prefix: str, names: tuple[str, str, str, str]) -> Quat: ...
-    @overload
-    def vector(self, prefix: str, names: tuple[str, ...]) -> tuple[float, ...]: ...
-
-    def vector(self, prefix: str, names: tuple[str, ...] = AXES) -> tuple[float, ...]:
-        """The values ``prefix.<name>`` for ``names``: a 3-vector by default, a quaternion for QUAT."""
-        return tuple(self.values[f"{prefix}.{a}"] for a in names)
 
     def inertia(self) -> tuple:
         xx, yy, zz, xy, xz, yz = self.vector("inertia", INERTIA)

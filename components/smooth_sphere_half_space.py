@@ -31,12 +31,14 @@ physical) the parameter is rejected. cf is also the slip-velocity regularizer (v
 from __future__ import annotations
 
 import math
-from typing import NamedTuple, overload
+from typing import NamedTuple
 
 from .base import Component, Input, Output, Param, vector_variables
 from .spatial import (
-    Quat,
+    AXES,
+    QUAT,
     Vec,
+    VectorValues,
     add,
     body_xyz_rotation,
     column,
@@ -49,9 +51,6 @@ from .spatial import (
     scale,
     sub,
 )
-
-AXES = ("x", "y", "z")
-QUAT = ("w", "x", "y", "z")
 
 
 class ContactParameters(NamedTuple):
@@ -145,7 +144,7 @@ ALL_INPUTS = tuple(i.name for i in SPHERE_INPUTS + HALF_SPACE_INPUTS)
 POSE_INPUTS = tuple(n for n in ALL_INPUTS if ".position." in n or ".orientation." in n)
 
 
-class SmoothSphereHalfSpaceForce(Component):
+class SmoothSphereHalfSpaceForce(VectorValues, Component):
     description = "Simbody SmoothSphereHalfSpaceForce: smooth Hunt-Crossley sphere / half-space contact with friction"
     source = "Simbody 3.7 SimTK::SmoothSphereHalfSpaceForce (forces equal to OpenSim 4.6's, which bundles Simbody)"
     example_parameters = {"stiffness": 1000000.0, "dissipation": 1.0, "staticFriction": 0.8, "dynamicFriction": 0.5,
@@ -185,17 +184,6 @@ class SmoothSphereHalfSpaceForce(Component):
 
     def contact_parameters(self) -> ContactParameters:
         return ContactParameters(**{name: self.values[name] for name in ContactParameters._fields})
-
-    @overload
-    def vector(self, prefix: str, names: tuple[str, str, str] = AXES) -> Vec: ...
-    @overload
-    def vector(self, prefix: str, names: tuple[str, str, str, str]) -> Quat: ...
-    @overload
-    def vector(self, prefix: str, names: tuple[str, ...]) -> tuple[float, ...]: ...
-
-    def vector(self, prefix: str, names: tuple[str, ...] = AXES) -> tuple[float, ...]:
-        """The values ``prefix.<name>`` for ``names``: a 3-vector by default, a quaternion for QUAT."""
-        return tuple(self.values[f"{prefix}.{a}"] for a in names)
 
     def body(self, prefix: str) -> BodyState:
         q = self.vector(f"{prefix}.orientation", QUAT)

@@ -7,10 +7,30 @@ first (Simbody's order), unit length, and rotate body vectors into the world fra
 from __future__ import annotations
 
 import math
+from typing import Any, overload
 
 Vec = tuple[float, float, float]
 Mat = tuple[Vec, Vec, Vec]
 Quat = tuple[float, float, float, float]
+AXES = ("x", "y", "z")
+QUAT = ("w", "x", "y", "z")
+
+
+class VectorValues:
+    """Mixin for a component with vector variables ``prefix.x/y/z`` (quaternions ``prefix.w/x/y/z``)."""
+
+    values: dict[str, Any]
+
+    @overload
+    def vector(self, prefix: str, names: tuple[str, str, str] = AXES) -> Vec: ...
+    @overload
+    def vector(self, prefix: str, names: tuple[str, str, str, str]) -> Quat: ...
+    @overload
+    def vector(self, prefix: str, names: tuple[str, ...]) -> tuple[float, ...]: ...
+
+    def vector(self, prefix: str, names: tuple[str, ...] = AXES) -> tuple[float, ...]:
+        """The values ``prefix.<name>`` for ``names``: a 3-vector by default, a quaternion for QUAT."""
+        return tuple(self.values[f"{prefix}.{a}"] for a in names)
 
 
 def add(a: Vec, b: Vec) -> Vec:
