@@ -74,8 +74,9 @@ class Scenario:
     step_size: float = 1e-3
     algorithm: str = "jacobi"
     algorithm_options: dict[str, str] = field(default_factory=dict)
-    #: a recorded output beyond this multiple of the run's scale is divergence (``mechfmu.simulate``)
-    divergence_factor: float = 1e8
+    #: a recorded output beyond this multiple of the run's scale is divergence (None: ``mechfmu.simulate``'s
+    #: DIVERGENCE_FACTOR)
+    divergence_factor: float | None = None
 
 
 def declared_unit(spec: ComponentSpec, name: str) -> str | None:
@@ -181,7 +182,7 @@ def load_scenario(path: str | Path, check: bool = True, local: bool = False) -> 
             scenario.algorithm = options.pop("algorithm", scenario.algorithm)
             if "divergenceFactor" in options:
                 options.pop("divergenceFactor")
-                scenario.divergence_factor = _number(master, "divergenceFactor", scenario.divergence_factor, problems)
+                scenario.divergence_factor = _number(master, "divergenceFactor", 2.0, problems)
                 if not scenario.divergence_factor > 1:
                     problems.append(f"divergenceFactor {scenario.divergence_factor!r} must be > 1")
             scenario.algorithm_options = options

@@ -117,7 +117,7 @@ def simulate(scenario: Scenario | str | Path, algorithm: str | CouplingAlgorithm
     except ValueError as exc:
         raise ScenarioError(scenario.folder, [str(exc)]) from None
     check_parameter_targets(scenario, parameters)
-    factor = float(divergence_factor if divergence_factor is not None else scenario.divergence_factor)
+    factor = float(next(f for f in (divergence_factor, scenario.divergence_factor, DIVERGENCE_FACTOR) if f is not None))
     if not (factor > 1 and math.isfinite(factor)):
         raise ValueError(f"divergence factor {factor!r} must be finite and > 1")
     every = output_every(output_interval, h)
