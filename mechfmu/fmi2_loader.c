@@ -23,8 +23,8 @@
  * No call sequence reaches pythonfmu's crashing paths. Each instance keeps its FMI 2.0 co-simulation
  * state (instantiated, initialization mode, step complete, step failed, terminated, error, fatal) and
  * every call is checked against the state table of FMI 2.0 section 4.2.4 (two relaxations: fmi2Terminate
- * is also accepted before initialization ended and in the error state, as a cleanup call; fmi2GetXXX also
- * in the instantiated state, where it reads the start values). A refused
+ * is also accepted before initialization ended and in the error state, as a cleanup call; the fmi2Get
+ * functions also in the instantiated state, where they read the start values). A refused
  * call logs an error naming the function and the reason (the current state, a NULL pointer, an unknown
  * FMU state, ...) and returns fmi2Error without calling into Python, the state unchanged; so does a call
  * whose value the component refused (it checks before it changes anything: see components/fmi.py).
@@ -471,7 +471,7 @@ fmi2Status fmi2Reset(fmi2Component c) {
     return finish(w, inner.Reset(w->inner), INSTANTIATED);
 }
 
-/* FMI 2.0 allows fmi2GetXXX from initialization mode on; reading in the instantiated state is harmless
+/* FMI 2.0 allows the fmi2Get functions from initialization mode on; reading in the instantiated state is harmless
  * (the values are the start values) and our master reads parameters there: also accepted */
 #define GETTABLE (INSTANTIATED | INITIALIZATION_MODE | STEP_COMPLETE | STEP_FAILED | TERMINATED | ERROR)
 #define SETTABLE (INSTANTIATED | INITIALIZATION_MODE | STEP_COMPLETE)
@@ -479,41 +479,21 @@ fmi2Status fmi2Reset(fmi2Component c) {
     NEED(nvr == 0 || (vr && value), function, "%s is NULL with nvr = %zu", vr ? "value" : "vr", nvr); \
     if (nvr == 0) return fmi2OK
 
-fmi2Status fmi2GetReal(fmi2Component c, const fmi2ValueReference vr[], size_t nvr, fmi2Real value[]) {
-    ENTER("fmi2GetReal", GETTABLE);
-    ARRAYS("fmi2GetReal");
-    return finish(w, inner.GetReal(w->inner, vr, nvr, value), 0);
-}
-fmi2Status fmi2GetInteger(fmi2Component c, const fmi2ValueReference vr[], size_t nvr, fmi2Integer value[]) {
-    ENTER("fmi2GetInteger", GETTABLE);
-    ARRAYS("fmi2GetInteger");
-    return finish(w, inner.GetInteger(w->inner, vr, nvr, value), 0);
-}
-fmi2Status fmi2GetBoolean(fmi2Component c, const fmi2ValueReference vr[], size_t nvr, fmi2Boolean value[]) {
-    ENTER("fmi2GetBoolean", GETTABLE);
-    ARRAYS("fmi2GetBoolean");
-    return finish(w, inner.GetBoolean(w->inner, vr, nvr, value), 0);
-}
-fmi2Status fmi2GetString(fmi2Component c, const fmi2ValueReference vr[], size_t nvr, fmi2String value[]) {
-    ENTER("fmi2GetString", GETTABLE);
-    ARRAYS("fmi2GetString");
-    return finish(w, inner.GetString(w->inner, vr, nvr, value), 0);
-}
-fmi2Status fmi2SetReal(fmi2Component c, const fmi2ValueReference vr[], size_t nvr, const fmi2Real value[]) {
-    ENTER("fmi2SetReal", SETTABLE);
-    ARRAYS("fmi2SetReal");
-    return finish(w, inner.SetReal(w->inner, vr, nvr, value), 0);
-}
-fmi2Status fmi2SetInteger(fmi2Component c, const fmi2ValueReference vr[], size_t nvr, const fmi2Integer value[]) {
-    ENTER("fmi2SetInteger", SETTABLE);
-    ARRAYS("fmi2SetInteger");
-    return finish(w, inner.SetInteger(w->inner, vr, nvr, value), 0);
-}
-fmi2Status fmi2SetBoolean(fmi2Component c, const fmi2ValueReference vr[], size_t nvr, const fmi2Boolean value[]) {
-    ENTER("fmi2SetBoolean", SETTABLE);
-    ARRAYS("fmi2SetBoolean");
-    return finish(w, inner.SetBoolean(w->inner, vr, nvr, value), 0);
-}
+/* fmi2GetX / fmi2SetX for the types without extra checks (fmi2SetString validates its text below) */
+#define ACCESS(name, allowed, type)                                                                  \
+    fmi2Status fmi2##name(fmi2Component c, const fmi2ValueReference vr[], size_t nvr, type value[]) { \
+        ENTER("fmi2" #name, allowed);                                                                \
+        ARRAYS("fmi2" #name);                                                                        \
+        return finish(w, inner.name(w->inner, vr, nvr, value), 0);                                   \
+    }
+ACCESS(GetReal, GETTABLE, fmi2Real)
+ACCESS(GetInteger, GETTABLE, fmi2Integer)
+ACCESS(GetBoolean, GETTABLE, fmi2Boolean)
+ACCESS(GetString, GETTABLE, fmi2String)
+ACCESS(SetReal, SETTABLE, const fmi2Real)
+ACCESS(SetInteger, SETTABLE, const fmi2Integer)
+ACCESS(SetBoolean, SETTABLE, const fmi2Boolean)
+#undef ACCESS
 
 /* Valid UTF-8 (Python decodes the text; an invalid byte sequence would reach pythonfmu as a NULL object). */
 static int utf8_valid(const unsigned char *s) {

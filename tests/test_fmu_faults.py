@@ -206,7 +206,7 @@ def test_do_step_at_a_wrong_time_or_size_is_refused(fault_host, fmus, tmp_path):
 
 
 #: the FMI state each prefix reaches, a witness that the state is still that one, and the calls FMI 2.0
-#: allows there (fmi2Terminate also before initialization ended, fmi2GetXXX also when instantiated: the
+#: allows there (fmi2Terminate also before initialization ended, fmi2Get{Real,Integer,Boolean,String} also when instantiated: the
 #: documented relaxations)
 STATES = {
     "instantiated": (["instantiate"], [("setup 0", "OK")]),
