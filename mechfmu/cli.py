@@ -1,6 +1,8 @@
-"""Command line: ``mechfmu build | run | validate | info``.
+"""Command line: ``mechfmu build | run | export-ssp | crosscheck | export-crosscheck | validate | info``.
 
-Every failure ends with one clear message on stderr and a non-zero exit code, never a traceback.
+Every failure ends with one clear message on stderr and a non-zero exit code, never a traceback:
+2 for a refused command (bad arguments, scenario, paths), 1 for a run that failed, 130 after Ctrl-C
+(``run`` stops at its next step and keeps what it computed).
 """
 from __future__ import annotations
 
