@@ -104,7 +104,7 @@ class ComponentFmu(Fmi2SlaveApi):
             self._register(o.name, "Real", Fmi2Causality.output, o.description, o.unit, None,
                            variability=Fmi2Variability.continuous, initial=Fmi2Initial.calculated)
         self._apply_start_values()
-        # pythonfmu 0.7.0 prepends the resources folder to sys.path at every instantiation: keep one entry
+        # pythonfmu 0.7.0's binary (Windows) prepends the resources folder to sys.path at every instantiation
         while self.resources and sys.path.count(self.resources) > 1:
             sys.path.remove(self.resources)
 

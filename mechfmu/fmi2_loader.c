@@ -4,7 +4,8 @@
  * pythonfmu 0.7.0's binary leaves every Python C-API symbol undefined and expects the host process
  * to provide them, so a C/C++ host (OMSimulator, the FMI compliance checker, ...) cannot load it,
  * and loading libpython next to it is not enough when the host opens the FMU with RTLD_LOCAL (the
- * interpreter's own extension modules then miss its symbols). This library is the FMU's
+ * interpreter's own extension modules then miss its symbols); it also crashes and bloats its hosts
+ * (see fmi2_python.c) and is not used on Linux. This library is the FMU's
  * binaries/linux64/<modelIdentifier>.so. On the first fmi2Instantiate it
  *   1. uses the Python runtime already in the process if its symbols are global (a Python host,
  *      also one whose interpreter is linked statically, e.g. Debian's python3): no second
@@ -12,15 +13,15 @@
  *   2. else promotes an already loaded libpython<VERSION> to the global scope, or loads it
  *      (the build machine's library first, then the soname through the normal library search path)
  *      with RTLD_GLOBAL;
- *   3. opens pythonfmu's binary (<modelIdentifier>.pythonfmu.so beside this file) with RTLD_LOCAL
- *      and forwards every fmi2 call to it.
+ *   3. runs the model's pythonfmu slave class in that Python (fmi2_python.c), and passes every fmi2
+ *      call that its checks accept to it.
  *
- * Errors reach every importer: the inner binary is instantiated with logging on and this layer
- * forwards its warnings and errors always (info messages only when the host enabled debug logging),
- * and a call during which the component logged an error returns fmi2Error (a warning: fmi2Warning)
- * unless the inner call itself already returned a worse status (e.g. fmi2Discard of a refused step).
+ * Errors reach every importer: this layer forwards the slave's warnings and errors always (info
+ * messages only when the host enabled debug logging), and a call during which the component logged
+ * an error returns fmi2Error (a warning: fmi2Warning) unless the call itself already returned a worse
+ * status (e.g. fmi2Discard of a refused step).
  *
- * No call sequence reaches pythonfmu's crashing paths. Each instance keeps its FMI 2.0 co-simulation
+ * No call sequence reaches a crashing path. Each instance keeps its FMI 2.0 co-simulation
  * state (instantiated, initialization mode, step complete, step failed, terminated, error, fatal) and
  * every call is checked against the state table of FMI 2.0 section 4.2.4 (two relaxations: fmi2Terminate
  * is also accepted before initialization ended and in the error state, as a cleanup call; the fmi2Get
@@ -28,10 +29,9 @@
  * call logs an error naming the function and the reason (the current state, a NULL pointer, an unknown
  * FMU state, ...) and returns fmi2Error without calling into Python, the state unchanged; so does a call
  * whose value the component refused (it checks before it changes anything: see components/fmi.py).
- * An inner fmi2Error (a C++ exception in pythonfmu) enters the error state; an inner fmi2Fatal (an
- * exception escaped into pythonfmu, which then releases the instance's Python objects) makes the
- * instance fatal: every later call but fmi2FreeInstance is refused, and fmi2FreeInstance does not
- * call pythonfmu's destructor (it would release them again). Handles are checked: an instance or an FMU
+ * An fmi2Error of the Python side (out of memory) enters the error state; an fmi2Fatal (an exception
+ * escaped the slave: a defect, logged with its traceback) makes the instance fatal: every later call
+ * but fmi2FreeInstance is refused. Handles are checked: an instance or an FMU
  * state that this FMU did not hand out, or already freed, is refused, so a double free is harmless.
  * FMU states are wrapped (the FMI state they were taken in, restored by fmi2SetFMUstate); a serialized
  * state starts with a header (magic, FMI state) and its body is checked completely by the component
@@ -51,6 +51,7 @@
 #include <string.h>
 
 #include "fmi2Functions.h"
+#include "fmi2_python.h"
 
 #ifndef MECHFMU_PYTHON_VERSION
 #error "MECHFMU_PYTHON_VERSION must be defined"
@@ -62,46 +63,10 @@
 #error "MECHFMU_LIBPYTHON_SONAME must be defined"
 #endif
 
-#define INNER_SUFFIX ".pythonfmu.so"
 #define PATH_SIZE 4096
 #define MESSAGE_SIZE (3 * PATH_SIZE)
 
-/* --- the inner (pythonfmu) binary --------------------------------------------------------- */
-
-static struct {
-    fmi2SetDebugLoggingTYPE *SetDebugLogging;
-    fmi2InstantiateTYPE *Instantiate;
-    fmi2FreeInstanceTYPE *FreeInstance;
-    fmi2SetupExperimentTYPE *SetupExperiment;
-    fmi2EnterInitializationModeTYPE *EnterInitializationMode;
-    fmi2ExitInitializationModeTYPE *ExitInitializationMode;
-    fmi2TerminateTYPE *Terminate;
-    fmi2ResetTYPE *Reset;
-    fmi2GetRealTYPE *GetReal;
-    fmi2GetIntegerTYPE *GetInteger;
-    fmi2GetBooleanTYPE *GetBoolean;
-    fmi2GetStringTYPE *GetString;
-    fmi2SetRealTYPE *SetReal;
-    fmi2SetIntegerTYPE *SetInteger;
-    fmi2SetBooleanTYPE *SetBoolean;
-    fmi2SetStringTYPE *SetString;
-    fmi2GetFMUstateTYPE *GetFMUstate;
-    fmi2SetFMUstateTYPE *SetFMUstate;
-    fmi2FreeFMUstateTYPE *FreeFMUstate;
-    fmi2SerializedFMUstateSizeTYPE *SerializedFMUstateSize;
-    fmi2SerializeFMUstateTYPE *SerializeFMUstate;
-    fmi2DeSerializeFMUstateTYPE *DeSerializeFMUstate;
-    fmi2GetDirectionalDerivativeTYPE *GetDirectionalDerivative;
-    fmi2SetRealInputDerivativesTYPE *SetRealInputDerivatives;
-    fmi2GetRealOutputDerivativesTYPE *GetRealOutputDerivatives;
-    fmi2DoStepTYPE *DoStep;
-    fmi2CancelStepTYPE *CancelStep;
-    fmi2GetStatusTYPE *GetStatus;
-    fmi2GetRealStatusTYPE *GetRealStatus;
-    fmi2GetIntegerStatusTYPE *GetIntegerStatus;
-    fmi2GetBooleanStatusTYPE *GetBooleanStatus;
-    fmi2GetStringStatusTYPE *GetStringStatus;
-} inner;
+/* --- the Python runtime ------------------------------------------------------------------ */
 
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static char load_error[MESSAGE_SIZE];  /* empty when loading succeeded */
@@ -146,43 +111,20 @@ static int ensure_python(void) {
     return -1;
 }
 
-static void load_inner(void) {
+/* The Python runtime, then the slave's: the model identifier is this binary's name. */
+static void load_python(void) {
     if (ensure_python() != 0) return;
     Dl_info info;
-    if (!dladdr((void *)&load_inner, &info) || !info.dli_fname) {
+    if (!dladdr((void *)&load_python, &info) || !info.dli_fname) {
         snprintf(load_error, sizeof load_error, "cannot locate this FMU binary (dladdr failed)");
         return;
     }
-    char path[PATH_SIZE];
-    const char *self = info.dli_fname;
-    size_t n = strlen(self);
-    if (n > 3 && strcmp(self + n - 3, ".so") == 0) n -= 3;
-    if (n + sizeof INNER_SUFFIX > sizeof path) {
-        snprintf(load_error, sizeof load_error, "FMU path too long: %s", self);
-        return;
-    }
-    memcpy(path, self, n);
-    memcpy(path + n, INNER_SUFFIX, sizeof INNER_SUFFIX);
-    void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!handle) {
-        snprintf(load_error, sizeof load_error, "cannot load the model binary %s: %s", path, dlerror());
-        return;
-    }
-#define RESOLVE(name)                                                                                \
-    if (!(*(void **)&inner.name = dlsym(handle, "fmi2" #name))) {                                    \
-        snprintf(load_error, sizeof load_error, "%s does not export fmi2" #name, path);              \
-        return;                                                                                      \
-    }
-    RESOLVE(SetDebugLogging) RESOLVE(Instantiate) RESOLVE(FreeInstance) RESOLVE(SetupExperiment)
-    RESOLVE(EnterInitializationMode) RESOLVE(ExitInitializationMode) RESOLVE(Terminate) RESOLVE(Reset)
-    RESOLVE(GetReal) RESOLVE(GetInteger) RESOLVE(GetBoolean) RESOLVE(GetString)
-    RESOLVE(SetReal) RESOLVE(SetInteger) RESOLVE(SetBoolean) RESOLVE(SetString)
-    RESOLVE(GetFMUstate) RESOLVE(SetFMUstate) RESOLVE(FreeFMUstate) RESOLVE(SerializedFMUstateSize)
-    RESOLVE(SerializeFMUstate) RESOLVE(DeSerializeFMUstate) RESOLVE(GetDirectionalDerivative)
-    RESOLVE(SetRealInputDerivatives) RESOLVE(GetRealOutputDerivatives) RESOLVE(DoStep) RESOLVE(CancelStep)
-    RESOLVE(GetStatus) RESOLVE(GetRealStatus) RESOLVE(GetIntegerStatus) RESOLVE(GetBooleanStatus)
-    RESOLVE(GetStringStatus)
-#undef RESOLVE
+    const char *base = strrchr(info.dli_fname, '/');
+    char model[256];
+    snprintf(model, sizeof model, "%s", base ? base + 1 : info.dli_fname);
+    size_t n = strlen(model);
+    if (n > 3 && strcmp(model + n - 3, ".so") == 0) model[n - 3] = '\0';
+    slave_load(model, load_error, sizeof load_error);
 }
 
 /* --- instances and their FMI 2.0 co-simulation state ------------------------------------------ */
@@ -207,18 +149,18 @@ static const char *state_name(int state) {
     }
 }
 
-/* An FMU state handed to the host: pythonfmu's state (a Python object) and the FMI state it was taken in. */
+/* An FMU state handed to the host: the slave's state (a Python object) and the FMI state it was taken in. */
 typedef struct Saved {
-    fmi2FMUstate inner;
+    void *object;
     int state;
-    size_t inner_size; /* its serialized size once known (states never change), else 0 */
+    size_t object_size; /* its serialized size once known (states never change), else 0 */
     struct Saved *next;
 } Saved;
 
 typedef struct Instance {
-    fmi2Component inner;
+    Slave *slave;
     fmi2CallbackFunctions host;  /* the host's callbacks */
-    fmi2CallbackFunctions own;   /* what the inner binary gets: our logger, the host's memory */
+    fmi2CallbackFunctions own;   /* what the slave gets: our logger, the host's memory */
     fmi2Boolean debug_logging;   /* the host's wish for info messages */
     size_t n_categories;
     char **categories;           /* NULL = every category */
@@ -304,13 +246,18 @@ static void forward_log(fmi2ComponentEnvironment env, fmi2String instance, fmi2S
     Instance *w = (Instance *)env;
     if (status > w->logged) w->logged = status;
     if (status == fmi2OK && !category_enabled(w, category)) return;
-    /* pythonfmu passes its (Python-formatted) text as the format with no arguments: take it literally */
-    host_log(w, instance, status, category, message ? message : "");
+    char *text = NULL;
+    va_list args;
+    va_start(args, message);
+    int n = vasprintf(&text, message ? message : "", args);
+    va_end(args);
+    host_log(w, instance, status, category, n >= 0 ? text : "(message lost: out of memory)");
+    if (n >= 0) free(text);
 }
 
-/* The status of a forwarded call, and the state it leaves: an inner fmi2Fatal (or a logged fatal: an
- * exception escaped into pythonfmu, which then has released its Python objects) makes the instance
- * fatal for good; an inner fmi2Error (a C++ exception in pythonfmu) puts it in the error state. An error
+/* The status of a call into the slave, and the state it leaves: an fmi2Fatal (or a logged fatal: an
+ * exception escaped the slave) makes the instance fatal for good; an fmi2Error of the Python side
+ * (out of memory) puts it in the error state. An error
  * the component logged is a refusal: the component checks before it changes anything, so the call
  * returns fmi2Error and the state stays (a warning: fmi2Warning). Otherwise the state becomes `next`. */
 static fmi2Status finish(Instance *w, fmi2Status returned, int next) {
@@ -349,7 +296,7 @@ const char *fmi2GetVersion(void) { return fmi2Version; }
 fmi2Component fmi2Instantiate(fmi2String instanceName, fmi2Type fmuType, fmi2String fmuGUID,
                               fmi2String fmuResourceLocation, const fmi2CallbackFunctions *functions,
                               fmi2Boolean visible, fmi2Boolean loggingOn) {
-    pthread_once(&load_once, load_inner);
+    pthread_once(&load_once, load_python);
     if (load_error[0]) {
         if (functions && functions->logger)
             functions->logger(functions->componentEnvironment, instanceName, fmi2Fatal, "logStatusFatal", "%s",
@@ -373,9 +320,9 @@ fmi2Component fmi2Instantiate(fmi2String instanceName, fmi2Type fmuType, fmi2Str
         return NULL;
     }
     if (python_note[0]) host_log(w, instanceName, fmi2Warning, "logStatusWarning", python_note);
-    /* logging always on inside: errors must reach the host whatever loggingOn says */
-    w->inner = inner.Instantiate(instanceName, fmuType, fmuGUID, fmuResourceLocation, &w->own, visible, fmi2True);
-    if (!w->inner) {
+    (void)visible; /* the slave has no window */
+    w->slave = slave_instantiate(instanceName, fmuResourceLocation, &w->own);
+    if (!w->slave) {
         release(functions, w->name);
         release(functions, w);
         return NULL;
@@ -406,13 +353,10 @@ void fmi2FreeInstance(fmi2Component c) {
     while (w->saved) { /* states the host did not free belong to the instance */
         Saved *s = w->saved;
         w->saved = s->next;
-        inner.FreeFMUstate(w->inner, &s->inner); /* only drops pythonfmu's reference to a Python object */
+        slave_free_state(w->slave, s->object);
         release(&w->host, s);
     }
-    /* After a fatal error pythonfmu has already released the Python objects of this instance, and its
-     * own destructor would release them again and crash the host: the inner instance is deliberately
-     * leaked (a few hundred bytes, once per fatal instance). */
-    if (w->state != FATAL) inner.FreeInstance(w->inner);
+    slave_free(w->slave);
     free_categories(w);
     fmi2CallbackFunctions host = w->host;
     release(&host, w->name);
@@ -444,31 +388,31 @@ fmi2Status fmi2SetupExperiment(fmi2Component c, fmi2Boolean toleranceDefined, fm
          "startTime = %g must be finite", startTime);
     NEED(!stopTimeDefined || stopTime >= startTime, "fmi2SetupExperiment", "stopTime = %g is before startTime = %g",
          stopTime, startTime);
-    return finish(w, inner.SetupExperiment(w->inner, toleranceDefined, tolerance, startTime, stopTimeDefined,
-                                           stopTime), 0);
+    (void)toleranceDefined, (void)tolerance; /* pythonfmu passes the start time only */
+    return finish(w, slave_setup_experiment(w->slave, startTime), 0);
 }
 
 fmi2Status fmi2EnterInitializationMode(fmi2Component c) {
     ENTER("fmi2EnterInitializationMode", INSTANTIATED);
-    return finish(w, inner.EnterInitializationMode(w->inner), INITIALIZATION_MODE);
+    return finish(w, slave_call(w->slave, "enter_initialization_mode", "fmi2EnterInitializationMode"), INITIALIZATION_MODE);
 }
 
 /* An error logged here (a parameter rule) keeps initialization mode: the host may correct and retry. */
 fmi2Status fmi2ExitInitializationMode(fmi2Component c) {
     ENTER("fmi2ExitInitializationMode", INITIALIZATION_MODE);
-    return finish(w, inner.ExitInitializationMode(w->inner), STEP_COMPLETE);
+    return finish(w, slave_call(w->slave, "exit_initialization_mode", "fmi2ExitInitializationMode"), STEP_COMPLETE);
 }
 
 /* FMI 2.0 allows fmi2Terminate after a step only; it is also accepted before initialization ended and
  * in the error state, where hosts (our master among them) call it while cleaning up: nothing to undo. */
 fmi2Status fmi2Terminate(fmi2Component c) {
     ENTER("fmi2Terminate", INSTANTIATED | INITIALIZATION_MODE | STEP_COMPLETE | STEP_FAILED | ERROR);
-    return finish(w, inner.Terminate(w->inner), TERMINATED);
+    return finish(w, slave_call(w->slave, "terminate", "fmi2Terminate"), TERMINATED);
 }
 
 fmi2Status fmi2Reset(fmi2Component c) {
     ENTER("fmi2Reset", LIVE);
-    return finish(w, inner.Reset(w->inner), INSTANTIATED);
+    return finish(w, slave_reset(w->slave), INSTANTIATED);
 }
 
 /* FMI 2.0 allows the fmi2Get functions from initialization mode on; reading in the instantiated state is harmless
@@ -480,19 +424,19 @@ fmi2Status fmi2Reset(fmi2Component c) {
     if (nvr == 0) return fmi2OK
 
 /* fmi2GetX / fmi2SetX for the types without extra checks (fmi2SetString validates its text below) */
-#define ACCESS(name, allowed, type)                                                                  \
+#define ACCESS(name, allowed, type, slave_function)                                                  \
     fmi2Status fmi2##name(fmi2Component c, const fmi2ValueReference vr[], size_t nvr, type value[]) { \
         ENTER("fmi2" #name, allowed);                                                                \
         ARRAYS("fmi2" #name);                                                                        \
-        return finish(w, inner.name(w->inner, vr, nvr, value), 0);                                   \
+        return finish(w, slave_function(w->slave, vr, nvr, value), 0);                               \
     }
-ACCESS(GetReal, GETTABLE, fmi2Real)
-ACCESS(GetInteger, GETTABLE, fmi2Integer)
-ACCESS(GetBoolean, GETTABLE, fmi2Boolean)
-ACCESS(GetString, GETTABLE, fmi2String)
-ACCESS(SetReal, SETTABLE, const fmi2Real)
-ACCESS(SetInteger, SETTABLE, const fmi2Integer)
-ACCESS(SetBoolean, SETTABLE, const fmi2Boolean)
+ACCESS(GetReal, GETTABLE, fmi2Real, slave_get_real)
+ACCESS(GetInteger, GETTABLE, fmi2Integer, slave_get_integer)
+ACCESS(GetBoolean, GETTABLE, fmi2Boolean, slave_get_boolean)
+ACCESS(GetString, GETTABLE, fmi2String, slave_get_string)
+ACCESS(SetReal, SETTABLE, const fmi2Real, slave_set_real)
+ACCESS(SetInteger, SETTABLE, const fmi2Integer, slave_set_integer)
+ACCESS(SetBoolean, SETTABLE, const fmi2Boolean, slave_set_boolean)
 #undef ACCESS
 
 /* Valid UTF-8 (Python decodes the text; an invalid byte sequence would reach pythonfmu as a NULL object). */
@@ -515,12 +459,12 @@ fmi2Status fmi2SetString(fmi2Component c, const fmi2ValueReference vr[], size_t 
         NEED(utf8_valid((const unsigned char *)value[i]), "fmi2SetString",
              "value[%zu] (valueReference %u) is not valid UTF-8", i, vr[i]);
     }
-    return finish(w, inner.SetString(w->inner, vr, nvr, value), 0);
+    return finish(w, slave_set_string(w->slave, vr, nvr, value), 0);
 }
 
 /* --- FMU states: only states handed out by this instance are accepted ------------------------- */
 
-/* A serialized state: this header, then pythonfmu's bytes (the component's JSON). */
+/* A serialized state: this header, then the slave's bytes (the component's JSON). */
 #define STATE_MAGIC "mechfmu\x01"
 #define HEADER_SIZE (sizeof STATE_MAGIC - 1 + 1) /* magic, FMI state */
 
@@ -535,15 +479,15 @@ static Saved *find_saved(const Instance *w, fmi2FMUstate state) {
     NEED(saved, function, "%s is not an FMU state of this instance (never handed out, or already freed)", \
          state ? "the FMUstate" : "FMUstate NULL")
 
-static fmi2Status track(Instance *w, fmi2FMUstate inner_state, int state, fmi2FMUstate *out) {
+static fmi2Status track(Instance *w, void *object, int state, fmi2FMUstate *out) {
     Saved *s = allocate(&w->host, 1, sizeof *s);
     if (!s) {
-        inner.FreeFMUstate(w->inner, &inner_state);
+        slave_free_state(w->slave, object);
         return refuse(w, "fmi2GetFMUstate", "out of memory");
     }
-    s->inner = inner_state;
+    s->object = object;
     s->state = state;
-    s->inner_size = 0;
+    s->object_size = 0;
     s->next = w->saved;
     w->saved = s;
     *out = s;
@@ -553,15 +497,15 @@ static fmi2Status track(Instance *w, fmi2FMUstate inner_state, int state, fmi2FM
 fmi2Status fmi2GetFMUstate(fmi2Component c, fmi2FMUstate *state) {
     ENTER("fmi2GetFMUstate", LIVE);
     NEED(state, "fmi2GetFMUstate", "FMUstate* is NULL");
-    fmi2FMUstate fresh = NULL;
-    fmi2Status status = finish(w, inner.GetFMUstate(w->inner, &fresh), 0);
-    if (status > fmi2Warning || !fresh) return status > fmi2Warning ? status : refuse(w, "fmi2GetFMUstate", "no state");
+    void *fresh = NULL;
+    fmi2Status status = finish(w, slave_get_state(w->slave, &fresh), 0);
+    if (status > fmi2Warning) return status;
     Saved *old = *state ? find_saved(w, *state) : NULL;
     if (old) { /* FMI: *state is a state of ours to be overwritten */
-        inner.FreeFMUstate(w->inner, &old->inner);
-        old->inner = fresh;
+        slave_free_state(w->slave, old->object);
+        old->object = fresh;
         old->state = w->state;
-        old->inner_size = 0;
+        old->object_size = 0;
         return status;
     }
     fmi2Status tracked = track(w, fresh, w->state, state);
@@ -571,7 +515,7 @@ fmi2Status fmi2GetFMUstate(fmi2Component c, fmi2FMUstate *state) {
 fmi2Status fmi2SetFMUstate(fmi2Component c, fmi2FMUstate state) {
     ENTER("fmi2SetFMUstate", LIVE);
     KNOWN_STATE("fmi2SetFMUstate", state);
-    return finish(w, inner.SetFMUstate(w->inner, saved->inner), saved->state);
+    return finish(w, slave_set_state(w->slave, saved->object), saved->state);
 }
 
 fmi2Status fmi2FreeFMUstate(fmi2Component c, fmi2FMUstate *state) {
@@ -582,17 +526,29 @@ fmi2Status fmi2FreeFMUstate(fmi2Component c, fmi2FMUstate *state) {
     Saved **link = &w->saved;
     while (*link != saved) link = &(*link)->next;
     *link = saved->next;
-    fmi2Status status = finish(w, inner.FreeFMUstate(w->inner, &saved->inner), 0);
+    slave_free_state(w->slave, saved->object);
     release(&w->host, saved);
     *state = NULL;
+    return fmi2OK;
+}
+
+/* The slave's serialization of a state (a new buffer, freed by the caller) and its size. */
+static fmi2Status serialized(Instance *w, void *object, char **bytes, size_t *size) {
+    fmi2Status status = finish(w, slave_serialize(w->slave, object, bytes, size), 0);
+    if (status > fmi2Warning) {
+        free(*bytes);
+        *bytes = NULL;
+    }
     return status;
 }
 
-static fmi2Status inner_size(Instance *w, Saved *saved) {
-    if (saved->inner_size) return fmi2OK;
+static fmi2Status object_size(Instance *w, Saved *saved) {
+    if (saved->object_size) return fmi2OK;
+    char *bytes = NULL;
     size_t size = 0;
-    fmi2Status status = finish(w, inner.SerializedFMUstateSize(w->inner, saved->inner, &size), 0);
-    if (status <= fmi2Warning) saved->inner_size = size;
+    fmi2Status status = serialized(w, saved->object, &bytes, &size);
+    free(bytes);
+    if (status <= fmi2Warning) saved->object_size = size;
     return status;
 }
 
@@ -600,8 +556,8 @@ fmi2Status fmi2SerializedFMUstateSize(fmi2Component c, fmi2FMUstate state, size_
     ENTER("fmi2SerializedFMUstateSize", LIVE);
     KNOWN_STATE("fmi2SerializedFMUstateSize", state);
     NEED(size, "fmi2SerializedFMUstateSize", "size is NULL");
-    fmi2Status status = inner_size(w, saved);
-    if (status <= fmi2Warning) *size = HEADER_SIZE + saved->inner_size;
+    fmi2Status status = object_size(w, saved);
+    if (status <= fmi2Warning) *size = HEADER_SIZE + saved->object_size;
     return status;
 }
 
@@ -609,13 +565,20 @@ fmi2Status fmi2SerializeFMUstate(fmi2Component c, fmi2FMUstate state, fmi2Byte b
     ENTER("fmi2SerializeFMUstate", LIVE);
     KNOWN_STATE("fmi2SerializeFMUstate", state);
     NEED(bytes, "fmi2SerializeFMUstate", "serializedState is NULL");
-    fmi2Status status = inner_size(w, saved);
+    char *body = NULL;
+    size_t n = 0;
+    fmi2Status status = serialized(w, saved->object, &body, &n);
     if (status > fmi2Warning) return status;
-    NEED(size == HEADER_SIZE + saved->inner_size, "fmi2SerializeFMUstate",
-         "size = %zu, but fmi2SerializedFMUstateSize gives %zu", size, HEADER_SIZE + saved->inner_size);
+    if (size != HEADER_SIZE + n) {
+        free(body);
+        return refuse(w, "fmi2SerializeFMUstate", "size = %zu, but fmi2SerializedFMUstateSize gives %zu", size,
+                      HEADER_SIZE + n);
+    }
     memcpy(bytes, STATE_MAGIC, HEADER_SIZE - 1);
     bytes[HEADER_SIZE - 1] = (fmi2Byte)saved->state;
-    return finish(w, inner.SerializeFMUstate(w->inner, saved->inner, bytes + HEADER_SIZE, saved->inner_size), 0);
+    memcpy(bytes + HEADER_SIZE, body, n);
+    free(body);
+    return status;
 }
 
 /* The blob is checked here (header) and completely by the component (components/fmi.py), which hands
@@ -629,27 +592,25 @@ fmi2Status fmi2DeSerializeFMUstate(fmi2Component c, const fmi2Byte bytes[], size
          "the %zu bytes are not a serialized state of this FMU (no mechfmu state header)", size);
     NEED(kind & LIVE && !(kind & (kind - 1)), "fmi2DeSerializeFMUstate", "the state header names no FMI state (%d)",
          kind);
-    fmi2FMUstate fresh = NULL;
-    fmi2Status status = finish(w, inner.DeSerializeFMUstate(w->inner, bytes + HEADER_SIZE, size - HEADER_SIZE,
-                                                            &fresh), 0);
+    void *fresh = NULL;
+    fmi2Status status = finish(w, slave_deserialize(w->slave, bytes + HEADER_SIZE, size - HEADER_SIZE, &fresh), 0);
     if (status > fmi2Warning) return status;
-    if (!fresh) return refuse(w, "fmi2DeSerializeFMUstate", "no state");
+    char *check = NULL;
     size_t n = 0;
-    status = finish(w, inner.SerializedFMUstateSize(w->inner, fresh, &n), 0);
-    char *check = status <= fmi2Warning && n ? malloc(n + 1) : NULL;
-    if (check) status = finish(w, inner.SerializeFMUstate(w->inner, fresh, check, n), 0);
-    if (status > fmi2Warning || !check || check[0] == '\0') {
-        if (check && status <= fmi2Warning) check[n] = '\0';
+    status = serialized(w, fresh, &check, &n);
+    if (status > fmi2Warning || n == 0 || check[0] == '\0') {
+        char *reason = status <= fmi2Warning && n > 1 ? strndup(check + 1, n - 1) : NULL;
         fmi2Status refused = w->state == FATAL ? fmi2Fatal : refuse(w, "fmi2DeSerializeFMUstate", "%s",
-            check && status <= fmi2Warning ? check + 1 : "the component could not check the state");
+            reason ? reason : "the component could not check the state");
+        free(reason);
         free(check);
-        if (w->state != FATAL) inner.FreeFMUstate(w->inner, &fresh);
+        slave_free_state(w->slave, fresh);
         return refused;
     }
     free(check);
     /* always a new state (FMI: "constructs a copy"; unlike fmi2GetFMUstate, *state is not reused) */
     fmi2Status tracked = track(w, fresh, kind, state);
-    if (tracked == fmi2OK) ((Saved *)*state)->inner_size = n;
+    if (tracked == fmi2OK) ((Saved *)*state)->object_size = n;
     return tracked > status ? tracked : status;
 }
 
@@ -682,8 +643,8 @@ fmi2Status fmi2GetRealOutputDerivatives(fmi2Component c, const fmi2ValueReferenc
 fmi2Status fmi2DoStep(fmi2Component c, fmi2Real currentCommunicationPoint, fmi2Real communicationStepSize,
                       fmi2Boolean noSetFMUStatePriorToCurrentPoint) {
     ENTER("fmi2DoStep", STEP_COMPLETE);
-    fmi2Status status = inner.DoStep(w->inner, currentCommunicationPoint, communicationStepSize,
-                                     noSetFMUStatePriorToCurrentPoint);
+    (void)noSetFMUStatePriorToCurrentPoint;
+    fmi2Status status = slave_do_step(w->slave, currentCommunicationPoint, communicationStepSize);
     if (status == fmi2Discard && w->logged != fmi2Fatal) {
         w->state = STEP_FAILED;
         return fmi2Discard;

@@ -1,0 +1,46 @@
+/* The Python side of a mechfmu FMU (fmi2_python.c), called by the loader (fmi2_loader.c) once a
+ * call has passed its checks. Every function takes the GIL itself; a status other than fmi2OK has
+ * been logged through the instance's logger. */
+#ifndef MECHFMU_FMI2_PYTHON_H
+#define MECHFMU_FMI2_PYTHON_H
+
+#include <stddef.h>
+
+#include "fmi2Functions.h"
+
+typedef struct Slave Slave;
+
+/* Resolve the Python C API (made global by the loader) and start an interpreter if the process has
+ * none; `model` is the model identifier (the slave class's name). 0, or -1 with `error` set. */
+int slave_load(const char *model, char *error, size_t size);
+
+/* A new slave instance, or NULL (logged); messages go to functions->logger. */
+Slave *slave_instantiate(fmi2String instanceName, fmi2String fmuResourceLocation,
+                         const fmi2CallbackFunctions *functions);
+void slave_free(Slave *s);
+
+fmi2Status slave_setup_experiment(Slave *s, fmi2Real startTime);
+/* A method without arguments (enter_initialization_mode, exit_initialization_mode, terminate);
+ * `what` names the FMI function in messages. */
+fmi2Status slave_call(Slave *s, const char *method, const char *what);
+fmi2Status slave_reset(Slave *s);
+fmi2Status slave_do_step(Slave *s, fmi2Real t, fmi2Real h);
+
+fmi2Status slave_get_real(Slave *s, const fmi2ValueReference vr[], size_t nvr, fmi2Real values[]);
+fmi2Status slave_get_integer(Slave *s, const fmi2ValueReference vr[], size_t nvr, fmi2Integer values[]);
+fmi2Status slave_get_boolean(Slave *s, const fmi2ValueReference vr[], size_t nvr, fmi2Boolean values[]);
+fmi2Status slave_get_string(Slave *s, const fmi2ValueReference vr[], size_t nvr, fmi2String values[]);
+fmi2Status slave_set_real(Slave *s, const fmi2ValueReference vr[], size_t nvr, const fmi2Real values[]);
+fmi2Status slave_set_integer(Slave *s, const fmi2ValueReference vr[], size_t nvr, const fmi2Integer values[]);
+fmi2Status slave_set_boolean(Slave *s, const fmi2ValueReference vr[], size_t nvr, const fmi2Boolean values[]);
+fmi2Status slave_set_string(Slave *s, const fmi2ValueReference vr[], size_t nvr, const fmi2String values[]);
+
+/* FMU states are the slave's Python state objects (one reference each, released by slave_free_state). */
+fmi2Status slave_get_state(Slave *s, void **state);
+fmi2Status slave_set_state(Slave *s, void *state);
+void slave_free_state(Slave *s, void *state);
+/* The state's bytes in a new malloc'd buffer of *size bytes (the caller frees it). */
+fmi2Status slave_serialize(Slave *s, void *state, char **bytes, size_t *size);
+fmi2Status slave_deserialize(Slave *s, const char *bytes, size_t size, void **state);
+
+#endif
