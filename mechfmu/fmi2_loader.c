@@ -320,8 +320,7 @@ fmi2Component fmi2Instantiate(fmi2String instanceName, fmi2Type fmuType, fmi2Str
         return NULL;
     }
     if (python_note[0]) host_log(w, instanceName, fmi2Warning, "logStatusWarning", python_note);
-    (void)visible; /* the slave has no window */
-    w->slave = slave_instantiate(instanceName, fmuResourceLocation, &w->own);
+    w->slave = slave_instantiate(instanceName, fmuResourceLocation, visible, &w->own);
     if (!w->slave) {
         release(functions, w->name);
         release(functions, w);

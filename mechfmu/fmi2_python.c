@@ -115,6 +115,7 @@ struct Slave {
     PyObject *cls, *instance, *log_queue, *strings; /* strings: the last fmi2GetString's values */
     fmi2CallbackFunctions functions;
     char *name, *resources;
+    int visible;
 };
 
 static void clear(PyObject **object) {
@@ -235,7 +236,7 @@ static int construct(Slave *s) {
     PyObject *args = py.TupleNew(0), *kwargs = py.DictNew();
     PyObject *name = py.UnicodeDecodeUTF8(s->name, (Py_ssize_t_)strlen(s->name), "replace");
     PyObject *resources = py.UnicodeDecodeFSDefault(s->resources);
-    PyObject *visible = py.LongFromLong(0);
+    PyObject *visible = py.LongFromLong(s->visible);
     int ok = args && kwargs && name && resources && visible && py.DictSetItemString(kwargs, "instance_name", name) == 0
              && py.DictSetItemString(kwargs, "resources", resources) == 0
              && py.DictSetItemString(kwargs, "visible", visible) == 0;
@@ -267,8 +268,12 @@ static PyObject *slave_class(Slave *s) {
         return NULL;
     }
     PyObject *sys_path = py.SysGetObject("path"); /* borrowed */
+    if (!sys_path) {
+        log_text(s, fmi2Fatal, "logStatusFatal", "the Python runtime has no sys.path");
+        return NULL;
+    }
     PyObject *folder = py.UnicodeDecodeFSDefault(s->resources);
-    if (!sys_path || !folder) return NULL;
+    if (!folder) return NULL;
     int present = py.SequenceContains(sys_path, folder);
     if (present == 0) py.ListInsert(sys_path, 0, folder);
     py.DecRef(folder);
@@ -280,11 +285,12 @@ static PyObject *slave_class(Slave *s) {
     return cls;
 }
 
-Slave *slave_instantiate(fmi2String instanceName, fmi2String fmuResourceLocation,
+Slave *slave_instantiate(fmi2String instanceName, fmi2String fmuResourceLocation, fmi2Boolean visible,
                          const fmi2CallbackFunctions *functions) {
     Slave *s = calloc(1, sizeof *s);
     if (!s) return NULL;
     s->functions = *functions;
+    s->visible = visible != fmi2False;
     s->name = copy(instanceName);
     s->resources = resource_path(fmuResourceLocation);
     int gil = py.GILStateEnsure();

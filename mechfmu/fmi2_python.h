@@ -15,7 +15,7 @@ typedef struct Slave Slave;
 int slave_load(const char *model, char *error, size_t size);
 
 /* A new slave instance, or NULL (logged); messages go to functions->logger. */
-Slave *slave_instantiate(fmi2String instanceName, fmi2String fmuResourceLocation,
+Slave *slave_instantiate(fmi2String instanceName, fmi2String fmuResourceLocation, fmi2Boolean visible,
                          const fmi2CallbackFunctions *functions);
 void slave_free(Slave *s);
 

@@ -1,8 +1,5 @@
-import atexit
-import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import fmpy
@@ -42,25 +39,3 @@ def components_with(work: Path, module: str, source: str) -> Path:
     shutil.copytree(COMPONENTS_DIR, components, ignore=shutil.ignore_patterns("__pycache__"))
     (components / f"{module}.py").write_text(source)
     return components
-
-
-# Known open defect (issue 13 note): a Python process that has loaded many of our FMUs in-process aborts
-# now and then in interpreter teardown, after all its work ("corrupted double-linked list": about 3 in 32
-# runs of tests/test_fmu_errors.py + the FMU cases of tests/test_bad_inputs.py; 0 in 16 when teardown
-# is skipped). Until its cause is found the test session ends like mechfmu's libcosim runner: exit
-# handlers run, then the process leaves with pytest's status without interpreter teardown.
-_session_status: list[int] = []
-
-
-@pytest.hookimpl(trylast=True)
-def pytest_sessionfinish(session, exitstatus):
-    _session_status.append(int(exitstatus))
-
-
-@pytest.hookimpl(trylast=True)
-def pytest_unconfigure(config):
-    if _session_status and not hasattr(config, "workerinput"):
-        atexit._run_exitfuncs()
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(_session_status[-1])

@@ -98,6 +98,22 @@ def test_newton_non_convergence_says_where_and_what_to_do_and_the_advice_works()
     assert code == 0, out
 
 
+def test_newton_stall_at_a_friction_velocity_crossing_is_advised_a_smaller_step():
+    """Issue 13, item 14, the second case: a mass dragged by a belt through regularized Stribeck
+    friction (belt_friction) reaches the belt's speed at t = 1.19 s, where the friction force turns
+    within a step; newton (coupling=implicit) at h = 1e-3 stalls there (residual 23 -> 13.8 N in 20
+    iterations). The message names the friction connection and advises h/10 first, which completes."""
+    base = ["scenarios/belt_friction", "--algorithm", "newton", "--option", "coupling=implicit", "--stop", "1.2"]
+    code, out = _cli(*base, "--step", "1e-3")
+    assert code == 1, out
+    message = out[out.index("newton coupling did not converge"):]
+    assert "did not converge at t=1.191 s (step h=0.001 s) after 20 iterations" in message
+    assert "largest residuals on friction.flange_a.f -> belt.flange_b.f (" in message
+    assert "What to do: (1) reduce the step: --step 0.0001 (h/10" in message and "the residual stalled" in message
+    code, out = _cli(*base, "--step", re.search(r"--step (\S+) ", message).group(1))
+    assert code == 0, out
+
+
 def test_iterations_advice_when_the_residual_was_still_falling():
     """A Newton that was converging but ran out of iterations is told to allow more, first; with
     the advised max_iterations the run completes."""

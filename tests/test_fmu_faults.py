@@ -280,11 +280,12 @@ for n in range(50):
     fmu.instantiate(); fmu.setupExperiment(startTime=0.0); fmu.enterInitializationMode(); fmu.exitInitializationMode()
     fmu.doStep(0.0, 1e-3); fmu.terminate(); fmu.freeInstance(); fmu.freeLibrary()
 slaves = [o for o in gc.get_objects() if any(c.__name__ == "ComponentFmu" for c in type(o).__mro__)]
-classes = [o for o in gc.get_objects() if isinstance(o, type) and any(c.__name__ == "ComponentFmu" for c in o.__mro__[1:])]
+classes = [o for o in gc.get_objects()
+           if isinstance(o, type) and any(c.__name__ == "ComponentFmu" for c in o.__mro__[1:])]
 with open("/proc/self/maps") as maps:
     pythonfmu_binary = "pythonfmu" in maps.read()
-print(json.dumps({"slaves_alive": len(slaves), "slave_classes": len(classes), "sys_path_growth": len(sys.path) - path_length,
-                  "pythonfmu_binary_loaded": pythonfmu_binary}))
+print(json.dumps({"slaves_alive": len(slaves), "slave_classes": len(classes),
+                  "sys_path_growth": len(sys.path) - path_length, "pythonfmu_binary_loaded": pythonfmu_binary}))
 """
 
 
@@ -296,8 +297,8 @@ def test_python_slave_is_freed_without_the_garbage_collector(fmus):
     proc = subprocess.run([sys.executable, "-c", FMPY_CYCLES, str(fmus["CoordinateSpringDamper"])],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert json.loads(proc.stdout.splitlines()[-1]) == {"slaves_alive": 0, "slave_classes": 1, "sys_path_growth": 1,
-                                                        "pythonfmu_binary_loaded": False}
+    expected = {"slaves_alive": 0, "slave_classes": 1, "sys_path_growth": 1, "pythonfmu_binary_loaded": False}
+    assert json.loads(proc.stdout.splitlines()[-1]) == expected
 
 
 FMPY_FAULTS = """import json, sys
