@@ -80,22 +80,31 @@ def _cli(*args):
     return proc.returncode, proc.stdout + proc.stderr
 
 
+def _newton_stall(scenario: str, stop: str, step: str) -> str:
+    """The message of newton (coupling=implicit) stopping at ``step``; running again with the step it
+    advises first (h/10, since the residual stalled) must complete."""
+    base = [f"scenarios/{scenario}", "--algorithm", "newton", "--option", "coupling=implicit", "--stop", stop]
+    code, out = _cli(*base, "--step", step)
+    assert code == 1, out
+    message = out[out.index("newton coupling did not converge"):]
+    advised = re.search(r"What to do: \(1\) reduce the step: --step (\S+) \(h/10", message)
+    assert advised and "the residual stalled" in message, message
+    assert float(advised.group(1)) == pytest.approx(float(step) / 10, rel=1e-12)
+    code, out = _cli(*base, "--step", advised.group(1))
+    assert code == 0, out
+    return message
+
+
 def test_newton_non_convergence_says_where_and_what_to_do_and_the_advice_works():
     """Issue 13, item 14: newton (coupling=implicit) at the ball's impact, h = 2e-3, stalls (the
     friction force flips by ~600 N per iteration). The message names the connection with the largest
     residual, the time, and remedies with the command line's own option names, the step first (the
     residual stalled); running with the advised --step completes."""
-    base = ["scenarios/ball_drop", "--algorithm", "newton", "--option", "coupling=implicit", "--stop", "0.32"]
-    code, out = _cli(*base, "--step", "2e-3")
-    assert code == 1, out
-    message = out[out.index("newton coupling did not converge"):]
+    message = _newton_stall("ball_drop", "0.32", "2e-3")
     assert "did not converge at t=0.288 s (step h=0.002 s) after 20 iterations" in message
     assert "largest residuals on contact.sphere.force.x -> ball.force_a.x (" in message
-    assert "What to do: (1) reduce the step: --step 0.0002 (h/10" in message and "the residual stalled" in message
     assert "(2) allow more iterations: --option max_iterations=80 (now 20); it has stalled" in message
     assert "--option tolerance=1e-08 (now 1e-10)" in message and "--algorithm fixed-point" in message
-    code, out = _cli(*base, "--step", re.search(r"--step (\S+) ", message).group(1))
-    assert code == 0, out
 
 
 def test_newton_stall_at_a_friction_velocity_crossing_is_advised_a_smaller_step():
@@ -103,15 +112,9 @@ def test_newton_stall_at_a_friction_velocity_crossing_is_advised_a_smaller_step(
     friction (belt_friction) reaches the belt's speed at t = 1.19 s, where the friction force turns
     within a step; newton (coupling=implicit) at h = 1e-3 stalls there (residual 23 -> 13.8 N in 20
     iterations). The message names the friction connection and advises h/10 first, which completes."""
-    base = ["scenarios/belt_friction", "--algorithm", "newton", "--option", "coupling=implicit", "--stop", "1.2"]
-    code, out = _cli(*base, "--step", "1e-3")
-    assert code == 1, out
-    message = out[out.index("newton coupling did not converge"):]
+    message = _newton_stall("belt_friction", "1.2", "1e-3")
     assert "did not converge at t=1.191 s (step h=0.001 s) after 20 iterations" in message
     assert "largest residuals on friction.flange_a.f -> belt.flange_b.f (" in message
-    assert "What to do: (1) reduce the step: --step 0.0001 (h/10" in message and "the residual stalled" in message
-    code, out = _cli(*base, "--step", re.search(r"--step (\S+) ", message).group(1))
-    assert code == 0, out
 
 
 def test_iterations_advice_when_the_residual_was_still_falling():
