@@ -3,7 +3,10 @@
 Both repeat each macro step from FMU states saved at its start (``IterativeAlgorithm``: save →
 iterate → free, ``repeat`` restores and counts the rollback) and hold the coupling values over the
 repeated step by one rule (``held_inputs``: the average of start and end values, the trapezoidal
-rule, or the end values, implicit Euler).
+rule, or the end values, implicit Euler). A step that does not converge is rolled back and taken as
+two halves, each of which may be halved again, up to ``step_reductions`` times (default 10: down to
+h/1024); the results stay on the nominal grid. Only when the smallest step fails too does the run
+stop, with the message of advice.py.
 """
 from __future__ import annotations
 
@@ -38,10 +41,16 @@ class IterativeAlgorithm(CouplingAlgorithm):
 
     counter_names: ClassVar[tuple[str, ...]] = ("iterations", "rollbacks")
     min_iterations: ClassVar[int] = 1
+    _nominal_step = 0.0  # the macro step being taken (a failing part of it may be shorter)
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
+        if "step_reductions" not in cls.counter_names:
+            cls.counter_names = (*cls.counter_names, "step_reductions")
         cls.options = {**cls.options,
+                       "step_reductions": Option("10", "halvings of a step that does not converge before the run "
+                                                 "stops (0: stop at once)", kind=int, check=lambda n: 0 <= n <= 40,
+                                                 requirement="must be between 0 and 40"),
                        "tolerance": Option(cls.options.get("tolerance", Option("1e-10")).default,
                                            "convergence tolerance", kind=float, check=lambda x: x > 0,
                                            requirement="must be > 0"),
@@ -71,19 +80,42 @@ class IterativeAlgorithm(CouplingAlgorithm):
                  if quantity == "residual" else [])
         self.status = "error"
         self.message = non_convergence_message(self, t, h, labels, residuals, thresholds, history, units, alternatives,
-                                               quantity)
+                                               quantity, self._nominal_step)
 
     def repeat(self, system: CoupledSystem, saved: dict[str, Any]) -> None:
         system.restore_states(saved)
         self.counters["rollbacks"] += 1
 
     def _step_impl(self, system: CoupledSystem, t: float, h: float) -> None:
+        self._nominal_step = h
+        self._take_step(system, t, h, self.config["step_reductions"])
+
+    def _take_step(self, system: CoupledSystem, t: float, h: float, reductions: int) -> bool:
+        """Iterate the step from t to t + h; if it does not converge and ``reductions`` are left, roll it
+        back and take it as two halves (each with one reduction less). True when it converged."""
         start = self.start_values(system)
         saved = system.save_states()
+        memory = self.snapshot()
         try:
             self._iterate(system, t, h, start, saved)
+            if self.status == "ok" or reductions == 0:
+                return self.status == "ok"
+            self.repeat(system, saved)
+            self.restore(memory)
+            self.status, self.message = "ok", ""
+            self.counters["step_reductions"] += 1
+            half = 0.5 * h
+            return (self._take_step(system, t, half, reductions - 1)
+                    and self._take_step(system, t + half, h - half, reductions - 1))
         finally:
             system.free_states(saved)
+
+    def snapshot(self) -> Any:
+        """What the algorithm itself carries from step to step (restored when a step is taken again)."""
+        return None
+
+    def restore(self, memory: Any) -> None:
+        """Undo what a failed step changed of ``snapshot``."""
 
     @abstractmethod
     def _iterate(self, system: CoupledSystem, t: float, h: float, start: list[float], saved: dict[str, Any]) -> None:
@@ -236,6 +268,13 @@ class Newton(IterativeAlgorithm):
     def __init__(self, **options: Any):
         super().__init__(**options)
         self.jacobian: np.ndarray | None = None
+
+    def snapshot(self) -> Any:
+        return self.lambdas.copy()
+
+    def restore(self, memory: Any) -> None:
+        self.lambdas = memory
+        self.jacobian = None  # rebuilt by differences at the shorter step
 
     def coupling_connections(self, connections: list[Connection], slaves: dict[str, Slave]) -> list[Connection]:
         """The scenario's connections plus the force rates of constraints (lambda_rate) to the bodies."""
