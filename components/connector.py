@@ -76,15 +76,17 @@ class Connector(Component, ABC):
     ``s_rel``, ``v_rel``, ``f``, the flange forces and the tangents; a connector module gives its
     ``parameters``, ``element_force`` (and analytic ``force_derivatives`` where it has them) and, for
     outputs of its own, ``law_outputs`` (declared after ``f``) with their values from ``law_parts``,
-    and ``state_outputs`` (declared last) read from ``self.state``. Elements with gear factors set
-    ``geared`` and override ``factors``.
+    and ``state_outputs`` read from ``self.state``, and event indicators ``indicator_outputs`` (declared
+    last, values from ``indicators``). Elements with gear factors set ``geared`` and override ``factors``.
     """
 
     inputs = CONNECTOR_INPUTS
     #: outputs of the law beyond f (values from ``law_parts``), declared between f and the flange forces
     law_outputs: ClassVar[tuple[Output, ...]] = ()
-    #: hidden-state outputs (values from ``self.state`` under the same names), declared last
+    #: hidden-state outputs (values from ``self.state`` under the same names), declared after the tangents
     state_outputs: ClassVar[tuple[Output, ...]] = ()
+    #: event indicators (components/ports.py: indicator.<what>), values from ``indicators``, declared last
+    indicator_outputs: ClassVar[tuple[Output, ...]] = ()
     #: True if the relative coordinate carries the gear factors factor0, factor1
     geared: ClassVar[bool] = False
     force_description: ClassVar[str] = "Connector force f (positive = tension)"
@@ -111,6 +113,10 @@ class Connector(Component, ABC):
         """(f, values of ``law_outputs``) at (q, v); override when the law has outputs of its own."""
         return self.element_force(q, v), {}
 
+    def indicators(self, q: float, v: float) -> dict[str, float]:
+        """Values of ``indicator_outputs`` at (q, v)."""
+        return {}
+
     def force_derivatives(self, q: float, v: float) -> tuple[float, float]:
         """(∂f/∂q, ∂f/∂v) by central differences (step DIFFERENCE_STEP·max(1, |x|))."""
         dq, dv = DIFFERENCE_STEP * max(1.0, abs(q)), DIFFERENCE_STEP * max(1.0, abs(v))
@@ -133,11 +139,11 @@ class Connector(Component, ABC):
         f, parts = self.law_parts(q, v)
         state = self.state
         return {"s_rel": q, "v_rel": v, "f": f, **parts, **self.flange_outputs(f, q, v),
-                **{o.name: state[o.name] for o in self.state_outputs}}
+                **{o.name: state[o.name] for o in self.state_outputs}, **self.indicators(q, v)}
 
 
 def connector_outputs(cls: type[Connector]) -> tuple[Output, ...]:
-    """s_rel, v_rel, f, the law's outputs, flange forces, tangents, state outputs (this order)."""
+    """s_rel, v_rel, f, the law's outputs, flange forces, tangents, state outputs, indicators (this order)."""
     if cls.geared:
         s_rel, v_rel = "factor1*flange_b.s - factor0*flange_a.s", "factor1*flange_b.v - factor0*flange_a.v"
     else:
@@ -146,7 +152,7 @@ def connector_outputs(cls: type[Connector]) -> tuple[Output, ...]:
         Output("s_rel", "m", f"Relative coordinate {s_rel}", (S_A, S_B)),
         Output("v_rel", "m/s", f"Relative velocity {v_rel}", (V_A, V_B)),
         Output("f", "N", cls.force_description, FLANGE_INPUT_NAMES),
-    ) + cls.law_outputs + FLANGE_FORCE_OUTPUTS + TANGENT_OUTPUTS + cls.state_outputs
+    ) + cls.law_outputs + FLANGE_FORCE_OUTPUTS + TANGENT_OUTPUTS + cls.state_outputs + cls.indicator_outputs
 
 
 class UserFunctionConnector(Connector, ABC):

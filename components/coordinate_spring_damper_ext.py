@@ -41,6 +41,15 @@ restored state, so both are the data at the start of the step. Initial data valu
 parameters ``frictionMode_start``, ``lastStickingPosition_start``, ``limitStopState_start`` (Exudyn's
 data node initial coordinates).
 
+Events (not in Exudyn): ``immediateSwitching`` (default false) makes the force use the state that
+the end-of-step update gives at the inputs it is evaluated at, so a switch acts at the instant a
+master steps to instead of from the next step. Event indicators (components/ports.py), each 0 while
+its switch is off: ``indicator.lowerStop = q − limitStopsLower``, ``indicator.upperStop =
+limitStopsUpper − q`` (< 0 in contact with that stop), ``indicator.friction`` [N] (bristle model):
+while sticking the margin ``f_d + f_so − |sticking force|`` (>= 0; breakaway at 0), while slipping
+``−(f_d + f_so)·|v|/v_exp`` (<= 0; sticks again where v reaches 0), each at the switching state the
+end-of-step update gives at the current inputs.
+
 Seed text vs exudyn 1.13.6 code (this component follows the code):
 1. The seed's "CASE 2: frictionProportionalZone != 0" for the bristle model means == 0.
 2. The seed says sticking uses k_limits, d_limits; code and formula use stickingStiffness/Damping.
@@ -69,6 +78,7 @@ from typing import NamedTuple
 
 from .base import Output, Param, rotational_variant
 from .connector import FLANGE_INPUT_NAMES, UserFunctionConnector
+from .ports import IMMEDIATE_SWITCHING, indicator
 
 USER_FUNCTION_NAMES = ("t", "itemNumber", "displacement", "velocity", "stiffness", "damping", "offset",
                        "velocityOffset", "fDynamicFriction", "fStaticFrictionOffset",
@@ -283,6 +293,10 @@ class CoordinateSpringDamperExt(UserFunctionConnector):
               moves_state="lastStickingPosition"),
         Param("limitStopState_start", 0.0, "m", "Initial limit-stop state (0 free, <0 lower, >0 upper)",
               moves_state="limitStopState"),
+        Param(IMMEDIATE_SWITCHING, False, type="Boolean",
+              description="If true, the force uses the switching state of the end-of-step update at the current "
+                          "inputs (a switch acts at once; set by an event-locating master); false: Exudyn's, "
+                          "from the next step"),
     )
     geared = True
     force_description = "Connector force f_SD (positive = tension), all parts"
@@ -296,6 +310,15 @@ class CoordinateSpringDamperExt(UserFunctionConnector):
         Output("limitStopState", "m", "Limit-stop state after the last switching"),
         Output("switchingError", "N", "Switching error of the last step's end-of-step update (Exudyn PostNewton)"),
     )
+    indicator_outputs = (
+        Output(indicator("lowerStop"), "m", "Event indicator q - limitStopsLower (< 0 in contact; 0 without stops)",
+               ("flange_a.s", "flange_b.s")),
+        Output(indicator("upperStop"), "m", "Event indicator limitStopsUpper - q (< 0 in contact; 0 without stops)",
+               ("flange_a.s", "flange_b.s")),
+        Output(indicator("friction"), "N", "Event indicator of stick/slip (bristle model): sticking margin "
+               "f_d + f_so - |sticking force| >= 0, or -(f_d + f_so)*|v|/v_exp while slipping; 0 without",
+               FLANGE_INPUT_NAMES),
+    )
     initial_state = {"frictionMode": 0.0, "lastStickingPosition": 0.0, "limitStopState": 0.0,
                      "switchingError": 0.0}
 
@@ -307,6 +330,27 @@ class CoordinateSpringDamperExt(UserFunctionConnector):
     def switching_state(self) -> SwitchingState:
         st = self.state
         return SwitchingState(st["frictionMode"], st["lastStickingPosition"], st["limitStopState"])
+
+    def acting_state(self, law: ExtLaw, q: float, v: float) -> SwitchingState:
+        """The switching state the force uses at (q, v): the stored one, or with ``immediateSwitching``
+        the one the end-of-step update gives there."""
+        data = self.switching_state()
+        if self.values[IMMEDIATE_SWITCHING] and law.discontinuous:
+            data = post_newton(law, q, v, data, data)[0]
+        return data
+
+    def indicators(self, q: float, v: float) -> dict[str, float]:
+        law = self.law()
+        lower = upper = friction = 0.0
+        if self.values["activeConnector"] and law.useLimitStops:
+            lower, upper = q - law.limitStopsLower, law.limitStopsUpper - q
+        if self.values["activeConnector"] and law.bristle_friction:
+            data = self.switching_state()
+            data = post_newton(law, q, v, data, data)[0]
+            f_max = law.fDynamicFriction + law.fStaticFrictionOffset
+            friction = (f_max - abs(sticking_force(law, q, v, data.last_sticking_position)) if data.friction_mode == 0
+                        else -f_max * abs(v) / law.exponentialDecayStatic)
+        return {indicator("lowerStop"): lower, indicator("upperStop"): upper, indicator("friction"): friction}
 
     def validate(self) -> None:
         vals, law = self.values, self.law()
@@ -337,14 +381,16 @@ class CoordinateSpringDamperExt(UserFunctionConnector):
             return 0.0, 0.0
         if self.user_function() is not None:
             return super().force_derivatives(q, v)
-        return ext_force_derivatives(self.law(), q, v, self.switching_state())
+        law = self.law()
+        return ext_force_derivatives(law, q, v, self.acting_state(law, q, v))
 
     def forces(self, q: float, v: float) -> tuple[float, float, float]:
         vals = self.values
         if not vals["activeConnector"]:
             return 0.0, 0.0, 0.0
         if self.user_function() is None:
-            return ext_force(self.law(), q, v, self.switching_state())
+            law = self.law()
+            return ext_force(law, q, v, self.acting_state(law, q, v))
         arguments = {name: vals[name] for name in USER_FUNCTION_NAMES[4:]}
         arguments.update(t=self.time, itemNumber=vals["itemNumber"], displacement=q, velocity=v)
         arguments.update({alias: arguments[name] for alias, name in USER_FUNCTION_ALIASES.items()})

@@ -19,7 +19,8 @@ enters through that default).
 
 The force is continuous at s_rel = s_rel0 for every v_rel (f_d is clamped by f_c, which is 0 there)
 and never pulls. MSL's optional heat port is replaced by the output ``lossPower`` [W] (the heat flow
-``heatPort.Q_flow = −lossPower`` a thermal model would receive). ``contact`` is output as 1/0.
+``heatPort.Q_flow = −lossPower`` a thermal model would receive). ``contact`` is output as 1/0; the event
+indicator ``indicator.gap = s_rel − s_rel0`` [m] is negative exactly in contact.
 Tangents (components/connector.py) are analytic: in contact ∂f_c/∂s_rel = f_ref·n·|ratio|^(n−1)/s_ref,
 the damper adds ∂f/∂v_rel = d while unclamped, or ∓∂f_c/∂s_rel while clamped at ±f_c.
 """
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 from .base import Output, Param
 from .connector import FLANGE_INPUT_NAMES, Connector
+from .ports import indicator
 
 #: the f_ref value that means "f_ref = c·s_ref" (MSL's default binding)
 F_REF_FROM_C = -1.0
@@ -77,6 +79,11 @@ class ElastoGap(Connector):
                FLANGE_INPUT_NAMES),
     )
 
+    indicator_outputs = (
+        Output(indicator("gap"), "m", "Event indicator s_rel - s_rel0: < 0 exactly in contact",
+               ("flange_a.s", "flange_b.s")),
+    )
+
     def validate(self) -> None:
         f_ref = self.values["f_ref"]
         if f_ref < 0 and f_ref != F_REF_FROM_C:
@@ -97,3 +104,6 @@ class ElastoGap(Connector):
     def law_parts(self, q: float, v: float) -> tuple[float, dict[str, float]]:
         f, _, f_d = elasto_gap_force(q, v, *self.law())
         return f, {"contact": 1.0 if q < self.values["s_rel0"] else 0.0, "lossPower": f_d * v}
+
+    def indicators(self, q: float, v: float) -> dict[str, float]:
+        return {indicator("gap"): q - self.values["s_rel0"]}

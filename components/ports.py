@@ -16,6 +16,11 @@ A constraint (CoordinateConstraint) is recognised by its input ``lambda`` (the f
 with ``lambda_rate`` its rate over a step) and output ``constraintEquation`` (the residual to drive to
 0; ``residual_v`` at velocity level); ``velocityLevel`` and ``activeConnector`` are its parameters.
 
+A component with a switch (a contact made or lost, stick/slip) outputs event indicators
+``indicator.<what>``: continuous where the switch is not, >= 0 on one side of it and < 0 on the other,
+evaluated at the inputs the component holds (and at the switching state those inputs give), 0 while
+the switch is off. A master that locates events (option ``events``) steps to their zeros.
+
 This module is the one place these names are spelled; the components and ``mechfmu`` import them.
 """
 from __future__ import annotations
@@ -34,6 +39,14 @@ POSITION_SUFFIXES = (f".{POSITION}", f".{ANGLE}")
 LAMBDA, LAMBDA_RATE = "lambda", "lambda" + RATE
 CONSTRAINT_EQUATION, VELOCITY_RESIDUAL = "constraintEquation", "residual_v"
 VELOCITY_LEVEL, ACTIVE = "velocityLevel", "activeConnector"
+INDICATOR = "indicator."
+#: a Boolean parameter: the switching state acts at the inputs it is evaluated at (set by an event-locating master)
+IMMEDIATE_SWITCHING = "immediateSwitching"
+
+
+def indicator(what: str) -> str:
+    """The event indicator output ``indicator.<what>``."""
+    return INDICATOR + what
 
 
 def port(flange: str, quantity: str) -> str:

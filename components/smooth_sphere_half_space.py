@@ -34,6 +34,7 @@ import math
 from typing import NamedTuple
 
 from .base import Component, Input, Output, Param, vector_variables
+from .ports import indicator
 from .spatial import (
     AXES,
     QUAT,
@@ -180,7 +181,9 @@ class SmoothSphereHalfSpaceForce(VectorValues, Component):
                + (Output("slipVelocity", "m/s", "Regularized slip velocity sqrt(|v_t|² + cf)", ALL_INPUTS),
                   Output("normalForce", "N", "Smoothed Hunt-Crossley normal force f_hc", ALL_INPUTS),
                   Output("potentialEnergy", "J", "Potential energy 2/5·f_h·δ (Simbody's approximation)",
-                         POSE_INPUTS)))
+                         POSE_INPUTS),
+                  Output(indicator("distance"), "m", "Event indicator: distance -δ of the sphere from the "
+                         "half-space (< 0 while it indents it; the smoothed force sets in around 0)", POSE_INPUTS)))
 
     def contact_parameters(self) -> ContactParameters:
         return ContactParameters(**{name: self.values[name] for name in ContactParameters._fields})
@@ -198,7 +201,7 @@ class SmoothSphereHalfSpaceForce(VectorValues, Component):
                                      body_xyz_rotation(*self.vector("halfSpaceOrientation")),
                                      self.vector("halfSpaceLocation"), self.body("halfSpace"))
         out = {"indentation": r.indentation, "slipVelocity": r.slip_velocity, "normalForce": r.normal_force,
-               "potentialEnergy": r.potential_energy}
+               "potentialEnergy": r.potential_energy, indicator("distance"): -r.indentation}
         for prefix, vec in (("sphere.force", r.sphere_force), ("sphere.torque", r.sphere_torque),
                             ("halfSpace.force", r.half_space_force), ("halfSpace.torque", r.half_space_torque),
                             ("contactPoint", r.contact_point)):

@@ -24,6 +24,7 @@ class Result:
     warnings: list[str] = field(default_factory=list)  # what the slaves reported as warnings
     units: dict[str, str] = field(default_factory=dict)  # column -> unit
     final: dict[str, float] = field(default_factory=dict)  # the last recorded point, column -> value
+    events: list[tuple[float, str]] = field(default_factory=list)  # located events: (time [s], indicators)
 
     @property
     def ok(self) -> bool:

@@ -136,6 +136,7 @@ def simulate(scenario: Scenario | str | Path, algorithm: str | CouplingAlgorithm
             system = CoupledSystem(slaves, algo.coupling_connections(scenario.connections, slaves))
             for name, slave in slaves.items():
                 values = dict(scenario.components[name].parameters)
+                values.update(algo.parameters_for(slave))
                 values.update((parameters or {}).get(name, {}))
                 slave.set_parameters(values)
             refuse_unenforced_constraints(algo, slaves)
@@ -185,6 +186,7 @@ def simulate(scenario: Scenario | str | Path, algorithm: str | CouplingAlgorithm
                         counters, end_time, warnings=warnings, units=run.units if run is not None else {},
                         final=dict(zip(run.column_names, run.row)) if run is not None and run.row else {})
         result.wall_time = _time.perf_counter() - t_wall
+        result.events = list(algo.locator.events) if algo.locator is not None else []
         try:
             for obs in observers:
                 if run is not None:

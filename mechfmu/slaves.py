@@ -210,6 +210,8 @@ class FmuSlave(Slave):
         if md.coSimulation is None:
             raise SlaveError(f"{name}: {self.fmu} is not a co-simulation FMU")
         self.model_description = md
+        #: the FMU can save and restore its state (rollback: iterative algorithms, event location)
+        self.can_roll_back = bool(md.coSimulation.canGetAndSetFMUstate)
         deps = {u.variable.name: u.dependencies for u in md.outputs}
         for v in md.modelVariables:
             dep = deps.get(v.name)

@@ -14,7 +14,12 @@ Adding a coupling algorithm (checklist):
    ``coupling_connections`` (optional) if it exchanges more than the scenario's connections;
    ``enforces_constraints = True`` only if it solves the constraint forces (``lambda``);
 4. decorate with ``@register``; the generic tests (tests/test_algorithms.py) then run it on in-process
-   slaves; add a convergence test against an analytic solution.
+   slaves; add a convergence test against an analytic solution;
+5. if the algorithm carries values from step to step (Newton's constraint forces), ``snapshot`` and
+   ``restore`` them: a step may be taken again (event location, step halving).
+
+Every algorithm takes the options ``events`` ("off" default, "on": event location,
+``mechfmu/algorithms/events.py``) and ``event_tolerance`` [s].
 """
 from __future__ import annotations
 
@@ -29,6 +34,7 @@ from ..components.ports import ACTIVE, CONSTRAINT_EQUATION, LAMBDA
 from ..scenario import Connection
 from ..slaves import Slave
 from ..system import CoupledSystem
+from .events import EventLocator, event_parameters
 
 
 @dataclass(frozen=True)
@@ -78,6 +84,14 @@ class CouplingAlgorithm(ABC):
     #: solves the force ``lambda`` of constraint slaves (``constraint_slaves``); others are refused them
     enforces_constraints: ClassVar[bool] = False
 
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls.options = {**cls.options,
+                       "events": Option("off", "step to the zeros of the slaves' event indicators (indicator.*)",
+                                        choices=("off", "on")),
+                       "event_tolerance": Option("1e-9", "width of the time interval an event is located in [s]",
+                                                 kind=float, check=lambda x: x > 0, requirement="must be > 0")}
+
     def __init__(self, **options: Any):
         unknown = set(options) - set(self.options)
         if unknown:
@@ -89,10 +103,27 @@ class CouplingAlgorithm(ABC):
         self.status = "ok"
         self.message = ""
         self.step_seconds = 0.0  # wall time spent in steps
+        self.locator: EventLocator | None = None
+        if self.config["events"] == "on":
+            self.locator = EventLocator(self.config["event_tolerance"])
+            self.counters.update(events=0, event_trials=0)
+
+    def parameters_for(self, slave: Slave) -> dict[str, Any]:
+        """Parameters the algorithm sets on ``slave`` before initialization (events: switches act at once)."""
+        return event_parameters(slave) if self.locator is not None else {}
+
+    def snapshot(self) -> Any:
+        """What the algorithm itself carries from step to step (restored when a step is taken again)."""
+        return None
+
+    def restore(self, memory: Any) -> None:  # noqa: B027 - optional: most algorithms carry nothing
+        """Undo what a step taken again changed of ``snapshot``."""
 
     def initialize(self, system: CoupledSystem, start_time: float) -> None:
         """Propagate the initial outputs to the inputs in dependency order."""
         system.transfer(system.ordered_plan)
+        if self.locator is not None:
+            self.locator.initialize(system)
 
     def coupling_connections(self, connections: list[Connection], slaves: dict[str, Slave]) -> list[Connection]:
         """The connections the algorithm exchanges (default: the scenario's)."""
@@ -104,7 +135,10 @@ class CouplingAlgorithm(ABC):
             return
         started = time.perf_counter()
         try:
-            self._step_impl(system, t, h)
+            if self.locator is not None:
+                self.locator.step(self, system, t, h)
+            else:
+                self._step_impl(system, t, h)
         finally:
             self.step_seconds += time.perf_counter() - started
         self.counters["steps"] += 1

@@ -110,13 +110,6 @@ class IterativeAlgorithm(CouplingAlgorithm):
         finally:
             system.free_states(saved)
 
-    def snapshot(self) -> Any:
-        """What the algorithm itself carries from step to step (restored when a step is taken again)."""
-        return None
-
-    def restore(self, memory: Any) -> None:
-        """Undo what a failed step changed of ``snapshot``."""
-
     @abstractmethod
     def _iterate(self, system: CoupledSystem, t: float, h: float, start: list[float], saved: dict[str, Any]) -> None:
         """Repeat the step (``repeat`` before each repetition) until converged; on failure set status."""

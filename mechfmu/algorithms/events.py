@@ -1,0 +1,154 @@
+"""Event location: a macro step whose end changes the sign of an event indicator is taken again up to
+the indicator's zero, so a contact or stick/slip switch acts at its instant (issue 14).
+
+Event indicators are the outputs ``indicator.<what>`` of the slaves (components/ports.py): >= 0 on one
+side of a switch, < 0 on the other, evaluated at the inputs a slave holds, so after the algorithm's
+end-of-step exchange they describe the end of the step. ``EventLocator.step`` wraps an algorithm's
+step from t to t + h:
+
+1. save every slave's state (and the algorithm's own memory), take the step, read the indicators;
+2. if none changed sign, done. Otherwise find the earliest zero in (t, t + h] by the Illinois method
+   (regula falsi that halves the weight of an end point kept twice), each trial a step from the
+   saved states to t + τ; the earliest of the indicators' interpolated zeros is the next trial, kept
+   inside the bracket's middle 98 % so that an indicator that jumps at its switch (friction: the
+   margin after sticking again) still shrinks the bracket like bisection;
+3. when the bracket is narrower than ``event_tolerance`` [s], take the step to its right end (the
+   indicator has changed sign there: the connector switches at the inputs there), count the event,
+   and continue from that time to t + h in the same way.
+
+Two sign changes of one indicator within a step cancel and go unseen (a step shorter than the
+shortest contact avoids that). More than ``MAX_EVENTS`` events in one macro step (chattering) stop
+the run with an error naming the indicator.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from ..components.ports import IMMEDIATE_SWITCHING, INDICATOR
+from ..slaves import Slave
+from ..system import CoupledSystem
+
+if TYPE_CHECKING:
+    from .base import CouplingAlgorithm
+
+#: most events located within one macro step before the run stops (a switch that chatters)
+MAX_EVENTS = 100
+#: trials are kept inside this fraction of the bracket (the rest: at least a tenth of a bisection)
+INSIDE = 0.01
+
+
+def indicator_outputs(slaves: dict[str, Slave]) -> list[tuple[Slave, list[str]]]:
+    """Every slave's event indicator outputs (``indicator.*``)."""
+    found = []
+    for slave in slaves.values():
+        names = [n for n, v in slave.variables.items() if n.startswith(INDICATOR) and v.causality == "output"]
+        if names:
+            found.append((slave, names))
+    return found
+
+
+def event_parameters(slave: Slave) -> dict[str, bool]:
+    """Parameters an event-locating run sets: switches act at the inputs they are evaluated at."""
+    variable = slave.variables.get(IMMEDIATE_SWITCHING)
+    return {IMMEDIATE_SWITCHING: True} if variable is not None and variable.causality == "parameter" else {}
+
+
+def _negative(values: list[float]) -> list[bool]:
+    return [x < 0 for x in values]
+
+
+@dataclass
+class EventLocator:
+    """Steps an algorithm so that every indicator's sign change falls on a step's end (see module)."""
+    tolerance: float
+    indicators: list[tuple[Slave, list[str]]] = field(default_factory=list)
+    labels: list[str] = field(default_factory=list)
+    #: (time [s], indicator) of every located event, in order
+    events: list[tuple[float, str]] = field(default_factory=list)
+
+    def initialize(self, system: CoupledSystem) -> None:
+        self.indicators = indicator_outputs(system.slaves)
+        self.labels = [f"{slave.name}.{n}" for slave, names in self.indicators for n in names]
+        unable = [s.name for s in system.slaves.values() if not getattr(s, "can_roll_back", True)]
+        if unable:
+            raise ValueError(f"events=on takes steps again from saved states, and {', '.join(unable)} cannot save "
+                             "its state (canGetAndSetFMUstate is false); run without events")
+
+    def values(self) -> list[float]:
+        return [x for slave, names in self.indicators for x in slave.get(names)]
+
+    def step(self, algorithm: CouplingAlgorithm, system: CoupledSystem, t: float, h: float) -> None:
+        """Advance from t to t + h with every event on a step's end (the algorithm's ``_step_impl``)."""
+        end, located = t + h, 0
+        while algorithm.status == "ok":
+            tau = end - t
+            before = self.values()
+            saved, memory = system.save_states(), algorithm.snapshot()
+            try:
+                algorithm._step_impl(system, t, tau)
+                if algorithm.status != "ok":
+                    return
+                after = self.values()
+                if _negative(after) == _negative(before):
+                    return
+                tau = self._locate(algorithm, system, t, tau, before, after, saved, memory)
+            finally:
+                system.free_states(saved)
+            located += 1
+            crossed = [label for label, a, b in zip(self.labels, _negative(before), _negative(self.values()))
+                       if a != b]
+            self.events.append((t + tau, ", ".join(crossed)))
+            algorithm.counters["events"] += 1
+            if located >= MAX_EVENTS:
+                algorithm.status = "error"
+                algorithm.message = (f"events: {located} events within the step from t={end - h!r} s to {end!r} s "
+                                     f"({', '.join(crossed)} last): a switch that chatters; take a larger "
+                                     "event_tolerance or run without events")
+                return
+            t = t + tau
+            if not end - t > 0:
+                return
+
+    def _locate(self, algorithm, system, t, tau, before, after, saved, memory) -> float:
+        """The step length to the earliest sign change (right end of a bracket narrower than the
+        tolerance), with the system left at its end."""
+        lo, hi = 0.0, tau
+        g_lo, g_hi = list(before), list(after)
+        kept = 0  # +1 each time hi stays, -1 each time lo stays (Illinois)
+        at = hi
+        while hi - lo > self.tolerance:
+            trial = min(self._zero(lo, hi, g_lo[i], g_hi[i]) for i in self._crossing(g_lo, g_hi))
+            width = hi - lo
+            trial = min(max(trial, lo + INSIDE * width), hi - INSIDE * width)
+            algorithm.restore(memory)
+            system.restore_states(saved)
+            algorithm._step_impl(system, t, trial)
+            algorithm.counters["event_trials"] += 1
+            at = trial
+            g = self.values()
+            if _negative(g) != _negative(before):
+                hi, g_hi = trial, g
+                kept = kept + 1 if kept >= 0 else 1
+                if kept >= 2:
+                    g_lo = [0.5 * x for x in g_lo]
+            else:
+                lo, g_lo = trial, g
+                kept = kept - 1 if kept <= 0 else -1
+                if kept <= -2:
+                    g_hi = [0.5 * x for x in g_hi]
+        if at != hi:
+            algorithm.restore(memory)
+            system.restore_states(saved)
+            algorithm._step_impl(system, t, hi)
+            algorithm.counters["event_trials"] += 1
+        return hi
+
+    @staticmethod
+    def _crossing(g_lo: list[float], g_hi: list[float]) -> list[int]:
+        return [i for i, (a, b) in enumerate(zip(g_lo, g_hi)) if (a < 0) != (b < 0)]
+
+    @staticmethod
+    def _zero(lo: float, hi: float, a: float, b: float) -> float:
+        """The zero of the line through (lo, a) and (hi, b), a and b of opposite signs."""
+        return lo + (hi - lo) * a / (a - b) if a != b else 0.5 * (lo + hi)
