@@ -10,8 +10,8 @@ step from t to t + h:
 2. if none changed sign, done. Otherwise find the earliest zero in (t, t + h] by the Illinois method
    (regula falsi that halves the weight of an end point kept twice), each trial a step from the
    saved states to t + τ; the earliest of the indicators' interpolated zeros is the next trial, kept
-   inside the bracket's middle 98 % so that an indicator that jumps at its switch (friction: the
-   margin after sticking again) still shrinks the bracket like bisection;
+   inside the bracket's middle 98 %; where two trials have not halved the bracket (an indicator that
+   jumps at its switch, such as friction's margin after sticking again) the next trial bisects it;
 3. when the bracket is narrower than ``event_tolerance`` [s], take the step to its right end (the
    indicator has changed sign there: the connector switches at the inputs there), count the event,
    and continue from that time to t + h in the same way.
@@ -117,10 +117,14 @@ class EventLocator:
         g_lo, g_hi = list(before), list(after)
         kept = 0  # +1 each time hi stays, -1 each time lo stays (Illinois)
         at = hi
+        widths = [hi - lo]
         while hi - lo > self.tolerance:
-            trial = min(self._zero(lo, hi, g_lo[i], g_hi[i]) for i in self._crossing(g_lo, g_hi))
             width = hi - lo
-            trial = min(max(trial, lo + INSIDE * width), hi - INSIDE * width)
+            if len(widths) >= 3 and width > 0.5 * widths[-3]:
+                trial = 0.5 * (lo + hi)
+            else:
+                trial = min(self._zero(lo, hi, g_lo[i], g_hi[i]) for i in self._crossing(g_lo, g_hi))
+                trial = min(max(trial, lo + INSIDE * width), hi - INSIDE * width)
             algorithm.restore(memory)
             system.restore_states(saved)
             algorithm._step_impl(system, t, trial)
@@ -137,6 +141,7 @@ class EventLocator:
                 kept = kept - 1 if kept <= 0 else -1
                 if kept <= -2:
                     g_hi = [0.5 * x for x in g_hi]
+            widths.append(hi - lo)
         if at != hi:
             algorithm.restore(memory)
             system.restore_states(saved)
