@@ -3,12 +3,15 @@
 Runs every shipped scenario to its stop time with its own algorithm through the command line,
 ``mechfmu run SCENARIO --out X.csv``, once with REV's code and FMUs (a git worktree, built there) and
 once with this tree's, and compares the two CSV files byte for byte (the values are written with
-``repr``, so equal bytes are equal bits). Use it around a refactoring: REV is the commit before it.
+``repr``, so equal bytes are equal bits). Where this tree's FMUs output more variables (new columns),
+the columns both have are compared value text for value text and the new ones listed. Use it around a
+refactoring: REV is the commit before it.
 
     python3 benchmarks/results_bit_identity.py REV [SCENARIO ...]
 """
 from __future__ import annotations
 
+import csv
 import subprocess
 import sys
 import tempfile
@@ -38,10 +41,29 @@ def main(revision: str, scenarios: list[str]) -> int:
                 continue
             a, b = old.read_bytes(), new.read_bytes()
             rows = a.count(b"\n") - 1
-            print(f"  {scenario:22s} {'identical' if a == b else 'DIFFERENT'} ({rows} rows, {len(a)} bytes)")
-            differing += a != b
+            if a == b:
+                print(f"  {scenario:22s} identical ({rows} rows, {len(a)} bytes)")
+                continue
+            same, added = common_columns_equal(old, new)
+            verdict = (f"identical in all {same} columns of {revision}; new columns: {', '.join(added)}"
+                       if same is not None else "DIFFERENT")
+            print(f"  {scenario:22s} {verdict} ({rows} rows)")
+            differing += same is None
     print(f"{len(scenarios) - differing} of {len(scenarios)} scenarios identical")
     return 1 if differing else 0
+
+
+def common_columns_equal(old: Path, new: Path) -> tuple[int | None, list[str]]:
+    """(number of old columns, columns only new has) if every old column is in the new file with the same
+    values (as written) in the same rows, else (None, [])."""
+    with open(old, newline="") as f_old, open(new, newline="") as f_new:
+        a, b = list(csv.reader(f_old)), list(csv.reader(f_new))
+    if len(a) != len(b) or not set(a[0]) <= set(b[0]):
+        return None, []
+    where = [b[0].index(name) for name in a[0]]
+    if any([row_b[i] for i in where] != row_a for row_a, row_b in zip(a[1:], b[1:])):
+        return None, []
+    return len(a[0]), [name for name in b[0] if name not in a[0]]
 
 
 if __name__ == "__main__":

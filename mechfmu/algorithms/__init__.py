@@ -1,7 +1,7 @@
 """Coupling algorithms: the base class, option schema and registry (``base``), the fixed-step
-algorithms Jacobi, Gauss-Seidel and linear-implicit (``fixed_step``) and the iterative ones with
-rollback, fixed-point and Newton (``iterative``). Importing this package registers all of them;
-the extension checklist is the docstring of ``base``."""
+algorithms Jacobi, Gauss-Seidel and linear-implicit (``fixed_step``), the iterative ones with
+rollback, fixed-point (``iterative``) and Newton (``newton``), and event location (``events``).
+Importing this package registers all of them; the extension checklist is the docstring of ``base``."""
 from .base import (
                    ALGORITHMS,
                    CouplingAlgorithm,
@@ -12,7 +12,8 @@ from .base import (
                    register,
 )
 from .fixed_step import GaussSeidel, Jacobi, LinearImplicit, tangent_connections
-from .iterative import FixedPoint, IterativeAlgorithm, Newton, held_inputs
+from .iterative import FixedPoint, IterativeAlgorithm, held_inputs
+from .newton import Newton
 
 __all__ = ["ALGORITHMS", "CouplingAlgorithm", "FixedPoint", "GaussSeidel", "IterativeAlgorithm", "Jacobi",
            "LinearImplicit", "Newton", "Option", "constraint_slaves", "held_inputs", "make_algorithm",
