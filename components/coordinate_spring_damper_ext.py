@@ -43,12 +43,13 @@ data node initial coordinates).
 
 Events (not in Exudyn): ``immediateSwitching`` (default false) makes the force use the state that
 the end-of-step update gives at the inputs it is evaluated at, so a switch acts at the instant a
-master steps to instead of from the next step. Event indicators (components/ports.py), each 0 while
-its switch is off: ``indicator.lowerStop = q − limitStopsLower``, ``indicator.upperStop =
-limitStopsUpper − q`` (< 0 in contact with that stop), ``indicator.friction`` [N] (bristle model):
-while sticking the margin ``f_d + f_so − |sticking force|`` (>= 0; breakaway at 0), while slipping
-``−(f_d + f_so)·|v|/v_exp`` (<= 0; sticks again where v reaches 0), each at the switching state the
-end-of-step update gives at the current inputs.
+master steps to instead of from the next step, and sticking again preloads the bristles with the
+slip force's limit at v = 0, ±(f_d + f_so) (Exudyn: the slip force of the last step). Event
+indicators (components/ports.py), each 0 while its switch is off: ``indicator.lowerStop = q −
+limitStopsLower``, ``indicator.upperStop = limitStopsUpper − q`` (< 0 in contact with that stop),
+``indicator.friction`` [N] (bristle model): while sticking the margin ``f_d + f_so − |sticking
+force|`` (>= 0; breakaway at 0), while slipping ``−(f_d + f_so)·|v|/v_exp`` (<= 0; sticks again where
+v reaches 0), each at the switching state the end-of-step update gives at the current inputs.
 
 Seed text vs exudyn 1.13.6 code (this component follows the code):
 1. The seed's "CASE 2: frictionProportionalZone != 0" for the bristle model means == 0.
@@ -201,12 +202,14 @@ def ext_force_derivatives(law: ExtLaw, q: float, v: float, data: SwitchingState)
 
 
 def post_newton(law: ExtLaw, q: float, v: float, data: SwitchingState,
-                start: SwitchingState) -> tuple[SwitchingState, float]:
+                start: SwitchingState, immediate: bool = False) -> tuple[SwitchingState, float]:
     """Exudyn's PostNewtonStep: new switching state and the switching error [N] at (q, v).
 
     ``data`` is the current state, ``start`` the state at the start of the step. The friction
     state machine runs whenever this is called (also with zero friction parameters); the error may
-    be negative when sticking switches to slipping (Exudyn's solver takes max(0, error))."""
+    be negative when sticking switches to slipping (Exudyn's solver takes max(0, error)). Sticking
+    again preloads the bristles with the last slip force (``start``'s mode, Exudyn's rule), or with
+    ``immediate`` (the switch located at v = 0) with its limit there, ±(f_d + f_so)."""
     error = 0.0
     mode, x_lsp = data.friction_mode, data.last_sticking_position
     if mode == 0:
@@ -226,7 +229,9 @@ def post_newton(law: ExtLaw, q: float, v: float, data: SwitchingState,
                 new_x, new_mode = start.last_sticking_position, 0.0
                 error += abs(abs(slip) - abs(sticking_force(law, q, v, x_lsp)))
             else:
-                new_x = q - (start.friction_mode - v * law.stickingDamping) / law.stickingStiffness
+                preload = (math.copysign(law.fDynamicFriction + law.fStaticFrictionOffset, start.friction_mode)
+                           if immediate else start.friction_mode)
+                new_x = q - (preload - v * law.stickingDamping) / law.stickingStiffness
                 error += abs(start.friction_mode - slip)
                 new_mode = 0.0
     contact = 0.0
@@ -336,7 +341,7 @@ class CoordinateSpringDamperExt(UserFunctionConnector):
         the one the end-of-step update gives there."""
         data = self.switching_state()
         if self.values[IMMEDIATE_SWITCHING] and law.discontinuous:
-            data = post_newton(law, q, v, data, data)[0]
+            data = post_newton(law, q, v, data, data, immediate=True)[0]
         return data
 
     def indicators(self, q: float, v: float) -> dict[str, float]:
@@ -346,7 +351,7 @@ class CoordinateSpringDamperExt(UserFunctionConnector):
             lower, upper = q - law.limitStopsLower, law.limitStopsUpper - q
         if self.values["activeConnector"] and law.bristle_friction:
             data = self.switching_state()
-            data = post_newton(law, q, v, data, data)[0]
+            data = post_newton(law, q, v, data, data, immediate=bool(self.values[IMMEDIATE_SWITCHING]))[0]
             f_max = law.fDynamicFriction + law.fStaticFrictionOffset
             friction = (f_max - abs(sticking_force(law, q, v, data.last_sticking_position)) if data.friction_mode == 0
                         else -f_max * abs(v) / law.exponentialDecayStatic)
@@ -402,7 +407,7 @@ class CoordinateSpringDamperExt(UserFunctionConnector):
             return
         q, v = self.relative()
         data = self.switching_state()
-        new, error = post_newton(law, q, v, data, data)
+        new, error = post_newton(law, q, v, data, data, immediate=bool(self.values[IMMEDIATE_SWITCHING]))
         self.state.update(frictionMode=new.friction_mode, lastStickingPosition=new.last_sticking_position,
                           limitStopState=new.limit_stop_state, switchingError=error)
 

@@ -33,9 +33,9 @@ def piecewise_linear_motion(times, m, k, d, k_stop, d_stop, lower, upper, x0, v0
     while t < t_end:
         a = matrix(stop)
         if stop is None:
-            crossing = lambda tau: min(upper - state(a, z, tau)[0], state(a, z, tau)[0] - lower)  # noqa: E731
+            crossing = lambda tau, a=a, z=z: min(upper - state(a, z, tau)[0], state(a, z, tau)[0] - lower)  # noqa: E731
         else:
-            crossing = lambda tau: (state(a, z, tau)[0] - stop) * (1 if stop == upper else -1)  # noqa: E731
+            crossing = lambda tau, a=a, z=z, stop=stop: (state(a, z, tau)[0] - stop) * (1 if stop == upper else -1)  # noqa: E731
         scan, tau = 1e-4, 0.0
         while tau < t_end - t and crossing(tau + scan) > 0:
             tau += scan
@@ -131,3 +131,54 @@ def test_an_fmu_without_rollback_is_refused_with_events(monkeypatch):
     r = simulate("scenarios/limit_stops", local=True, stop=0.01, events="on")
     assert r.status == "error" and "cannot save its state (canGetAndSetFMUstate is false)" in r.message
     assert math.isnan(r.end_time)
+
+
+def stick_slip_reference(t_end):
+    """Switching instants of scenarios/stick_slip by scipy (Radau, rtol 1e-12, solve_ivp's event
+    location): m·x'' = −k·(x − v_d·t) − d·(x' − v_d) − f with bristle friction f = k_b·(x − x_s) + d_b·x'
+    while sticking (slip when |f| > f_d + f_so, in the direction of x'), f = sign(x')·(f_d +
+    f_so·exp(−|x'|/v_exp)) while slipping (stick where x' reaches 0, the bristles preloaded with
+    ±(f_d + f_so)); the mass starts sticking at rest."""
+    from scipy.integrate import solve_ivp
+    m, k, d, v_d, f_d, f_so, v_exp, k_b, d_b = 1.0, 100.0, 0.5, 0.1, 5.0, 5.0, 0.05, 1e4, 200.0
+    f_max = f_d + f_so
+    t, x, v, slip, x_s, instants = 0.0, 0.0, 0.0, 0.0, 0.0, []
+    while t < t_end:
+        if slip == 0:
+            def rhs(tt, z, x_s=x_s):
+                return [z[1], (-k * (z[0] - v_d * tt) - d * (z[1] - v_d) - k_b * (z[0] - x_s) - d_b * z[1]) / m]
+
+            def event(tt, z, x_s=x_s):
+                return f_max - abs(k_b * (z[0] - x_s) + d_b * z[1])
+        else:
+            def rhs(tt, z, s=slip):
+                friction = s * (f_d + f_so * math.exp(-abs(z[1]) / v_exp))
+                return [z[1], (-k * (z[0] - v_d * tt) - d * (z[1] - v_d) - friction) / m]
+
+            def event(tt, z, s=slip):
+                return s * z[1]
+        event.terminal, event.direction = True, -1
+        sol = solve_ivp(rhs, (t, t_end), [x, v], method="Radau", rtol=1e-12, atol=1e-14, events=event, max_step=1e-3)
+        if sol.status != 1:
+            break
+        t, (x, v) = float(sol.t_events[0][0]), map(float, sol.y_events[0][0])
+        instants.append(t)
+        if slip == 0:
+            slip = math.copysign(1.0, v)
+        else:
+            x_s, slip = x - (slip * f_max - v * d_b) / k_b, 0.0
+    return instants
+
+
+def test_stick_slip_instants_with_events():
+    """The first breakaway and the first sticking of scenarios/stick_slip (linear-implicit, h = 1e-4 s,
+    events) against scipy's: measured 2e-11 s and 4.9e-6 s (bound 1e-5 s, the issue's). The later
+    instants drift (5.6e-5 s by t = 2.7 s, the same at h = 2.5e-5 s: a difference between the coupled
+    model and this reference that the step does not explain; open, issue 14)."""
+    reference = stick_slip_reference(2.0)
+    r = simulate("scenarios/stick_slip", algorithm="linear-implicit", local=True, events="on", stop=2.0)
+    assert r.ok, r.message
+    located = [t for t, _ in r.events]
+    assert len(located) == len(reference) == 2, (located, reference)
+    assert abs(located[0] - reference[0]) <= 1e-9
+    assert abs(located[1] - reference[1]) <= 1e-5

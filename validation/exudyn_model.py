@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from mechfmu.components.ports import IMMEDIATE_SWITCHING
 
 from mechfmu.scenario import Scenario, load_scenario
 
@@ -148,8 +149,11 @@ def exudyn_solution(scenario: Scenario | str | Path, step: float, stop: float | 
                     vals["frictionMode_start"], vals["lastStickingPosition_start"], vals["limitStopState_start"]]))}
             else:
                 kwargs_data = {}
+            if vals.get(IMMEDIATE_SWITCHING):
+                raise ValueError(f"{comp.name}: {IMMEDIATE_SWITCHING} = true (switching at the inputs, for event "
+                                 "location) has no exudyn counterpart")
             skip = ("springForceUserFunction", "itemNumber", "frictionMode_start", "lastStickingPosition_start",
-                    "limitStopState_start")
+                    "limitStopState_start", IMMEDIATE_SWITCHING)
             parameter_names = {p.name for p in comp.parameters}
             kwargs = {EXUDYN_EXT_NAMES.get(k, k): v for k, v in vals.items() if k not in skip and k in parameter_names}
             if user is not None:
