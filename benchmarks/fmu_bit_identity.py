@@ -42,6 +42,10 @@ def checkout(revision: str, work: Path):
                    capture_output=True)
     names.mkdir()
     (names / "mechfmu_components").symlink_to(tree / "components")
+    if (tree / "mechfmu").is_dir() and not (tree / "mechfmu" / "components").exists():
+        # ``mechfmu.components`` of that revision: without this link the import would find this
+        # checkout's components/ through its editable install (a finder after the path search)
+        (tree / "mechfmu" / "components").symlink_to(tree / "components")
     try:
         yield tree, {**os.environ, "PYTHONPATH": os.pathsep.join([str(tree), str(names)])}
     finally:
