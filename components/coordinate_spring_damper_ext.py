@@ -336,13 +336,17 @@ class CoordinateSpringDamperExt(UserFunctionConnector):
         st = self.state
         return SwitchingState(st["frictionMode"], st["lastStickingPosition"], st["limitStopState"])
 
+    def updated_state(self, law: ExtLaw, q: float, v: float) -> tuple[SwitchingState, float]:
+        """The end-of-step update (``post_newton``) of the stored state at (q, v), and its switching error."""
+        data = self.switching_state()
+        return post_newton(law, q, v, data, data, immediate=bool(self.values[IMMEDIATE_SWITCHING]))
+
     def acting_state(self, law: ExtLaw, q: float, v: float) -> SwitchingState:
         """The switching state the force uses at (q, v): the stored one, or with ``immediateSwitching``
         the one the end-of-step update gives there."""
-        data = self.switching_state()
         if self.values[IMMEDIATE_SWITCHING] and law.discontinuous:
-            data = post_newton(law, q, v, data, data, immediate=True)[0]
-        return data
+            return self.updated_state(law, q, v)[0]
+        return self.switching_state()
 
     def indicators(self, q: float, v: float) -> dict[str, float]:
         law = self.law()
@@ -350,8 +354,7 @@ class CoordinateSpringDamperExt(UserFunctionConnector):
         if self.values["activeConnector"] and law.useLimitStops:
             lower, upper = q - law.limitStopsLower, law.limitStopsUpper - q
         if self.values["activeConnector"] and law.bristle_friction:
-            data = self.switching_state()
-            data = post_newton(law, q, v, data, data, immediate=bool(self.values[IMMEDIATE_SWITCHING]))[0]
+            data = self.updated_state(law, q, v)[0]
             f_max = law.fDynamicFriction + law.fStaticFrictionOffset
             friction = (f_max - abs(sticking_force(law, q, v, data.last_sticking_position)) if data.friction_mode == 0
                         else -f_max * abs(v) / law.exponentialDecayStatic)
@@ -406,8 +409,7 @@ class CoordinateSpringDamperExt(UserFunctionConnector):
         if not (law.discontinuous and self.values["activeConnector"]):
             return
         q, v = self.relative()
-        data = self.switching_state()
-        new, error = post_newton(law, q, v, data, data, immediate=bool(self.values[IMMEDIATE_SWITCHING]))
+        new, error = self.updated_state(law, q, v)
         self.state.update(frictionMode=new.friction_mode, lastStickingPosition=new.last_sticking_position,
                           limitStopState=new.limit_stop_state, switchingError=error)
 

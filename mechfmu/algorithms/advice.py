@@ -44,6 +44,7 @@ def non_convergence_message(algorithm, t: float, h: float, labels: Sequence[str]
     falling = len(history) > 1 and history[-1] < STILL_FALLING * history[0]
     trend = (f"the largest {quantity} went from {_g(history[0])} to {_g(history[-1])}" if len(history) > 1 else "")
     reduced = nominal_step > h
+    halvings = round(math.log2(nominal_step / h)) if reduced else 0
     step = float(f"{(nominal_step if reduced else h) / STEP_DIVISOR:.2g}")
     more = (f"allow more iterations: --option max_iterations={4 * n} (now {n})"
             + (f"; the {quantity} was still falling" if falling else "; it has stalled, so this alone will not help"))
@@ -53,7 +54,6 @@ def non_convergence_message(algorithm, t: float, h: float, labels: Sequence[str]
                f"iteration{stalled})")
     remedies = [more, smaller] if falling else [smaller, more]
     if reduced:
-        halvings = round(math.log2(nominal_step / h))
         remedies.insert(0, f"allow more automatic halvings of the step: --option step_reductions={halvings + 6} "
                            f"(now {halvings}: the step of {_g(nominal_step)} s was halved down to {_g(h)} s)")
     reached = history[-1] if history else max(map(abs, residuals))
@@ -61,7 +61,7 @@ def non_convergence_message(algorithm, t: float, h: float, labels: Sequence[str]
                     f"(now {algorithm.tolerance:g}) if a {quantity} of {_g(reached)} is acceptable")
     if alternatives:
         remedies.append(f"use an algorithm suited to the case: {alternatives}")
-    part = f" of the step {nominal_step:.6g} s, after {round(math.log2(nominal_step / h))} halvings" if reduced else ""
+    part = f" of the step {nominal_step:.6g} s, after {halvings} halvings" if reduced else ""
     return (f"{name} coupling did not converge at t={t:.9g} s (step h={h:.6g} s{part}) after {n} iterations "
             f"(tolerance {algorithm.tolerance:g}): largest {quantity}{'s' if len(worst) > 1 else ''} on "
             + "; ".join(worst) + (f"; {trend}" if trend else "") + ". What to do: "

@@ -92,12 +92,11 @@ class EventLocator:
                 after = self.values()
                 if _negative(after) == _negative(before):
                     return
-                tau = self._locate(algorithm, system, t, tau, before, after, saved, memory)
+                tau, after = self._locate(algorithm, system, t, tau, before, after, saved, memory)
             finally:
                 system.free_states(saved)
             located += 1
-            crossed = [label for label, a, b in zip(self.labels, _negative(before), _negative(self.values()))
-                       if a != b]
+            crossed = [label for label, a, b in zip(self.labels, _negative(before), _negative(after)) if a != b]
             self.events.append((t + tau, ", ".join(crossed)))
             algorithm.counters["events"] += 1
             if located >= MAX_EVENTS:
@@ -110,9 +109,9 @@ class EventLocator:
             if not end - t > 0:
                 return
 
-    def _locate(self, algorithm, system, t, tau, before, after, saved, memory) -> float:
+    def _locate(self, algorithm, system, t, tau, before, after, saved, memory) -> tuple[float, list[float]]:
         """The step length to the earliest sign change (right end of a bracket narrower than the
-        tolerance), with the system left at its end."""
+        tolerance) and the indicators there, with the system left at that end."""
         lo, hi = 0.0, tau
         g_lo, g_hi = list(before), list(after)
         kept = 0  # +1 each time hi stays, -1 each time lo stays (Illinois)
@@ -147,7 +146,7 @@ class EventLocator:
             system.restore_states(saved)
             algorithm._step_impl(system, t, hi)
             algorithm.counters["event_trials"] += 1
-        return hi
+        return hi, g_hi
 
     @staticmethod
     def _crossing(g_lo: list[float], g_hi: list[float]) -> list[int]:
