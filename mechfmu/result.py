@@ -10,7 +10,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from .slaves import Slave
+
+    #: columns a run adds besides the outputs: (names, units, a function returning their values)
+    Extra = tuple[list[str], list[str], Callable[[], list[float]]]
 
 
 @dataclass
@@ -25,6 +30,9 @@ class Result:
     units: dict[str, str] = field(default_factory=dict)  # column -> unit
     final: dict[str, float] = field(default_factory=dict)  # the last recorded point, column -> value
     events: list[tuple[float, str]] = field(default_factory=list)  # located events: (time [s], indicators)
+    steps: list[tuple[float, float]] = field(default_factory=list)  # adaptive: (end time, size) [s] per accepted step
+    #: energy audit: per power bond, {"injected": J (signed), "absolute": J (sum of |residual|)}
+    energy: dict[str, dict[str, float]] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -35,6 +43,11 @@ class Result:
         reached = (f"reached t = {self.end_time:.6g} s" if math.isfinite(self.end_time)
                    else "stopped before the first step")
         text = f"{self.status}: {reached} in {self.wall_time:.2f} s wall ({counters})"
+        if self.steps:
+            sizes = [h for _, h in self.steps]
+            text += f"\nadaptive steps from {min(sizes):.3g} s to {max(sizes):.3g} s"
+        text += "".join(f"\nenergy injected at {bond}: {e['injected']:.6g} J (sum of |residuals| {e['absolute']:.6g} J)"
+                        for bond, e in self.energy.items())
         text += "".join(f"\nwarning: {w}" for w in self.warnings)
         return text + (f"\n{self.message}" if self.message else "")
 
@@ -45,7 +58,7 @@ class Run:
     first, then every output of every slave), read once per point by ``simulate`` (``read_row``)."""
 
     def __init__(self, scenario_name: str, slaves: dict[str, Slave], n_steps: int, t0: float,
-                 output_variables: list[str] | None = None):
+                 output_variables: list[str] | None = None, extra: Extra | None = None):
         self.scenario_name = scenario_name
         self.slaves = slaves
         self.n_steps = n_steps
@@ -54,12 +67,17 @@ class Run:
         select = selector(output_variables, [f"{s.name}.{n}" for s in slaves.values() for n in s.outputs()])
         self._reads = [(s, [n for n in s.outputs() if select(f"{s.name}.{n}")]) for s in slaves.values()]
         self.column_names = ["time"] + [f"{s.name}.{n}" for s, names in self._reads for n in names]
+        self._extra = extra
+        if extra is not None:
+            self.column_names += extra[0]
         twice = sorted(n for n, count in Counter(self.column_names).items() if count > 1)
         if twice:
             raise ValueError(f"result columns {twice} would be written twice (a component named like another's "
                              "component.variable, e.g. 'x.flange' beside 'x'); rename a component")
         self.units = {"time": "s", **{f"{s.name}.{n}": s.variables[n].unit or "1" for s, names in self._reads
                                       for n in names}}
+        if extra is not None:
+            self.units.update(zip(extra[0], extra[1]))
         self.row: tuple[float, ...] = ()
 
     def read_row(self) -> tuple[float, ...]:
@@ -68,6 +86,8 @@ class Run:
         for slave, names in self._reads:
             if names:
                 values.extend(slave.get(names))
+        if self._extra is not None:
+            values.extend(self._extra[2]())
         self.row = tuple(values)
         return self.row
 

@@ -92,14 +92,15 @@ def simulate(scenario: Scenario | str | Path, algorithm: str | CouplingAlgorithm
              observers: Iterable[Observer] = (), local: bool = False,
              parameters: dict[str, dict[str, Any]] | None = None, output_variables: list[str] | None = None,
              output_interval: float | None = None, record: bool = True, max_steps: int = MAX_STEPS,
-             divergence_factor: float | None = None, **options: Any) -> Result:
+             divergence_factor: float | None = None, output_accepted: bool = False, **options: Any) -> Result:
     """Run a scenario. ``parameters`` overrides values per component: ``{"mass": {"m": 2.0}}``.
     ``options`` go to the algorithm (e.g. ``exchange="strict"``). With ``record`` a ``Recorder`` is
     added if ``observers`` has none; its array is ``Result.data`` (without, ``data`` is None and
     memory stays flat however long the run; ``Result.final`` still has the last point).
     ``output_variables`` (names or glob patterns of ``component.variable``) chooses the recorded
     outputs (default: all); ``output_interval`` [s], a multiple of the step, records every that often
-    (and the last point); observers see exactly the recorded points. Bad arguments (unknown
+    (and the last point); observers see exactly the recorded points; with an adaptive step
+    (``adaptive="on"``) ``output_accepted`` records every accepted step's end as well. Bad arguments (unknown
     components in ``parameters``, too many steps, ...) raise ``ValueError`` before anything runs."""
     t_wall = _time.perf_counter()
     if not isinstance(scenario, Scenario):
@@ -145,7 +146,14 @@ def simulate(scenario: Scenario | str | Path, algorithm: str | CouplingAlgorithm
             algo.initialize(system, t0)
             for slave in slaves.values():
                 slave.exit_initialization()
-            run = Run(scenario.name, slaves, n_steps, t0, output_variables)
+            audit = algo.audit
+            columns = None
+            if audit is not None and algo.config["energy_audit"] == "columns":
+                columns = ([f"energy.{label}" for label in audit.labels], ["J"] * len(audit.labels),
+                           lambda: audit.injected)
+            run = Run(scenario.name, slaves, n_steps, t0, output_variables, columns)
+            if output_accepted and algo.controller is not None:
+                algo.controller.on_accepted = lambda t_point: record_point(run, observers, t_point)
             bound = factor * max(1.0, max(map(abs, run.read_row()[1:]), default=0.0))
             for obs in observers:
                 obs.initialized(run)
@@ -187,6 +195,8 @@ def simulate(scenario: Scenario | str | Path, algorithm: str | CouplingAlgorithm
                         final=dict(zip(run.column_names, run.row)) if run is not None and run.row else {})
         result.wall_time = _time.perf_counter() - t_wall
         result.events = list(algo.locator.events) if algo.locator is not None else []
+        result.steps = list(algo.controller.steps) if algo.controller is not None else []
+        result.energy = algo.audit.statistics() if algo.audit is not None else {}
         try:
             for obs in observers:
                 if run is not None:
@@ -195,6 +205,14 @@ def simulate(scenario: Scenario | str | Path, algorithm: str | CouplingAlgorithm
             for obs in observers:
                 getattr(obs, "close", lambda: None)()  # observers written before close() existed
     return result
+
+
+def record_point(run: Run, observers: list[Observer], t: float) -> None:
+    """Record a point between two grid points (an accepted adaptive step's end)."""
+    run.time = t
+    run.read_row()
+    for obs in observers:
+        obs.step_completed(run)
 
 
 def divergence(run: Run, bound: float, factor: float) -> str:

@@ -13,6 +13,7 @@
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -72,6 +73,8 @@ class CoupledSystem:
     _source_index: list[int] = field(init=False, repr=False)
     #: batched writes of every connection's target, indexed by connection
     _targets: list[tuple[Slave, list[str], list[int]]] = field(init=False, repr=False)
+    #: called with every slave about to step (the energy audit reads the inputs it holds)
+    before_step: Callable[[Slave], None] | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.levels = self._dependency_levels()
@@ -152,6 +155,8 @@ class CoupledSystem:
 
     # --- stepping and states ---------------------------------------------------------------
     def do_step(self, slave: Slave, t: float, h: float) -> None:
+        if self.before_step is not None:
+            self.before_step(slave)
         if not slave.do_step(t, h):
             raise StepRefused(slave.last_error or f"{slave.name} refused the step at t={t!r}")
 

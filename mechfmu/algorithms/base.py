@@ -19,7 +19,12 @@ Adding a coupling algorithm (checklist):
    ``restore`` them: a step may be taken again (event location, step halving).
 
 Every algorithm takes the options ``events`` ("off" default, "on": event location,
-``mechfmu/algorithms/events.py``) and ``event_tolerance`` [s].
+``mechfmu/algorithms/events.py``) and ``event_tolerance`` [s]; ``adaptive`` ("off" default, "on": an
+adaptive macro step, ``mechfmu/algorithms/step_control.py``) with ``rtol``, ``atol``, ``min_step``,
+``max_step`` and ``error_estimate``; and ``energy_audit`` ("off" default, "on": the injected energy per
+power bond in the run statistics, "columns": also as result columns; ``mechfmu/energy.py``). ``advance``
+is one step with events and the audit; the step controller calls it, and everything it records that a
+step taken again must undo is in ``bookkeeping``.
 """
 from __future__ import annotations
 
@@ -31,10 +36,16 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from ..components.ports import ACTIVE, CONSTRAINT_EQUATION, LAMBDA
+from ..energy import EnergyAudit, power_bonds
 from ..scenario import Connection
 from ..slaves import Slave
 from ..system import CoupledSystem
 from .events import EventLocator, event_parameters
+from .step_control import StepController
+
+
+def _positive(x: float) -> bool:
+    return x > 0
 
 
 @dataclass(frozen=True)
@@ -90,7 +101,23 @@ class CouplingAlgorithm(ABC):
                        "events": Option("off", "step to the zeros of the slaves' event indicators (indicator.*)",
                                         choices=("off", "on")),
                        "event_tolerance": Option("1e-9", "width of the time interval an event is located in [s]",
-                                                 kind=float, check=lambda x: x > 0, requirement="must be > 0")}
+                                                 kind=float, check=_positive, requirement="must be > 0"),
+                       "adaptive": Option("off", "adaptive macro step within the communication grid",
+                                          choices=("off", "on")),
+                       "rtol": Option("1e-4", "relative tolerance of the adaptive step's error estimate", kind=float,
+                                      check=_positive, requirement="must be > 0"),
+                       "atol": Option("1e-6", "absolute tolerance of the adaptive step's error estimate (SI units; "
+                                      "J with error_estimate=energy)", kind=float, check=_positive,
+                                      requirement="must be > 0"),
+                       "min_step": Option("1e-10", "smallest adaptive step [s]", kind=float, check=_positive,
+                                          requirement="must be > 0"),
+                       "max_step": Option("0", "largest adaptive step [s] (0: the communication step)", kind=float,
+                                          check=lambda x: x >= 0, requirement="must be >= 0"),
+                       "error_estimate": Option("doubling", "adaptive step's error estimate: step doubling on the "
+                                                "body states, or ECCO's power-bond energy residual",
+                                                choices=("doubling", "energy")),
+                       "energy_audit": Option("off", "energy injected per power bond: in the statistics (on), also "
+                                              "as result columns energy.* (columns)", choices=("off", "on", "columns"))}
 
     def __init__(self, **options: Any):
         unknown = set(options) - set(self.options)
@@ -107,6 +134,11 @@ class CouplingAlgorithm(ABC):
         if self.config["events"] == "on":
             self.locator = EventLocator(self.config["event_tolerance"])
             self.counters.update(events=0, event_trials=0)
+        self.controller: StepController | None = None
+        if self.config["adaptive"] == "on":
+            self.controller = StepController(self.config)
+            self.counters.update(accepted_steps=0, rejected_steps=0)
+        self.audit: EnergyAudit | None = None
 
     def parameters_for(self, slave: Slave) -> dict[str, Any]:
         """Parameters the algorithm sets on ``slave`` before initialization (events: switches act at once)."""
@@ -124,6 +156,17 @@ class CouplingAlgorithm(ABC):
         system.transfer(system.ordered_plan)
         if self.locator is not None:
             self.locator.initialize(system)
+        needs_audit = self.controller is not None and self.config["error_estimate"] == "energy"
+        if self.config["energy_audit"] != "off" or needs_audit:
+            bonds = power_bonds(system.connections, system.slaves)
+            if needs_audit and not bonds:
+                raise ValueError("error_estimate=energy needs power bonds (a connector's force wired to a body and "
+                                 "the body's velocity wired back to it); this scenario has none: use "
+                                 "error_estimate=doubling")
+            self.audit = EnergyAudit(bonds)
+            system.before_step = self.audit.held
+        if self.controller is not None:
+            self.controller.initialize(system)
 
     def coupling_connections(self, connections: list[Connection], slaves: dict[str, Slave]) -> list[Connection]:
         """The connections the algorithm exchanges (default: the scenario's)."""
@@ -135,13 +178,38 @@ class CouplingAlgorithm(ABC):
             return
         started = time.perf_counter()
         try:
-            if self.locator is not None:
-                self.locator.step(self, system, t, h)
+            if self.controller is not None:
+                self.controller.step(self, system, t, h)
             else:
-                self._step_impl(system, t, h)
+                self.advance(system, t, h)
         finally:
             self.step_seconds += time.perf_counter() - started
         self.counters["steps"] += 1
+
+    def advance(self, system: CoupledSystem, t: float, h: float) -> None:
+        """One step from t to t + h with the events located in it and the energy audited."""
+        if self.locator is not None:
+            self.locator.step(self, system, t, h)
+            return
+        if self.audit is not None:
+            self.audit.begin()
+        self._step_impl(system, t, h)
+        if self.audit is not None and self.status == "ok":
+            self.audit.end(h)
+
+    def bookkeeping(self) -> Any:
+        """What ``advance`` records besides the slaves' states (located events, audited energy)."""
+        return (len(self.locator.events) if self.locator is not None else 0, self.counters.get("events", 0),
+                self.audit.snapshot() if self.audit is not None else None)
+
+    def restore_bookkeeping(self, books: Any) -> None:
+        """Undo what ``advance`` recorded since ``bookkeeping`` returned ``books`` (a step taken again)."""
+        events, count, audit = books
+        if self.locator is not None:
+            del self.locator.events[events:]
+            self.counters["events"] = count
+        if self.audit is not None:
+            self.audit.restore(audit)
 
     @abstractmethod
     def _step_impl(self, system: CoupledSystem, t: float, h: float) -> None:

@@ -81,9 +81,12 @@ class EventLocator:
     def step(self, algorithm: CouplingAlgorithm, system: CoupledSystem, t: float, h: float) -> None:
         """Advance from t to t + h with every event on a step's end (the algorithm's ``_step_impl``)."""
         end, located = t + h, 0
+        audit = algorithm.audit
         while algorithm.status == "ok":
             tau = end - t
             before = self.values()
+            if audit is not None:
+                audit.begin()
             saved, memory = system.save_states(), algorithm.snapshot()
             try:
                 algorithm._step_impl(system, t, tau)
@@ -91,8 +94,12 @@ class EventLocator:
                     return
                 after = self.values()
                 if _negative(after) == _negative(before):
+                    if audit is not None:
+                        audit.end(tau)
                     return
                 tau, after = self._locate(algorithm, system, t, tau, before, after, saved, memory)
+                if audit is not None:
+                    audit.end(tau)
             finally:
                 system.free_states(saved)
             located += 1

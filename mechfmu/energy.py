@@ -1,0 +1,157 @@
+"""Energy audit of the couplings: per power bond, the energy the co-simulation coupling injects.
+
+A power bond is a connector's force output wired to a body together with the body's velocity wired
+back to the connector at the same port: ``C.x.f -> B.y.f`` with ``B.y.v -> C.x.v`` (1D flanges,
+rotational ``B.y.tau``/``B.y.w`` alike), or ``C.p.force.i -> B.q.i`` with ``B.w.i -> C.p.velocity.i``
+(and ``torque``/``angularVelocity``) for 3D contacts. Over a macro step of length h the body applies
+the force it holds, f_B (read when it steps; with linear-implicit coupling it moves along the tangents
+it holds, to f_B' = f_B + c·Δs + d·Δv + ḟ·h at the end), while the connector's law gives f_C at the
+start and at the end of the step (after the exchange). With the body's velocity v at both ends, the
+power-bond residual integrated over the step by the trapezoidal rule is the energy the coupling
+injected (> 0: created, < 0: removed):
+
+    ΔE = σ·h/2·[(f_C(t) − f_B)·v(t) + (f_C(t+h) − f_B')·v(t+h)]     [J]   (3D: summed over components)
+
+σ = +1 for Modelica flanges (the connector outputs its own cut force, the body applies its
+negative), −1 for 3D ports (the connector outputs the force on the body). A zero-order hold (Jacobi)
+injects ½·Δf·v·h per step (for a linear spring ½·k·v²·h², the energy its explicit coupling is known to
+create); the trapezoidal coupling of fixed-point and Newton injects O(h³) per step. The audit adds
+ΔE over the accepted steps of a run (``injected``, and the sum of |ΔE|, ECCO's accumulated residual,
+Sadjina et al. 2017), and ``error_estimate="energy"`` of the adaptive step uses ΔE per step.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .scenario import Connection
+from .slaves import Slave
+
+#: (force output stem ending, the connector's velocity input replacing it, σ)
+_PORT_KINDS = ((".f", ".v", 1.0), (".tau", ".v", 1.0))
+_VECTOR_KINDS = ((".force.", ".velocity.", -1.0), (".torque.", ".angularVelocity.", -1.0))
+
+
+@dataclass
+class PowerBond:
+    """One bond: the connector's force outputs and velocity inputs, the body's force inputs and
+    velocity outputs (component-wise, equal lengths), and the sign σ of the port convention."""
+    label: str
+    connector: Slave
+    body: Slave
+    connector_forces: list[str] = field(default_factory=list)
+    connector_velocities: list[str] = field(default_factory=list)
+    body_forces: list[str] = field(default_factory=list)
+    body_velocities: list[str] = field(default_factory=list)
+    sign: float = 1.0
+
+
+def _velocity_input(output: str) -> tuple[str, float, str] | None:
+    """The connector's velocity input paired with its force output ``output``, the sign σ and the port."""
+    for marker, velocity, sign in _VECTOR_KINDS:
+        if marker in output:
+            return output.replace(marker, velocity, 1), sign, output.split(marker, 1)[0]
+    for suffix, velocity, sign in _PORT_KINDS:
+        if output.endswith(suffix) and output[:-len(suffix)]:
+            return output[:-len(suffix)] + velocity, sign, output[:-len(suffix)]
+    return None
+
+
+def power_bonds(connections: list[Connection], slaves: dict[str, Slave]) -> list[PowerBond]:
+    """The power bonds among ``connections`` (see the module docstring), in connection order."""
+    into = {(c.target, c.target_variable): c for c in connections}
+    bonds: dict[tuple[str, str, str], PowerBond] = {}
+    for c in connections:
+        paired = _velocity_input(c.source_variable)
+        if paired is None:
+            continue
+        velocity_input, sign, port = paired
+        back = into.get((c.source, velocity_input))
+        if back is None or back.source != c.target:
+            continue
+        key = (c.source, port, c.target)
+        bond = bonds.setdefault(key, PowerBond(f"{c.source}.{port}-{c.target}", slaves[c.source], slaves[c.target],
+                                               sign=sign))
+        bond.connector_forces.append(c.source_variable)
+        bond.connector_velocities.append(velocity_input)
+        bond.body_forces.append(c.target_variable)
+        bond.body_velocities.append(back.source_variable)
+    return list(bonds.values())
+
+
+def _renamed(name: str, pairs: tuple[tuple[str, str], ...]) -> str | None:
+    for old, new in pairs:
+        if name.endswith(old):
+            return name[:-len(old)] + new
+    return None
+
+
+class EnergyAudit:
+    """Accumulates every bond's injected energy over the accepted steps of a run (module docstring):
+    ``begin()`` at the start of a step, ``held(slave)`` whenever a slave is about to step (the
+    system's ``before_step`` hook: a body's held force and tangents), ``end(h)`` after the step and
+    its exchange."""
+
+    def __init__(self, bonds: list[PowerBond]):
+        self.bonds = bonds
+        self.labels = [b.label for b in bonds]
+        self.injected = [0.0] * len(bonds)   # Σ ΔE [J], signed
+        self.absolute = [0.0] * len(bonds)   # Σ |ΔE| [J], ECCO's accumulated residual
+        self.power = [0.0] * len(bonds)      # largest |f·v| at the end of the last step [W] (scale of the flow)
+        self._tangents: list[list[str]] = []  # per bond: the body's c, d, rate inputs (1D, where it has them)
+        self._positions: list[list[str]] = []
+        for b in bonds:
+            f = b.body_forces[0]
+            names = [_renamed(f, ((".f", ".c"), (".tau", ".c"))), _renamed(f, ((".f", ".d"), (".tau", ".d"))),
+                     f + "_rate"]
+            position = _renamed(b.body_velocities[0], ((".v", ".s"), (".w", ".phi")))
+            one_d = b.sign > 0 and len(b.body_forces) == 1 and position in b.body.variables
+            self._tangents.append([n for n in names if one_d and n is not None and n in b.body.inputs()])
+            self._positions.append([position] if position is not None and one_d and len(self._tangents[-1]) == 3
+                                   else [])
+        self._by_body: dict[str, list[int]] = {}
+        for i, b in enumerate(bonds):
+            self._by_body.setdefault(b.body.name, []).append(i)
+        self._start: list[tuple[list[float], list[float], list[float]]] = []
+        self._held: list[tuple[list[float], list[float]]] = []
+
+    def begin(self) -> None:
+        self._start = [(b.connector.get(b.connector_forces), b.body.get(b.body_velocities), b.body.get(p))
+                       for b, p in zip(self.bonds, self._positions)]
+        self._held = [([0.0] * len(b.body_forces), []) for b in self.bonds]
+
+    def held(self, slave: Slave) -> None:
+        for i in self._by_body.get(slave.name, ()):
+            bond = self.bonds[i]
+            self._held[i] = (bond.body.get(bond.body_forces), bond.body.get(self._tangents[i]))
+
+    def end(self, h: float) -> list[float]:
+        """Add the step's ΔE per bond; returns them [J]."""
+        step = []
+        for i, bond in enumerate(self.bonds):
+            f_start, v_start, s_start = self._start[i]
+            f_held, tangents = self._held[i]
+            f_end, v_end = bond.connector.get(bond.connector_forces), bond.body.get(bond.body_velocities)
+            f_held_end = list(f_held)
+            if self._positions[i] and tangents:
+                c, d, rate = tangents
+                s_end = bond.body.get(self._positions[i])
+                f_held_end[0] += c * (s_end[0] - s_start[0]) + d * (v_end[0] - v_start[0]) + rate * h
+            residual = (sum((a - b) * v for a, b, v in zip(f_start, f_held, v_start))
+                        + sum((a - b) * v for a, b, v in zip(f_end, f_held_end, v_end)))
+            energy = bond.sign * 0.5 * h * residual
+            self.power[i] = max(abs(sum(f * v for f, v in zip(f_end, v_end))),
+                                abs(sum(f * v for f, v in zip(f_start, v_start))))
+            self.injected[i] += energy
+            self.absolute[i] += abs(energy)
+            step.append(energy)
+        return step
+
+    def snapshot(self) -> tuple[list[float], list[float]]:
+        return list(self.injected), list(self.absolute)
+
+    def restore(self, memory: tuple[list[float], list[float]]) -> None:
+        self.injected, self.absolute = list(memory[0]), list(memory[1])
+
+    def statistics(self) -> dict[str, dict[str, float]]:
+        """Per bond: injected energy [J] (signed) and the accumulated |ΔE| [J]."""
+        return {label: {"injected": e, "absolute": a} for label, e, a in zip(self.labels, self.injected, self.absolute)}
