@@ -49,7 +49,12 @@ indicators (components/ports.py), each 0 while its switch is off: ``indicator.lo
 limitStopsLower``, ``indicator.upperStop = limitStopsUpper − q`` (< 0 in contact with that stop),
 ``indicator.friction`` [N] (bristle model): while sticking the margin ``f_d + f_so − |sticking
 force|`` (>= 0; breakaway at 0), while slipping ``−(f_d + f_so)·|v|/v_exp`` (<= 0; sticks again where
-v reaches 0), each at the switching state the end-of-step update gives at the current inputs.
+v reaches 0), each at the switching state the end-of-step update gives at the current inputs. With
+``immediateSwitching``, where that update sticks again (v has reversed against the stored slip) the
+margin is 0 by the preload, so the indicator is the slipping value mirrored through v = 0,
+``+(f_d + f_so)·|v|/v_exp`` (the locator interpolates to v's zero), and the sticking position is moved by
+the fewest ulps that keep the bristle force within ±(f_d + f_so) (rounding left it up to 4e-12 N above:
+a margin of −4e-14 N hid the switch, which then acted at the next step's end, up to a step late).
 
 Seed text vs exudyn 1.13.6 code (this component follows the code):
 1. The seed's "CASE 2: frictionProportionalZone != 0" for the bristle model means == 0.
@@ -201,6 +206,21 @@ def ext_force_derivatives(law: ExtLaw, q: float, v: float, data: SwitchingState)
     return f_q, f_v
 
 
+def _within_limit(law: ExtLaw, q: float, v: float, x_lsp: float, preload: float) -> float:
+    """x_lsp moved by the fewest ulps toward q so that the sticking force at (q, v) is at most the
+    limit f_d + f_so (the preload ±(f_d + f_so) of sticking again, ``immediate``). Rounding can leave it a
+    few ulps above: the sticking margin, the friction event indicator, would then be negative (-4e-14 N)
+    where it is 0, hiding the switch from the event locator, and the next update at the same inputs would
+    slip again."""
+    limit = law.fDynamicFriction + law.fStaticFrictionOffset
+    toward = math.inf if preload > 0 else -math.inf  # a larger x_lsp lowers (q - x_lsp)·k_mu
+    for _ in range(64):
+        if abs(sticking_force(law, q, v, x_lsp)) <= limit:
+            break
+        x_lsp = math.nextafter(x_lsp, toward)
+    return x_lsp
+
+
 def post_newton(law: ExtLaw, q: float, v: float, data: SwitchingState,
                 start: SwitchingState, immediate: bool = False) -> tuple[SwitchingState, float]:
     """Exudyn's PostNewtonStep: new switching state and the switching error [N] at (q, v).
@@ -232,6 +252,8 @@ def post_newton(law: ExtLaw, q: float, v: float, data: SwitchingState,
                 preload = (math.copysign(law.fDynamicFriction + law.fStaticFrictionOffset, start.friction_mode)
                            if immediate else start.friction_mode)
                 new_x = q - (preload - v * law.stickingDamping) / law.stickingStiffness
+                if immediate:
+                    new_x = _within_limit(law, q, v, new_x, preload)
                 error += abs(start.friction_mode - slip)
                 new_mode = 0.0
     contact = 0.0
@@ -321,7 +343,8 @@ class CoordinateSpringDamperExt(UserFunctionConnector):
         Output(indicator("upperStop"), "m", "Event indicator limitStopsUpper - q (< 0 in contact; 0 without stops)",
                ("flange_a.s", "flange_b.s")),
         Output(indicator("friction"), "N", "Event indicator of stick/slip (bristle model): sticking margin "
-               "f_d + f_so - |sticking force| >= 0, or -(f_d + f_so)*|v|/v_exp while slipping; 0 without",
+               "f_d + f_so - |sticking force| >= 0, or -(f_d + f_so)*|v|/v_exp while slipping (immediateSwitching: "
+               "+(f_d + f_so)*|v|/v_exp where v has reversed and it sticks again); 0 without",
                FLANGE_INPUT_NAMES),
     )
     initial_state = {"frictionMode": 0.0, "lastStickingPosition": 0.0, "limitStopState": 0.0,
@@ -356,8 +379,14 @@ class CoordinateSpringDamperExt(UserFunctionConnector):
         if self.values["activeConnector"] and law.bristle_friction:
             data = self.updated_state(law, q, v)[0]
             f_max = law.fDynamicFriction + law.fStaticFrictionOffset
-            friction = (f_max - abs(sticking_force(law, q, v, data.last_sticking_position)) if data.friction_mode == 0
-                        else -f_max * abs(v) / law.exponentialDecayStatic)
+            if data.friction_mode != 0:
+                friction = -f_max * abs(v) / law.exponentialDecayStatic
+            elif self.values[IMMEDIATE_SWITCHING] and self.state["frictionMode"] != 0:
+                # sticking again here: the margin is 0 (preload at the limit); the slipping value mirrored
+                # through v = 0 instead, so the locator interpolates to the zero of v
+                friction = f_max * abs(v) / law.exponentialDecayStatic
+            else:
+                friction = f_max - abs(sticking_force(law, q, v, data.last_sticking_position))
         return {indicator("lowerStop"): lower, indicator("upperStop"): upper, indicator("friction"): friction}
 
     def validate(self) -> None:

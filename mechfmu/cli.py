@@ -80,6 +80,8 @@ def _run_with(args: argparse.Namespace, writer, plot: Path | None) -> int:
     guards = {"max_steps": args.max_steps} if args.max_steps is not None else {}
     if args.divergence_factor is not None:
         guards["divergence_factor"] = args.divergence_factor
+    if args.output_accepted:
+        guards["output_accepted"] = True
     result = simulate(scenario, algorithm=args.algorithm, step=args.step, stop=args.stop, observers=observers,
                       local=args.local, output_variables=args.output_variables, output_interval=args.output_interval,
                       record=plotter is not None, **guards, **options)
@@ -185,6 +187,8 @@ def main(argv: list[str] | None = None) -> int:
                    "(component.variable, glob patterns allowed, e.g. 'mass.*' '*.f'); default: all")
     p.add_argument("--output-interval", type=float, metavar="SECONDS",
                    help="record every SECONDS (a multiple of the step); default: every step")
+    p.add_argument("--output-accepted", action="store_true", help="with --option adaptive=on: record every "
+                   "accepted step's end too, not only the communication grid")
     p.add_argument("--plot", help="PNG plot (default: every body's position or angle, one subplot per unit)")
     p.add_argument("--plot-variables", nargs="+", metavar="NAME", help="what --plot draws (names or patterns)")
     p.add_argument("--local", action="store_true", help="run the components in-process instead of as FMUs")

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from mechfmu.components import ComponentError, ElastoGap
-from scipy.integrate import solve_ivp
 
 from mechfmu.scenario import load_scenario
 from mechfmu.simulate import simulate
+from validation.event_references import monolithic_example
 from validation.msl import event_times, read_msl_reference, tube_violation
 
 pytest.importorskip("hypothesis")  # the law-property tests need the test extra
@@ -88,56 +88,6 @@ def test_msl41_reference_force_parametrisation():
         gap(f_ref=-2.0)
     with pytest.raises(ComponentError, match=r"ElastoGap 'gap': n = 0.5 is out of range: must be >= 1"):
         gap(n=0.5)
-
-
-def msl_elasto_gap(s_rel, v_rel, c=10.0, d=1.5, s_rel0=1.5, n=1.0):
-    """MSL 4.0 ElastoGap equations, transcribed independently of components/."""
-    if s_rel >= s_rel0:
-        return 0.0
-    f_c = -c * abs(s_rel - s_rel0) ** n
-    f_d2 = d * v_rel
-    f_d = f_c if f_d2 < f_c else (-f_c if f_d2 > -f_c else f_d2)
-    return f_c + f_d
-
-
-def monolithic_example(times: np.ndarray) -> dict[str, np.ndarray]:
-    """The example's two decoupled ODEs (REFERENCES §3.2) with scipy at rtol 1e-12, restarted at every
-    contact change so the integrator never steps across a kink of the contact law."""
-    def mass1(t, y):
-        x, v = y
-        f_sd1 = 10.0 * ((x + 2.0) - 1.0) + 1.5 * v
-        f_sd2 = 10.0 * ((2.0 - x) - 1.0) - 1.5 * v
-        return [v, -f_sd1 + f_sd2]
-
-    def mass2(t, y):
-        x, v = y
-        return [v, -msl_elasto_gap(x + 2.0, v) + msl_elasto_gap(2.0 - x, -v)]
-
-    one = solve_ivp(mass1, (0, times[-1]), [2.0, 0.0], method="DOP853", rtol=1e-12, atol=1e-12, t_eval=times)
-    events = [lambda t, y: y[0] + 0.5, lambda t, y: y[0] - 0.5]
-    for event in events:
-        event.terminal = True
-    t0, y0, pieces, contact_changes = 0.0, [2.0, 0.0], [], []
-    while t0 < times[-1]:
-        inside = times[(times >= t0) & (times <= times[-1])]
-        sol = solve_ivp(mass2, (t0, times[-1]), y0, method="DOP853", rtol=1e-12, atol=1e-12, events=events,
-                        dense_output=True)
-        end = sol.t[-1]
-        chunk = inside[inside <= end]
-        pieces.append(sol.sol(chunk))
-        times_left = end < times[-1]
-        if times_left:
-            contact_changes.append(end)
-            t0, y0 = end, sol.y[:, -1]
-            # step just past the event so it does not trigger again at the restart
-            sol2 = solve_ivp(mass2, (t0, t0 + 1e-9), y0, method="DOP853", rtol=1e-13, atol=1e-14)
-            t0, y0 = sol2.t[-1], sol2.y[:, -1]
-            times = times  # unchanged
-        else:
-            break
-    two = np.concatenate(pieces, axis=1)
-    return {"springDamper2.s_rel": 2.0 - one.y[0], "springDamper1.v_rel": one.y[1],
-            "elastoGap2.s_rel": 2.0 - two[0], "elastoGap1.v_rel": two[1], "events": np.array(contact_changes)}
 
 
 @pytest.fixture(scope="module")

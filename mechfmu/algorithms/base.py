@@ -140,6 +140,10 @@ class CouplingAlgorithm(ABC):
             self.counters.update(accepted_steps=0, rejected_steps=0)
         self.audit: EnergyAudit | None = None
 
+    def coupling_order(self) -> int:
+        """Order of accuracy of the coupling in the macro step (the adaptive step's error estimate)."""
+        return 1
+
     def parameters_for(self, slave: Slave) -> dict[str, Any]:
         """Parameters the algorithm sets on ``slave`` before initialization (events: switches act at once)."""
         return event_parameters(slave) if self.locator is not None else {}
@@ -166,7 +170,7 @@ class CouplingAlgorithm(ABC):
             self.audit = EnergyAudit(bonds)
             system.before_step = self.audit.held
         if self.controller is not None:
-            self.controller.initialize(system)
+            self.controller.initialize(self, system)
 
     def coupling_connections(self, connections: list[Connection], slaves: dict[str, Slave]) -> list[Connection]:
         """The connections the algorithm exchanges (default: the scenario's)."""

@@ -114,5 +114,8 @@ class LinearImplicit(Jacobi):
 
     name = "linear-implicit"
 
+    def coupling_order(self) -> int:
+        return 2
+
     def coupling_connections(self, connections: list[Connection], slaves: dict[str, Slave]) -> list[Connection]:
         return list(connections) + tangent_connections(connections, slaves)

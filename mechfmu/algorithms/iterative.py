@@ -54,6 +54,10 @@ class IterativeAlgorithm(CouplingAlgorithm):
                                                 check=lambda n, low=cls.min_iterations: n >= low,
                                                 requirement=f"must be >= {cls.min_iterations}")}
 
+    def coupling_order(self) -> int:
+        """Trapezoidal (``inputs="average"``): 2; implicit Euler (``"end"``): 1."""
+        return 2 if self.config.get("inputs", "average") == "average" else 1
+
     @property
     def tolerance(self) -> float:
         return self.config["tolerance"]

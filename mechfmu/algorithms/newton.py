@@ -56,6 +56,10 @@ class Newton(IterativeAlgorithm):
         super().__init__(**options)
         self.jacobian: np.ndarray | None = None
 
+    def coupling_order(self) -> int:
+        """Connections explicit (Jacobi between the constraint solves): 1; implicit: the rule's order."""
+        return super().coupling_order() if self.config["coupling"] == "implicit" else 1
+
     def snapshot(self) -> Any:
         return self.lambdas.copy()
 

@@ -3,17 +3,17 @@ run's grid (``step``) is covered by accepted steps whose size follows a local er
 
 Error estimate (``error_estimate``):
 - ``doubling`` (default): from saved states the step h is taken once and, again, as two halves; the
-  halves are kept and ``err = max_i |y½_i − y1_i| / (atol + rtol·max(|y½_i|, |y1_i|))`` over the
-  state outputs of the bodies (outputs without feed-through: positions, velocities, orientations).
-  For a first-order coupling |y½ − y1| estimates the kept result's local error; for the second-order
-  ones (fixed-point, newton with ``inputs="average"``) it overestimates it, which is safe. Each
-  attempt costs three steps.
+  halves are kept and ``err = max_i |y½_i − y1_i| / ((2^p − 1)·(atol + rtol·max(|y½_i|, |y1_i|)))``
+  over the connected state outputs (without feed-through) of the bodies: positions, velocities,
+  orientations, Richardson's estimate of the kept result's local error for a coupling of order p
+  (``CouplingAlgorithm.coupling_order``: 1 for Jacobi and Gauss-Seidel, 2 for linear-implicit and for
+  fixed-point and newton with ``inputs="average"``). Each attempt costs three steps.
 - ``energy``: ECCO's measure (Sadjina et al. 2017; libcosim's ``ecco_algorithm``): the step is taken
   once and ``err = max_bonds |ΔE| / (atol + rtol·h·|f·v|)``, ΔE the power-bond residual of the step
   (``mechfmu/energy.py``) [J], atol then in J. One step per attempt; it needs power bonds.
 
-A step is accepted when err ≤ 1; the next size is ``h·min(GROW, max(SHRINK, SAFETY·err^(−1/2)))``
-(exponent 1/(p+1), p = 1); a rejected step is taken again from the saved states with that size. Steps
+A step is accepted when err ≤ 1; the next size is ``h·min(GROW, max(SHRINK, SAFETY·err^(−1/(p+1))))``
+(for the energy estimate p = 1); a rejected step is taken again from the saved states with that size. Steps
 stay within [``min_step``, ``max_step``] (``max_step`` 0: the communication interval) and end exactly
 on the grid, where the results are recorded (every accepted point too with ``simulate(...,
 output_accepted=True)``). A step that still fails at ``min_step`` stops the run with the error, the
@@ -38,11 +38,14 @@ STRETCH = 1e-3
 
 
 def state_outputs(system: CoupledSystem) -> list[tuple[Any, list[str]]]:
-    """Per body, its Real outputs without feed-through (the states the error estimate compares)."""
+    """Per slave, its connected Real outputs without feed-through: the bodies' states that couple
+    (positions, velocities, orientations), not a connector's switching diagnostics."""
     found = []
     for slave in system.slaves.values():
-        names = [n for n in slave.outputs() if not slave.variables[n].depends_on and slave.variables[n].type == "Real"]
-        if names and not system.is_algebraic(slave):
+        wired = {c.source_variable for c in system.connections if c.source == slave.name}
+        names = [n for n in slave.outputs() if n in wired and not slave.variables[n].depends_on
+                 and slave.variables[n].type == "Real"]
+        if names:
             found.append((slave, names))
     return found
 
@@ -54,6 +57,7 @@ class StepController:
         self.rtol, self.atol = config["rtol"], config["atol"]
         self.min_step, self.max_step = config["min_step"], config["max_step"]
         self.estimate = config["error_estimate"]
+        self.order = 1
         self.h_next = math.inf
         #: (end time [s], size [s]) of every accepted step
         self.steps: list[tuple[float, float]] = []
@@ -62,7 +66,8 @@ class StepController:
         self.outputs: list[tuple[Any, list[str]]] = []
         self.labels: list[str] = []
 
-    def initialize(self, system: CoupledSystem) -> None:
+    def initialize(self, algorithm: CouplingAlgorithm, system: CoupledSystem) -> None:
+        self.order = algorithm.coupling_order() if self.estimate == "doubling" else 1
         self.outputs = state_outputs(system)
         self.labels = [f"{slave.name}.{n}" for slave, names in self.outputs for n in names]
 
@@ -83,7 +88,7 @@ class StepController:
             err, worst = self._attempt(algorithm, system, t, h)
             if algorithm.status != "ok":
                 return
-            factor = GROW if err == 0 else min(GROW, max(SHRINK, SAFETY * err ** -0.5))
+            factor = GROW if err == 0 else min(GROW, max(SHRINK, SAFETY * err ** (-1.0 / (self.order + 1))))
             if err <= 1:
                 algorithm.counters["accepted_steps"] += 1
                 self.steps.append((end if clamped else t + h, h))
@@ -128,7 +133,8 @@ class StepController:
                     half = 0.5 * h
                     ok = self._try(algorithm, system, t, half) and self._try(algorithm, system, t + half, h - half)
                 if ok:
-                    ratios = [abs(a - b) / (self.atol + self.rtol * max(abs(a), abs(b)))
+                    richardson = 2 ** self.order - 1
+                    ratios = [abs(a - b) / (richardson * (self.atol + self.rtol * max(abs(a), abs(b))))
                               for a, b in zip(self.values(), whole)]
                     err = max(ratios, default=0.0)
                     worst = self.labels[ratios.index(err)] if ratios else ""
