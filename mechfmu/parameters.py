@@ -80,7 +80,7 @@ def binding_values(component: ET.Element, folder: Path, ssd_units: dict[str, Uni
             pset = (ET.parse(folder / source).getroot() if source
                     else binding.find("ssd:ParameterValues/ssv:ParameterSet", NS))
             mapping = _mapping(binding, folder)
-        except (OSError, ET.ParseError, ValueError) as exc:
+        except (OSError, ET.ParseError, ValueError, LookupError) as exc:
             yield f"parameter binding {source or '(inline)'}: {exc}"
             continue
         if pset is None or pset.tag != f"{{{NS['ssv']}}}ParameterSet":

@@ -137,7 +137,7 @@ def load_scenario(path: str | Path, check: bool = True, local: bool = False) -> 
         raise ScenarioError(path, [f"no {SSD_NAME} found at {ssd}"])
     try:
         root = ET.parse(ssd).getroot()
-    except ET.ParseError as exc:
+    except (ET.ParseError, LookupError) as exc:  # LookupError: an XML declaration naming an unknown encoding
         raise ScenarioError(ssd, [f"not well-formed XML: {exc}"]) from None
     problems: list[str] = []
     system = root.find("ssd:System", NS)

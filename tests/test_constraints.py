@@ -90,8 +90,11 @@ def test_position_constraint_needs_no_offset_derivative(fmus, local):
     itself. f(1): λ is linear over a step with end position and velocity exact, so its end value is
     the linear moment fit of −m·a(t) over the last step: −m·A·ω³·h³/30 + O(h⁵), A = 0.05·ω² (the
     same value the shipped scenario with offsetUserFunction_t gives: −8.0e-8 N at h = 1e-2, −8.0e-11 N
-    at h = 1e-3). Allowed beyond that: 1e-9 N, above the rounding floor 6·m·ulp(s)/h² = 2.1e-10 N at
-    h = 1e-3 (one ulp of the end position moves the fitted end force by 6·m/h²) and the O(h⁵) rest."""
+    at h = 1e-3). Allowed beyond that: 1e-8 N, the rounding floor 6·m·ulp(s)/h² = 2.1e-10 N at
+    h = 1e-3 (one ulp of the end position moves the fitted end force by 6·m/h²) times the few ulps the
+    Newton solve's last correction leaves depending on the linear-algebra library (numpy 2.4.6:
+    2.1e-9 N, ten ulps; earlier numpy 8e-11 N), and the O(h⁵) rest; the defect it guards against
+    gave 2356 N."""
     m, w = 5.0, 2 * math.pi * 0.25
     amplitude = 0.05 * w * w
     forces = []
@@ -104,7 +107,7 @@ def test_position_constraint_needs_no_offset_derivative(fmus, local):
         print(f"\nh={h:g}: v(1) = {v!r} (exact {0.05 * w!r}), f(1) = {f:.6g} N (scheme's {expected_f:.6g} N)")
         assert r.data["time"][-1] == 1.0
         assert abs(v - 0.05 * w) <= 1e-10
-        assert abs(f - expected_f) <= 1e-9
+        assert abs(f - expected_f) <= 1e-8
         forces.append(abs(f))
     assert forces[1] < forces[0]  # no 1/h growth
 

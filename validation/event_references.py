@@ -4,7 +4,7 @@ them. Nothing here uses mechfmu's components: the ElastoGap law is transcribed f
 ball's contact is Simbody's own (through OpenSim) and, as a cross-check, an independent transcription
 of Simbody's normal force.
 
-``python3 -m validation.event_references`` prints the accuracy study quoted in the docstrings.
+``python3 benchmarks/event_references_accuracy.py`` prints the accuracy study quoted in the docstrings.
 """
 from __future__ import annotations
 
@@ -77,23 +77,6 @@ def monolithic_example(times: np.ndarray) -> dict[str, np.ndarray]:
     two = np.concatenate(pieces, axis=1)
     return {"springDamper2.s_rel": 2.0 - one.y[0], "springDamper1.v_rel": one.y[1],
             "elastoGap2.s_rel": 2.0 - two[0], "elastoGap1.v_rel": two[1], "events": np.array(contact_changes)}
-
-
-def check_elastogap_scenario(folder: str | Path = ELASTOGAP) -> None:
-    """Raise if the scenario's parameters are no longer the example's (``EXAMPLE``)."""
-    from mechfmu.scenario import load_scenario
-
-    comps = {n: c.parameters for n, c in load_scenario(folder, check=False).components.items()}
-    want = {("leftWall", "s0"): EXAMPLE["wall_left"], ("rightWall", "s0"): EXAMPLE["wall_right"],
-            ("mass2", "s_start"): EXAMPLE["x0"], ("mass2", "m"): EXAMPLE["m"]}
-    for gap in ("elastoGap1", "elastoGap2"):
-        want.update({(gap, "c"): EXAMPLE["c"], (gap, "d"): EXAMPLE["d"], (gap, "s_rel0"): EXAMPLE["s_rel0"]})
-    defaults = {"m": 1.0, "s_start": 0.0, "s0": 0.0, "n": 1.0}
-    wrong = {k: comps[k[0]].get(k[1], defaults.get(k[1])) for k, v in want.items()
-             if comps[k[0]].get(k[1], defaults.get(k[1])) != v}
-    extra = {(g, p) for g in ("elastoGap1", "elastoGap2") for p in ("n", "f_ref", "s_ref") if p in comps[g]}
-    if wrong or extra:
-        raise ValueError(f"{folder}: not the MSL ElastoGap example any more ({wrong or sorted(extra)})")
 
 
 def elastogap_contact_changes(t_end: float = 5.0, rtol: float = 1e-12, atol: float = 1e-15,
@@ -308,6 +291,10 @@ def free_fall_onset(distance0: float, g_normal: float, rate0: float = 0.0) -> fl
     return (-b - math.sqrt(b * b - 4 * a * c)) / (2 * a)
 
 
+
+# ---------------------------------------------------------------------------------------------------
+
+
 def ball_drop_onset_1dof(scenario=BALL_DROP, rtol: float = 1e-13) -> float:
     """Cross-check of the onset, independent of OpenSim: the motion along the normal alone (the normal
     force does not depend on the tangential motion or the spin: ω × n is tangential), with Simbody
@@ -360,55 +347,3 @@ def ball_drop_positions(times: np.ndarray, scenario=BALL_DROP, accuracy: float =
     if unique[0] > 0:
         positions = positions[1:]  # the prepended start
     return positions[inverse]
-
-
-# ---------------------------------------------------------------------------------------------------
-# the accuracy study quoted above
-# ---------------------------------------------------------------------------------------------------
-
-def _study() -> None:
-    from .msl import event_times
-
-    print("elastogap contact changes (s):")
-    base = [t for t, _ in elastogap_contact_changes()]
-    for label, kw in (("rtol 1e-13", dict(rtol=1e-13, atol=1e-16)), ("rtol 1e-10", dict(rtol=1e-10, atol=1e-13)),
-                      ("Radau rtol 1e-12", dict(method="Radau"))):
-        other = [t for t, _ in elastogap_contact_changes(**kw)]
-        print(f"  vs {label:18s} max |diff| {np.max(np.abs(np.subtract(base, other))):.2e}")
-    mono = monolithic_example(np.linspace(0, 5, 1001))["events"]
-    print(f"  vs monolithic_example   max |diff| {np.max(np.abs(base - mono)):.2e}")
-    ma = event_times(ELASTOGAP / "reference" / "ElastoGap.csv")
-    print(f"  vs MA reference (DASSL) max |diff| {np.max(np.abs(base - ma)):.2e}")
-    print("  instants", [f"{t:.12f}" for t in base])
-    modes = elastogap_contact_changes(with_modes=True)
-    print(f"  events incl. clamp switches: {len(modes)}")
-
-    print("ball_drop contact changes (s):")
-    onsets = {acc: ball_drop_contact_changes(accuracy=acc) for acc in (1e-9, 1e-10, 1e-11, 1e-12)}
-    for acc, ts in onsets.items():
-        print(f"  accuracy {acc:g}: {[f'{t:.12f}' for t in ts]}")
-    ref = onsets[1e-10]
-    for acc in (1e-9, 1e-11, 1e-12):
-        n = min(len(ref), len(onsets[acc]))
-        worst = np.max(np.abs(np.subtract(ref[:n], onsets[acc][:n])))
-        print(f"  1e-10 vs {acc:g}: onset {abs(ref[0] - onsets[acc][0]):.1e}, all {worst:.1e}"
-              f" ({len(ref)} vs {len(onsets[acc])} crossings)")
-    coarse = ball_drop_contact_changes(accuracy=1e-10, fine=1e-6)
-    print(f"  fine grid 1e-6 vs 1e-7: {np.max(np.abs(np.subtract(coarse, ref))):.1e}")
-    one = ball_drop_onset_1dof()
-    print(f"  1-dof scipy onset {one:.12f}: vs OpenSim {abs(one - ref[0]):.1e}; "
-          f"rtol 1e-11 vs 1e-13 {abs(ball_drop_onset_1dof(rtol=1e-11) - one):.1e}")
-    print(f"  ball_drop_contact_onset() {ball_drop_contact_onset():.12f}")
-    free = free_fall_onset(0.4, 9.80665)
-    print(f"  free fall would touch at {free:.12f}: {ref[0] - free:.2e} s earlier (the pre-contact force)")
-    times = np.linspace(0.0, 1.0, 10001)
-    a, b = ball_drop_positions(times, accuracy=1e-10), ball_drop_positions(times, accuracy=1e-12)
-    print("ball_drop positions over 1 s: accuracy 1e-10 vs 1e-12 max |diff| "
-          f"{np.max(np.linalg.norm(a - b, axis=1)):.1e} m")
-    c = ball_drop_positions(np.linspace(0.0, 1.0, 1001), accuracy=1e-10)
-    print("  the same times reached on a 1e-3 vs 1e-4 output grid: "
-          f"{np.max(np.linalg.norm(a[::10] - c, axis=1)):.1e} m")
-
-
-if __name__ == "__main__":
-    _study()
