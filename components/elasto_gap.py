@@ -20,7 +20,10 @@ enters through that default).
 The force is continuous at s_rel = s_rel0 for every v_rel (f_d is clamped by f_c, which is 0 there)
 and never pulls. MSL's optional heat port is replaced by the output ``lossPower`` [W] (the heat flow
 ``heatPort.Q_flow = −lossPower`` a thermal model would receive). ``contact`` is output as 1/0; the event
-indicator ``indicator.gap = s_rel − s_rel0`` [m] is negative exactly in contact.
+indicator ``indicator.gap = s_rel − s_rel0`` [m] is negative exactly in contact, and
+``indicator.damperLimit = |f_c| − |d·v_rel|`` [N] (0 out of contact) negative exactly while the damper
+is clamped: between these switches the law is smooth (for n = 1 linear, which linear-implicit coupling
+integrates exactly).
 Tangents (components/connector.py) are analytic: in contact ∂f_c/∂s_rel = f_ref·n·|ratio|^(n−1)/s_ref,
 the damper adds ∂f/∂v_rel = d while unclamped, or ∓∂f_c/∂s_rel while clamped at ±f_c.
 """
@@ -82,6 +85,8 @@ class ElastoGap(Connector):
     indicator_outputs = (
         Output(indicator("gap"), "m", "Event indicator s_rel - s_rel0: < 0 exactly in contact",
                ("flange_a.s", "flange_b.s")),
+        Output(indicator("damperLimit"), "N", "Event indicator |f_c| - |d*v_rel| in contact (0 out of it): < 0 "
+               "exactly while the damper force is clamped to |f_c|", FLANGE_INPUT_NAMES),
     )
 
     def validate(self) -> None:
@@ -106,4 +111,7 @@ class ElastoGap(Connector):
         return f, {"contact": 1.0 if q < self.values["s_rel0"] else 0.0, "lossPower": f_d * v}
 
     def indicators(self, q: float, v: float) -> dict[str, float]:
-        return {indicator("gap"): q - self.values["s_rel0"]}
+        d, s_rel0, _, _, _ = self.law()
+        _, f_c, _ = elasto_gap_force(q, v, *self.law())
+        limit = abs(f_c) - abs(d * v) if q < s_rel0 else 0.0
+        return {indicator("gap"): q - s_rel0, indicator("damperLimit"): limit}

@@ -5,6 +5,38 @@ import numpy as np
 
 from mechfmu.simulate import simulate
 from validation import event_references as refs
+from validation.msl import read_msl_reference
+
+ELASTOGAP_COLUMNS = ["elastoGap1.v_rel", "elastoGap2.s_rel", "springDamper1.v_rel", "springDamper2.s_rel"]
+
+
+def test_elastogap_with_events_is_exact_between_its_switches():
+    """The MSL ElastoGap example, linear-implicit coupling with events at h = 1e-2 s. With the contact
+    (indicator.gap) and the damper clamp (indicator.damperLimit) located, the law is linear between
+    events and linear-implicit coupling integrates each piece exactly. Measured: the six contact
+    changes within 5.5e-10 s of scipy's (validation/event_references.py, rtol 1e-12), every signal
+    within 7.5e-11 of scipy's solution, 34,150 counted calls (fewer than the 90,094 of the fixed-step
+    run before events). Against the Modelica Association's reference the error is 3.11e-5, exactly
+    that reference's own distance from the exact solution (elastoGap1.v_rel near t = 1.02 s): the
+    issue's 3e-5 lies below the reference's accuracy, so it is asserted as the reference's own error
+    plus 1e-9."""
+    r = simulate("scenarios/elastogap", algorithm="linear-implicit", local=True, step=1e-2, events="on")
+    assert r.ok, r.message
+    changes = refs.elastogap_contact_changes()
+    located = [t for t, what in r.events if "indicator.gap" in what]
+    assert len(located) == len(changes) == 6
+    assert max(abs(a - b) for a, (b, _) in zip(located, changes)) <= 1e-6
+    exact = refs.monolithic_example(r.data["time"])
+    assert max(float(np.max(np.abs(r.data[c] - exact[c]))) for c in ELASTOGAP_COLUMNS) <= 1e-8
+    reference = read_msl_reference("scenarios/elastogap/reference/ElastoGap.csv")
+    common = np.isin(r.data["time"], reference["time"])
+    at = np.isin(reference["time"], r.data["time"])
+    ours = max(float(np.max(np.abs(r.data[c][common] - reference[c][at]))) for c in ELASTOGAP_COLUMNS)
+    exact_at = refs.monolithic_example(reference["time"])
+    floor = max(float(np.max(np.abs(exact_at[c] - reference[c]))) for c in ELASTOGAP_COLUMNS)
+    print(f"\ncalls {r.counters['fmu_calls']}, vs MA {ours:.3g} (the reference's own error {floor:.3g})")
+    assert ours <= floor + 1e-9 and floor < 3.2e-5
+    assert r.counters["fmu_calls"] < 90_094
 
 
 def test_ball_drop_with_events_and_adaptive_step_follows_opensim_with_fewer_calls():
