@@ -111,7 +111,8 @@ class ElastoGap(Connector):
         return f, {"contact": 1.0 if q < self.values["s_rel0"] else 0.0, "lossPower": f_d * v}
 
     def indicators(self, q: float, v: float) -> dict[str, float]:
-        d, s_rel0, _, _, _ = self.law()
-        _, f_c, _ = elasto_gap_force(q, v, *self.law())
+        law = self.law()
+        d, s_rel0 = law[0], law[1]
+        _, f_c, _ = elasto_gap_force(q, v, *law)
         limit = abs(f_c) - abs(d * v) if q < s_rel0 else 0.0
         return {indicator("gap"): q - s_rel0, indicator("damperLimit"): limit}

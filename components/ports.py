@@ -27,7 +27,7 @@ from __future__ import annotations
 
 FLANGE_A, FLANGE_B, FLANGE = "flange_a", "flange_b", "flange"
 POSITION, VELOCITY, ACCELERATION, FORCE = "s", "v", "a", "f"
-ANGLE, TORQUE = "phi", "tau"
+ANGLE, ANGULAR_VELOCITY, TORQUE = "phi", "w", "tau"
 STIFFNESS_TANGENT, DAMPING_TANGENT = "c", "d"
 RATE = "_rate"
 

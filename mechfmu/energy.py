@@ -23,12 +23,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .components.ports import (
+    ANGLE,
+    ANGULAR_VELOCITY,
+    DAMPING_TANGENT,
+    FORCE_SUFFIXES,
+    POSITION,
+    RATE,
+    STIFFNESS_TANGENT,
+    VELOCITY,
+)
 from .scenario import Connection
 from .slaves import Slave
 
-#: (force output stem ending, the connector's velocity input replacing it, σ)
-_PORT_KINDS = ((".f", ".v", 1.0), (".tau", ".v", 1.0))
+#: 3D ports (RigidBody, SmoothSphereHalfSpaceForce): (force marker, the connector's velocity input's, σ)
 _VECTOR_KINDS = ((".force.", ".velocity.", -1.0), (".torque.", ".angularVelocity.", -1.0))
+#: a body's flange velocity output -> its position output (translational, rotational)
+_POSITION_OF = {f".{VELOCITY}": f".{POSITION}", f".{ANGULAR_VELOCITY}": f".{ANGLE}"}
 
 
 @dataclass
@@ -50,9 +61,10 @@ def _velocity_input(output: str) -> tuple[str, float, str] | None:
     for marker, velocity, sign in _VECTOR_KINDS:
         if marker in output:
             return output.replace(marker, velocity, 1), sign, output.split(marker, 1)[0]
-    for suffix, velocity, sign in _PORT_KINDS:
-        if output.endswith(suffix) and output[:-len(suffix)]:
-            return output[:-len(suffix)] + velocity, sign, output[:-len(suffix)]
+    for suffix in FORCE_SUFFIXES:  # a connector's flange: its velocity input is <flange>.v
+        flange = output[:-len(suffix)]
+        if output.endswith(suffix) and flange:
+            return f"{flange}.{VELOCITY}", 1.0, flange
     return None
 
 
@@ -78,11 +90,19 @@ def power_bonds(connections: list[Connection], slaves: dict[str, Slave]) -> list
     return list(bonds.values())
 
 
-def _renamed(name: str, pairs: tuple[tuple[str, str], ...]) -> str | None:
-    for old, new in pairs:
-        if name.endswith(old):
-            return name[:-len(old)] + new
-    return None
+def _linearization(bond: PowerBond) -> tuple[list[str], list[str]]:
+    """For a 1D bond whose body takes the linear-implicit tangents: the body's inputs (c, d, rate) at
+    the flange and its position output there; else ([], [])."""
+    force, velocity = bond.body_forces[0], bond.body_velocities[0]
+    suffix = next((s for s in _POSITION_OF if velocity.endswith(s)), None)
+    if bond.sign < 0 or len(bond.body_forces) != 1 or suffix is None or not force.endswith(FORCE_SUFFIXES):
+        return [], []
+    flange = force.rsplit(".", 1)[0]
+    tangents = [f"{flange}.{STIFFNESS_TANGENT}", f"{flange}.{DAMPING_TANGENT}", force + RATE]
+    position = velocity[:-len(suffix)] + _POSITION_OF[suffix]
+    if all(n in bond.body.inputs() for n in tangents) and position in bond.body.variables:
+        return tangents, [position]
+    return [], []
 
 
 class EnergyAudit:
@@ -97,17 +117,8 @@ class EnergyAudit:
         self.injected = [0.0] * len(bonds)   # Σ ΔE [J], signed
         self.absolute = [0.0] * len(bonds)   # Σ |ΔE| [J], ECCO's accumulated residual
         self.power = [0.0] * len(bonds)      # largest |f·v| at the end of the last step [W] (scale of the flow)
-        self._tangents: list[list[str]] = []  # per bond: the body's c, d, rate inputs (1D, where it has them)
-        self._positions: list[list[str]] = []
-        for b in bonds:
-            f = b.body_forces[0]
-            names = [_renamed(f, ((".f", ".c"), (".tau", ".c"))), _renamed(f, ((".f", ".d"), (".tau", ".d"))),
-                     f + "_rate"]
-            position = _renamed(b.body_velocities[0], ((".v", ".s"), (".w", ".phi")))
-            one_d = b.sign > 0 and len(b.body_forces) == 1 and position in b.body.variables
-            self._tangents.append([n for n in names if one_d and n is not None and n in b.body.inputs()])
-            self._positions.append([position] if position is not None and one_d and len(self._tangents[-1]) == 3
-                                   else [])
+        #: per bond: the body's tangent inputs (c, d, rate) and its position output, where it takes them
+        self._tangents, self._positions = map(list, zip(*map(_linearization, bonds))) if bonds else ([], [])
         self._by_body: dict[str, list[int]] = {}
         for i, b in enumerate(bonds):
             self._by_body.setdefault(b.body.name, []).append(i)
@@ -132,7 +143,7 @@ class EnergyAudit:
             f_held, tangents = self._held[i]
             f_end, v_end = bond.connector.get(bond.connector_forces), bond.body.get(bond.body_velocities)
             f_held_end = list(f_held)
-            if self._positions[i] and tangents:
+            if tangents:
                 c, d, rate = tangents
                 s_end = bond.body.get(self._positions[i])
                 f_held_end[0] += c * (s_end[0] - s_start[0]) + d * (v_end[0] - v_start[0]) + rate * h

@@ -172,9 +172,7 @@ def simulate(scenario: Scenario | str | Path, algorithm: str | CouplingAlgorithm
                 end_time = t_next
                 if (n + 1) % every and n + 1 < n_steps:
                     continue
-                run.read_row()
-                for obs in observers:
-                    obs.step_completed(run)
+                record_point(run, observers, t_next)
                 problem = divergence(run, bound, factor)
                 if problem:
                     status, message = "error", f"{problem} at t={t_next!r} s (step {h!r} s too large for {algo.name}?)"
@@ -208,7 +206,8 @@ def simulate(scenario: Scenario | str | Path, algorithm: str | CouplingAlgorithm
 
 
 def record_point(run: Run, observers: list[Observer], t: float) -> None:
-    """Record a point between two grid points (an accepted adaptive step's end)."""
+    """Read the outputs at time t (a communication point, or an accepted adaptive step's end between two)
+    and hand the row to the observers."""
     run.time = t
     run.read_row()
     for obs in observers:

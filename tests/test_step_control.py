@@ -3,7 +3,7 @@ rejection and growth, minimum step, results on the grid and at accepted points.
 
 Reference: two_mass_oscillator is linear and undamped (two 1 kg masses, springs k1 = k3 = 4π² N/m
 to the walls, k2 = 16π² N/m between them, x1(0) = 1 m): x(t) = Σ modes, from the eigenvectors of
-M⁻¹K (numpy), exact to rounding."""
+M⁻¹K (validation/analytic.py), exact to rounding."""
 import numpy as np
 import pytest
 from mechfmu.components.mass import Mass

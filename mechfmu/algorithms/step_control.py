@@ -113,6 +113,12 @@ class StepController:
         """Take the step t → t + h with its error estimate; a rejected one is undone. (err, worst label);
         err = inf if the algorithm refused the step (it is then taken again shorter, if it can be)."""
         saved, memory, books = system.save_states(), algorithm.snapshot(), algorithm.bookkeeping()
+
+        def undo() -> None:
+            algorithm.restore_bookkeeping(books)
+            algorithm.restore(memory)
+            system.restore_states(saved)
+
         try:
             if self.estimate == "energy":
                 assert algorithm.audit is not None
@@ -127,9 +133,7 @@ class StepController:
                 ok = self._try(algorithm, system, t, h)
                 if ok:
                     whole = self.values()
-                    algorithm.restore_bookkeeping(books)
-                    algorithm.restore(memory)
-                    system.restore_states(saved)
+                    undo()
                     half = 0.5 * h
                     ok = self._try(algorithm, system, t, half) and self._try(algorithm, system, t + half, h - half)
                 if ok:
@@ -144,9 +148,7 @@ class StepController:
                 algorithm.status, algorithm.message = "ok", ""
                 err, worst = math.inf, "a refused step"
             if not err <= 1:
-                algorithm.restore_bookkeeping(books)
-                algorithm.restore(memory)
-                system.restore_states(saved)
+                undo()
             return err, worst
         finally:
             system.free_states(saved)
