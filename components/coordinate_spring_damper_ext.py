@@ -55,6 +55,9 @@ margin is 0 by the preload, so the indicator is the slipping value mirrored thro
 ``+(f_d + f_so)·|v|/v_exp`` (the locator interpolates to v's zero), and the sticking position is moved by
 the fewest ulps that keep the bristle force within ±(f_d + f_so) (rounding left it up to 4e-12 N above:
 a margin of −4e-14 N hid the switch, which then acted at the next step's end, up to a step late).
+With ``immediateSwitching`` ``switchingError`` is that update's error at the current inputs (the force
+jump of the switch the outputs make there; after a master's exchange, of a switch within the step
+just taken), which a master with ``switching_tolerance`` reads (mechfmu/algorithms/events.py).
 
 Seed text vs exudyn 1.13.6 code (this component follows the code):
 1. The seed's "CASE 2: frictionProportionalZone != 0" for the bristle model means == 0.
@@ -84,7 +87,7 @@ from typing import NamedTuple
 
 from .base import Output, Param, rotational_variant
 from .connector import FLANGE_INPUT_NAMES, UserFunctionConnector
-from .ports import IMMEDIATE_SWITCHING, indicator
+from .ports import IMMEDIATE_SWITCHING, SWITCHING_ERROR, indicator
 
 USER_FUNCTION_NAMES = ("t", "itemNumber", "displacement", "velocity", "stiffness", "damping", "offset",
                        "velocityOffset", "fDynamicFriction", "fStaticFrictionOffset",
@@ -322,8 +325,8 @@ class CoordinateSpringDamperExt(UserFunctionConnector):
               moves_state="limitStopState"),
         Param(IMMEDIATE_SWITCHING, False, type="Boolean",
               description="If true, the force uses the switching state of the end-of-step update at the current "
-                          "inputs (a switch acts at once; set by an event-locating master); false: Exudyn's, "
-                          "from the next step"),
+                          "inputs (a switch acts at once; set by an event-locating master) and switchingError is "
+                          "that switch's; false: Exudyn's, from the next step"),
     )
     geared = True
     force_description = "Connector force f_SD (positive = tension), all parts"
@@ -335,7 +338,8 @@ class CoordinateSpringDamperExt(UserFunctionConnector):
         Output("frictionMode", "N", "Friction mode after the last switching (0 = stick, else signed slip force)"),
         Output("lastStickingPosition", "m", "Last sticking position after the last switching"),
         Output("limitStopState", "m", "Limit-stop state after the last switching"),
-        Output("switchingError", "N", "Switching error of the last step's end-of-step update (Exudyn PostNewton)"),
+        Output(SWITCHING_ERROR, "N", "Switching error of the last step's end-of-step update (Exudyn PostNewton); "
+               "with immediateSwitching, of the update at the current inputs", FLANGE_INPUT_NAMES),
     )
     indicator_outputs = (
         Output(indicator("lowerStop"), "m", "Event indicator q - limitStopsLower (< 0 in contact; 0 without stops)",
@@ -348,7 +352,7 @@ class CoordinateSpringDamperExt(UserFunctionConnector):
                FLANGE_INPUT_NAMES),
     )
     initial_state = {"frictionMode": 0.0, "lastStickingPosition": 0.0, "limitStopState": 0.0,
-                     "switchingError": 0.0}
+                     SWITCHING_ERROR: 0.0}
 
     user_function_names = USER_FUNCTION_NAMES + tuple(USER_FUNCTION_ALIASES)
 
@@ -440,7 +444,15 @@ class CoordinateSpringDamperExt(UserFunctionConnector):
         q, v = self.relative()
         new, error = self.updated_state(law, q, v)
         self.state.update(frictionMode=new.friction_mode, lastStickingPosition=new.last_sticking_position,
-                          limitStopState=new.limit_stop_state, switchingError=error)
+                          limitStopState=new.limit_stop_state)
+        self.state[SWITCHING_ERROR] = error
+
+    def compute_outputs(self) -> dict[str, float]:
+        outputs = super().compute_outputs()
+        law = self.law()
+        if self.values[IMMEDIATE_SWITCHING] and law.discontinuous and self.values["activeConnector"]:
+            outputs[SWITCHING_ERROR] = self.updated_state(law, *self.relative())[1]
+        return outputs
 
 
 RotationalSpringDamperExt = rotational_variant(

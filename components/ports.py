@@ -21,6 +21,11 @@ A component with a switch (a contact made or lost, stick/slip) outputs event ind
 evaluated at the inputs the component holds (and at the switching state those inputs give), 0 while
 the switch is off. A master that locates events (option ``events``) steps to their zeros.
 
+A component whose switch changes a stored state (Exudyn's data variables) outputs ``switchingError``
+[N], the force jump of that change. With ``immediateSwitching`` it is the jump of the switch the
+outputs make at the inputs held now, so after a master's exchange it tells whether the step just
+taken switched; a master with ``switching_tolerance`` takes such a step again up to the switch.
+
 This module is the one place these names are spelled; the components and ``mechfmu`` import them.
 """
 from __future__ import annotations
@@ -40,6 +45,7 @@ LAMBDA, LAMBDA_RATE = "lambda", "lambda" + RATE
 CONSTRAINT_EQUATION, VELOCITY_RESIDUAL = "constraintEquation", "residual_v"
 VELOCITY_LEVEL, ACTIVE = "velocityLevel", "activeConnector"
 INDICATOR = "indicator."
+SWITCHING_ERROR = "switchingError"
 #: a Boolean parameter: the switching state acts at the inputs it is evaluated at (set by an event-locating master)
 IMMEDIATE_SWITCHING = "immediateSwitching"
 

@@ -19,7 +19,8 @@ Adding a coupling algorithm (checklist):
    ``restore`` them: a step may be taken again (event location, step halving).
 
 Every algorithm takes the options ``events`` ("off" default, "on": event location,
-``mechfmu/algorithms/events.py``) and ``event_tolerance`` [s]; ``adaptive`` ("off" default, "on": an
+``mechfmu/algorithms/events.py``), ``event_tolerance`` [s] and ``switching_tolerance`` [N] (0 default:
+a step whose switchingError exceeds it is taken again up to the switch); ``adaptive`` ("off" default, "on": an
 adaptive macro step, ``mechfmu/algorithms/step_control.py``) with ``rtol``, ``atol``, ``min_step``,
 ``max_step`` and ``error_estimate``; and ``energy_audit`` ("off" default, "on": the injected energy per
 power bond in the run statistics, "columns": also as result columns; ``mechfmu/energy.py``). ``advance``
@@ -102,6 +103,9 @@ class CouplingAlgorithm(ABC):
                                         choices=("off", "on")),
                        "event_tolerance": Option("1e-9", "width of the time interval an event is located in [s]",
                                                  kind=float, check=_positive, requirement="must be > 0"),
+                       "switching_tolerance": Option("0", "take a step again up to where a slave's switchingError "
+                                                     "exceeds this [N] (0: off)", kind=float,
+                                                     check=lambda x: x >= 0, requirement="must be >= 0"),
                        "adaptive": Option("off", "adaptive macro step within the communication grid",
                                           choices=("off", "on")),
                        "rtol": Option("1e-4", "relative tolerance of the adaptive step's error estimate", kind=float,
@@ -131,8 +135,9 @@ class CouplingAlgorithm(ABC):
         self.message = ""
         self.step_seconds = 0.0  # wall time spent in steps
         self.locator: EventLocator | None = None
-        if self.config["events"] == "on":
-            self.locator = EventLocator(self.config["event_tolerance"])
+        if self.config["events"] == "on" or self.config["switching_tolerance"] > 0:
+            self.locator = EventLocator(self.config["event_tolerance"], self.config["events"] == "on",
+                                        self.config["switching_tolerance"])
             self.counters.update(events=0, event_trials=0)
         self.controller: StepController | None = None
         if self.config["adaptive"] == "on":

@@ -16,6 +16,16 @@ step from t to t + h:
    indicator has changed sign there: the connector switches at the inputs there), count the event,
    and continue from that time to t + h in the same way.
 
+Switching errors (option ``switching_tolerance`` [N] > 0, Exudyn's discontinuous iteration): a slave's
+output ``switchingError`` is the force jump of a switch at the inputs it holds (``immediateSwitching``),
+so after the exchange it tells whether the step just taken switched. Each enters as one more
+indicator, ``switching_tolerance − switchingError``, taken as positive at the step's start (a switch
+there is the one the last step stepped to): a step that ends with a jump above the tolerance is
+taken again up to the first time it exceeds it, for a jump at the switch (stick after slip) the
+switch instant, for a jump that grows from 0 (a stop's penetration·stiffness) where it reaches the
+tolerance. A switch whose jump stays below the tolerance is not located (Exudyn's measure does not
+count a stop's damping force).
+
 Two sign changes of one indicator within a step cancel and go unseen (a step shorter than the
 shortest contact avoids that). More than ``MAX_EVENTS`` events in one macro step (chattering) stop
 the run with an error naming the indicator.
@@ -25,7 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ..components.ports import IMMEDIATE_SWITCHING, INDICATOR
+from ..components.ports import IMMEDIATE_SWITCHING, INDICATOR, SWITCHING_ERROR
 from ..slaves import Slave
 from ..system import CoupledSystem
 
@@ -62,21 +72,44 @@ def _negative(values: list[float]) -> list[bool]:
 class EventLocator:
     """Steps an algorithm so that every indicator's sign change falls on a step's end (see module)."""
     tolerance: float
+    #: locate the zeros of the indicators (events=on)
+    use_indicators: bool = True
+    #: [N] locate where a switchingError exceeds it (0: not)
+    switching_tolerance: float = 0.0
     indicators: list[tuple[Slave, list[str]]] = field(default_factory=list)
+    switching: list[Slave] = field(default_factory=list)
     labels: list[str] = field(default_factory=list)
     #: (time [s], indicator) of every located event, in order
     events: list[tuple[float, str]] = field(default_factory=list)
 
     def initialize(self, system: CoupledSystem) -> None:
-        self.indicators = indicator_outputs(system.slaves)
-        self.labels = [f"{slave.name}.{n}" for slave, names in self.indicators for n in names]
+        mode = self.mode
+        self.indicators = indicator_outputs(system.slaves) if self.use_indicators else []
+        if self.switching_tolerance > 0:
+            self.switching = [s for s in system.slaves.values() if s.variables.get(SWITCHING_ERROR) is not None
+                              and s.variables[SWITCHING_ERROR].causality == "output"]
+            if not self.switching:
+                raise ValueError(f"switching_tolerance = {self.switching_tolerance!r} N: no slave outputs "
+                                 f"{SWITCHING_ERROR!r} (a connector with a stored switching state, e.g. "
+                                 "CoordinateSpringDamperExt); leave it 0")
+        self.labels = ([f"{slave.name}.{n}" for slave, names in self.indicators for n in names]
+                       + [f"{slave.name}.{SWITCHING_ERROR}" for slave in self.switching])
         unable = [s.name for s in system.slaves.values() if not getattr(s, "can_roll_back", True)]
         if unable:
-            raise ValueError(f"events=on takes steps again from saved states, and {', '.join(unable)} cannot save "
-                             "its state (canGetAndSetFMUstate is false); run without events")
+            raise ValueError(f"{mode} takes steps again from saved states, and {', '.join(unable)} cannot save "
+                             f"its state (canGetAndSetFMUstate is false); run without {mode.split('=')[0]}")
 
-    def values(self) -> list[float]:
-        return [x for slave, names in self.indicators for x in slave.get(names)]
+    @property
+    def mode(self) -> str:
+        """The option that asked for event location."""
+        return "events=on" if self.use_indicators else "switching_tolerance"
+
+    def values(self, start: bool = False) -> list[float]:
+        """The indicators, then ``switching_tolerance − switchingError`` per switching slave (at a step's
+        ``start``: the tolerance)."""
+        tol = self.switching_tolerance
+        return ([x for slave, names in self.indicators for x in slave.get(names)]
+                + [tol if start else tol - slave.get([SWITCHING_ERROR])[0] for slave in self.switching])
 
     def step(self, algorithm: CouplingAlgorithm, system: CoupledSystem, t: float, h: float) -> None:
         """Advance from t to t + h with every event on a step's end (the algorithm's ``_step_impl``)."""
@@ -84,7 +117,7 @@ class EventLocator:
         audit = algorithm.audit
         while algorithm.status == "ok":
             tau = end - t
-            before = self.values()
+            before = self.values(start=True)
             if audit is not None:
                 audit.begin()
             saved, memory = system.save_states(), algorithm.snapshot()
@@ -110,7 +143,7 @@ class EventLocator:
                 algorithm.status = "error"
                 algorithm.message = (f"events: {located} events within the step from t={end - h!r} s to {end!r} s "
                                      f"({', '.join(crossed)} last): a switch that chatters; take a larger "
-                                     "event_tolerance or run without events")
+                                     f"event_tolerance or run without {self.mode.split('=')[0]}")
                 return
             t = t + tau
             if not end - t > 0:

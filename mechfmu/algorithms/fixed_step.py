@@ -39,7 +39,9 @@ class GaussSeidel(CouplingAlgorithm):
     """Slaves step one after another, each with the newest outputs of those before it.
 
     Order: algebraic slaves (connectors, fixed points; they have no state, their outputs follow
-    their inputs) first, then the others in scenario order. After each slave's step its new
+    their inputs) first, then slaves whose ``switchingError`` an event locator reads (they commit their
+    switching state at the step's start values, as under Jacobi), then the others in scenario order.
+    After each slave's step its new
     outputs are passed downstream in dependency order (through the feed-through connectors), so
     the next slave steps with forces computed from the already advanced bodies.
 
@@ -56,7 +58,8 @@ class GaussSeidel(CouplingAlgorithm):
     def initialize(self, system: CoupledSystem, start_time: float) -> None:
         super().initialize(system, start_time)
         algebraic, dynamic = system.partition()
-        self.order = algebraic + dynamic
+        switching = self.locator.switching if self.locator is not None else []
+        self.order = algebraic + switching + [s for s in dynamic if s not in switching]
         self.plans = {s.name: system.downstream_plan(s.name) for s in self.order}
 
     def _step_impl(self, system: CoupledSystem, t: float, h: float) -> None:

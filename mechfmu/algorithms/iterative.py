@@ -66,8 +66,28 @@ class IterativeAlgorithm(CouplingAlgorithm):
     def max_iterations(self) -> int:
         return self.config["max_iterations"]
 
+    def initialize(self, system: CoupledSystem, start_time: float) -> None:
+        super().initialize(system, start_time)
+        index = {c: i for i, c in enumerate(system.connections)}
+        switching = self.locator.switching if self.locator is not None else []
+        #: (slave, its connected inputs, their connection indices) of every slave whose switchingError is read
+        self.switching_inputs = [(s, [c.target_variable for c in system.connections if c.target == s.name],
+                                  [index[c] for c in system.connections if c.target == s.name]) for s in switching]
+
     def start_values(self, system: CoupledSystem) -> list[float]:
         return system.connection_values()
+
+    def hold(self, system: CoupledSystem, start: list[float], end) -> None:
+        """Set the values held over a repeated step (``held_inputs``). A slave whose ``switchingError``
+        the event locator reads holds the start values: it commits its switching state where the step
+        starts (as under Jacobi), so its switching error after the step is that of a switch within it."""
+        system.set_connection_values(held_inputs(self.config["inputs"], start, end))
+        self.hold_switching_at_start(start)
+
+    def hold_switching_at_start(self, start: list[float]) -> None:
+        for slave, names, index in self.switching_inputs:
+            if names:
+                slave.set(names, [start[i] for i in index])
 
     def fail(self, system: CoupledSystem, t: float, h: float, residuals, thresholds, history: list[float],
              constraints: Sequence[str] = (), alternatives: str = "", quantity: str = "residual") -> None:
@@ -172,9 +192,13 @@ class FixedPoint(IterativeAlgorithm):
         latest = list(previous)
         for slave in self.algebraic:
             system.do_step(slave, t, h)
+        switching = {slave.name for slave, _, _ in self.switching_inputs}
         for slave in self.dynamic:
-            self._set_inputs(slave, held_inputs(self.config["inputs"], start, latest))
+            held = held_inputs(self.config["inputs"], start, latest)
+            self._set_inputs(slave, start if slave.name in switching else held)
             system.do_step(slave, t, h)
+            if slave.name in switching:
+                self._set_inputs(slave, held)
             self._read_outputs(slave, latest)
             for connector in self.algebraic:
                 self._set_inputs(connector, latest)
@@ -189,7 +213,7 @@ class FixedPoint(IterativeAlgorithm):
             if k > 1:
                 self.repeat(system, saved)
                 if not gauss_seidel:
-                    system.set_connection_values(held_inputs(self.config["inputs"], start, previous))
+                    self.hold(system, start, previous)
             if gauss_seidel:
                 current = self._gauss_seidel_sweep(system, t, h, start, previous)
             else:

@@ -11,7 +11,7 @@ from ..slaves import Slave
 from ..system import CoupledSystem
 from .base import Option, register
 from .fixed_step import tangent_connections
-from .iterative import INPUTS, IterativeAlgorithm, held_inputs
+from .iterative import INPUTS, IterativeAlgorithm
 
 
 @register
@@ -102,7 +102,7 @@ class Newton(IterativeAlgorithm):
             self.repeat(system, saved)
         n_conn = len(start) if self.implicit else 0
         if self.implicit:
-            system.set_connection_values(held_inputs(self.config["inputs"], start, x[:n_conn]))
+            self.hold(system, start, x[:n_conn])
         for (slave, name, _), value in zip(self.unknowns, x[n_conn:]):
             slave.set([name], [float(value)])
         if not self.implicit:
