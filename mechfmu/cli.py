@@ -56,6 +56,7 @@ def _run(args: argparse.Namespace) -> int:
 
 def _run_with(args: argparse.Namespace, writer, plot: Path | None) -> int:
     from .observers import PlotWriter, ProgressBar
+    from .overrides import parse_assignments
     from .scenario import load_scenario
     from .simulate import simulate
 
@@ -83,7 +84,8 @@ def _run_with(args: argparse.Namespace, writer, plot: Path | None) -> int:
     if args.output_accepted:
         guards["output_accepted"] = True
     result = simulate(scenario, algorithm=args.algorithm, step=args.step, stop=args.stop, observers=observers,
-                      local=args.local, output_variables=args.output_variables, output_interval=args.output_interval,
+                      local=args.local, parameters=parse_assignments(args.param or []),
+                      output_variables=args.output_variables, output_interval=args.output_interval,
                       record=plotter is not None, **guards, **options)
     written = writer.written if writer else None
     if result.status == "interrupted":
@@ -179,6 +181,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="algorithm option, repeatable; " + "; ".join(
                        f"{name}: " + ", ".join(f"{key} ({option.help()})" for key, option in cls.options.items())
                        for name, cls in ALGORITHMS.items() if cls.options))
+    p.add_argument("--param", action="append", metavar="COMPONENT.PARAMETER=VALUE",
+                   help="override a parameter of the scenario, repeatable (typed and range-checked as the SSD's "
+                        "values), e.g. --param mass.m=2.5 --param stops.useLimitStops=true")
     p.add_argument("--exchange", choices=("ordered", "strict"), help="Jacobi exchange order")
     p.add_argument("--step", type=float, help="macro step size [s]")
     p.add_argument("--stop", type=float, help="stop time [s]")

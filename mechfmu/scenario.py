@@ -247,29 +247,47 @@ def declared_variables(cls) -> dict[str, DeclaredVariable]:
     return {v.name: v for v in variables}
 
 
-def _check(scenario: Scenario, local: bool = False) -> list[str]:
+def component_variables(spec: ComponentSpec, local: bool = False) -> dict[str, Any]:
+    """The variables of a scenario component by name: our component's declarations (``local``) or its
+    FMU's modelDescription. ValueError saying why they cannot be read."""
     from fmpy import read_model_description
+    if local:
+        try:
+            return declared_variables(component_class(spec.fmu))
+        except ValueError as exc:
+            raise ValueError(f"{spec.name}: {exc}") from None
+    if not spec.fmu.is_file():
+        raise ValueError(f"{spec.name}: FMU not found: {spec.fmu} (nor a built mechfmu FMU {spec.fmu.name}: "
+                         "run `mechfmu build`, or hand the scenario on as `mechfmu export-ssp`)")
+    try:
+        md = read_model_description(str(spec.fmu))
+    except Exception as exc:  # a broken file must still be reported, not crash the loader
+        raise ValueError(f"{spec.name}: cannot read {spec.fmu.name}: {exc}") from None
+    return {v.name: v for v in md.modelVariables}
 
+
+def value_problem(component: str, name: str, value: Any, variable: Any) -> str | None:
+    """Why ``component.name = value`` is out of the variable's declared [min, max] (None if it is not)."""
+    if variable.type != "Real":
+        return None
+    lo = float(variable.min) if variable.min is not None else None
+    hi = float(variable.max) if variable.max is not None else None
+    if (lo is not None and value < lo) or (hi is not None and value > hi):
+        unit = f" {variable.unit}" if variable.unit else ""
+        return (f"{component}: parameter {name} = {value!r} is out of range "
+                f"[{lo if lo is not None else '-inf'}, {hi if hi is not None else 'inf'}]{unit}")
+    return None
+
+
+def _check(scenario: Scenario, local: bool = False) -> list[str]:
     problems = []
     variables: dict[str, dict[str, Any]] = {}
     for spec in scenario.components.values():
-        if local:
-            try:
-                variables[spec.name] = declared_variables(component_class(spec.fmu))
-            except ValueError as exc:
-                problems.append(f"{spec.name}: {exc}")
-                continue
-        elif not spec.fmu.is_file():
-            problems.append(f"{spec.name}: FMU not found: {spec.fmu} (nor a built mechfmu FMU {spec.fmu.name}: "
-                            "run `mechfmu build`, or hand the scenario on as `mechfmu export-ssp`)")
+        try:
+            variables[spec.name] = component_variables(spec, local)
+        except ValueError as exc:
+            problems.append(str(exc))
             continue
-        else:
-            try:
-                md = read_model_description(str(spec.fmu))
-            except Exception as exc:  # a broken file must still be reported, not crash the loader
-                problems.append(f"{spec.name}: cannot read {spec.fmu.name}: {exc}")
-                continue
-            variables[spec.name] = {v.name: v for v in md.modelVariables}
         for cname, kind in spec.connectors.items():
             var = variables[spec.name].get(cname)
             if var is None:
@@ -285,13 +303,8 @@ def _check(scenario: Scenario, local: bool = False) -> list[str]:
             elif spec.kinds.get(pname, var.type) != var.type:
                 problems.append(f"{spec.name}: {pname} is a {var.type}; an ssv:{spec.kinds[pname]} value "
                                 f"({value!r}) is not converted")
-            elif var.type == "Real":
-                lo = float(var.min) if var.min is not None else None
-                hi = float(var.max) if var.max is not None else None
-                if (lo is not None and value < lo) or (hi is not None and value > hi):
-                    unit = f" {var.unit}" if var.unit else ""
-                    problems.append(f"{spec.name}: parameter {pname} = {value!r} is out of range "
-                                    f"[{lo if lo is not None else '-inf'}, {hi if hi is not None else 'inf'}]{unit}")
+            elif (problem := value_problem(spec.name, pname, value, var)) is not None:
+                problems.append(problem)
     targets: dict[tuple[str, str], Connection] = {}
     for con in scenario.connections:
         ends: list[Any] = []  # the variable at each end (ours or fmpy's), None if unknown

@@ -26,6 +26,7 @@ from typing import Any
 from .algorithms import CouplingAlgorithm, make_algorithm, refuse_unenforced_constraints
 from .interrupt import INTERRUPT
 from .observers import Observer, Recorder
+from .overrides import check_overrides
 from .result import Result, Run
 from .scenario import Scenario, ScenarioError, component_class, load_scenario
 from .slaves import FmuSlave, LocalSlave, Slave, SlaveError
@@ -79,14 +80,6 @@ def step_count(t0: float, t_stop: float, h: float, max_steps: int) -> int:
     return max(1, math.ceil(steps - 1e-9))
 
 
-def check_parameter_targets(scenario: Scenario, parameters: dict[str, dict[str, Any]] | None) -> None:
-    """Every component named in ``parameters`` exists (a misspelt name must not be ignored)."""
-    unknown = sorted(set(parameters or {}) - set(scenario.components))
-    if unknown:
-        raise ValueError(f"parameters for unknown component(s) {unknown}; the scenario's components are "
-                         f"{sorted(scenario.components)}")
-
-
 def simulate(scenario: Scenario | str | Path, algorithm: str | CouplingAlgorithm | None = None,
              step: float | None = None, stop: float | None = None,
              observers: Iterable[Observer] = (), local: bool = False,
@@ -101,7 +94,8 @@ def simulate(scenario: Scenario | str | Path, algorithm: str | CouplingAlgorithm
     outputs (default: all); ``output_interval`` [s], a multiple of the step, records every that often
     (and the last point); observers see exactly the recorded points; with an adaptive step
     (``adaptive="on"``) ``output_accepted`` records every accepted step's end as well. Bad arguments (unknown
-    components in ``parameters``, too many steps, ...) raise ``ValueError`` before anything runs."""
+    components or parameters in ``parameters``, values out of range, too many steps, ...) raise
+    ``ValueError`` before anything runs (``mechfmu.overrides``: texts are read as the parameter's type)."""
     t_wall = _time.perf_counter()
     if not isinstance(scenario, Scenario):
         scenario = load_scenario(scenario, local=local)
@@ -117,7 +111,7 @@ def simulate(scenario: Scenario | str | Path, algorithm: str | CouplingAlgorithm
         n_steps = step_count(t0, t_stop, h, max_steps)
     except ValueError as exc:
         raise ScenarioError(scenario.folder, [str(exc)]) from None
-    check_parameter_targets(scenario, parameters)
+    parameters = check_overrides(scenario, parameters, local)
     factor = float(next(f for f in (divergence_factor, scenario.divergence_factor, DIVERGENCE_FACTOR) if f is not None))
     if not (factor > 1 and math.isfinite(factor)):
         raise ValueError(f"divergence factor {factor!r} must be finite and > 1")
