@@ -1,4 +1,4 @@
-"""Command line: ``mechfmu build | run | export-ssp | crosscheck | export-crosscheck | validate | info``.
+"""Command line: ``mechfmu build | run | sweep | export-ssp | crosscheck | export-crosscheck | validate | info``.
 
 Every failure ends with one clear message on stderr and a non-zero exit code, never a traceback:
 2 for a refused command (bad arguments, scenario, paths), 1 for a run that failed, 130 after Ctrl-C
@@ -105,6 +105,38 @@ def _run_with(args: argparse.Namespace, writer, plot: Path | None) -> int:
     return 0 if result.ok else 1
 
 
+def _pairs(items: list[str] | None, option: str) -> dict[str, str]:
+    found = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            raise ValueError(f"{option} {item!r}: use NAME=VALUE")
+        found[key.strip()] = value.strip()
+    return found
+
+
+def _sweep(args: argparse.Namespace) -> int:
+    from .study import load_study
+    from .study_runner import run_study
+
+    study = load_study(args.study, metrics=_pairs(args.metric, "--metric"), grid=_pairs(args.grid, "--grid"),
+                       ranges=_pairs(args.range, "--range"), samples=args.samples, method=args.method,
+                       seed=args.seed, fixed={**_pairs(args.param, "--param"),
+                                              **{f"option.{k}": v for k, v in _pairs(args.option, "--option").items()},
+                                              **{k: getattr(args, k) for k in ("algorithm", "step", "stop")
+                                                 if getattr(args, k) is not None}},
+                       local=args.local)
+    if not study.local and args.scheduler is None:
+        fmu_build.build()
+    out = _writable(args.out, "--out")
+    assert out is not None  # --out is required
+    counts = run_study(study, out, workers=args.workers, scheduler=args.scheduler,
+                       progress=sys.stderr.isatty() and not args.no_progress)
+    print(f"{Path(study.scenario).name}: {counts['runs']} runs, {counts['done_before']} already in {out}, "
+          f"{counts['computed']} computed, {counts['failed']} failed; table {out}")
+    return 0
+
+
 def _export_ssp(args: argparse.Namespace) -> int:
     from .scenario import load_scenario
     from .ssp import export_ssp
@@ -202,6 +234,29 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--divergence-factor", type=float, metavar="F", help="a recorded output beyond F times the "
                    "run's scale, max(1, largest |output| at the start), ends the run (default 1e8 or the scenario's)")
     p.set_defaults(func=_run)
+    p = sub.add_parser("sweep", help="a parameter study on Dask: one run per point, a table of metrics "
+                                     "(resumes an interrupted study)")
+    p.add_argument("study", help="scenario folder, .ssd or .ssp, or a study file (.toml)")
+    p.add_argument("--grid", action="append", metavar="NAME=SPEC", help="an axis: NAME is COMPONENT.PARAMETER, "
+                   "algorithm, step, stop or option.KEY; SPEC is START:STOP:N or a,b,c (runs: the product)")
+    p.add_argument("--range", action="append", metavar="NAME=LOW:HIGH", help="a sampled axis (with --samples)")
+    p.add_argument("--samples", type=int, help="space-filling points over the ranges (default 0)")
+    p.add_argument("--method", choices=("sobol", "lhs"), help="sampling of the ranges (default sobol)")
+    p.add_argument("--seed", type=int, help="seed of the sampling (default 0)")
+    p.add_argument("--metric", action="append", metavar="NAME=EXPR", help="e.g. peak=maxabs(elastoGap1.f); "
+                   "aggregates final, initial, max, min, maxabs of outputs in a safe expression")
+    p.add_argument("--param", action="append", metavar="COMPONENT.PARAMETER=VALUE", help="fixed for every run")
+    p.add_argument("--option", action="append", metavar="KEY=VALUE", help="algorithm option for every run")
+    p.add_argument("--algorithm", choices=sorted(ALGORITHMS), help="coupling algorithm of every run")
+    p.add_argument("--step", type=float, help="macro step size [s] of every run")
+    p.add_argument("--stop", type=float, help="stop time [s] of every run")
+    p.add_argument("--out", required=True, help="the table: .csv (streamed) or .parquet")
+    p.add_argument("--workers", type=int, default=os.cpu_count() or 1,
+                   help="worker processes of the local Dask cluster (default: the CPUs; 0: run here)")
+    p.add_argument("--scheduler", metavar="ADDRESS", help="an existing Dask cluster, e.g. tcp://host:8786")
+    p.add_argument("--local", action="store_true", help="run the components in-process instead of as FMUs")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=_sweep)
     p = sub.add_parser("export-ssp", help="write a scenario as a self-contained SSP archive (FMUs inside)")
     p.add_argument("scenario", help="scenario folder, SystemStructure.ssd or .ssp")
     p.add_argument("-o", "--output", help="archive to write (default: <scenario name>.ssp)")

@@ -1,0 +1,221 @@
+"""Running a study (mechfmu/study.py): one ``simulate`` per point, on Dask or in this process, the
+table streamed as runs finish.
+
+Execution: ``workers`` > 0 starts a Dask LocalCluster of that many worker processes (one thread
+each); ``scheduler`` ("tcp://host:8786") uses an existing cluster instead, whose workers must have
+mechfmu and the FMUs' folder; ``workers=0`` runs here, one after another. A worker keeps the loaded
+scenario and the unpacked FMUs for the next run (``_scenario``; FMUs are unpacked once per process,
+mechfmu/slaves.py). A run never raises: its failure (a bad value, a diverging run, a worker that died
+on it repeatedly) is its row's status and message, and the study goes on. Dask runs again a task
+whose worker died (a killed or crashed process): its row still comes.
+
+Table: one row per run, columns ``index``, the varied settings, the metrics, ``status``,
+``message``, ``counters`` (JSON), ``wall_s`` (the run's wall time, the only column that differs
+between two runs of one study). A ``.csv`` table is appended to as runs finish (floats written
+with ``repr``: exact) and sorted by index at the end; for a ``.parquet`` table the rows stream to
+``<table>.csv`` and the Parquet file is written at the end. ``<table>.study.json`` holds the study's
+definition: a table of the same study resumes, its finished runs are not computed again, and the
+finished table equals an uninterrupted study's.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import logging
+import math
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from .study import Study, split_settings
+
+FIXED_COLUMNS = ("status", "message", "counters", "wall_s")
+#: scenarios loaded in this process, by (path, local): a worker loads each once
+_scenarios: dict[tuple[str, bool], Any] = {}
+
+
+def columns(study: Study) -> list[str]:
+    return ["index", *study.axes, *(m.name for m in study.parsed_metrics), *FIXED_COLUMNS]
+
+
+def _scenario(path: str, local: bool):
+    from .scenario import load_scenario
+    key = (str(Path(path).resolve()), local)
+    if key not in _scenarios:
+        _scenarios[key] = load_scenario(path, local=local)
+    return _scenarios[key]
+
+
+def run_point(study: Study, index: int, settings: dict[str, Any]) -> dict[str, Any]:
+    """One run of the study (on a worker): its row. Never raises."""
+    from .simulate import simulate
+    started = time.perf_counter()
+    metrics = {m.name: math.nan for m in study.parsed_metrics}
+    counters: dict[str, Any] = {}
+    try:
+        run, overrides, options = split_settings({**study.fixed, **settings})
+        result = simulate(_scenario(study.scenario, study.local), algorithm=run.get("algorithm"), step=run.get("step"),
+                          stop=run.get("stop"), local=study.local, parameters=overrides,
+                          output_variables=study.outputs or None, **options)
+        if result.status == "interrupted":
+            raise KeyboardInterrupt  # Ctrl-C in this process: the study stops, the run is not a row
+        status, message, counters = result.status, result.message, result.counters
+        if result.ok and result.data is not None:
+            for metric in study.parsed_metrics:
+                metrics[metric.name] = metric(result.data)
+    except Exception as exc:  # a run's failure is its row, never the study's
+        status, message = "error", f"{type(exc).__name__}: {exc}" if not isinstance(exc, ValueError) else str(exc)
+    return {"index": index, **settings, **metrics, "status": status, "message": message,
+            "counters": json.dumps(counters, sort_keys=True), "wall_s": time.perf_counter() - started}
+
+
+def _text(value: Any) -> str:
+    return repr(value) if isinstance(value, float) else str(value)
+
+
+class Table:
+    """The study's rows on disk (see the module): finished runs read back, new ones appended."""
+
+    def __init__(self, path: str | Path, study: Study):
+        self.path = Path(path)
+        self.parquet = self.path.suffix == ".parquet"
+        self.journal = self.path.with_name(self.path.name + ".csv") if self.parquet else self.path
+        self.definition = self.path.with_name(self.path.name + ".study.json")
+        self.columns = columns(study)
+        self.rows: dict[int, list[str]] = {}
+        self._read(study)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.definition.write_text(json.dumps({"fingerprint": study.fingerprint(), "study": study.definition()},
+                                              indent=1, default=str))
+        fresh = not self.journal.exists()
+        self._file = self.journal.open("a", newline="")
+        self._writer = csv.writer(self._file)
+        if fresh:
+            self._writer.writerow(self.columns)
+            self._write_rows(sorted(self.rows.items()))  # a finished Parquet table resumed
+
+    def _read(self, study: Study) -> None:
+        existing = [p for p in (self.journal, self.path) if p.exists()]
+        if not existing:
+            return
+        known = json.loads(self.definition.read_text()) if self.definition.exists() else {}
+        if known.get("fingerprint") != study.fingerprint():
+            raise ValueError(f"{existing[0]} exists and holds another study's runs (or has no {self.definition.name}); "
+                             "remove it or write the table elsewhere")
+        if self.journal.exists():
+            with self.journal.open(newline="") as f:
+                lines = list(csv.reader(f))
+            for line in lines[1:]:
+                if len(line) == len(self.columns):  # a line cut by an interrupt is computed again
+                    self.rows[int(line[0])] = line
+        elif self.parquet:
+            import pyarrow.parquet as pq
+            for record in pq.read_table(self.path).to_pylist():
+                self.rows[record["index"]] = [_text(record[c]) for c in self.columns]
+
+    def _write_rows(self, rows) -> None:
+        for _, line in rows:
+            self._writer.writerow(line)
+        self._file.flush()
+        os.fsync(self._file.fileno())
+
+    def add(self, row: dict[str, Any]) -> None:
+        line = [_text(row[c]) for c in self.columns]
+        self.rows[row["index"]] = line
+        self._write_rows([(row["index"], line)])
+
+    def finish(self) -> None:
+        """Close the journal and write the table sorted by run index."""
+        self._file.close()
+        ordered = [self.rows[i] for i in sorted(self.rows)]
+        if self.parquet:
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+            data = {c: [_value(line[k]) for line in ordered] for k, c in enumerate(self.columns)}
+            pq.write_table(pa.table(data), self.path)
+            self.journal.unlink()
+            return
+        partial = self.path.with_name(self.path.name + ".tmp")
+        with partial.open("w", newline="") as f:
+            writer = csv.writer(f)
+            writer.writerow(self.columns)
+            writer.writerows(ordered)
+        partial.replace(self.path)
+
+    def close(self) -> None:
+        if not self._file.closed:
+            self._file.close()
+
+
+def _value(text: str) -> Any:
+    try:
+        return int(text) if text.lstrip("-").isdigit() else float(text)
+    except ValueError:
+        return text
+
+
+def run_study(study: Study, table: str | Path, workers: int = 2, scheduler: str | None = None,
+              progress: bool = False, on_row: Callable[[dict[str, Any]], None] | None = None) -> dict[str, int]:
+    """Run every point of ``study`` not yet in ``table`` (see the module); returns the counts
+    ``runs``, ``done_before``, ``computed``, ``failed``."""
+    points = study.points()
+    store = Table(table, study)
+    pending = [(i, s) for i, s in enumerate(points) if i not in store.rows]
+    counts = {"runs": len(points), "done_before": len(points) - len(pending), "computed": 0, "failed": 0}
+    bar = None
+    if progress:
+        from tqdm import tqdm
+        bar = tqdm(total=len(points), initial=counts["done_before"], unit="run", desc=Path(study.scenario).name)
+
+    def finished(row: dict[str, Any]) -> None:
+        store.add(row)
+        counts["computed"] += 1
+        counts["failed"] += row["status"] != "ok"
+        if bar is not None:
+            bar.update()
+        if on_row is not None:
+            on_row(row)
+
+    try:
+        if workers == 0 and scheduler is None:
+            for index, settings in pending:
+                finished(run_point(study, index, settings))
+        else:
+            _run_on_dask(study, pending, workers, scheduler, finished)
+        store.finish()
+    finally:
+        store.close()
+        if bar is not None:
+            bar.close()
+    return counts
+
+
+def _run_on_dask(study: Study, pending: list[tuple[int, dict[str, Any]]], workers: int, scheduler: str | None,
+                 finished: Callable[[dict[str, Any]], None]) -> None:
+    from dask.distributed import Client, LocalCluster, as_completed
+    cluster = None
+    if scheduler is None:
+        if workers < 1:
+            raise ValueError(f"workers = {workers}: a local cluster needs at least 1 (0 runs in this process)")
+        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                               silence_logs=logging.ERROR)
+    client = Client(scheduler or cluster)
+    try:
+        fingerprint = study.fingerprint()
+        futures = {client.submit(run_point, study, index, settings, key=f"mechfmu-{fingerprint}-{index}"):
+                   (index, settings) for index, settings in pending}
+        for future in as_completed(futures):
+            index, settings = futures[future]
+            try:
+                row = future.result()
+            except Exception as exc:  # the worker died on this run every time Dask tried it
+                row = {"index": index, **settings, **{m.name: math.nan for m in study.parsed_metrics},
+                       "status": "error", "message": f"worker failed: {type(exc).__name__}: {exc}",
+                       "counters": "{}", "wall_s": math.nan}
+            finished(row)
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
