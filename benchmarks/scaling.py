@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import gc
 import json
 import os
 import pstats
@@ -92,8 +93,9 @@ class Timing:
         return self.step / fmus * 1e6
 
 
-def time_ours(scenario, steps: int, local: bool, record: bool):
-    """(Timing, Result) of one run of ours over ``steps`` steps."""
+def time_ours(scenario, steps: int, local: bool, record: bool, collect: bool = True):
+    """(Timing, Result) of one run of ours over ``steps`` steps (``collect=False``: Python's cyclic
+    garbage collector off during the run, a diagnostic)."""
     from mechfmu.observers import Observer
     from mechfmu.simulate import simulate
 
@@ -105,9 +107,15 @@ def time_ours(scenario, steps: int, local: bool, record: bool):
             self.last = time.perf_counter()
 
     clock = Clock()
+    if not collect:
+        gc.collect()
+        gc.disable()
     t0 = time.perf_counter()
-    result = simulate(scenario, stop=scenario.start_time + steps * STEP, local=local, record=record,
-                      observers=[clock])
+    try:
+        result = simulate(scenario, stop=scenario.start_time + steps * STEP, local=local, record=record,
+                          observers=[clock])
+    finally:
+        gc.enable()
     if not result.ok:
         raise SystemExit(f"{scenario.name} ({'in-process' if local else 'FMUs'}): {result.message}")
     return Timing(clock.ready - t0, (clock.last - clock.ready) / steps, clock.last - t0), result
@@ -179,8 +187,8 @@ def scaling(sizes: list[int], quick: bool, repeat: int, work: Path) -> None:
     from mechfmu.ssp import export_ssp
 
     print(f"1. mass-spring chain, Jacobi, h = {STEP:g} s; set-up = instantiate + initialize, step = one macro step, "
-          f"µs/FMU = step / FMUs; ours: min of up to {repeat} runs")
-    print(f"  {'FMUs':>5s} {'steps':>5s}  {'tool':12s} {'set-up s':>9s} {'ms/step':>9s} {'µs/FMU':>8s} "
+          f"µs/FMU = step / FMUs; min of up to {repeat} runs")
+    print(f"  {'FMUs':>5s} {'steps':>5s}  {'tool':14s} {'set-up s':>9s} {'ms/step':>9s} {'µs/FMU':>8s} "
           f"{'wall s':>8s}  note")
     table: dict[int, dict[str, Timing]] = {}
     largest = max(sizes)
@@ -209,19 +217,26 @@ def scaling(sizes: list[int], quick: bool, repeat: int, work: Path) -> None:
         notes = {"ours FMUs": f"{len(runs[False])} run(s)",
                  "in-process": f"{len(runs[True])} run(s); == FMU path: {'bit-identical' if identical else 'DIFFERENT'}"
                                f" ({compared})"}
+        if fmus >= 100:  # diagnostic: how much of the growth with size is the cyclic garbage collector
+            row["in-proc, no GC"] = time_ours(scenario, steps, True, False, collect=False)[0]
+            notes["in-proc, no GC"] = "1 run, gc.disable() during the run (diagnostic)"
         if quick and size == largest and len(sizes) > 1:
             notes["libcosim"] = "skipped (--quick)"
         else:
             archive = export_ssp(folder, work / f"chain{fmus}.ssp")
-            row["libcosim"], out = time_libcosim(archive, steps)
-            notes["libcosim"] = (f"instantiate {out['instantiate']:.2f} s, first step {out['first_step']:.2f} s; "
-                                 f"final mass1.flange_a.s {out['mass1.flange_a.s']:.6g} (strict "
-                                 f"Jacobi; ours, ordered: {fmu_results.final['mass1.flange_a.s']:.6g})")
-        for tool in ("ours FMUs", "in-process", "libcosim"):
+            cosim = [time_libcosim(archive, steps) for _ in range(repetitions(fmus, repeat))]
+            row["libcosim"] = best([t for t, _ in cosim])
+            out = min(cosim, key=lambda c: c[0].wall)[1]
+            notes["libcosim"] = (f"{len(cosim)} run(s); instantiate {out['instantiate']:.2f} s, first step "
+                                 f"{out['first_step']:.2f} s; final mass1.flange_a.s {out['mass1.flange_a.s']:.6g} "
+                                 f"(strict Jacobi; ours, ordered: {fmu_results.final['mass1.flange_a.s']:.6g})")
+        for tool in ("ours FMUs", "in-process", "in-proc, no GC", "libcosim"):
+            if tool not in notes:
+                continue
             t = row.get(tool)
             cells = (f"{t.setup:9.3f} {t.step * 1e3:9.3f} {t.per_fmu_us(fmus):8.1f} {t.wall:8.2f}" if t
                      else f"{'-':>9s} {'-':>9s} {'-':>8s} {'-':>8s}")
-            print(f"  {fmus:5d} {steps:5d}  {tool:12s} {cells}  {notes[tool]}", flush=True)
+            print(f"  {fmus:5d} {steps:5d}  {tool:14s} {cells}  {notes[tool]}", flush=True)
         table[fmus] = row
     print("  ratios:")
     counts = sorted(table)
@@ -240,7 +255,7 @@ def scaling(sizes: list[int], quick: bool, repeat: int, work: Path) -> None:
         print(line)
     for small, big in zip(counts, counts[1:]):
         growth = f"    time per step {small} -> {big} FMUs ({big / small:.1f}x the FMUs):"
-        for tool in ("ours FMUs", "in-process", "libcosim"):
+        for tool in ("ours FMUs", "in-process", "in-proc, no GC", "libcosim"):
             if tool in table[small] and tool in table[big]:
                 g = table[big][tool].step / table[small][tool].step
                 growth += f" {tool} {g:.2f}x" + (f" (target <= 11x: {verdict(g, 11)})" if small >= 100 else "") + ";"
@@ -286,17 +301,16 @@ def profile(work: Path, fmus: int, top: int) -> None:
     if not result.ok:
         raise SystemExit(result.message)
     stats = pstats.Stats(profiler).stats  # type: ignore[attr-defined]
-    total = sum(tt for _, _, tt, _, _ in stats.values())
+    total = max(sum(tt for _, _, tt, _, _ in stats.values()), max(ct for _, _, _, ct, _ in stats.values()))
     print(f"3. cProfile, in-process, {fmus} FMUs, {steps} steps, whole simulate(): {total:.2f} s profiled "
           f"({result.counters.get('fmu_calls', 0)} slave calls)")
     for key, label in ((3, "cumulative"), (2, "own (tottime)")):
-        print(f"  top {top} by {label} time:  {'calls':>9s} {'own s':>7s} {'own %':>6s} {'cum s':>7s} {'cum %':>6s}  "
-              "function")
+        print(f"  top {top} by {label} time (% of the profiled total):")
+        print(f"    {'calls':>8s} {'own s':>7s} {'own %':>6s} {'cum s':>7s} {'cum %':>6s}  function")
         ranked = sorted(stats.items(), key=lambda item: item[1][key], reverse=True)[:top]
         for (path, line, name), (_, calls, tt, ct, _) in ranked:
             place = f"{where(path)}:{line}({name})" if line else name
-            print(f"  {'':{len(label) + 19}s}{calls:9d} {tt:7.3f} {tt / total * 100:6.1f} {ct:7.3f} "
-                  f"{ct / total * 100:6.1f}  {place}")
+            print(f"    {calls:8d} {tt:7.3f} {tt / total * 100:6.1f} {ct:7.3f} {ct / total * 100:6.1f}  {place}")
 
 
 def main() -> None:

@@ -56,7 +56,7 @@ def _run(args: argparse.Namespace) -> int:
 
 def _run_with(args: argparse.Namespace, writer, plot: Path | None) -> int:
     from .observers import PlotWriter, ProgressBar
-    from .overrides import parse_assignments
+    from .overrides import check_overrides, parse_assignments
     from .scenario import load_scenario
     from .simulate import simulate
 
@@ -84,7 +84,8 @@ def _run_with(args: argparse.Namespace, writer, plot: Path | None) -> int:
     if args.output_accepted:
         guards["output_accepted"] = True
     result = simulate(scenario, algorithm=args.algorithm, step=args.step, stop=args.stop, observers=observers,
-                      local=args.local, parameters=parse_assignments(args.param or []),
+                      local=args.local,
+                      parameters=check_overrides(scenario, parse_assignments(args.param or []), args.local, texts=True),
                       output_variables=args.output_variables, output_interval=args.output_interval,
                       record=plotter is not None, **guards, **options)
     written = writer.written if writer else None

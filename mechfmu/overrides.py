@@ -1,7 +1,8 @@
 """Parameter overrides: ``COMPONENT.PARAMETER=VALUE`` from the command line (``--param``), a study, or
 ``simulate(parameters={"COMPONENT": {"PARAMETER": value}})``, typed and range-checked as the SSD's
-bound values are (``mechfmu.scenario``): a text is read as the variable's declared type (Real,
-Integer, Boolean: true/false/1/0, String), a number must fit it, a Real must lie in [min, max]; an
+bound values are (``mechfmu.scenario``): a text from the command line or a study is read as the
+variable's declared type (Real, Integer, Boolean: true/false/1/0, String), a Python value must be of
+it (``coerce``), a Real must be finite and lie in [min, max]; an
 unknown component or parameter is refused with the valid names listed. Every problem is reported at
 once, as a ``ScenarioError``, before anything runs.
 """
@@ -32,9 +33,10 @@ def parse_assignments(items: list[str], option: str = "--param") -> dict[str, di
 
 
 def check_overrides(scenario: Scenario, overrides: dict[str, dict[str, Any]] | None,
-                    local: bool = False) -> dict[str, dict[str, Any]]:
-    """The overrides with typed values (texts parsed, numbers coerced); ScenarioError listing every
-    unknown name, mistyped or out-of-range value."""
+                    local: bool = False, texts: bool = False) -> dict[str, dict[str, Any]]:
+    """The overrides with typed values; ScenarioError listing every unknown name, mistyped or
+    out-of-range value. With ``texts`` (command line, study axes) a text is read as the parameter's
+    type; otherwise a value must already be of it (``True`` for a Boolean, not ``"true"``)."""
     problems: list[str] = []
     checked: dict[str, dict[str, Any]] = {}
     for component, values in (overrides or {}).items():
@@ -56,17 +58,22 @@ def check_overrides(scenario: Scenario, overrides: dict[str, dict[str, Any]] | N
                 problems.append(f"{component}.{name}: {what}; the parameters of {component} are "
                                 f"{', '.join(settable)}")
                 continue
-            if isinstance(value, bool) and variable.type != "Boolean":
-                problems.append(f"{component}.{name} = {value!r}: a Boolean, not a {variable.type}")
+            if isinstance(value, bool) and variable.type == "Real":
+                problems.append(f"{component}.{name} = {value!r} is a Boolean, not a {variable.type}")
                 continue
             try:
-                value = typed(variable.type, value) if isinstance(value, str) else coerce(variable.type, value)
-            except (TypeError, ValueError, OverflowError) as exc:
-                reason = exc if isinstance(exc, ValueError) else f"not a {variable.type}"
-                problems.append(f"{component}.{name} = {value!r}: {reason}")
+                if texts and isinstance(value, str):
+                    value = typed(variable.type, value)
+                else:
+                    value = coerce(variable.type, value)
+            except ValueError as exc:
+                problems.append(f"{component}.{name} = {value!r}{':' if texts else ''} {exc}")
+                continue
+            except (TypeError, OverflowError):
+                problems.append(f"{component}.{name} = {value!r} is not a {variable.type}")
                 continue
             if variable.type == "Real" and not math.isfinite(value):
-                problems.append(f"{component}.{name} = {value!r}: must be finite")
+                problems.append(f"{component}.{name} = {value!r} must be finite")
                 continue
             problem = value_problem(component, name, value, variable)
             if problem is not None:

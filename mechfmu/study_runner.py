@@ -29,6 +29,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from .overrides import check_overrides
 from .study import Study, split_settings
 
 FIXED_COLUMNS = ("status", "message", "counters", "wall_s")
@@ -56,7 +57,9 @@ def run_point(study: Study, index: int, settings: dict[str, Any]) -> dict[str, A
     counters: dict[str, Any] = {}
     try:
         run, overrides, options = split_settings({**study.fixed, **settings})
-        result = simulate(_scenario(study.scenario, study.local), algorithm=run.get("algorithm"), step=run.get("step"),
+        scenario = _scenario(study.scenario, study.local)
+        overrides = check_overrides(scenario, overrides, study.local, texts=True)
+        result = simulate(scenario, algorithm=run.get("algorithm"), step=run.get("step"),
                           stop=run.get("stop"), local=study.local, parameters=overrides,
                           output_variables=study.outputs or None, **options)
         if result.status == "interrupted":

@@ -83,8 +83,9 @@ def test_integer_parameters_are_not_cut_or_converted(fmus, local, value, fragmen
 @pytest.mark.parametrize("local", [True, False])
 @pytest.mark.parametrize("value", ["yes", 2, 0.5, "false"])
 def test_boolean_parameters_accept_only_booleans(fmus, local, value):
-    result = simulate(OSCILLATOR, local=local, stop=0.01, parameters={"spring": {"activeConnector": value}})
-    assert result.status == "error" and f"activeConnector = {value!r} is not a Boolean" in result.message
+    with pytest.raises(ScenarioError) as info:  # refused before the run (mechfmu/overrides.py)
+        simulate(OSCILLATOR, local=local, stop=0.01, parameters={"spring": {"activeConnector": value}})
+    assert f"activeConnector = {value!r} is not a Boolean" in str(info.value)
 
 
 @pytest.mark.parametrize("edit, fragment", [
@@ -126,7 +127,7 @@ def test_algorithm_options_must_be_finite_and_exact(fmus):
 
 
 def test_parameters_for_a_misspelt_component_are_refused():
-    with pytest.raises(ValueError, match=r"unknown component\(s\) \['sping'\].*'ground', 'mass', 'spring'"):
+    with pytest.raises(ValueError, match=r"unknown component 'sping'; the scenario's components are ground, mass, spring"):
         simulate(OSCILLATOR, local=True, parameters={"sping": {"stiffness": 1.0}})
 
 

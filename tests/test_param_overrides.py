@@ -21,7 +21,7 @@ def test_an_override_equals_the_edited_ssd(fmus, tmp_path, local):
                                                         'name="m"><ssv:Real value="2.5"/>')
                     .replace('value="0.1*k*u + k*u**3 + v*d"', 'value="k*u + v*d"'))
     by_hand = simulate(folder, stop=0.2, local=local)
-    overrides = {"mass": {"m": "2.5"}, "spring": {"springForceUserFunction": "k*u + v*d"}}
+    overrides = {"mass": {"m": 2.5}, "spring": {"springForceUserFunction": "k*u + v*d"}}
     overridden = simulate("scenarios/oscillator", stop=0.2, local=local, parameters=overrides)
     plain = simulate("scenarios/oscillator", stop=0.2, local=local)
     assert by_hand.ok and overridden.ok
@@ -58,8 +58,8 @@ def test_bad_overrides_are_refused_with_every_problem(fmus):
     assert "limit_stops (" not in proc.stdout  # nothing ran
 
 
-@pytest.mark.parametrize("value, message", [(float("nan"), "must be finite"), ("inf", "must be finite"),
-                                            (True, "mass.m = True"), (1e400, "must be finite")])
+@pytest.mark.parametrize("value, message", [(float("nan"), "must be finite"), ("inf", "mass.m = 'inf' is a string, not a Real"),
+                                            (True, "mass.m = True is a Boolean, not a Real"), (1e400, "must be finite")])
 def test_simulate_checks_values_alike(value, message):
     with pytest.raises(ScenarioError, match=message):
         simulate("scenarios/limit_stops", local=True, stop=0.01, parameters={"mass": {"m": value}})
