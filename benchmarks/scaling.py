@@ -53,6 +53,23 @@ STEP = 1e-3
 MODELS = ["Fixed", "Mass", "CoordinateSpringDamper"]
 
 
+def use_this_checkout() -> str:
+    """Import this checkout's ``mechfmu`` and its ``components/`` as ``mechfmu.components`` (pyproject's
+    package-dir mapping), whatever editable install the environment holds (another clone's, e.g.), and
+    build and look up FMUs in this checkout's ``fmus/`` (children too: ``MECHFMU_FMU_DIR``). Returns
+    where the code comes from."""
+    sys.path.insert(0, str(ROOT))
+    import mechfmu
+
+    if not (ROOT / "mechfmu" / "components").exists():
+        mechfmu.__path__.append(str(ROOT))  # after mechfmu/ itself: only components/ is found there
+    import mechfmu.components
+
+    os.environ.setdefault("MECHFMU_FMU_DIR", str(ROOT / "fmus"))
+    os.environ["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])
+    return f"{Path(mechfmu.__file__).parent}, {Path(mechfmu.components.__file__).parent}"
+
+
 def chain_steps(fmus: int) -> int:
     """Macro steps measured at a size: 2,000 for the small chain, 200 from 200 FMUs on."""
     return 2000 if fmus < 100 else 200
@@ -328,12 +345,14 @@ def main() -> None:
     if args.libcosim_worker:
         libcosim_worker(args.libcosim_worker[0], int(args.libcosim_worker[1]))
         return
+    code = use_this_checkout()
     if args.memory_worker:
         memory_worker(args.memory_worker, local=False)
         return
-    from mechfmu.build import build
+    from mechfmu.build import FMU_DIR, build
 
     build(MODELS)
+    print(f"code: {code}; FMUs: {FMU_DIR}")
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="mechfmu_scaling_") as tmp:
         work = Path(tmp)
