@@ -1,4 +1,5 @@
-"""Command line: ``mechfmu build | run | sweep | export-ssp | crosscheck | export-crosscheck | validate | info``.
+"""Command line: ``mechfmu build | run | sweep | plot-study | export-ssp | crosscheck | export-crosscheck | validate |
+info``.
 
 Every failure ends with one clear message on stderr and a non-zero exit code, never a traceback:
 2 for a refused command (bad arguments, scenario, paths), 1 for a run that failed, 130 after Ctrl-C
@@ -126,7 +127,7 @@ def _sweep(args: argparse.Namespace) -> int:
                                               **{f"option.{k}": v for k, v in _pairs(args.option, "--option").items()},
                                               **{k: getattr(args, k) for k in ("algorithm", "step", "stop")
                                                  if getattr(args, k) is not None}},
-                       local=args.local)
+                       local=args.local, tied=_pairs(args.tie, "--tie"))
     if not study.local and args.scheduler is None:
         fmu_build.build()
     out = _writable(args.out, "--out")
@@ -135,6 +136,14 @@ def _sweep(args: argparse.Namespace) -> int:
                        progress=sys.stderr.isatty() and not args.no_progress)
     print(f"{Path(study.scenario).name}: {counts['runs']} runs, {counts['done_before']} already in {out}, "
           f"{counts['computed']} computed, {counts['failed']} failed; table {out}")
+    return 0
+
+
+def _plot_study(args: argparse.Namespace) -> int:
+    from .study_plot import plot_study
+    out = _writable(args.out, "--out")
+    target = plot_study(args.table, args.metric, args.x, args.y, out, tuple(args.log or ()))
+    print(f"plot written to {target}")
     return 0
 
 
@@ -241,11 +250,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--grid", action="append", metavar="NAME=SPEC", help="an axis: NAME is COMPONENT.PARAMETER, "
                    "algorithm, step, stop or option.KEY; SPEC is START:STOP:N or a,b,c (runs: the product)")
     p.add_argument("--range", action="append", metavar="NAME=LOW:HIGH", help="a sampled axis (with --samples)")
+    p.add_argument("--tie", action="append", metavar="NAME=AXIS", help="NAME takes the value of the varied AXIS in "
+                   "every run (e.g. elastoGap2.c=elastoGap1.c)")
     p.add_argument("--samples", type=int, help="space-filling points over the ranges (default 0)")
     p.add_argument("--method", choices=("sobol", "lhs"), help="sampling of the ranges (default sobol)")
     p.add_argument("--seed", type=int, help="seed of the sampling (default 0)")
     p.add_argument("--metric", action="append", metavar="NAME=EXPR", help="e.g. peak=maxabs(elastoGap1.f); "
-                   "aggregates final, initial, max, min, maxabs of outputs in a safe expression")
+                   "aggregates final, initial, max, min, maxabs, integral of outputs, each optionally over a time "
+                   "window (max(X, T0) or max(X, T0, T1) [s]), in a safe expression")
     p.add_argument("--param", action="append", metavar="COMPONENT.PARAMETER=VALUE", help="fixed for every run")
     p.add_argument("--option", action="append", metavar="KEY=VALUE", help="algorithm option for every run")
     p.add_argument("--algorithm", choices=sorted(ALGORITHMS), help="coupling algorithm of every run")
@@ -258,6 +270,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--local", action="store_true", help="run the components in-process instead of as FMUs")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=_sweep)
+    p = sub.add_parser("plot-study", help="PNG of a study's metric against one or two varied settings")
+    p.add_argument("table", help="the study's table (.csv or .parquet, from mechfmu sweep --out)")
+    p.add_argument("metric", help="the metric's name (a column of the table)")
+    p.add_argument("x", help="the varied setting on the x axis")
+    p.add_argument("y", nargs="?", help="a second varied setting: the metric as colour over x and y")
+    p.add_argument("--out", help="PNG to write (default: TABLE's name with .METRIC.png)")
+    p.add_argument("--log", nargs="+", metavar="NAME", help="settings (or 'metric') drawn on a log scale")
+    p.set_defaults(func=_plot_study)
     p = sub.add_parser("export-ssp", help="write a scenario as a self-contained SSP archive (FMUs inside)")
     p.add_argument("scenario", help="scenario folder, SystemStructure.ssd or .ssp")
     p.add_argument("-o", "--output", help="archive to write (default: <scenario name>.ssp)")

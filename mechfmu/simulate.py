@@ -33,13 +33,52 @@ from .slaves import FmuSlave, LocalSlave, Slave, SlaveError
 from .system import AlgebraicLoopError, CoupledSystem
 
 
-def instantiate(scenario: Scenario, local: bool = False) -> dict[str, Slave]:
-    """One slave per scenario component (FMU via fmpy, or the component in-process)."""
+class InstancePool:
+    """FMU instances kept in this process for the next run (a study's worker): after a run that ended
+    well they are reset (``FmuSlave.reset``: fmi2Reset, back to their start values) instead of freed, so
+    the next run of a scenario skips loading and instantiating. Keyed by FMU file and instance name; a
+    run that failed frees its instances (an FMU in error is not trusted again)."""
+
+    def __init__(self) -> None:
+        self._free: dict[tuple[str, str], list[FmuSlave]] = {}
+        self.reused = 0
+
+    def take(self, name: str, fmu: str | Path) -> FmuSlave:
+        kept = self._free.get((str(Path(fmu).resolve()), name))
+        if kept:
+            self.reused += 1
+            slave = kept.pop()
+            slave.calls = 1  # its fmi2Reset stands for fmi2Instantiate: a run's counters do not depend on reuse
+            return slave
+        return FmuSlave(name, fmu)
+
+    def give_back(self, slave: FmuSlave) -> None:
+        """Reset the slave and keep it; if the reset fails it is freed and the error raised."""
+        try:
+            slave.reset()
+        except SlaveError:
+            slave._call("freeInstance", slave._fmu.freeInstance)
+            raise
+        self._free.setdefault((slave.fmu, slave.name), []).append(slave)
+
+    def close(self) -> None:
+        """Free every kept instance."""
+        for kept in self._free.values():
+            for slave in kept:
+                slave.terminate()
+        self._free.clear()
+
+
+def instantiate(scenario: Scenario, local: bool = False, pool: InstancePool | None = None) -> dict[str, Slave]:
+    """One slave per scenario component (FMU via fmpy, or the component in-process); FMUs come from
+    ``pool`` when it holds a reset instance."""
     slaves: dict[str, Slave] = {}
     try:
         for spec in scenario.components.values():
             if local:
                 slaves[spec.name] = LocalSlave(spec.name, component_class(spec.fmu))
+            elif pool is not None:
+                slaves[spec.name] = pool.take(spec.name, spec.fmu)
             else:
                 slaves[spec.name] = FmuSlave(spec.name, spec.fmu)
     except Exception:
@@ -85,7 +124,8 @@ def simulate(scenario: Scenario | str | Path, algorithm: str | CouplingAlgorithm
              observers: Iterable[Observer] = (), local: bool = False,
              parameters: dict[str, dict[str, Any]] | None = None, output_variables: list[str] | None = None,
              output_interval: float | None = None, record: bool = True, max_steps: int = MAX_STEPS,
-             divergence_factor: float | None = None, output_accepted: bool = False, **options: Any) -> Result:
+             divergence_factor: float | None = None, output_accepted: bool = False,
+             pool: InstancePool | None = None, **options: Any) -> Result:
     """Run a scenario. ``parameters`` overrides values per component: ``{"mass": {"m": 2.0}}``.
     ``options`` go to the algorithm (e.g. ``exchange="strict"``). With ``record`` a ``Recorder`` is
     added if ``observers`` has none; its array is ``Result.data`` (without, ``data`` is None and
@@ -95,7 +135,9 @@ def simulate(scenario: Scenario | str | Path, algorithm: str | CouplingAlgorithm
     (and the last point); observers see exactly the recorded points; with an adaptive step
     (``adaptive="on"``) ``output_accepted`` records every accepted step's end as well. Bad arguments (unknown
     components or parameters in ``parameters``, values out of range, too many steps, ...) raise
-    ``ValueError`` before anything runs (``mechfmu.overrides``: texts are read as the parameter's type)."""
+    ``ValueError`` before anything runs (``mechfmu.overrides``: texts are read as the parameter's type).
+    With a ``pool`` (``InstancePool``) the FMU instances are taken from it and reset into it after a
+    run that ended well, for the next run in this process."""
     t_wall = _time.perf_counter()
     if not isinstance(scenario, Scenario):
         scenario = load_scenario(scenario, local=local)
@@ -127,7 +169,7 @@ def simulate(scenario: Scenario | str | Path, algorithm: str | CouplingAlgorithm
     status, message, end_time = "ok", "", math.nan
     with INTERRUPT.during_run():
         try:
-            slaves = instantiate(scenario, local=local)
+            slaves = instantiate(scenario, local=local, pool=pool)
             system = CoupledSystem(slaves, algo.coupling_connections(scenario.connections, slaves))
             for name, slave in slaves.items():
                 values = dict(scenario.components[name].parameters)
@@ -174,14 +216,17 @@ def simulate(scenario: Scenario | str | Path, algorithm: str | CouplingAlgorithm
         except (SlaveError, AlgebraicLoopError, ValueError, OSError) as exc:
             status, message = "error", str(exc)
         finally:
+            warnings = [w for slave in slaves.values() for w in slave.warnings()]
             for slave in slaves.values():
                 try:
-                    slave.terminate()
+                    if pool is not None and isinstance(slave, FmuSlave) and status == "ok":
+                        pool.give_back(slave)
+                    else:
+                        slave.terminate()
                 except Exception as exc:  # keep the first error; a failed terminate must not hide it
                     message = message or f"{slave.name}: terminate failed: {exc}"
         counters = dict(algo.counters)
         counters["fmu_calls"] = sum(s.calls for s in slaves.values())
-        warnings = [w for slave in slaves.values() for w in slave.warnings()]
         result = Result(status, message, recorder.array() if recorder is not None and recorder.rows else None,
                         counters, end_time, warnings=warnings, units=run.units if run is not None else {},
                         final=dict(zip(run.column_names, run.row)) if run is not None and run.row else {})

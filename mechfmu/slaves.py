@@ -338,6 +338,14 @@ class FmuSlave(Slave):
         finally:
             self._call("freeInstance", self._fmu.freeInstance)
 
+    def reset(self) -> None:
+        """fmi2Terminate, then fmi2Reset: the instance is back at its start values (instantiated), ready
+        for another run without loading and instantiating again; its log starts afresh."""
+        self._call("terminate", self._fmu.terminate)
+        self._call("reset", self._fmu.reset)
+        self.messages.clear()
+        self.last_error = ""
+
 
 def _num(text: Any) -> float | None:
     if text is None:

@@ -9,12 +9,16 @@ couplings as well as parameters. Axes:
   included) or ``a,b,c``; the runs are the Cartesian product, the last axis varying fastest;
 - ``ranges`` with ``samples`` > 0: that many space-filling points over the [low, high] of each
   range (``method`` "sobol" or "lhs", scipy.stats.qmc, scrambled with ``seed``: the same points on
-  every machine), combined with every grid point.
+  every machine), combined with every grid point;
+- ``tied``: settings that take a varied setting's value in every run (both gaps of a scenario swept
+  together: ``{"elastoGap2.c": "elastoGap1.c"}``); they are not columns of the table.
 
 Runs are numbered in that order, so a study's table is the same whatever the number of workers or the
 order in which they finish. A metric is ``NAME = EXPR``, a safe expression (components/expressions.py)
-over the aggregates ``final(X)``, ``initial(X)``, ``max(X)``, ``min(X)``, ``maxabs(X)`` of recorded
-outputs X (``component.variable``), e.g. ``peak = maxabs(elastoGap1.f)``.
+over the aggregates ``final(X)``, ``initial(X)``, ``max(X)``, ``min(X)``, ``maxabs(X)`` and
+``integral(X)`` (trapezoidal over the recorded points, X's unit times s) of recorded outputs X
+(``component.variable``), e.g. ``peak = maxabs(elastoGap1.f)``; ``max(X, T0)`` and ``max(X, T0, T1)``
+take only the points with T0 <= time <= T1 [s] (e.g. the rebound after an impact).
 """
 from __future__ import annotations
 
@@ -35,10 +39,14 @@ from .components.expressions import Expression, ExpressionError
 #: settings that are not component parameters
 RUN_SETTINGS = ("algorithm", "step", "stop")
 OPTION = "option."
-AGGREGATES: dict[str, Callable[[np.ndarray], Any]] = {
-    "final": lambda x: x[-1], "initial": lambda x: x[0], "max": np.max, "min": np.min,
-    "maxabs": lambda x: np.max(np.abs(x))}
-_AGGREGATE = re.compile(r"\b(" + "|".join(AGGREGATES) + r")\(\s*([A-Za-z_][\w\[\]]*(?:\.[\w\[\]]+)*)\s*\)")
+#: aggregate(values, times) of one output over the recorded points (of a time window)
+AGGREGATES: dict[str, Callable[[np.ndarray, np.ndarray], Any]] = {
+    "final": lambda x, t: x[-1], "initial": lambda x, t: x[0], "max": lambda x, t: np.max(x),
+    "min": lambda x, t: np.min(x), "maxabs": lambda x, t: np.max(np.abs(x)),
+    "integral": lambda x, t: np.trapezoid(x, t)}
+_NUMBER = r"\s*,\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)"
+_AGGREGATE = re.compile(r"\b(" + "|".join(AGGREGATES) + r")\(\s*([A-Za-z_][\w\[\]]*(?:\.[\w\[\]]+)*)"
+                        rf"(?:{_NUMBER}(?:{_NUMBER})?)?\s*\)")
 
 
 def grid_values(name: str, spec: Any) -> list[Any]:
@@ -70,11 +78,16 @@ class Metric:
         if not name.isidentifier():
             raise ValueError(f"metric {name!r}: its name must be an identifier (letters, digits, _)")
         self.name, self.text = name, text
-        self.columns: dict[str, tuple[str, str]] = {}  # placeholder -> (aggregate, column)
+        #: placeholder -> (aggregate, column, window start [s], window end [s])
+        self.columns: dict[str, tuple[str, str, float, float]] = {}
 
         def placeholder(match: re.Match) -> str:
             key = f"_a{len(self.columns)}"
-            self.columns[key] = (match.group(1), match.group(2))
+            start, end = (float(g) if g is not None else default for g, default in
+                          ((match.group(3), -math.inf), (match.group(4), math.inf)))
+            if not start < end:
+                raise ValueError(f"metric {name} = {text!r}: the window {match.group(0)} needs start < end")
+            self.columns[key] = (match.group(1), match.group(2), start, end)
             return key
 
         rewritten = _AGGREGATE.sub(placeholder, text)
@@ -88,14 +101,17 @@ class Metric:
 
     @property
     def outputs(self) -> list[str]:
-        return sorted({column for _, column in self.columns.values()})
+        return sorted({column for _, column, _, _ in self.columns.values()})
 
     def __call__(self, data: np.ndarray) -> float:
         values = {}
-        for key, (aggregate, column) in self.columns.items():
+        for key, (aggregate, column, start, end) in self.columns.items():
             if column not in (data.dtype.names or ()):
                 raise ValueError(f"metric {self.name}: no recorded output {column!r}")
-            values[key] = float(AGGREGATES[aggregate](data[column]))
+            inside = (data["time"] >= start) & (data["time"] <= end)
+            if not inside.any():
+                raise ValueError(f"metric {self.name}: no recorded point of {column} in [{start!r}, {end!r}] s")
+            values[key] = float(AGGREGATES[aggregate](data[column][inside], data["time"][inside]))
         return self.expression(**values)
 
 
@@ -111,6 +127,8 @@ class Study:
     seed: int = 0
     fixed: dict[str, Any] = field(default_factory=dict)
     local: bool = False
+    #: settings that take another axis's value in every run: {"elastoGap2.c": "elastoGap1.c"}
+    tied: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.parsed_metrics = [Metric(n, t) for n, t in self.metrics.items()]
@@ -126,11 +144,23 @@ class Study:
         overlap = (set(self.grid) | set(self.ranges)) & set(self.fixed) | set(self.grid) & set(self.ranges)
         if overlap:
             raise ValueError(f"setting(s) {sorted(overlap)} given twice (grid, ranges, fixed)")
+        for target, source in self.tied.items():
+            if source not in self.axes:
+                raise ValueError(f"tied {target} = {source!r}: {source!r} is not a varied setting "
+                                 f"({', '.join(self.axes) or 'none'})")
+            if target in self.axes or target in self.fixed:
+                raise ValueError(f"tied {target}: it is already varied or fixed")
+
+    def settings(self, point: dict[str, Any]) -> dict[str, Any]:
+        """Everything a run of ``point`` sets: the fixed settings, the point's, the tied ones."""
+        return {**self.fixed, **point, **{target: point[source] for target, source in self.tied.items()}}
 
     def definition(self) -> dict[str, Any]:
         """The study as plain data (what a table is checked against on resume)."""
         data = asdict(self)
         data["ranges"] = {k: list(v) for k, v in self.ranges.items()}
+        if not self.tied:
+            del data["tied"]  # the definition (and fingerprint) of a study without ties is as before ties
         return data
 
     @classmethod
@@ -195,9 +225,10 @@ def _range(name: str, spec: Any) -> tuple[float, float]:
 
 def load_study(path: str | Path, metrics: dict[str, str] | None = None, grid: dict[str, Any] | None = None,
                ranges: dict[str, Any] | None = None, samples: int | None = None, method: str | None = None,
-               seed: int | None = None, fixed: dict[str, Any] | None = None, local: bool = False) -> Study:
+               seed: int | None = None, fixed: dict[str, Any] | None = None, local: bool = False,
+               tied: dict[str, str] | None = None) -> Study:
     """A study from a scenario (folder, .ssd, .ssp) and the given pieces, or from a study file (.toml:
-    ``scenario`` relative to the file, tables ``metrics``, ``grid``, ``ranges``, ``fixed``, and
+    ``scenario`` relative to the file, tables ``metrics``, ``grid``, ``ranges``, ``fixed``, ``tied``, and
     ``samples``, ``method``, ``seed``, ``local``) with the given pieces added."""
     data: dict[str, Any] = {"scenario": str(path)}
     if Path(path).suffix == ".toml":
@@ -206,12 +237,13 @@ def load_study(path: str | Path, metrics: dict[str, str] | None = None, grid: di
             data = tomllib.loads(Path(path).read_text())
         except (OSError, tomllib.TOMLDecodeError) as exc:
             raise ValueError(f"study file {path}: {exc}") from None
-        unknown = set(data) - {"scenario", "metrics", "grid", "ranges", "fixed", "samples", "method", "seed", "local"}
+        unknown = set(data) - {"scenario", "metrics", "grid", "ranges", "fixed", "samples", "method", "seed", "local",
+                               "tied"}
         if unknown or "scenario" not in data:
             raise ValueError(f"study file {path}: " + (f"unknown key(s) {sorted(unknown)}" if unknown
                                                        else "no 'scenario'"))
         data["scenario"] = str((Path(path).parent / data["scenario"]).resolve())
-    for key, extra in (("metrics", metrics), ("grid", grid), ("ranges", ranges), ("fixed", fixed)):
+    for key, extra in (("metrics", metrics), ("grid", grid), ("ranges", ranges), ("fixed", fixed), ("tied", tied)):
         data[key] = {**data.get(key, {}), **(extra or {})}
     data["ranges"] = {name: _range(name, spec) for name, spec in data["ranges"].items()}
     for key, value in (("samples", samples), ("method", method), ("seed", seed)):

@@ -4,10 +4,11 @@ table streamed as runs finish.
 Execution: ``workers`` > 0 starts a Dask LocalCluster of that many worker processes (one thread
 each); ``scheduler`` ("tcp://host:8786") uses an existing cluster instead, whose workers must have
 mechfmu and the FMUs' folder; ``workers=0`` runs here, one after another. A worker keeps the loaded
-scenario and the unpacked FMUs for the next run (``_scenario``; FMUs are unpacked once per process,
-mechfmu/slaves.py). A run never raises: its failure (a bad value, a diverging run, a worker that died
-on it repeatedly) is its row's status and message, and the study goes on. Dask runs again a task
-whose worker died (a killed or crashed process): its row still comes.
+scenario, the unpacked FMUs and their instances for the next run (``_scenario``; FMUs are unpacked once
+per process, mechfmu/slaves.py; instances are reset, not freed, after a run that ended well:
+``instance_pool``, ``mechfmu.simulate.InstancePool``). A run never raises: its failure (a bad value, a
+diverging run, a worker that died on it repeatedly) is its row's status and message, and the study goes
+on. Dask runs again a task whose worker died (a killed or crashed process): its row still comes.
 
 Table: one row per run, columns ``index``, the varied settings, the metrics, ``status``,
 ``message``, ``counters`` (JSON), ``wall_s`` (the run's wall time, the only column that differs
@@ -35,6 +36,8 @@ from .study import Study, split_settings
 FIXED_COLUMNS = ("status", "message", "counters", "wall_s")
 #: scenarios loaded in this process, by (path, local): a worker loads each once
 _scenarios: dict[tuple[str, bool], Any] = {}
+#: FMU instances reset for the next run in this process (created on the first FMU-path run)
+_pool: Any = None
 
 
 def columns(study: Study) -> list[str]:
@@ -49,6 +52,15 @@ def _scenario(path: str, local: bool):
     return _scenarios[key]
 
 
+def instance_pool():
+    """This process's ``InstancePool``: a worker instantiates each FMU once and resets it between runs."""
+    global _pool
+    from .simulate import InstancePool
+    if _pool is None:
+        _pool = InstancePool()
+    return _pool
+
+
 def run_point(study: Study, index: int, settings: dict[str, Any]) -> dict[str, Any]:
     """One run of the study (on a worker): its row. Never raises."""
     from .simulate import simulate
@@ -56,12 +68,13 @@ def run_point(study: Study, index: int, settings: dict[str, Any]) -> dict[str, A
     metrics = {m.name: math.nan for m in study.parsed_metrics}
     counters: dict[str, Any] = {}
     try:
-        run, overrides, options = split_settings({**study.fixed, **settings})
+        run, overrides, options = split_settings(study.settings(settings))
         scenario = _scenario(study.scenario, study.local)
         overrides = check_overrides(scenario, overrides, study.local, texts=True)
         result = simulate(scenario, algorithm=run.get("algorithm"), step=run.get("step"),
                           stop=run.get("stop"), local=study.local, parameters=overrides,
-                          output_variables=study.outputs or None, **options)
+                          output_variables=study.outputs or None,
+                          pool=None if study.local else instance_pool(), **options)
         if result.status == "interrupted":
             raise KeyboardInterrupt  # Ctrl-C in this process: the study stops, the run is not a row
         status, message, counters = result.status, result.message, result.counters
@@ -183,8 +196,11 @@ def run_study(study: Study, table: str | Path, workers: int = 2, scheduler: str 
 
     try:
         if workers == 0 and scheduler is None:
-            for index, settings in pending:
-                finished(run_point(study, index, settings))
+            try:
+                for index, settings in pending:
+                    finished(run_point(study, index, settings))
+            finally:
+                instance_pool().close()
         else:
             _run_on_dask(study, pending, workers, scheduler, finished)
         store.finish()
