@@ -5,9 +5,10 @@ Runs every shipped scenario to its stop time with its own algorithm through the 
 once with this tree's, and compares the two CSV files byte for byte (the values are written with
 ``repr``, so equal bytes are equal bits). Where this tree's FMUs output more variables (new columns),
 the columns both have are compared value text for value text and the new ones listed. Use it around a
-refactoring: REV is the commit before it.
+refactoring: REV is the commit before it. ``--local`` runs both as ``mechfmu run ... --local`` (the
+components in-process, no FMUs): the in-process path compared the same way.
 
-    python3 benchmarks/results_bit_identity.py REV [SCENARIO ...]
+    python3 benchmarks/results_bit_identity.py REV [--local] [SCENARIO ...]
 """
 from __future__ import annotations
 
@@ -20,20 +21,21 @@ from pathlib import Path
 from fmu_bit_identity import ROOT, checkout
 
 
-def run(tree: Path, env: dict | None, scenario: str, out: Path) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "mechfmu.cli", "run", f"scenarios/{scenario}", "--out", str(out)],
-                            cwd=tree, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+def run(tree: Path, env: dict | None, scenario: str, out: Path, local: bool = False) -> subprocess.Popen:
+    command = [sys.executable, "-m", "mechfmu.cli", "run", f"scenarios/{scenario}", "--out", str(out)]
+    return subprocess.Popen(command + ["--local"] * local, cwd=tree, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
 
 
-def main(revision: str, scenarios: list[str]) -> int:
+def main(revision: str, scenarios: list[str], local: bool = False) -> int:
     scenarios = scenarios or sorted(p.parent.name for p in (ROOT / "scenarios").glob("*/SystemStructure.ssd"))
     differing = 0
     with tempfile.TemporaryDirectory(prefix="mechfmu_results_") as tmp, checkout(revision, Path(tmp)) as (tree, env):
         work = Path(tmp)
-        print(f"mechfmu run SCENARIO --out: {revision} against this tree, byte for byte")
+        print(f"mechfmu run SCENARIO --out{' --local' if local else ''}: {revision} against this tree, byte for byte")
         for scenario in scenarios:
             old, new = work / f"{scenario}.old.csv", work / f"{scenario}.new.csv"
-            runs = [run(tree, env, scenario, old), run(ROOT, None, scenario, new)]  # both at once: 2 cores
+            runs = [run(tree, env, scenario, old, local), run(ROOT, None, scenario, new, local)]  # at once: 2 cores
             outputs = [p.communicate()[0] for p in runs]
             if any(p.returncode != 0 for p in runs):
                 print(f"  {scenario:22s} run failed:\n{outputs[0][-800:]}\n{outputs[1][-800:]}")
@@ -67,4 +69,6 @@ def common_columns_equal(old: Path, new: Path) -> tuple[int | None, list[str]]:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1], sys.argv[2:]) if len(sys.argv) > 1 else "usage: results_bit_identity.py REV [SCENARIO ...]")
+    arguments = [a for a in sys.argv[1:] if a != "--local"]
+    sys.exit(main(arguments[0], arguments[1:], local="--local" in sys.argv[1:]) if arguments
+             else "usage: results_bit_identity.py REV [--local] [SCENARIO ...]")

@@ -19,9 +19,11 @@ import copy
 import dataclasses
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from .expressions import Expression, ExpressionError
 from .si_units import QUANTITIES, UNITS  # noqa: F401  (re-exported: the components' units)
 
 #: translational unit -> rotational unit, for components that serve both (DESIGN: same names, rad units)
@@ -123,6 +125,9 @@ def coerce(type_name: str, value: Any) -> Any:
     return value
 
 
+_BATCHED: dict[type, tuple[frozenset[str], frozenset[str]]] = {}  # per class: what get_many/set_many batch
+
+
 class Component:
     """Base of every component. Subclasses declare ``parameters``, ``inputs``, ``outputs`` and
     ``initial_state`` and implement ``compute_outputs`` (algebraic outputs from the current
@@ -161,6 +166,12 @@ class Component:
         self.time = 0.0
         self.initialized = False
         self._cache: dict[str, float] | None = None
+        cls = type(self)
+        if cls not in _BATCHED:  # what get_many/set_many handle as Component.get/set (if not overridden) would
+            outputs = frozenset(o.name for o in cls.outputs).difference(self.values)
+            _BATCHED[cls] = (outputs if cls.get is Component.get else frozenset(),
+                             frozenset(self._input_names) if cls.set is Component.set else frozenset())
+        self._batched = _BATCHED[cls]
 
     # --- variable access --------------------------------------------------------------------
     def variable_names(self) -> list[str]:
@@ -193,10 +204,42 @@ class Component:
             raise ComponentError(f"{self.instance_name}: no parameter or input named {name!r}")
         self._cache = None
 
+    def set_many(self, names: Sequence[str], values: Sequence[Any]) -> None:
+        """``set`` of each name in turn (the same checks and errors); inputs without a call each."""
+        batched, vals, isfinite = self._batched[1].issuperset(names), self.values, math.isfinite
+        for name, value in zip(names, values):
+            if not batched:
+                self.set(name, value)
+                continue
+            value = float(value)
+            if not isfinite(value):
+                raise self.error(name, value, "must be finite")
+            vals[name] = value
+            self._cache = None
+
+    def get_many(self, names: Sequence[str]) -> list[Any]:
+        """``[self.get(n) for n in names]`` (the same values and errors); outputs read in one go."""
+        if names and self._batched[0].issuperset(names):
+            outputs = self._cache if self._cache is not None else self.current_outputs()
+            try:
+                return [outputs[n] for n in names]
+            except KeyError:
+                pass  # an output compute_outputs left out: get names it
+        get = self.get
+        return [get(n) for n in names]
+
     def get(self, name: str) -> Any:
         """Read any parameter, input or output (outputs are evaluated from the current inputs)."""
         if name in self.values:
             return self.values[name]
+        outputs = self._cache if self._cache is not None else self.current_outputs()
+        try:
+            return outputs[name]
+        except KeyError:
+            raise ComponentError(f"{self.instance_name}: no variable named {name!r}") from None
+
+    def current_outputs(self) -> dict[str, Any]:
+        """Every output now (``compute_outputs``, kept until an input, the state or the time changes)."""
         if self._cache is None:
             try:
                 self._cache = self.compute_outputs()
@@ -204,29 +247,22 @@ class Component:
                 if not self.initialized:
                     self.check_parameters()  # before initialization a bad parameter is the likely cause: name it
                 raise
-        try:
-            return self._cache[name]
-        except KeyError:
-            raise ComponentError(f"{self.instance_name}: no variable named {name!r}") from None
+        return self._cache
 
     def parsed_expression(self, parameter: str, names: tuple[str, ...]):
         """The user-function expression held by a String parameter (parsed once per text; None if
         empty); a bad one raises ``ComponentError`` naming component, parameter and text."""
-        from .expressions import Expression, ExpressionError
-
         text = self.values[parameter]
-        cache = self._expressions
-        if parameter not in cache or cache[parameter][0] != text:
+        held = self._expressions.get(parameter)
+        if held is None or held[0] != text:
             try:
-                cache[parameter] = (text, Expression(text, names) if text.strip() else None)
+                held = self._expressions[parameter] = (text, Expression(text, names) if text.strip() else None)
             except ExpressionError as exc:
                 raise self.error(parameter, text, f"is invalid: {exc}") from None
-        return cache[parameter][1]
+        return held[1]
 
     def call_expression(self, parameter: str, names: tuple[str, ...], **arguments: float) -> float:
         """Evaluate a parameter's expression; failures raise ``ComponentError`` naming the parameter."""
-        from .expressions import ExpressionError
-
         try:
             return self.parsed_expression(parameter, names)(**arguments)
         except ExpressionError as exc:

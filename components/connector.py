@@ -39,6 +39,7 @@ from .ports import (
 
 S_A, V_A = port(FLANGE_A, POSITION), port(FLANGE_A, VELOCITY)
 S_B, V_B = port(FLANGE_B, POSITION), port(FLANGE_B, VELOCITY)
+A_A, A_B = port(FLANGE_A, ACCELERATION), port(FLANGE_B, ACCELERATION)
 FLANGE_INPUT_NAMES = (S_A, V_A, S_B, V_B)
 #: the flange inputs of every 1D connector (Exudyn marker m0 = flange_a, m1 = flange_b)
 CONNECTOR_INPUTS = (
@@ -128,18 +129,26 @@ class Connector(Component, ABC):
         f0, f1 = self.factors()
         f_q, f_v = self.force_derivatives(q, v)
         vals = self.values
+        aa, bb, ab = f0 * f0, f1 * f1, -f0 * f1  # the products the outputs share (left to right, as written out)
         return {"flange_a.f": -f0 * f, "flange_b.f": f1 * f,
-                "flange_a.c": f0 * f0 * f_q, "flange_a.d": f0 * f0 * f_v,
-                "flange_b.c": f1 * f1 * f_q, "flange_b.d": f1 * f1 * f_v,
-                "flange_a.f_rate": -f0 * f1 * (f_q * vals[V_B] + f_v * vals["flange_b.a"]),
-                "flange_b.f_rate": -f0 * f1 * (f_q * vals[V_A] + f_v * vals["flange_a.a"])}
+                "flange_a.c": aa * f_q, "flange_a.d": aa * f_v, "flange_b.c": bb * f_q, "flange_b.d": bb * f_v,
+                "flange_a.f_rate": ab * (f_q * vals[V_B] + f_v * vals[A_B]),
+                "flange_b.f_rate": ab * (f_q * vals[V_A] + f_v * vals[A_A])}
 
     def compute_outputs(self) -> dict[str, float]:
         q, v = self.relative()
         f, parts = self.law_parts(q, v)
-        state = self.state
-        return {"s_rel": q, "v_rel": v, "f": f, **parts, **self.flange_outputs(f, q, v),
-                **{o.name: state[o.name] for o in self.state_outputs}, **self.indicators(q, v)}
+        outputs = {"s_rel": q, "v_rel": v, "f": f}
+        if parts:
+            outputs.update(parts)
+        outputs.update(self.flange_outputs(f, q, v))
+        if self.state_outputs:
+            state = self.state
+            outputs.update({o.name: state[o.name] for o in self.state_outputs})
+        indicators = self.indicators(q, v)
+        if indicators:
+            outputs.update(indicators)
+        return outputs
 
 
 def connector_outputs(cls: type[Connector]) -> tuple[Output, ...]:
@@ -166,6 +175,8 @@ class UserFunctionConnector(Connector, ABC):
 
     def user_function(self) -> Expression | None:
         """The parsed springForceUserFunction, or None if empty."""
+        if not self.values["springForceUserFunction"]:
+            return None  # nothing to parse (parsed_expression's answer for an empty text)
         return self.parsed_expression("springForceUserFunction", self.user_function_names)
 
     def call_user_function(self, **arguments: float) -> float:

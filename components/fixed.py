@@ -8,6 +8,8 @@ from __future__ import annotations
 from .base import Component, Output, Param
 from .ports import FLANGE, POSITION, VELOCITY, port
 
+S, V = port(FLANGE, POSITION), port(FLANGE, VELOCITY)
+
 
 class Fixed(Component):
     description = "Flange fixed in the housing at a given position"
@@ -15,9 +17,9 @@ class Fixed(Component):
     example_parameters = {"s0": 0.7}
     parameters = (Param("s0", 0.0, "m", "Fixed offset position of housing"),)
     outputs = (
-        Output(port(FLANGE, POSITION), "m", "Absolute position of the fixed flange"),
-        Output(port(FLANGE, VELOCITY), "m/s", "Absolute velocity of the fixed flange (always 0)"),
+        Output(S, "m", "Absolute position of the fixed flange"),
+        Output(V, "m/s", "Absolute velocity of the fixed flange (always 0)"),
     )
 
     def compute_outputs(self) -> dict[str, float]:
-        return {port(FLANGE, POSITION): self.values["s0"], port(FLANGE, VELOCITY): 0.0}
+        return {S: self.values["s0"], V: 0.0}

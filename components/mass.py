@@ -155,6 +155,14 @@ INERTIA_VARIABLES = body_variables(
     {"load": "torque", "pos": "rotation angle", "vel": "angular velocity", "acc": "angular acceleration"})
 
 
+def law_keys(names: tuple[str, str, str, str, str]) -> dict[str, str]:
+    """The variable names a body's law uses, by role, from its (inertia, position, velocity, load, drive) names."""
+    inertia, pos, vel, load, drive = names
+    return {"inertia": inertia, "drive": drive, "pos": pos, "vel": vel,
+            **{f"{x}.{role}": f"{x}.{name}" for x in FLANGES
+               for role, name in (("load", load), ("rate", f"{load}_rate"), ("pos", pos), ("vel", vel))}}
+
+
 class Mass(Component):
     description = "1D sliding mass with inertia (Modelica Translational Mass semantics)"
     source = "Modelica Standard Library 4.1, Modelica.Mechanics.Translational.Components.Mass"
@@ -169,31 +177,39 @@ class Mass(Component):
     initial_state = {"s": 0.0, "v": 0.0}
     #: variable names: inertia, position, velocity, flange load, drive
     names: ClassVar[tuple[str, str, str, str, str]] = ("m", "s", "v", "f", "f_drive")
+    #: the names the law reads and writes (``law_keys(names)``, set again for every subclass)
+    _keys: ClassVar[dict[str, str]]
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls._keys = law_keys(cls.names)
 
     def acceleration(self) -> float:
-        inertia, _, _, load, drive = self.names
-        vals = self.values
-        return mass_acceleration(vals[inertia], vals[drive], vals[f"flange_a.{load}"], vals[f"flange_b.{load}"])
+        keys, vals = self._keys, self.values
+        return mass_acceleration(vals[keys["inertia"]], vals[keys["drive"]], vals[keys["flange_a.load"]],
+                                 vals[keys["flange_b.load"]])
 
     def advance(self, current_time: float, step_size: float) -> None:
-        st, vals = self.state, self.values
-        load = self.names[3]
+        st, vals, keys = self.state, self.values, self._keys
         stiffness = vals["flange_a.c"] + vals["flange_b.c"]
         damping = vals["flange_a.d"] + vals["flange_b.d"]
-        rate = vals[f"flange_a.{load}_rate"] + vals[f"flange_b.{load}_rate"]
+        rate = vals[keys["flange_a.rate"]] + vals[keys["flange_b.rate"]]
         if stiffness == 0.0 and damping == 0.0 and rate == 0.0:
             st["s"], st["v"] = mass_step(st["s"], st["v"], self.acceleration(), step_size)
         else:
-            inertia = vals[self.names[0]]
+            inertia = vals[keys["inertia"]]
             st["s"], st["v"] = linear_implicit_step(st["s"], st["v"], inertia, self.acceleration() * inertia,
                                                     stiffness, damping, rate, step_size)
 
     def compute_outputs(self) -> dict[str, float]:
-        _, pos, vel, _, _ = self.names
+        keys = self._keys
         s, v, half = self.state["s"], self.state["v"], 0.5 * self.values.get("L", 0.0)
         a = self.acceleration()
-        return {pos: s, vel: v, "a": a, f"flange_a.{pos}": s - half, f"flange_a.{vel}": v,
-                f"flange_b.{pos}": s + half, f"flange_b.{vel}": v, "flange_a.a": a, "flange_b.a": a}
+        return {keys["pos"]: s, keys["vel"]: v, "a": a, keys["flange_a.pos"]: s - half, keys["flange_a.vel"]: v,
+                keys["flange_b.pos"]: s + half, keys["flange_b.vel"]: v, "flange_a.a": a, "flange_b.a": a}
+
+
+Mass._keys = law_keys(Mass.names)
 
 
 class Inertia(Mass):

@@ -46,6 +46,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -168,19 +169,90 @@ typedef struct Instance {
     char *name;
     int state;                   /* one of the states above */
     Saved *saved;                /* the FMU states handed out and not freed */
-    struct Instance *next;       /* every live instance of this process (calls on others are refused) */
 } Instance;
 
+/* Every live instance of this process (calls on others are refused): a set of pointers, open addressing
+ * with linear probing (NULL = empty slot), at most half full, so a handle is checked in O(1) whatever the
+ * number of instances, without ever reading through the handle itself (a freed or foreign pointer is
+ * only compared, never dereferenced). */
 static pthread_mutex_t instances_lock = PTHREAD_MUTEX_INITIALIZER;
-static Instance *instances;
+static Instance **live;      /* live_capacity slots (a power of two), or NULL before the first instance */
+static size_t live_capacity;
+static size_t live_count;
+
+static size_t home_slot(const void *p, size_t capacity) {
+    uint64_t x = (uint64_t)(uintptr_t)p; /* a 64-bit mix (MurmurHash3's finalizer): allocation addresses */
+    x ^= x >> 33;                         /* share their low bits */
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    return (size_t)x & (capacity - 1);
+}
+
+/* The slot holding `p`, or the empty slot where it would go; the lock held, live not NULL. */
+static size_t find_slot(const void *p) {
+    size_t i = home_slot(p, live_capacity);
+    while (live[i] && live[i] != p) i = (i + 1) & (live_capacity - 1);
+    return i;
+}
 
 /* The instance behind a host's handle, or NULL for a handle that is not (or no more) a live instance. */
 static Instance *lookup(fmi2Component c) {
+    Instance *w = NULL;
     pthread_mutex_lock(&instances_lock);
-    Instance *w = instances;
-    while (w && w != (Instance *)c) w = w->next;
+    if (c && live) w = live[find_slot(c)];
     pthread_mutex_unlock(&instances_lock);
     return w;
+}
+
+/* Add a new instance to the live set (doubling it when half full); -1 when out of memory. */
+static int add_live(Instance *w) {
+    pthread_mutex_lock(&instances_lock);
+    if (2 * (live_count + 1) > live_capacity) {
+        size_t capacity = live_capacity ? 2 * live_capacity : 64;
+        Instance **slots = calloc(capacity, sizeof *slots);
+        if (!slots) {
+            pthread_mutex_unlock(&instances_lock);
+            return -1;
+        }
+        Instance **old = live;
+        size_t old_capacity = live_capacity;
+        live = slots;
+        live_capacity = capacity;
+        for (size_t i = 0; i < old_capacity; ++i)
+            if (old[i]) live[find_slot(old[i])] = old[i];
+        free(old);
+    }
+    live[find_slot(w)] = w;
+    ++live_count;
+    pthread_mutex_unlock(&instances_lock);
+    return 0;
+}
+
+/* Take `w` out of the live set; 0 if it was not in it (freed twice, or not ours). Deletion by backward
+ * shift: every later entry of the probe run that may move into the hole does, so no tombstones. */
+static int remove_live(const void *w) {
+    pthread_mutex_lock(&instances_lock);
+    if (!w || !live || !live[find_slot(w)]) {
+        pthread_mutex_unlock(&instances_lock);
+        return 0;
+    }
+    size_t mask = live_capacity - 1, hole = find_slot(w);
+    live[hole] = NULL;
+    for (size_t i = (hole + 1) & mask; live[i]; i = (i + 1) & mask) {
+        size_t home = home_slot(live[i], live_capacity);
+        if (((i - home) & mask) >= ((i - hole) & mask)) { /* its home is at or before the hole (cyclically) */
+            live[hole] = live[i];
+            live[i] = NULL;
+            hole = i;
+        }
+    }
+    if (--live_count == 0) { /* the last one: nothing left allocated */
+        free(live);
+        live = NULL;
+        live_capacity = 0;
+    }
+    pthread_mutex_unlock(&instances_lock);
+    return 1;
 }
 
 static void *allocate(const fmi2CallbackFunctions *cb, size_t n, size_t size) {
@@ -327,10 +399,13 @@ fmi2Component fmi2Instantiate(fmi2String instanceName, fmi2Type fmuType, fmi2Str
         return NULL;
     }
     w->state = INSTANTIATED;
-    pthread_mutex_lock(&instances_lock);
-    w->next = instances;
-    instances = w;
-    pthread_mutex_unlock(&instances_lock);
+    if (add_live(w) != 0) {
+        refuse(w, "fmi2Instantiate", "out of memory");
+        slave_free(w->slave);
+        release(functions, w->name);
+        release(functions, w);
+        return NULL;
+    }
     return w;
 }
 
@@ -342,13 +417,8 @@ static void free_categories(Instance *w) {
 }
 
 void fmi2FreeInstance(fmi2Component c) {
-    Instance *w = lookup(c);
-    if (!w) return; /* NULL, freed twice or not ours: nothing to do */
-    pthread_mutex_lock(&instances_lock);
-    Instance **link = &instances;
-    while (*link != w) link = &(*link)->next;
-    *link = w->next;
-    pthread_mutex_unlock(&instances_lock);
+    if (!remove_live(c)) return; /* NULL, freed twice or not ours: nothing to do */
+    Instance *w = (Instance *)c;
     while (w->saved) { /* states the host did not free belong to the instance */
         Saved *s = w->saved;
         w->saved = s->next;

@@ -79,15 +79,17 @@ class Run:
         if extra is not None:
             self.units.update(zip(extra[0], extra[1]))
         self.row: tuple[float, ...] = ()
+        #: the batched gets of a row: each slave's bound ``get`` and its selected outputs (none: no call)
+        self._getters = [(s.get, names) for s, names in self._reads if names]
 
     def read_row(self) -> tuple[float, ...]:
         """Read every output now (one batched get per slave) and keep it as ``row``."""
         values = [self.time]
-        for slave, names in self._reads:
-            if names:
-                values.extend(slave.get(names))
+        extend = values.extend
+        for get, names in self._getters:
+            extend(get(names))
         if self._extra is not None:
-            values.extend(self._extra[2]())
+            extend(self._extra[2]())
         self.row = tuple(values)
         return self.row
 

@@ -137,11 +137,10 @@ class LocalSlave(Slave):
         self._guard(self.component.initialize, self._start_time)
 
     def set(self, names: list[str], values: list[float]) -> None:
-        component = self.component
-        self._guard(lambda: [component.set(n, v) for n, v in zip(names, values)])
+        self._guard(self.component.set_many, names, values)
 
     def get(self, names: list[str]) -> list[float]:
-        return self._guard(lambda: [self.component.get(n) for n in names])
+        return self._guard(self.component.get_many, names)
 
     def do_step(self, current_time: float, step_size: float) -> bool:
         self.calls += 1

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any
 
 from .scenario import Connection
@@ -29,11 +30,40 @@ class AlgebraicLoopError(ValueError):
     """Feed-through outputs form a cycle; a fixed-step exchange order does not exist."""
 
 
+def picker(index: list[int], count: int) -> Callable[[list[float]], list[float]]:
+    """``lambda values: [values[i] for i in index]`` for a list of ``count`` values, done by
+    ``operator.itemgetter`` (the list itself when ``index`` takes all of them in order)."""
+    if index == list(range(count)):
+        return lambda values: values
+    if len(index) == 1:
+        first = index[0]
+        return lambda values: [values[first]]
+    pick = itemgetter(*index)
+    return lambda values: list(pick(values))
+
+
 @dataclass
 class TransferLevel:
     gets: list[tuple[Slave, list[str]]]
     #: (target slave, input names, indices into the flat list of values read in this level)
     sets: list[tuple[Slave, list[str], list[int]]]
+    #: the same, ready to run: bound ``get``/``set`` methods and the pickers of each target's values
+    _reads: list[tuple[Callable, list[str]]] = field(init=False, repr=False)
+    _writes: list[tuple[Callable, list[str], Callable]] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._reads = [(slave.get, names) for slave, names in self.gets]
+        count = sum(len(names) for _, names in self.gets)
+        self._writes = [(slave.set, names, picker(index, count)) for slave, names, index in self.sets]
+
+    def run(self) -> None:
+        """One batched get per source, then one batched set per target."""
+        values: list[float] = []
+        extend = values.extend
+        for get, names in self._reads:
+            extend(get(names))
+        for set_, names, pick in self._writes:
+            set_(names, pick(values))
 
 
 def read_plan(slaves: dict[str, Slave],
@@ -135,11 +165,7 @@ class CoupledSystem:
 
     def transfer(self, plan: list[TransferLevel]) -> None:
         for level in plan:
-            values: list[float] = []
-            for slave, names in level.gets:
-                values.extend(slave.get(names))
-            for slave, names, idx in level.sets:
-                slave.set(names, [values[i] for i in idx])
+            level.run()
 
     def connection_values(self) -> list[float]:
         """The current value of every connection's source output, in connection order."""
@@ -161,9 +187,14 @@ class CoupledSystem:
             raise StepRefused(slave.last_error or f"{slave.name} refused the step at t={t!r}")
 
     def step_all(self, t: float, h: float) -> None:
-        """Every slave from t to t + h with the inputs it holds (Jacobi), in scenario order."""
+        """Every slave from t to t + h with the inputs it holds (Jacobi), in scenario order (``do_step``
+        of each, inlined)."""
+        before = self.before_step
         for slave in self.slaves.values():
-            self.do_step(slave, t, h)
+            if before is not None:
+                before(slave)
+            if not slave.do_step(t, h):
+                raise StepRefused(slave.last_error or f"{slave.name} refused the step at t={t!r}")
 
     def save_states(self) -> dict[str, Any]:
         return {name: slave.get_state() for name, slave in self.slaves.items()}
