@@ -24,9 +24,12 @@ h = 1e-3 s:
    at the end) run in a child whose ``getrusage(RUSAGE_CHILDREN).ru_maxrss`` is that run's peak.
 3. a cProfile of the in-process path on the 200-FMU chain: the top functions by cumulative and by own
    time, so the master's plumbing per step is visible.
+4. study throughput (``study_throughput.py``): what reusing FMU instances saves per run, and the same
+   ``--study-runs`` runs of the ElastoGap study sequentially, on 1 and on 2 Dask workers (target: 2 workers
+   >= 1.8x sequential).
 
     python3 benchmarks/scaling.py [--quick] [--sizes 20 200 2000] [--repeat 3] [--memory-steps 1000000]
-                                  [--no-memory] [--no-profile]
+                                  [--no-memory] [--no-profile] [--no-study] [--study-runs 36]
 
 ``--quick`` skips libcosim at the largest size (about 500-600 s for 200 steps at 2,000 FMUs on two cores,
 almost all of it in its first step, the initialization): about 7 minutes instead of 16. The code measured
@@ -342,6 +345,8 @@ def main() -> None:
     parser.add_argument("--no-memory", action="store_true")
     parser.add_argument("--no-profile", action="store_true")
     parser.add_argument("--profile-fmus", type=int, default=200)
+    parser.add_argument("--no-study", action="store_true")
+    parser.add_argument("--study-runs", type=int, default=36, help="runs of the throughput study")
     parser.add_argument("--libcosim-worker", nargs=2, help=argparse.SUPPRESS)
     parser.add_argument("--memory-worker", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -364,6 +369,11 @@ def main() -> None:
             memory(args.memory_steps)
         if not args.no_profile:
             profile(work, args.profile_fmus, 15)
+        if not args.no_study:
+            import study_throughput
+            build()
+            study_throughput.reuse(20)
+            study_throughput.throughput(args.study_runs, 5.0, work)
     print(f"benchmark wall time {time.perf_counter() - t0:.0f} s")
 
 

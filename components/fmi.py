@@ -43,6 +43,7 @@ from pythonfmu.enums import Fmi2Status
 
 from ._pythonfmu import Fmi2SlaveApi, child
 from .base import QUANTITIES, UNITS, Component, Param
+from .state_check import state_problem
 
 _VARIABLE_TYPES = {"Real": Real, "Integer": Integer, "Boolean": Boolean, "String": String}
 #: FMI type -> (Python type of its values, the value a refused read returns)
@@ -94,6 +95,7 @@ class ComponentFmu(Fmi2SlaveApi):
         self.start_time = 0.0
         self.initialization_error = None
         self._units: dict[str, tuple[str, Param | None]] = {}
+        self._plans: dict[tuple[str, tuple], list[str] | None] = {}
         for p in component_cls.parameters:
             self._register(p.name, p.type, Fmi2Causality.parameter, p.description, p.unit, p,
                            variability=Fmi2Variability.fixed, initial=Fmi2Initial.exact)
@@ -170,7 +172,28 @@ class ComponentFmu(Fmi2SlaveApi):
             if var := self._variable(vr, kind, "Set"):
                 self._write(var.name, value)
 
+    def _names(self, vrs, action: str) -> list[str] | None:
+        """The names of Real value references that can be read (``Get``) or written (``Set``) all at once,
+        None if one cannot (the per-reference path then logs why); kept per tuple of references."""
+        key = (action, tuple(vrs))
+        if key not in self._plans:
+            if len(self._plans) > 1024:
+                self._plans.clear()
+            found = [self.vars.get(vr) for vr in vrs]
+            self._plans[key] = [v.name for v in found if v is not None] if all(
+                isinstance(v, Real) and not (action == "Set" and v.causality == Fmi2Causality.output)
+                for v in found) else None
+        return self._plans[key]
+
     def get_real(self, vrs):
+        names = self._names(vrs, "Get")
+        if names is not None:  # the batch, unless a value fails or is not finite: then name by name, logged
+            try:
+                values = [float(v) for v in self.component.get_many(names)]
+            except Exception:
+                values = None
+            if values is not None and all(map(math.isfinite, values)):
+                return values
         return self._get(vrs, "Real")
 
     def get_integer(self, vrs):
@@ -183,6 +206,13 @@ class ComponentFmu(Fmi2SlaveApi):
         return self._get(vrs, "String")
 
     def set_real(self, vrs, values):
+        names = self._names(vrs, "Set")
+        if names is not None:
+            try:
+                self.component.set_many(names, values)
+                return
+            except Exception:
+                pass  # a refused value: every value again on its own, each refusal logged
         self._set(vrs, values, "Real")
 
     def set_integer(self, vrs, values):
@@ -297,7 +327,7 @@ class ComponentFmu(Fmi2SlaveApi):
         component_cls = cls.component_class
         try:
             snapshot = json.loads(bytes(data).decode("utf-8"))
-            problem = _state_problem(component_cls, snapshot)
+            problem = state_problem(component_cls, snapshot)
         except Exception as exc:  # not UTF-8, not JSON, nested too deep, a rule of the component, ...
             problem = f"{type(exc).__name__}: {exc}"
         if problem:
@@ -311,45 +341,6 @@ class _Rejected:
 
     def __init__(self, reason: str):
         self.reason = reason
-
-
-def _number(value) -> bool:
-    return type(value) in (int, float) and math.isfinite(value)
-
-
-def _shape_problem(value, reference, path: str) -> str | None:
-    """Why ``value`` does not have the structure and types of ``reference`` (None if it has)."""
-    if isinstance(reference, dict):
-        if not isinstance(value, dict) or set(value) != set(reference):
-            return f"{path} must be an object with exactly the keys {sorted(reference)}"
-        return next((p for k in reference if (p := _shape_problem(value[k], reference[k], f"{path}.{k}"))), None)
-    if isinstance(reference, list):
-        if not isinstance(value, list) or len(value) != len(reference):
-            return f"{path} must be a list of {len(reference)}"
-        return next((p for i, (v, r) in enumerate(zip(value, reference))
-                     if (p := _shape_problem(v, r, f"{path}[{i}]"))), None)
-    if type(reference) is float:
-        return None if _number(value) else f"{path} = {value!r} must be a finite number"
-    return None if type(value) is type(reference) else f"{path} = {value!r} must be a {type(reference).__name__}"
-
-
-def _state_problem(component_cls: type[Component], snapshot) -> str | None:
-    """Why ``snapshot`` is not a state of ``component_cls`` (None if it is): the keys and types of a
-    fresh instance's state, finite numbers, every parameter in its range and, for an initialized
-    state, the component's own rules (``Component.set_state`` on a scratch instance)."""
-    scratch = component_cls("state check")
-    reference = scratch.get_state()
-    params = {p.name: p for p in component_cls.parameters}
-    for name, p in params.items():  # a parameter's declared type, whatever its default's type
-        reference["values"][name] = {"Real": 0.0, "Integer": 0, "Boolean": False, "String": ""}[p.type]
-    problem = _shape_problem(snapshot, reference, "state")
-    if problem:
-        return problem
-    for name, value in snapshot["values"].items():
-        if name in params:
-            scratch.check_range(params[name], value)  # raises ComponentError naming it
-    scratch.set_state(snapshot)
-    return None
 
 
 def _unknown(parent: Element, index: int, dependencies: list[int]) -> None:

@@ -24,49 +24,14 @@ from pathlib import Path
 from typing import Any
 
 from .algorithms import CouplingAlgorithm, make_algorithm, refuse_unenforced_constraints
+from .fmu_slave import FmuSlave, InstancePool
 from .interrupt import INTERRUPT
 from .observers import Observer, Recorder
 from .overrides import check_overrides
 from .result import Result, Run
 from .scenario import Scenario, ScenarioError, component_class, load_scenario
-from .slaves import FmuSlave, LocalSlave, Slave, SlaveError
+from .slaves import LocalSlave, Slave, SlaveError
 from .system import AlgebraicLoopError, CoupledSystem
-
-
-class InstancePool:
-    """FMU instances kept in this process for the next run (a study's worker): after a run that ended
-    well they are reset (``FmuSlave.reset``: fmi2Reset, back to their start values) instead of freed, so
-    the next run of a scenario skips loading and instantiating. Keyed by FMU file and instance name; a
-    run that failed frees its instances (an FMU in error is not trusted again)."""
-
-    def __init__(self) -> None:
-        self._free: dict[tuple[str, str], list[FmuSlave]] = {}
-        self.reused = 0
-
-    def take(self, name: str, fmu: str | Path) -> FmuSlave:
-        kept = self._free.get((str(Path(fmu).resolve()), name))
-        if kept:
-            self.reused += 1
-            slave = kept.pop()
-            slave.calls = 1  # its fmi2Reset stands for fmi2Instantiate: a run's counters do not depend on reuse
-            return slave
-        return FmuSlave(name, fmu)
-
-    def give_back(self, slave: FmuSlave) -> None:
-        """Reset the slave and keep it; if the reset fails it is freed and the error raised."""
-        try:
-            slave.reset()
-        except SlaveError:
-            slave._call("freeInstance", slave._fmu.freeInstance)
-            raise
-        self._free.setdefault((slave.fmu, slave.name), []).append(slave)
-
-    def close(self) -> None:
-        """Free every kept instance."""
-        for kept in self._free.values():
-            for slave in kept:
-                slave.terminate()
-        self._free.clear()
 
 
 def instantiate(scenario: Scenario, local: bool = False, pool: InstancePool | None = None) -> dict[str, Slave]:

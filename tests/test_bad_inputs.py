@@ -16,7 +16,8 @@ from mechfmu.components import COMPONENTS
 from mechfmu.observers import CsvWriter
 from mechfmu.scenario import ComponentSpec, Connection, Scenario, ScenarioError, load_scenario
 from mechfmu.simulate import DIVERGENCE_FACTOR, MAX_STEPS, simulate
-from mechfmu.slaves import FmuSlave, LocalSlave, SlaveError
+from mechfmu.fmu_slave import FmuSlave
+from mechfmu.slaves import LocalSlave, SlaveError
 
 ROOT = Path(__file__).resolve().parent.parent
 OSCILLATOR = ROOT / "scenarios" / "oscillator"

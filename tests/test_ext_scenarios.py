@@ -62,7 +62,7 @@ def test_rollback_reproduces_switching_state_exactly(fmus):
     """Through the FMU: at every step of a stick-slip run with limit stops, save the state, step, restore,
     step with other inputs, restore, step again with the original inputs: friction mode, sticking
     position, stop state, switching error and force equal the first attempt bit for bit."""
-    from mechfmu.slaves import FmuSlave
+    from mechfmu.fmu_slave import FmuSlave
 
     run = simulate("scenarios/stick_slip", step=1e-3, stop=2.5, local=True)
     assert run.ok

@@ -1,0 +1,47 @@
+"""Checking a serialized FMU state before it is applied (``fmi2DeSerializeFMUstate``): it must have the
+structure and types of a fresh instance's state, finite numbers, every parameter in its range and, for an
+initialized state, pass the component's own rules; a state that does not is refused with the reason."""
+from __future__ import annotations
+
+import math
+
+from .base import Component
+
+
+def _number(value) -> bool:
+    return type(value) in (int, float) and math.isfinite(value)
+
+
+def _shape_problem(value, reference, path: str) -> str | None:
+    """Why ``value`` does not have the structure and types of ``reference`` (None if it has)."""
+    if isinstance(reference, dict):
+        if not isinstance(value, dict) or set(value) != set(reference):
+            return f"{path} must be an object with exactly the keys {sorted(reference)}"
+        return next((p for k in reference if (p := _shape_problem(value[k], reference[k], f"{path}.{k}"))), None)
+    if isinstance(reference, list):
+        if not isinstance(value, list) or len(value) != len(reference):
+            return f"{path} must be a list of {len(reference)}"
+        return next((p for i, (v, r) in enumerate(zip(value, reference))
+                     if (p := _shape_problem(v, r, f"{path}[{i}]"))), None)
+    if type(reference) is float:
+        return None if _number(value) else f"{path} = {value!r} must be a finite number"
+    return None if type(value) is type(reference) else f"{path} = {value!r} must be a {type(reference).__name__}"
+
+
+def state_problem(component_cls: type[Component], snapshot) -> str | None:
+    """Why ``snapshot`` is not a state of ``component_cls`` (None if it is): the keys and types of a
+    fresh instance's state, finite numbers, every parameter in its range and, for an initialized
+    state, the component's own rules (``Component.set_state`` on a scratch instance)."""
+    scratch = component_cls("state check")
+    reference = scratch.get_state()
+    params = {p.name: p for p in component_cls.parameters}
+    for name, p in params.items():  # a parameter's declared type, whatever its default's type
+        reference["values"][name] = {"Real": 0.0, "Integer": 0, "Boolean": False, "String": ""}[p.type]
+    problem = _shape_problem(snapshot, reference, "state")
+    if problem:
+        return problem
+    for name, value in snapshot["values"].items():
+        if name in params:
+            scratch.check_range(params[name], value)  # raises ComponentError naming it
+    scratch.set_state(snapshot)
+    return None
