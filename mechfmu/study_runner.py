@@ -34,6 +34,11 @@ from .overrides import check_overrides
 from .study import Study, split_settings
 
 FIXED_COLUMNS = ("status", "message", "counters", "wall_s")
+#: a local cluster's workers, nannies and scheduler wake up rarely: no statistical profiler (a thread
+#: sampling every 10 ms), loop ticks, system and memory monitors every second or 5 s instead of every
+#: 20-500 ms; on two cores a run then takes as long on a worker as here (benchmarks/study_throughput.py)
+QUIET_WORKERS = {"distributed.worker.profile.enabled": False, "distributed.admin.tick.interval": "1s",
+                 "distributed.admin.system-monitor.interval": "5s", "distributed.worker.memory.monitor-interval": "5s"}
 #: scenarios loaded in this process, by (path, local): a worker loads each once
 _scenarios: dict[tuple[str, bool], Any] = {}
 #: FMU instances reset for the next run in this process (created on the first FMU-path run)
@@ -213,13 +218,15 @@ def run_study(study: Study, table: str | Path, workers: int = 2, scheduler: str 
 
 def _run_on_dask(study: Study, pending: list[tuple[int, dict[str, Any]]], workers: int, scheduler: str | None,
                  finished: Callable[[dict[str, Any]], None]) -> None:
+    import dask
     from dask.distributed import Client, LocalCluster, as_completed
     cluster = None
     if scheduler is None:
         if workers < 1:
             raise ValueError(f"workers = {workers}: a local cluster needs at least 1 (0 runs in this process)")
-        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
-                               silence_logs=logging.ERROR)
+        with dask.config.set(QUIET_WORKERS):
+            cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                                   silence_logs=logging.ERROR)
     client = Client(scheduler or cluster)
     try:
         fingerprint = study.fingerprint()
