@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from .expressions import Expression, ExpressionError
-from .si_units import QUANTITIES, UNITS  # noqa: F401  (re-exported: the components' units)
+from .si_units import NO_UNIT, QUANTITIES, UNITS  # noqa: F401  (re-exported: the components' units)
 
 #: translational unit -> rotational unit, for components that serve both (DESIGN: same names, rad units)
 ROTATIONAL_UNITS: dict[str, str] = {
@@ -57,7 +57,8 @@ class Param:
     """A parameter: FMI causality=parameter, variability=fixed (set before initialization only).
 
     ``min``/``max`` are inclusive bounds written to the modelDescription; ``min_exclusive`` makes
-    the lower bound strict at validation (e.g. a mass must be > 0).
+    the lower bound strict at validation (e.g. a mass must be > 0). ``unit=NO_UNIT`` declares a signal
+    without unit (every declaration's default is "1", dimensionless).
     """
     name: str
     default: Any
@@ -151,6 +152,9 @@ class Component:
     initial_state: ClassVar[dict[str, Any]] = {}
     default_step: ClassVar[float] = 1e-3
     default_stop: ClassVar[float] = 1.0
+    #: the folder of the FMU's unpacked resources (set by the FMU wrapper; None in-process): relative file
+    #: names in parameters are found there, else in the current directory
+    resources: str | None = None
 
     def __init__(self, instance_name: str | None = None):
         self.instance_name = instance_name or type(self).__name__

@@ -4,9 +4,9 @@
 - registers every parameter (causality=parameter, variability=fixed), input and output with
   getters/setters that go straight to the component (so FMU and in-process runs are bit-identical);
 - writes a complete modelDescription: UnitDefinitions with BaseUnit exponents for every unit,
-  SI TypeDefinitions, unit/min/max on every Real, ModelStructure Outputs with their real
-  dependencies (feed-through inputs, or none), InitialUnknowns for every output, DefaultExperiment,
-  canGetAndSetFMUstate and canSerializeFMUstate;
+  SI TypeDefinitions, unit (none on a signal: ``NO_UNIT``)/min/max on every Real, ModelStructure Outputs
+  with their real dependencies (feed-through inputs, or none), InitialUnknowns for every output,
+  DefaultExperiment, canGetAndSetFMUstate and canSerializeFMUstate; gives the component its resources folder;
 - reports every error where it happens and never lets an exception escape a pythonfmu callback
   (pythonfmu turns it into fmi2Fatal and releases the instance's Python objects): the reason is
   logged as an error, which the FMU's native loader (mechfmu/fmi2_loader.c, which also enforces the
@@ -42,7 +42,7 @@ from pythonfmu.default_experiment import DefaultExperiment
 from pythonfmu.enums import Fmi2Status
 
 from ._pythonfmu import Fmi2SlaveApi, child
-from .base import QUANTITIES, UNITS, Component, Param
+from .base import NO_UNIT, QUANTITIES, UNITS, Component, Param
 from .state_check import state_problem
 
 _VARIABLE_TYPES = {"Real": Real, "Integer": Integer, "Boolean": Boolean, "String": String}
@@ -92,6 +92,7 @@ class ComponentFmu(Fmi2SlaveApi):
         super().__init__(**kwargs)
         component_cls = self.component_class
         self.component = component_cls(self.instance_name)
+        self.component.resources = self.resources
         self.start_time = 0.0
         self.initialization_error = None
         self._units: dict[str, tuple[str, Param | None]] = {}
@@ -242,11 +243,11 @@ class ComponentFmu(Fmi2SlaveApi):
                 real = child(node, "Real")
                 if unit in QUANTITIES:
                     real.set("declaredType", QUANTITIES[unit][0])
-                real.set("unit", unit)
-                if param is not None and param.min is not None:
-                    real.set("min", repr(float(param.min)))
-                if param is not None and param.max is not None:
-                    real.set("max", repr(float(param.max)))
+                if unit != NO_UNIT:  # a signal (Modelica's plain Real) has none
+                    real.set("unit", unit)
+                for bound in ("min", "max") if param is not None else ():
+                    if getattr(param, bound) is not None:
+                        real.set(bound, repr(float(getattr(param, bound))))
         root.remove(child(root, "ModelStructure"))
         structure = SubElement(root, "ModelStructure")
         parameter_indices = [index_of[p.name] for p in self.component_class.parameters]

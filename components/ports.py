@@ -12,6 +12,11 @@ A single-flange element (Fixed, sources) uses ``flange``. Linear-implicit coupli
 ``A.x.f -> B.y.f`` with ``x.c -> y.c``, ``x.d -> y.d``, ``x.f_rate -> y.f_rate`` and a wired position
 ``B.y.s -> A.x.s`` with ``y.a -> x.a`` (``mechfmu.algorithms.tangent_connections``).
 
+The suffix ``_rate`` means the time derivative over the coming step: a signal source outputs ``y``,
+``y_rate`` and ``y_rate_rate`` (right derivatives at its time), ``Force`` reads ``f`` and ``f_rate``,
+``Position`` ``s_ref``, ``s_ref_rate``, ``s_ref_rate_rate``. Linear-implicit coupling wires ``X_rate -> Y_rate``
+along every wire ``X -> Y`` where both exist; other masters use them where the scenario wires them.
+
 A constraint (CoordinateConstraint) is recognised by its input ``lambda`` (the force a master solves,
 with ``lambda_rate`` its rate over a step) and output ``constraintEquation`` (the residual to drive to
 0; ``residual_v`` at velocity level); ``velocityLevel`` and ``activeConnector`` are its parameters.

@@ -1,6 +1,10 @@
 """SI units of the components (FMI UnitDefinitions) and their Modelica quantity types."""
 from __future__ import annotations
 
+#: the unit of a signal (Modelica's plain ``Real``, e.g. a Sine's ``y``): none. Its variable is written
+#: without a unit attribute, and the scenario loader connects it to a variable of any unit, as Modelica does.
+NO_UNIT = ""
+
 #: SI units used by the components: name -> BaseUnit exponents (kg, m, s, rad).
 UNITS: dict[str, dict[str, int]] = {
     "1": {},
@@ -9,6 +13,8 @@ UNITS: dict[str, dict[str, int]] = {
     "m": {"m": 1},
     "m/s": {"m": 1, "s": -1},
     "m/s2": {"m": 1, "s": -2},
+    "m/s3": {"m": 1, "s": -3},
+    "Hz": {"s": -1},
     "N": {"kg": 1, "m": 1, "s": -2},
     "N/m": {"kg": 1, "s": -2},
     "N.s/m": {"kg": 1, "s": -1},
@@ -35,6 +41,7 @@ QUANTITIES: dict[str, tuple[str, str]] = {
     "m": ("Modelica.SIunits.Position", "Length"),
     "m/s": ("Modelica.SIunits.Velocity", "Velocity"),
     "m/s2": ("Modelica.SIunits.Acceleration", "Acceleration"),
+    "Hz": ("Modelica.SIunits.Frequency", "Frequency"),
     "N": ("Modelica.SIunits.Force", "Force"),
     "N/m": ("Modelica.SIunits.TranslationalSpringConstant", "TranslationalSpringConstant"),
     "N.s/m": ("Modelica.SIunits.TranslationalDampingConstant", "TranslationalDampingConstant"),

@@ -1,13 +1,56 @@
-"""Motion sources (Modelica.Mechanics.Translational.Sources.ConstantSpeed semantics).
+"""Translational sources: a force on a flange, and prescribed motion (Modelica.Mechanics.Translational.Sources).
 
-ConstantSpeed: flange.v = v_fixed, flange.s = s_start + v_fixed·(t − t_start), with t the
-component's time (its last communication point). Parameters ``v_fixed`` [m/s], ``s_start`` [m].
-The flange's reaction force is the output of whatever element is wired to it.
+Force (MSL ``Sources.Force``): input ``f`` [N], the force that drives the flange in +s; output
+``flange.f = −f``, MSL's own equation. In our convention (components/base.py ``SIGN_CONVENTION``) an
+element outputs its cut force on the flange and the body wired there applies its negative, so a Mass
+whose ``flange_a.f`` (or ``flange_b.f``) is wired to ``force.flange.f`` gets ``m·a = −(−f) = +f``: a
+positive ``f`` pushes the body in +s, as in Modelica (where the connection gives ``mass.flange_a.f = f``).
+Optional input ``f_rate`` [N/s] (0 unless wired) is df/dt over the coming step; ``flange.f_rate = −f_rate``
+then lets a body integrate the force as a first-order hold under ``linear-implicit`` (which wires a
+signal's ``y_rate -> f_rate`` and ``flange.f_rate -> flange_x.f_rate`` by name): a ramp force is
+integrated exactly. ``Torque`` is the rotational twin (``tau``, ``flange.tau = −tau`` [N.m]).
+
+Motion sources have outputs ``s``, ``v``, ``a`` (MSL's variables) and the same at ``flange.s``,
+``flange.v``, ``flange.a`` for a connector's flange inputs (``flange.a`` serves linear-implicit coupling).
+The reaction force is the output of whatever element is wired to the flange. A motion source drives a
+connector, not a body (a body integrates its own state).
+
+- ConstantSpeed: ``v = v_fixed``, ``s = s_start + v_fixed·(t − t_start)`` (closed form), ``a = 0``.
+- Position (MSL ``exact = true``): ``s = s_ref``, ``v = s_ref_rate``, ``a = s_ref_rate_rate``. An FMU
+  cannot differentiate an input signal, so the reference's derivatives are inputs: wire a signal
+  source's ``y_rate``/``y_rate_rate`` to them (linear-implicit does so by name; otherwise the scenario
+  must, or ``v`` and ``a`` stay 0). Chosen over a Position with a built-in waveform: one Position serves
+  every signal source (Sine, Ramp, Table, an external FMU that outputs its derivatives) with exact
+  values at the communication points, and MSL's non-exact filter (``f_crit``) is not needed.
+- Speed (MSL ``exact = true``): ``v = v_ref``, ``a = v_ref_rate``, ``s = s_start + ∫v dt`` integrated
+  over each step as ``s += v_ref·h + v_ref_rate·h²/2`` (exact when v_ref is linear over the step; with
+  ``v_ref_rate`` unwired, v_ref is held).
+- Accelerate (MSL ``Sources.Accelerate``): ``a = a_ref``, ``v = v_start + ∫a``, ``s = s_start + ∫v``,
+  integrated over each step as ``v += a·h + j·h²/2``, ``s += v·h + a·h²/2 + j·h³/6`` with ``j = a_ref_rate``
+  (0 unless wired): exact for a held (or, with j, linear) a_ref, e.g. ``s = s0 + v0·t + a·t²/2``.
+
+Parameters: ``v_fixed`` [m/s], ``s_start`` [m], ``v_start`` [m/s] (writing a start value moves the state).
 """
 from __future__ import annotations
 
-from .base import Component, Output, Param
-from .ports import FLANGE, POSITION, VELOCITY, port
+from typing import ClassVar
+
+from .base import Component, Input, Output, Param
+from .ports import ACCELERATION, FLANGE, FORCE, POSITION, RATE, TORQUE, VELOCITY, port
+
+S, V, A = POSITION, VELOCITY, ACCELERATION
+FLANGE_S, FLANGE_V, FLANGE_ACC = port(FLANGE, S), port(FLANGE, V), port(FLANGE, A)
+
+
+def motion_outputs(depends: dict[str, tuple[str, ...]]) -> tuple[Output, ...]:
+    """``s``, ``v``, ``a`` and ``flange.s/.v/.a``, each depending on the inputs ``depends`` gives it."""
+    words = {S: ("m", "position"), V: ("m/s", "velocity"), A: ("m/s2", "acceleration")}
+    return tuple(Output(name, unit, f"Absolute {word} of the flange", depends[q])
+                 for q, (unit, word) in words.items() for name in (q, port(FLANGE, q)))
+
+
+def motion(s: float, v: float, a: float) -> dict[str, float]:
+    return {S: s, V: v, A: a, FLANGE_S: s, FLANGE_V: v, FLANGE_ACC: a}
 
 
 class ConstantSpeed(Component):
@@ -32,3 +75,96 @@ class ConstantSpeed(Component):
         v = self.values["v_fixed"]
         return {port(FLANGE, POSITION): self.values["s_start"] + v * (self.time - self.state["t_start"]),
                 port(FLANGE, VELOCITY): v}
+
+
+def force_variables(load: str, unit: str, word: str) -> tuple[tuple[Input, ...], tuple[Output, ...]]:
+    """Inputs ``load``, ``load_rate`` and outputs ``flange.load``, ``flange.load_rate`` of a force source."""
+    inputs = (Input(load, 0.0, unit, f"Driving {word} acting on the flange in its positive direction"),
+              Input(load + RATE, 0.0, f"{unit}/s", f"Time derivative of {load} over the step (optional; "
+                    "wired by linear-implicit coupling from a signal's y_rate)"))
+    outputs = (Output(port(FLANGE, load), unit, f"Cut {word} at the flange (= -{load})", (load,)),
+               Output(port(FLANGE, load) + RATE, f"{unit}/s", f"Rate of flange.{load} (= -{load}_rate)",
+                      (load + RATE,)))
+    return inputs, outputs
+
+
+class Force(Component):
+    description = "External force on a flange, from an input signal (flange.f = -f: pushes a body in +s)"
+    source = "Modelica Standard Library 4.1, Modelica.Mechanics.Translational.Sources.Force"
+    example_parameters: ClassVar[dict] = {}  # MSL's Force has no parameters (useSupport is structural)
+    inputs, outputs = force_variables(FORCE, "N", "force")
+    load: ClassVar[str] = FORCE
+
+    def compute_outputs(self) -> dict[str, float]:
+        f, rate = self.values[self.load], self.values[self.load + RATE]
+        return {port(FLANGE, self.load): -f, port(FLANGE, self.load) + RATE: -rate}
+
+
+class Torque(Force):
+    description = "External torque on a flange, from an input signal (flange.tau = -tau)"
+    source = "Modelica Standard Library 4.1, Modelica.Mechanics.Rotational.Sources.Torque"
+    inputs, outputs = force_variables(TORQUE, "N.m", "torque")
+    load = TORQUE
+
+
+class Position(Component):
+    description = "Flange moved along a reference position s_ref (exact: v and a from its derivative inputs)"
+    source = "Modelica Standard Library 4.1, Modelica.Mechanics.Translational.Sources.Position (exact = true)"
+    example_parameters: ClassVar[dict] = {}  # exact = true is the only mode; f_crit is not needed
+    inputs = (
+        Input("s_ref", 0.0, "m", "Reference position of the flange"),
+        Input("s_ref_rate", 0.0, "m/s", "Time derivative of s_ref (the flange velocity; wire a signal's y_rate)"),
+        Input("s_ref_rate_rate", 0.0, "m/s2",
+              "Second time derivative of s_ref (the flange acceleration; wire a signal's y_rate_rate)"),
+    )
+    outputs = motion_outputs({S: ("s_ref",), V: ("s_ref_rate",), A: ("s_ref_rate_rate",)})
+
+    def compute_outputs(self) -> dict[str, float]:
+        v = self.values
+        return motion(v["s_ref"], v["s_ref_rate"], v["s_ref_rate_rate"])
+
+
+class Speed(Component):
+    description = "Flange moved at a reference speed v_ref (exact), its position integrated over each step"
+    source = "Modelica Standard Library 4.1, Modelica.Mechanics.Translational.Sources.Speed (exact = true)"
+    example_parameters = {"s_start": 0.2}
+    parameters = (Param("s_start", 0.0, "m", "Initial position of the flange", moves_state="s"),)
+    inputs = (
+        Input("v_ref", 0.0, "m/s", "Reference speed of the flange"),
+        Input("v_ref_rate", 0.0, "m/s2", "Time derivative of v_ref (the flange acceleration; wire a signal's "
+              "y_rate)"),
+    )
+    outputs = motion_outputs({S: (), V: ("v_ref",), A: ("v_ref_rate",)})
+    initial_state = {"s": 0.0}
+
+    def advance(self, current_time: float, step_size: float) -> None:
+        v, h = self.values, step_size
+        self.state["s"] += v["v_ref"] * h + 0.5 * v["v_ref_rate"] * h * h
+
+    def compute_outputs(self) -> dict[str, float]:
+        return motion(self.state["s"], self.values["v_ref"], self.values["v_ref_rate"])
+
+
+class Accelerate(Component):
+    description = "Flange moved with a reference acceleration a_ref, s and v integrated exactly over each step"
+    source = "Modelica Standard Library 4.1, Modelica.Mechanics.Translational.Sources.Accelerate"
+    example_parameters = {"s_start": -0.1, "v_start": 0.4}
+    parameters = (
+        Param("s_start", 0.0, "m", "Initial position of the flange", moves_state="s"),
+        Param("v_start", 0.0, "m/s", "Initial velocity of the flange", moves_state="v"),
+    )
+    inputs = (
+        Input("a_ref", 0.0, "m/s2", "Reference acceleration of the flange"),
+        Input("a_ref_rate", 0.0, "m/s3", "Time derivative of a_ref over the step (optional; wire a signal's y_rate)"),
+    )
+    outputs = motion_outputs({S: (), V: (), A: ("a_ref",)})
+    initial_state = {"s": 0.0, "v": 0.0}
+
+    def advance(self, current_time: float, step_size: float) -> None:
+        st, h = self.state, step_size
+        a, j = self.values["a_ref"], self.values["a_ref_rate"]
+        st["s"] += st["v"] * h + 0.5 * a * h * h + j * h * h * h / 6.0
+        st["v"] += a * h + 0.5 * j * h * h
+
+    def compute_outputs(self) -> dict[str, float]:
+        return motion(self.state["s"], self.state["v"], self.values["a_ref"])

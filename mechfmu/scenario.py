@@ -81,7 +81,8 @@ class Scenario:
 
 def declared_unit(spec: ComponentSpec, name: str) -> str | None:
     """The unit of a component's parameter or input: from our component's declaration, or from the
-    FMU's modelDescription for any other FMU (None if neither knows it)."""
+    FMU's modelDescription for any other FMU (None if neither knows it or it has none, as a signal: a
+    value given in any unit is then taken as it is)."""
     try:
         variable = declared_variables(component_class(spec.fmu)).get(name)
     except ValueError:
@@ -90,7 +91,7 @@ def declared_unit(spec: ComponentSpec, name: str) -> str | None:
             return None
         variable = next((v for v in read_model_description(str(spec.fmu)).modelVariables if v.name == name), None)
         return None if variable is None else _unit(variable)
-    return None if variable is None else (variable.unit or "1")
+    return None if variable is None else (variable.unit or None)
 
 
 _extracted: dict[tuple[str, float], tempfile.TemporaryDirectory] = {}
@@ -213,8 +214,9 @@ def _number(element: ET.Element, attribute: str, default: float, problems: list[
     return value
 
 
-def _unit(variable) -> str:
-    return variable.unit or (variable.declaredType.unit if variable.declaredType else None) or "1"
+def _unit(variable) -> str | None:
+    """A variable's unit; None for one without (a signal, Modelica's plain Real: it connects to any unit)."""
+    return variable.unit or (variable.declaredType.unit if variable.declaredType else None) or None
 
 
 @dataclass(frozen=True)
@@ -240,10 +242,10 @@ def component_class(fmu: Path):
 
 
 def declared_variables(cls) -> dict[str, DeclaredVariable]:
-    variables = [DeclaredVariable(p.name, "parameter", p.type, p.unit if p.type == "Real" else None, p.min, p.max)
-                 for p in cls.parameters]
-    variables += [DeclaredVariable(i.name, "input", "Real", i.unit) for i in cls.inputs]
-    variables += [DeclaredVariable(o.name, "output", "Real", o.unit) for o in cls.outputs]
+    variables = [DeclaredVariable(p.name, "parameter", p.type, p.unit or None if p.type == "Real" else None, p.min,
+                                  p.max) for p in cls.parameters]
+    variables += [DeclaredVariable(i.name, "input", "Real", i.unit or None) for i in cls.inputs]
+    variables += [DeclaredVariable(o.name, "output", "Real", o.unit or None) for o in cls.outputs]
     return {v.name: v for v in variables}
 
 
@@ -328,7 +330,8 @@ def _check(scenario: Scenario, local: bool = False) -> list[str]:
                                     "(SSP and libcosim require it)")
         if ends[0] is not None and ends[1] is not None and ends[0].type != ends[1].type:
             problems.append(f"connection {con}: type mismatch {ends[0].type} -> {ends[1].type}")
-        elif ends[0] is not None and ends[1] is not None and _unit(ends[0]) != _unit(ends[1]):
+        elif (ends[0] is not None and ends[1] is not None and None not in (_unit(ends[0]), _unit(ends[1]))
+              and _unit(ends[0]) != _unit(ends[1])):
             problems.append(f"connection {con}: unit mismatch {_unit(ends[0])} -> {_unit(ends[1])}")
         key = (con.target, con.target_variable)
         if key in targets:

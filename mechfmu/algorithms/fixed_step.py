@@ -70,35 +70,38 @@ class GaussSeidel(CouplingAlgorithm):
 
 def tangent_connections(connections: list[Connection], slaves: dict[str, Slave]) -> list[Connection]:
     """For every wired flange force ``A.x.f -> B.y.f`` (or ``.tau``) where A outputs the tangents
-    ``x.c``, ``x.d``, ``x.f_rate`` and B accepts ``y.c``, ``y.d``, ``y.f_rate`` (``y.tau_rate``) as inputs,
-    and for every wired flange position ``B.y.s -> A.x.s`` (or ``.phi``) where B outputs ``y.a`` and
-    A accepts ``x.a``, the connections that carry them, unless the scenario already wires them
+    ``x.c``, ``x.d`` and B accepts ``y.c``, ``y.d`` as inputs, for every wired flange position
+    ``B.y.s -> A.x.s`` (or ``.phi``) where B outputs ``y.a`` and A accepts ``x.a``, and for every wire
+    ``A.X -> B.Y`` (these added ones too) where A outputs the rate ``X_rate`` and B accepts ``Y_rate``
+    (``x.f_rate -> y.f_rate``/``y.tau_rate``, a signal's ``y_rate -> f_rate`` and ``y_rate_rate ->
+    s_ref_rate_rate``), the connections that carry them, unless the scenario already wires them
     (the port vocabulary: components/ports.py)."""
     wired = {(c.target, c.target_variable) for c in connections}
-    extra = []
+    extra: list[Connection] = []
+    pending = list(connections)  # grows while it is walked: a wired rate may carry a rate of its own
 
     def add(source: str, output: str, target: str, input_: str) -> None:
         out, inp = slaves[source].variables.get(output), slaves[target].variables.get(input_)
         if (out is not None and out.causality == "output" and inp is not None and inp.causality == "input"
                 and (target, input_) not in wired):
             extra.append(Connection(source, output, target, input_))
+            pending.append(extra[-1])
             wired.add((target, input_))
 
     def stem(variable: str, suffixes: tuple[str, ...]) -> str | None:
         suffix = next((s for s in suffixes if variable.endswith(s)), None)
         return None if suffix is None else variable[:-len(suffix)]
 
-    for con in connections:
+    for con in pending:
         source_flange = stem(con.source_variable, POSITION_SUFFIXES)
         target_flange = stem(con.target_variable, (f".{POSITION}",))
         if source_flange is not None and target_flange is not None:
             add(con.source, f"{source_flange}.{ACCELERATION}", con.target, f"{target_flange}.{ACCELERATION}")
         source_flange = stem(con.source_variable, FORCE_SUFFIXES)
         target_flange = stem(con.target_variable, FORCE_SUFFIXES)
-        if source_flange is None or target_flange is None:
-            continue
-        for tangent in (STIFFNESS_TANGENT, DAMPING_TANGENT):
-            add(con.source, f"{source_flange}.{tangent}", con.target, f"{target_flange}.{tangent}")
+        if source_flange is not None and target_flange is not None:
+            for tangent in (STIFFNESS_TANGENT, DAMPING_TANGENT):
+                add(con.source, f"{source_flange}.{tangent}", con.target, f"{target_flange}.{tangent}")
         add(con.source, con.source_variable + RATE, con.target, con.target_variable + RATE)
     return extra
 
@@ -112,7 +115,9 @@ class LinearImplicit(Jacobi):
     A linear connector to ground then adds no coupling error and a stiff one stays stable at any
     step; between two bodies each predicts the other at constant velocity. The tangent connections
     are found by name (``x.f`` → ``x.c``, ``x.d``, ``x.f_rate``) and added to the scenario's; the
-    scenario file stays a plain one (libcosim runs it as explicit Jacobi).
+    scenario file stays a plain one (libcosim runs it as explicit Jacobi). Any wire ``X -> Y`` carries
+    ``X_rate -> Y_rate`` where both exist: a signal source's slope reaches a ``Force`` and the body
+    behind it, which then integrates the force as a first-order hold (exact for a ramp).
     """
 
     name = "linear-implicit"

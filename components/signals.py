@@ -1,0 +1,144 @@
+"""Signal sources y(t) (Modelica.Blocks.Sources Sine, Step, Ramp, Constant), exact at every communication point.
+
+Laws (MSL 4.1, t the component's time, i.e. the communication point the master stepped to):
+
+    Sine      y = offset + (if t < startTime then 0 else amplitude·sin(2·π·f·(t − startTime) + phase))
+              (continuous = true: amplitude·sin(phase) before startTime instead of 0)
+    Step      y = offset + (if t < startTime then 0 else height)
+    Ramp      y = offset + (if t < startTime then 0 else if t < startTime + duration
+                  then (t − startTime)·height/duration else height)
+    Constant  y = k
+
+Parameters and units as in MSL: ``amplitude``, ``offset``, ``height``, ``k`` carry no unit (a signal),
+``f`` [Hz], ``phase`` [rad], ``startTime`` [s], ``duration`` [s] (>= 0; 0 is a step), ``continuous``.
+
+Exactness: the outputs are the closed form evaluated at the component's time, never a sum over steps.
+After ``do_step(t, h)`` that time is ``t + h``; the master passes ``h = t_{n+1} − t_n`` with
+``t_n = t0 + n·h``, and ``t_n + (t_{n+1} − t_n) == t_{n+1}`` in floating point (Sterbenz: the
+difference is exact for n >= 1), so the value read at a communication point is the closed form at
+the time the master records. A kink or jump (startTime, the end of a ramp) is exact at a point that
+falls on it; between points nothing is sampled.
+
+Derivatives: ``y_rate`` = dy/dt and ``y_rate_rate`` = d²y/dt², the right derivatives at t (the slope
+over the coming step: a Ramp outputs ``height/duration`` at ``t = startTime`` and 0 at its end; a jump
+has none). With them a ``Force`` or ``Position`` source downstream knows the reference's derivatives,
+which an FMU cannot know of an input signal: ``linear-implicit`` wires ``y_rate -> f_rate`` (and
+``_rate_rate``) by name, so a body integrates a waveform force as a first-order hold (a ramp exactly);
+under other masters wire them in the scenario where needed (Position's velocity and acceleration).
+
+Units: a signal has none (``NO_UNIT``): its variables are written without a unit attribute and the
+scenario loader connects them to a variable of any unit (``Force.f`` [N], ``Position.s_ref`` [m]), as a
+Modelica ``RealOutput`` connects to any ``RealInput``. One Sine FMU thus serves every use; a loader
+that treated a missing unit as "1" would refuse ``y -> f`` and need one Sine per unit. Real unit
+mismatches (m -> N) are still refused.
+"""
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+
+from .base import NO_UNIT, Component, Output, Param
+
+Y, Y_RATE, Y_RATE_RATE = "y", "y_rate", "y_rate_rate"
+#: the outputs every signal source has
+SIGNAL_OUTPUTS = (
+    Output(Y, NO_UNIT, "Output signal (no unit: connects to an input of any unit)"),
+    Output(Y_RATE, NO_UNIT, "Time derivative of y at this time, from the right (unit of y per s)"),
+    Output(Y_RATE_RATE, NO_UNIT, "Second time derivative of y at this time, from the right (unit of y per s2)"),
+)
+OFFSET = Param("offset", 0.0, NO_UNIT, "Offset of output signal y")
+START_TIME = Param("startTime", 0.0, "s", "Output y = offset for time < startTime")
+
+
+def sine(t: float, amplitude: float, f: float, phase: float, offset: float, start_time: float,
+         continuous: bool = False) -> tuple[float, float, float]:
+    """(y, dy/dt, d²y/dt²) of MSL's Sine at time t."""
+    if t < start_time:
+        return offset + (amplitude * math.sin(phase) if continuous else 0.0), 0.0, 0.0
+    omega = 2 * math.pi * f
+    angle = 2 * math.pi * f * (t - start_time) + phase
+    return (offset + amplitude * math.sin(angle), amplitude * omega * math.cos(angle),
+            -amplitude * omega * omega * math.sin(angle))
+
+
+def step(t: float, height: float, offset: float, start_time: float) -> tuple[float, float, float]:
+    """(y, dy/dt, d²y/dt²) of MSL's Step at time t (the jump has no derivative: 0 on both sides)."""
+    return offset + (0.0 if t < start_time else height), 0.0, 0.0
+
+
+def ramp(t: float, height: float, duration: float, offset: float, start_time: float) -> tuple[float, float, float]:
+    """(y, dy/dt, d²y/dt²) of MSL's Ramp at time t; dy/dt is the slope from the right."""
+    if t < start_time:
+        return offset, 0.0, 0.0
+    if t < start_time + duration:
+        return offset + (t - start_time) * height / duration, height / duration, 0.0
+    return offset + height, 0.0, 0.0
+
+
+class SignalSource(Component, ABC):
+    """A source y(t) from parameters and time alone: no inputs, outputs from ``waveform`` at the
+    component's time (``SIGNAL_OUTPUTS``)."""
+
+    outputs = SIGNAL_OUTPUTS
+
+    @abstractmethod
+    def waveform(self, t: float) -> tuple[float, float, float]:
+        """(y, dy/dt, d²y/dt²) at time t from the parameters."""
+
+    def compute_outputs(self) -> dict[str, float]:
+        y, rate, rate2 = self.waveform(self.time)
+        return {Y: y, Y_RATE: rate, Y_RATE_RATE: rate2}
+
+
+class Sine(SignalSource):
+    description = "Sine signal y = offset + amplitude*sin(2*pi*f*(t - startTime) + phase) from startTime on"
+    source = "Modelica Standard Library 4.1, Modelica.Blocks.Sources.Sine"
+    example_parameters = {"amplitude": 10.0, "f": 4.0, "phase": 0.3, "offset": -1.0, "startTime": 0.01}
+    parameters = (
+        Param("amplitude", 1.0, NO_UNIT, "Amplitude of sine wave"),
+        Param("f", 1.0, "Hz", "Frequency of sine wave"),
+        Param("phase", 0.0, "rad", "Phase of sine wave"),
+        Param("continuous", False, "1", "Make output continuous by starting at offset + amplitude*sin(phase)",
+              type="Boolean"),
+        OFFSET, START_TIME,
+    )
+
+    def waveform(self, t: float) -> tuple[float, float, float]:
+        v = self.values
+        return sine(t, v["amplitude"], v["f"], v["phase"], v["offset"], v["startTime"], v["continuous"])
+
+
+class Step(SignalSource):
+    description = "Step signal y = offset + (height from startTime on)"
+    source = "Modelica Standard Library 4.1, Modelica.Blocks.Sources.Step"
+    example_parameters = {"height": 2.5, "offset": 0.5, "startTime": 0.02}
+    parameters = (Param("height", 1.0, NO_UNIT, "Height of step"), OFFSET, START_TIME)
+
+    def waveform(self, t: float) -> tuple[float, float, float]:
+        v = self.values
+        return step(t, v["height"], v["offset"], v["startTime"])
+
+
+class Ramp(SignalSource):
+    description = "Ramp signal: offset, rising linearly by height over duration from startTime on"
+    source = "Modelica Standard Library 4.1, Modelica.Blocks.Sources.Ramp"
+    example_parameters = {"height": -3.0, "duration": 0.025, "offset": 1.0, "startTime": 0.01}
+    parameters = (
+        Param("height", 1.0, NO_UNIT, "Height of ramps"),
+        Param("duration", 2.0, "s", "Duration of ramp (= 0.0 gives a Step)", min=0.0),
+        OFFSET, START_TIME,
+    )
+
+    def waveform(self, t: float) -> tuple[float, float, float]:
+        v = self.values
+        return ramp(t, v["height"], v["duration"], v["offset"], v["startTime"])
+
+
+class Constant(SignalSource):
+    description = "Constant signal y = k"
+    source = "Modelica Standard Library 4.1, Modelica.Blocks.Sources.Constant"
+    example_parameters = {"k": 1.5}
+    parameters = (Param("k", 1.0, NO_UNIT, "Constant output value"),)
+
+    def waveform(self, t: float) -> tuple[float, float, float]:
+        return self.values["k"], 0.0, 0.0
