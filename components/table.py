@@ -97,8 +97,8 @@ def interpolate(rows: Rows, t: float, extrapolation: int = LAST_TWO_POINTS) -> t
     if extrapolation == NO_EXTRAPOLATION and t != last:
         raise ValueError(f"table time {t!r} is outside the table [{first!r}, {last!r}] and extrapolation = 4 "
                          "(NoExtrapolation)")
-    if t == last or extrapolation in (HOLD_LAST_POINT, NO_EXTRAPOLATION):
-        return (values[-1], 0.0) if t >= last else (values[0], 0.0)
+    if extrapolation in (HOLD_LAST_POINT, NO_EXTRAPOLATION):
+        return (values[-1] if t >= last else values[0]), 0.0
     if t >= last:
         slope = _line(times, values, -2, -1)
         return values[-1] + slope * (t - last), slope
