@@ -8,7 +8,10 @@ positive ``f`` pushes the body in +s, as in Modelica (where the connection gives
 Optional input ``f_rate`` [N/s] (0 unless wired) is df/dt over the coming step; ``flange.f_rate = −f_rate``
 then lets a body integrate the force as a first-order hold under ``linear-implicit`` (which wires a
 signal's ``y_rate -> f_rate`` and ``flange.f_rate -> flange_x.f_rate`` by name): a ramp force is
-integrated exactly. ``Torque`` is the rotational twin (``tau``, ``flange.tau = −tau`` [N.m]).
+integrated exactly. A waveform force is a signal source wired to ``f`` rather than a Force with waveform
+parameters: one Force serves every waveform (Sine, Ramp, Table, another FMU's output), and with the rate
+wired the body sees what a built-in waveform could give it over a step. ``Torque`` is the rotational twin
+(``tau``, ``flange.tau = −tau`` [N.m]).
 
 Motion sources have outputs ``s``, ``v``, ``a`` (MSL's variables) and the same at ``flange.s``,
 ``flange.v``, ``flange.a`` for a connector's flange inputs (``flange.a`` serves linear-implicit coupling).

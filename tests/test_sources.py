@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from fmpy import read_model_description
 from fmpy.validation import validate_fmu
-
 from mechfmu.components import COMPONENTS, ComponentError
 from mechfmu.components.table import interpolate, parse_rows
+
 from mechfmu.scenario import ScenarioError, load_scenario
 from mechfmu.simulate import simulate
 from mechfmu.slaves import FmuSlave, LocalSlave, SlaveError
