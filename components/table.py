@@ -153,7 +153,8 @@ class Table(SignalSource):
         return self._rows[1]
 
     def validate(self) -> None:
-        self.rows()
+        if not self.values["tableOnFile"]:  # a file is read at initialization (the FMU's state check has no
+            self.rows()                     # resources folder to find it in)
 
     def initialize(self, start_time: float = 0.0) -> None:
         self.check_parameters()
@@ -164,8 +165,9 @@ class Table(SignalSource):
         v = self.values
         if t < v["startTime"]:
             return v["offset"], 0.0, 0.0
+        rows = self.rows()
         try:
-            y, slope = interpolate(self.rows(), (t - v["startTime"]) / v["timeScale"], v["extrapolation"])
+            y, slope = interpolate(rows, (t - v["startTime"]) / v["timeScale"], v["extrapolation"])
         except ValueError as exc:
             raise self.error("extrapolation", v["extrapolation"], f"refuses t = {t!r}: {exc}") from None
         return v["offset"] + y, slope / v["timeScale"], 0.0

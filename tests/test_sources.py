@@ -69,7 +69,7 @@ def run_in_process(model, parameters, t0, h, n, inputs=None):
     return rows
 
 
-def run_slave(slave, parameters, t0, h, n, inputs=None):
+def run_slave(slave, parameters, t0, h, n, inputs=None, terminate=True):
     outputs = slave.outputs()
     slave.set_parameters(parameters)
     slave.enter_initialization(t0, None)
@@ -82,7 +82,8 @@ def run_slave(slave, parameters, t0, h, n, inputs=None):
             slave.set(list(values), list(values.values()))
         assert slave.do_step(t, t_next - t)
         rows.append((t_next, dict(zip(outputs, slave.get(outputs)))))
-    slave.terminate()
+    if terminate:
+        slave.terminate()
     return rows
 
 
@@ -209,6 +210,11 @@ def test_table_from_a_csv_file_in_process_and_inside_the_fmu(fmus, tmp_path):
         archive.write(data, "resources/data.csv")
     fmu_rows = run_slave(FmuSlave("table", packed), {**parameters, "fileName": "data.csv"}, 0.0, 1 / 16, 20)
     assert fmu_rows == local
+    slave = FmuSlave("again", packed)  # its serialized state is accepted, though the check has no resources
+    run_slave(slave, {**parameters, "fileName": "data.csv"}, 0.0, 1 / 16, 4, terminate=False)
+    slave.set_state(slave.deserialize_state(slave.serialize_state(slave.get_state())))
+    assert slave.get(["y"]) == [5.0]
+    slave.terminate()
     missing = COMPONENTS["Table"]("m")
     missing.set("tableOnFile", True)
     missing.set("fileName", str(tmp_path / "none.csv"))
