@@ -15,8 +15,9 @@ Parameters and units as in MSL: ``amplitude``, ``offset``, ``height``, ``k`` car
 Exactness: the outputs are the closed form evaluated at the component's time, never a sum over steps.
 After ``do_step(t, h)`` that time is ``t + h``; the master passes ``h = t_{n+1} − t_n`` with
 ``t_n = t0 + n·h``, and ``t_n + (t_{n+1} − t_n) == t_{n+1}`` in floating point (Sterbenz: the
-difference is exact for n >= 1), so the value read at a communication point is the closed form at
-the time the master records. A kink or jump (startTime, the end of a ramp) is exact at a point that
+difference is exact when t_n >= t_{n+1}/2, so for every step from t0 = 0 and for every one but
+possibly the first from a small t0 > 0), so the value read at a communication point is the closed
+form at the time the master records. A kink or jump (startTime, the end of a ramp) is exact at a point that
 falls on it; between points nothing is sampled.
 
 Derivatives: ``y_rate`` = dy/dt and ``y_rate_rate`` = d²y/dt², the right derivatives at t (the slope
