@@ -2,9 +2,8 @@
 
 A component is a plain Python object (standard library only). The FMU wrapper in
 ``components/fmi.py`` maps FMI calls onto it one to one, and the master's ``LocalSlave`` drives the
-same object in-process, so both give bit-identical results.
-
-Sign convention: ``SIGN_CONVENTION`` below (also written into every FMU's documentation).
+same object in-process, so both give bit-identical results. Sign convention: ``SIGN_CONVENTION`` below
+(also written into every FMU's documentation).
 
 Life cycle (mirrors FMI 2.0 co-simulation):
 ``Component(instance_name)`` -> ``set`` parameters and inputs -> ``initialize(start_time)``
@@ -177,7 +176,6 @@ class Component:
                              frozenset(self._input_names) if cls.set is Component.set else frozenset())
         self._batched = _BATCHED[cls]
 
-    # --- variable access --------------------------------------------------------------------
     def variable_names(self) -> list[str]:
         return ([p.name for p in self.parameters] + [i.name for i in self.inputs]
                 + [o.name for o in self.outputs])
@@ -280,7 +278,6 @@ class Component:
     def error(self, name: str, value: Any, problem: str) -> ComponentError:
         return ComponentError(f"{type(self).__name__} '{self.instance_name}': {name} = {value!r} {problem}")
 
-    # --- life cycle ----------------------------------------------------------------------------
     def initialize(self, start_time: float = 0.0) -> None:
         """Validate all parameters and enter the stepping phase."""
         self.check_parameters()
@@ -326,7 +323,6 @@ class Component:
         """Algebraic outputs from the current inputs, state and time."""
         return {}
 
-    # --- state -------------------------------------------------------------------------------
     def get_state(self) -> dict[str, Any]:
         """Everything needed to resume: values, hidden state, time, phase (deep copy)."""
         return copy.deepcopy({"values": self.values, "state": self.state, "time": self.time,
