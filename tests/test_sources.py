@@ -13,9 +13,10 @@ from fmpy.validation import validate_fmu
 from mechfmu.components import COMPONENTS, ComponentError
 from mechfmu.components.table import interpolate, parse_rows
 
+from mechfmu.fmu_slave import FmuSlave
 from mechfmu.scenario import ScenarioError, load_scenario
 from mechfmu.simulate import simulate
-from mechfmu.slaves import FmuSlave, LocalSlave, SlaveError
+from mechfmu.slaves import LocalSlave, SlaveError
 from mechfmu.ssp import write_scenario
 
 NEW = ["Sine", "Step", "Ramp", "Constant", "Table", "Force", "Torque", "Position", "Speed", "Accelerate"]
