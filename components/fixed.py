@@ -1,12 +1,14 @@
-"""Fixed: a flange fixed at the position s0 (Modelica.Mechanics.Translational.Components.Fixed).
+"""Fixed: a flange fixed at the position s0 (Modelica.Mechanics.Translational.Components.Fixed), and its
+rotational twin RotationalFixed at the angle phi0 (Modelica.Mechanics.Rotational.Components.Fixed).
 
-Law: flange.s = s0, flange.v = 0. Parameter ``s0`` [m]. The reaction force is the output
+Law: flange.s = s0, flange.v = 0 (flange.phi = phi0, flange.w = 0, Inertia's names, wired to a rotational
+connector's flange_x.s/.v). Parameter ``s0`` [m] (``phi0`` [rad]). The reaction force is the output
 ``flange_x.f`` of whatever element is wired to it.
 """
 from __future__ import annotations
 
 from .base import Component, Output, Param
-from .ports import FLANGE, POSITION, VELOCITY, port
+from .ports import ANGLE, ANGULAR_VELOCITY, FLANGE, POSITION, VELOCITY, port
 
 S, V = port(FLANGE, POSITION), port(FLANGE, VELOCITY)
 
@@ -23,3 +25,16 @@ class Fixed(Component):
 
     def compute_outputs(self) -> dict[str, float]:
         return {S: self.values["s0"], V: 0.0}
+
+
+class RotationalFixed(Component):
+    description = "Flange fixed in the housing at a given angle"
+    source = "Modelica Standard Library 4.1, Modelica.Mechanics.Rotational.Components.Fixed"
+    example_parameters = {"phi0": 0.3}
+    parameters = (Param("phi0", 0.0, "rad", "Fixed offset angle of housing"),)
+    outputs = (Output(port(FLANGE, ANGLE), "rad", "Absolute rotation angle of the fixed flange"),
+               Output(port(FLANGE, ANGULAR_VELOCITY), "rad/s", "Absolute angular velocity of the fixed flange "
+                      "(always 0)"))
+
+    def compute_outputs(self) -> dict[str, float]:
+        return {port(FLANGE, ANGLE): self.values["phi0"], port(FLANGE, ANGULAR_VELOCITY): 0.0}
