@@ -1,0 +1,83 @@
+"""Writes the MSL 4.1 Translational examples our elements express as scenarios (issue 16, item 4), with
+MSL's instance names and parameters, and copies each one's Modelica Association reference result into
+its ``reference/`` folder (from ``../shared/reference-data``, see its README).
+
+    python3 scenarios/msl/make_examples.py [REFERENCE_DATA]
+
+- ``Sensors``: ``sineForce`` (Sine, amplitude 10, f 4 Hz) drives ``force`` (Force) on ``mass`` (1 kg,
+  s, v from 0). MSL's sensors measure what our outputs already are (``force.f`` is the force sensor's
+  reading, ``mass.s``, ``mass.v``, ``mass.a`` the others'): they are left out.
+- ``Accelerate``: ``constantAcc`` (Constant, k = 1) drives ``accelerate`` (Accelerate). MSL's ``mass``
+  (1 kg, L = 1) is moved by the source along a prescribed path; it changes none of the compared signals
+  (``accelerate.s``, ``accelerate.v``) and a body of ours integrates forces, so it is left out.
+- ``SignConvention``: three ``Constant`` (k = 1) -> ``Force`` -> ``Mass`` pairs, the force on flange_a, on
+  flange_b, and on flange_b with its support on a housing (a force with a fixed support is one without).
+- ``WhyArrows``: ``fixed1``/``fixed2`` (s0 = -1.9 m), ``spring1``/``spring2`` (MSL Spring c = 11 N/m,
+  s_rel0 = 2 m: a CoordinateSpringDamper without damping), ``mass1``/``inertia2`` (1 kg, L = 2 m). Its
+  rods and position sensors only measure a housing; they are left out.
+"""
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+MSL = "Modelica/Mechanics/Translational/Examples"
+PROVENANCE = """# Reference result of Modelica.Mechanics.Translational.Examples.{name}
+
+Copied unchanged from the Modelica Association's regression reference results
+`MAP-LIB_ReferenceResults-v4.1.0/{msl}/{name}/` (Dymola 2020x, DASSL, tolerance 1e-6, output interval
+0.0005 s; see `creation.txt`). `comparisonSignals.txt` lists the regression-checked columns. The Modelica
+Association publishes these results under the BSD 3-Clause license of the Modelica Standard Library.
+"""
+
+
+def main(reference_data: Path) -> None:
+    sys.path.insert(0, str(HERE.parent.parent))
+    from mechfmu.ssp import write_scenario
+
+    examples = {
+        "Sensors": ([("sineForce", "Sine", {"amplitude": 10.0, "f": 4.0}), ("force", "Force", {}),
+                     ("mass", "Mass", {"m": 1.0})],
+                    ["sineForce.y -> force.f", "force.flange.f -> mass.flange_a.f"], "linear-implicit",
+                    "MSL Translational.Examples.Sensors: a sine force (10 N, 4 Hz) on a 1 kg mass (sensors left out: "
+                    "our outputs are their readings); linear-implicit integrates the force as a first-order hold"),
+        "Accelerate": ([("constantAcc", "Constant", {"k": 1.0}), ("accelerate", "Accelerate", {})],
+                       ["constantAcc.y -> accelerate.a_ref"], "jacobi",
+                       "MSL Translational.Examples.Accelerate: a flange accelerated at 1 m/s2 (the driven mass left "
+                       "out: it changes no compared signal)"),
+        "SignConvention": ([(f"constant{i}", "Constant", {"k": 1.0}) for i in (1, 2, 3)]
+                           + [(f"force{i}", "Force", {}) for i in (1, 2, 3)]
+                           + [(f"mass{i}", "Mass", {"m": 1.0, "L": 1.0}) for i in (1, 2, 3)],
+                           [f"constant{i}.y -> force{i}.f" for i in (1, 2, 3)]
+                           + ["force1.flange.f -> mass1.flange_a.f", "force2.flange.f -> mass2.flange_b.f",
+                              "force3.flange.f -> mass3.flange_b.f"], "jacobi",
+                           "MSL Translational.Examples.SignConvention: a 1 N force pushes each of three masses in +s, "
+                           "wired to flange_a, to flange_b, and (force3's support on a fixed housing) to flange_b"),
+        "WhyArrows": ([(f"fixed{i}", "Fixed", {"s0": -1.9}) for i in (1, 2)]
+                      + [(f"spring{i}", "CoordinateSpringDamper", {"stiffness": 11.0, "offset": 2.0, "damping": 0.0})
+                         for i in (1, 2)]
+                      + [("mass1", "Mass", {"m": 1.0, "L": 2.0}), ("inertia2", "Mass", {"m": 1.0, "L": 2.0})],
+                      [f"fixed{i}.flange.{q} -> spring{i}.flange_a.{q}" for i in (1, 2) for q in "sv"]
+                      + [f"{body}.flange_b.{q} -> spring{i}.flange_b.{q}" for i, body in ((1, "mass1"), (2, "inertia2"))
+                         for q in "sv"]
+                      + ["spring1.flange_b.f -> mass1.flange_b.f", "spring2.flange_b.f -> inertia2.flange_b.f"],
+                      "linear-implicit",
+                      "MSL Translational.Examples.WhyArrows: two masses (L = 2 m) on springs (c = 11 N/m, s_rel0 = 2 m) "
+                      "to housings at -1.9 m (MSL's Spring as a CoordinateSpringDamper without damping; the rods and "
+                      "position sensors measure the housing and are left out)"),
+    }
+    for name, (components, wires, algorithm, description) in examples.items():
+        folder = HERE / name
+        write_scenario(folder, name, components, wires, 1.0, 1e-3, description=description, algorithm=algorithm)
+        source = reference_data / "MAP-LIB_ReferenceResults-v4.1.0" / MSL / name
+        target = folder / "reference"
+        target.mkdir(exist_ok=True)
+        for file in (f"{name}.csv", "comparisonSignals.txt", "creation.txt"):
+            shutil.copyfile(source / file, target / file)
+        (target / "README.md").write_text(PROVENANCE.format(name=name, msl=MSL))
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]) if len(sys.argv) > 1 else HERE.parents[2] / "shared" / "reference-data")
