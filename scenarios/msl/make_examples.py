@@ -12,6 +12,9 @@ its ``reference/`` folder (from ``../shared/reference-data``, see its README).
   (``accelerate.s``, ``accelerate.v``) and a body of ours integrates forces, so it is left out.
 - ``SignConvention``: three ``Constant`` (k = 1) -> ``Force`` -> ``Mass`` pairs, the force on flange_a, on
   flange_b, and on flange_b with its support on a housing (a force with a fixed support is one without).
+- ``InitialConditions``: MSL's two chains; the start values MSL puts on ``s1.s_rel`` (0.5 m) and
+  ``sd1.s_rel`` (1 m, ``v_rel`` 0) are written as the masses' ``s_start`` (m1: 0 m, m2: 2.5 m), worked out
+  from the flange positions (``flange_a.s = s - L/2``, ``flange_b.s = s + L/2``).
 - ``WhyArrows``: ``fixed1``/``fixed2`` (s0 = -1.9 m), ``spring1``/``spring2`` (MSL Spring c = 11 N/m,
   s_rel0 = 2 m: a CoordinateSpringDamper without damping), ``mass1``/``inertia2`` (1 kg, L = 2 m). Its
   rods and position sensors only measure a housing; they are left out.
@@ -31,6 +34,20 @@ Copied unchanged from the Modelica Association's regression reference results
 0.0005 s; see `creation.txt`). `comparisonSignals.txt` lists the regression-checked columns. The Modelica
 Association publishes these results under the BSD 3-Clause license of the Modelica Standard Library.
 """
+
+
+def flange(body: str, body_flange: str, element: str, element_flange: str) -> list[str]:
+    """A body's flange wired to an element's: position and velocity there, the element's cut force back."""
+    return [f"{body}.{body_flange}.s -> {element}.{element_flange}.s",
+            f"{body}.{body_flange}.v -> {element}.{element_flange}.v",
+            f"{element}.{element_flange}.f -> {body}.{body_flange}.f"]
+
+
+def chain(housing: str, spring: str, first: str, damper: str, second: str) -> list[str]:
+    """housing - spring - first mass - spring-damper - second mass, each flange to the next."""
+    return ([f"{housing}.flange.{q} -> {spring}.flange_a.{q}" for q in "sv"]
+            + flange(first, "flange_a", spring, "flange_b") + flange(first, "flange_b", damper, "flange_a")
+            + flange(second, "flange_a", damper, "flange_b"))
 
 
 def main(reference_data: Path) -> None:
@@ -67,6 +84,22 @@ def main(reference_data: Path) -> None:
                       "MSL Translational.Examples.WhyArrows: two masses (L = 2 m) on springs (c = 11 N/m, s_rel0 = 2 m) "
                       "to housings at -1.9 m (MSL's Spring as a CoordinateSpringDamper without damping; the rods and "
                       "position sensors measure the housing and are left out)"),
+        "InitialConditions": ([("fixed2", "Fixed", {"s0": 1.0}),
+                               ("s2", "CoordinateSpringDamper", {"stiffness": 1e3, "offset": 2.0, "damping": 0.0}),
+                               ("m3", "Mass", {"m": 1.0, "L": 3.0, "s_start": 4.5}),
+                               ("sd2", "CoordinateSpringDamper", {"stiffness": 111.0, "offset": 4.0, "damping": 1.0}),
+                               ("m4", "Mass", {"m": 1.0, "L": 5.0, "s_start": 12.5}),
+                               ("fixed1", "Fixed", {"s0": -1.0}),
+                               ("s1", "CoordinateSpringDamper", {"stiffness": 1e3, "offset": 1.0, "damping": 0.0}),
+                               # s1.s_rel(start = 0.5): m1.flange_a at -1 + 0.5, m1.s = -0.5 + L/2 = 0
+                               ("m1", "Mass", {"m": 1.0, "L": 1.0, "s_start": 0.0}),
+                               ("sd1", "CoordinateSpringDamper", {"stiffness": 111.0, "offset": 1.0, "damping": 1.0}),
+                               # sd1.s_rel(start = 1): m2.flange_a at m1.flange_b.s + 1 = 1.5, m2.s = 1.5 + L/2
+                               ("m2", "Mass", {"m": 1.0, "L": 2.0, "s_start": 2.5})],
+                              chain("fixed2", "s2", "m3", "sd2", "m4") + chain("fixed1", "s1", "m1", "sd1", "m2"),
+                              "linear-implicit",
+                              "MSL Translational.Examples.InitialConditions: two chains housing-spring-mass-springdamper-"
+                              "mass; the start values MSL gives on s1.s_rel and sd1.s_rel are the masses' s_start here"),
     }
     for name, (components, wires, algorithm, description) in examples.items():
         folder = HERE / name
