@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from .base import Component, Input, Output, Param
 from .ports import ACCELERATION, DAMPING_TANGENT, FLANGE_A, FLANGE_B, RATE, STIFFNESS_TANGENT, port
@@ -41,9 +41,23 @@ FLANGES = (FLANGE_A, FLANGE_B)
 Mat2 = tuple[float, float, float, float]
 
 
-def mass_acceleration(m: float, f_drive: float, fa: float, fb: float) -> float:
-    """a [m/s2] of a mass m [kg] with drive force f_drive and connected flange forces fa, fb [N]."""
-    return (f_drive - fa - fb) / m
+#: force ports per flange: ``flange_x`` and ``flange_x[2]`` ... ``flange_x[PORTS]``, each with its load and
+#: tangents: up to PORTS elements meet at a flange and their forces add, as in a Modelica connection
+PORTS = 4
+
+
+def flange_ports(flange: str) -> tuple[str, ...]:
+    """The force ports of a flange: ``flange``, ``flange[2]``, ..., ``flange[PORTS]``."""
+    return (flange,) + tuple(f"{flange}[{k}]" for k in range(2, PORTS + 1))
+
+
+def mass_acceleration(m: float, f_drive: float, *loads: float) -> float:
+    """a [m/s2] of a mass m [kg] with drive force f_drive and the connected elements' flange forces [N]
+    (subtracted in order: flange_a's ports, then flange_b's; unused ports are 0 and change no bit)."""
+    force = f_drive
+    for load in loads:
+        force -= load
+    return force / m
 
 
 def mass_step(s: float, v: float, a: float, h: float) -> tuple[float, float]:
@@ -117,7 +131,8 @@ def body_variables(load: str, pos: str, vel: str, units: dict[str, str], words: 
     """Inputs and outputs of a 1D body: flange loads with their linear-implicit tangents, a drive,
     and position, velocity and acceleration of the body and of both flanges. ``units`` has keys
     load, stiffness, damping, rate, pos, vel, acc; ``words`` has load, pos, vel, acc."""
-    loads = (port(FLANGE_A, load), port(FLANGE_B, load), f"{load}_drive")
+    extra = tuple(p for x in FLANGES for p in flange_ports(x)[1:])
+    loads = (port(FLANGE_A, load), port(FLANGE_B, load), f"{load}_drive") + tuple(port(p, load) for p in extra)
     inputs = tuple(
         Input(port(x, load), 0.0, units["load"],
               f"Cut {words['load']} of the element connected at {x} (body receives −{x}.{load})")
@@ -130,7 +145,14 @@ def body_variables(load: str, pos: str, vel: str, units: dict[str, str], words: 
     ) + tuple(
         Input(port(x, load + RATE), 0.0, units["rate"],
               f"Rate of {x}.{load} from the other side's motion (linear-implicit coupling)")
-        for x in FLANGES)
+        for x in FLANGES
+    ) + tuple(
+        Input(port(p, name), 0.0, units[kind], f"{text} of another element connected at {p.split('[')[0]} (port "
+              f"{p[p.index('[') + 1:-1]}; 0 when unused)")
+        for p in extra for name, kind, text in ((load, "load", f"Cut {words['load']}"),
+                                                (STIFFNESS_TANGENT, "stiffness", "Tangent stiffness"),
+                                                (DAMPING_TANGENT, "damping", "Tangent damping"),
+                                                (load + RATE, "rate", f"Rate of {load}")))
     outputs = (
         Output(pos, units["pos"], f"Absolute {words['pos']}"),
         Output(vel, units["vel"], f"Absolute {words['vel']}"),
@@ -155,12 +177,24 @@ INERTIA_VARIABLES = body_variables(
     {"load": "torque", "pos": "rotation angle", "vel": "angular velocity", "acc": "angular acceleration"})
 
 
-def law_keys(names: tuple[str, str, str, str, str]) -> dict[str, str]:
+def law_keys(names: tuple[str, str, str, str, str]) -> dict[str, Any]:
     """The variable names a body's law uses, by role, from its (inertia, position, velocity, load, drive) names."""
     inertia, pos, vel, load, drive = names
+    ports = [p for x in FLANGES for p in flange_ports(x)]  # flange_a's ports, then flange_b's
     return {"inertia": inertia, "drive": drive, "pos": pos, "vel": vel,
             **{f"{x}.{role}": f"{x}.{name}" for x in FLANGES
-               for role, name in (("load", load), ("rate", f"{load}_rate"), ("pos", pos), ("vel", vel))}}
+               for role, name in (("load", load), ("rate", f"{load}_rate"), ("pos", pos), ("vel", vel))},
+            **{f"all.{role}": [port(p, name) for p in ports]
+               for role, name in (("load", load), ("c", STIFFNESS_TANGENT), ("d", DAMPING_TANGENT),
+                                  ("rate", load + RATE))}}
+
+
+def total(values: dict[str, float], names: list[str]) -> float:
+    """values[names[0]] + values[names[1]] + ... in that order (unused ports add 0.0: no bit changes)."""
+    result = values[names[0]]
+    for name in names[1:]:
+        result += values[name]
+    return result
 
 
 class Mass(Component):
@@ -178,7 +212,7 @@ class Mass(Component):
     #: variable names: inertia, position, velocity, flange load, drive
     names: ClassVar[tuple[str, str, str, str, str]] = ("m", "s", "v", "f", "f_drive")
     #: the names the law reads and writes (``law_keys(names)``, set again for every subclass)
-    _keys: ClassVar[dict[str, str]]
+    _keys: ClassVar[dict[str, Any]]
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -186,14 +220,11 @@ class Mass(Component):
 
     def acceleration(self) -> float:
         keys, vals = self._keys, self.values
-        return mass_acceleration(vals[keys["inertia"]], vals[keys["drive"]], vals[keys["flange_a.load"]],
-                                 vals[keys["flange_b.load"]])
+        return mass_acceleration(vals[keys["inertia"]], vals[keys["drive"]], *[vals[n] for n in keys["all.load"]])
 
     def advance(self, current_time: float, step_size: float) -> None:
         st, vals, keys = self.state, self.values, self._keys
-        stiffness = vals["flange_a.c"] + vals["flange_b.c"]
-        damping = vals["flange_a.d"] + vals["flange_b.d"]
-        rate = vals[keys["flange_a.rate"]] + vals[keys["flange_b.rate"]]
+        stiffness, damping, rate = (total(vals, keys[f"all.{role}"]) for role in ("c", "d", "rate"))
         if stiffness == 0.0 and damping == 0.0 and rate == 0.0:
             st["s"], st["v"] = mass_step(st["s"], st["v"], self.acceleration(), step_size)
         else:

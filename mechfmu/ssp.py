@@ -87,11 +87,58 @@ def export_ssp(scenario: str | Path, target: str | Path) -> Path:
     return target
 
 
+def flange_connections(components: list[tuple[str, str, dict[str, Any]]], connections: list[str]) -> list[str]:
+    """Every ``"A.x <-> B.y"`` (a Modelica ``connect`` of two flanges) as its wires: the position and
+    velocity (``s``/``phi``, ``v``/``w``) from the side that outputs them (a body, a housing, a motion
+    source, a rod's driven end) to the other's inputs ``y.s``, ``y.v``, and the other's cut force ``y.f``
+    back into the first free force port of the flange (``x.f``, ``x[2].f``, ... of a body: components/mass.py
+    ``PORTS``; none for a housing or motion source), so any number of elements up to the ports meet at a
+    flange and their forces add, as in Modelica. Wires written as ``->`` pass unchanged. ValueError naming the connect if it cannot be wired."""
+    from .components import COMPONENTS
+
+    models = {instance: COMPONENTS[model] for instance, model, _ in components}
+    taken: set[tuple[str, str]] = set()
+    wires = []
+    for text in connections:
+        if "<->" not in text:
+            wires.append(text)
+            continue
+        ends = [tuple(part.strip().split(".", 1)) for part in text.split("<->")]
+        if len(ends) != 2 or any(len(end) != 2 or end[0] not in models for end in ends):
+            raise ValueError(f"connect {text!r}: use COMPONENT.FLANGE <-> COMPONENT.FLANGE of the scenario's "
+                             "components")
+        outputs = {end[0]: {o.name for o in models[end[0]].outputs} for end in ends}
+        inputs = {end[0]: {i.name for i in models[end[0]].inputs} for end in ends}
+        driving = [end for end in ends if {f"{end[1]}.s", f"{end[1]}.phi"} & outputs[end[0]]]
+        if len(driving) != 1:
+            raise ValueError(f"connect {text!r}: exactly one side must output the flange's position "
+                             f"({'both do' if driving else 'neither does'})")
+        (body, x), (element, y) = driving[0], ends[1] if ends[0] == driving[0] else ends[0]
+        for pos, vel in (("s", "v"), ("phi", "w")):
+            if f"{x}.{pos}" in outputs[body]:
+                wires += [f"{body}.{x}.{a} -> {element}.{y}.{b}" for a, b in ((pos, "s"), (vel, "v"))
+                          if f"{y}.{b}" in inputs[element] and f"{x}.{a}" in outputs[body]]
+        if f"{y}.f" not in outputs[element]:
+            continue
+        load = next((n for n in ("f", "tau") if f"{x}.{n}" in inputs[body]), None)
+        ports = [p for p in [x] + [f"{x}[{k}]" for k in range(2, 100)] if load and f"{p}.{load}" in inputs[body]]
+        if not ports:
+            continue  # a housing or a motion source: its reaction force is nobody's input
+        free = next((p for p in ports if (body, p) not in taken), None)
+        if free is None:
+            raise ValueError(f"connect {text!r}: {body}.{x} takes no (more) force: "
+                             f"{len(ports)} port(s), all wired")
+        taken.add((body, free))
+        wires.append(f"{element}.{y}.f -> {body}.{free}.{load}")
+    return wires
+
+
 def write_scenario(folder: str | Path, name: str, components: list[tuple[str, str, dict[str, Any]]],
                    connections: list[str], stop_time: float, step_size: float, description: str = "",
                    algorithm: str = "jacobi", **algorithm_options: str) -> Path:
     """Write ``folder/SystemStructure.ssd``: ``components`` as (instance name, model, parameter
-    values), ``connections`` as ``"source.output -> target.input"``. The ssd:Connectors (with
+    values), ``connections`` as ``"source.output -> target.input"`` or as Modelica connects of two
+    flanges, ``"mass.flange_b <-> spring.flange_a"`` (``flange_connections``). The ssd:Connectors (with
     their causality, from the component declarations) and both annotations are generated, so the
     file runs in this master and unchanged in libcosim."""
     from .components import COMPONENTS
@@ -99,7 +146,7 @@ def write_scenario(folder: str | Path, name: str, components: list[tuple[str, st
     for prefix, uri in NS.items():
         ET.register_namespace(prefix, uri)
     parsed = []
-    for text in connections:
+    for text in flange_connections(components, connections):
         src, dst = (part.strip() for part in text.split("->"))
         parsed.append((*src.split(".", 1), *dst.split(".", 1)))
     used: dict[str, list[str]] = {}
