@@ -93,7 +93,8 @@ def flange_connections(components: list[tuple[str, str, dict[str, Any]]], connec
     source, a rod's driven end) to the other's inputs ``y.s``, ``y.v``, and the other's cut force ``y.f``
     back into the first free force port of the flange (``x.f``, ``x[2].f``, ... of a body: components/mass.py
     ``PORTS``; none for a housing or motion source), so any number of elements up to the ports meet at a
-    flange and their forces add, as in Modelica. Wires written as ``->`` pass unchanged. ValueError naming the connect if it cannot be wired."""
+    flange and their forces add, as in Modelica. Wires written as ``->`` pass unchanged. ValueError naming
+    the connect if it cannot be wired."""
     from .components import COMPONENTS
 
     models = {instance: COMPONENTS[model] for instance, model, _ in components}
