@@ -15,6 +15,9 @@ its ``reference/`` folder (from ``../shared/reference-data``, see its README).
 - ``InitialConditions``: MSL's two chains; the start values MSL puts on ``s1.s_rel`` (0.5 m) and
   ``sd1.s_rel`` (1 m, ``v_rel`` 0) are written as the masses' ``s_start`` (m1: 0 m, m2: 2.5 m), worked out
   from the flange positions (``flange_a.s = s - L/2``, ``flange_b.s = s + L/2``).
+- ``Oscillator`` and ``Damper``: MSL's Spring, Damper and SpringDamper are CoordinateSpringDampers; where
+  MSL connects two elements to one flange of a mass (spring2 and damper1, damper2 and spring2) each gets
+  a force port of that flange (connects ``<->``: mechfmu.ssp.flange_connections).
 - ``WhyArrows``: ``fixed1``/``fixed2`` (s0 = -1.9 m), ``spring1``/``spring2`` (MSL Spring c = 11 N/m,
   s_rel0 = 2 m: a CoordinateSpringDamper without damping), ``mass1``/``inertia2`` (1 kg, L = 2 m). Its
   rods and position sensors only measure a housing; they are left out.
@@ -100,6 +103,32 @@ def main(reference_data: Path) -> None:
                               "linear-implicit",
                               "MSL Translational.Examples.InitialConditions: two chains housing-spring-mass-springdamper-"
                               "mass; the start values MSL gives on s1.s_rel and sd1.s_rel are the masses' s_start here"),
+        "Oscillator": ([(f"sine{i}", "Sine", {"f": 15.9155}) for i in (1, 2)] + [(f"force{i}", "Force", {}) for i in (1, 2)]
+                       + [(f"mass{i}", "Mass", {"m": 1.0, "L": 1.0, "s_start": -0.5}) for i in (1, 2)]
+                       + [(f"spring{i}", "CoordinateSpringDamper", {"stiffness": 1e4, "offset": 1.0, "damping": 0.0})
+                          for i in (1, 2)]
+                       + [(f"fixed{i}", "Fixed", {"s0": 1.0}) for i in (1, 2)]
+                       + [("damper1", "CoordinateSpringDamper", {"stiffness": 0.0, "damping": 10.0})],
+                       [f"sine{i}.y -> force{i}.f" for i in (1, 2)]
+                       + [f"force{i}.flange <-> mass{i}.flange_a" for i in (1, 2)]
+                       + [f"mass{i}.flange_b <-> spring{i}.flange_a" for i in (1, 2)]
+                       + [f"fixed{i}.flange <-> spring{i}.flange_b" for i in (1, 2)]
+                       + ["mass2.flange_b <-> damper1.flange_a", "fixed2.flange <-> damper1.flange_b"],
+                       "linear-implicit",
+                       "MSL Translational.Examples.Oscillator: two masses on stiff springs (1e4 N/m) to housings, driven "
+                       "at resonance by a sine force; the second one damped by damper1 in parallel with spring2"),
+        "Damper": ([(f"mass{i}", "Mass", {"m": 1.0, "L": 1.0, "s_start": 3.0, "v_start": 10.0}) for i in (1, 2, 3)]
+                   + [(f"fixed{i}", "Fixed", {"s0": 4.5}) for i in (1, 2, 3)]
+                   + [(f"damper{i}", "CoordinateSpringDamper", {"stiffness": 0.0, "damping": 25.0}) for i in (1, 2)]
+                   + [("spring2", "CoordinateSpringDamper", {"stiffness": 1.0, "offset": 1.0, "damping": 0.0}),
+                      ("springDamper3", "CoordinateSpringDamper", {"stiffness": 1.0, "offset": 1.0, "damping": 25.0})],
+                   ["mass1.flange_b <-> damper1.flange_a", "fixed1.flange <-> damper1.flange_b",
+                    "mass2.flange_b <-> damper2.flange_a", "mass2.flange_b <-> spring2.flange_a",
+                    "fixed2.flange <-> damper2.flange_b", "fixed2.flange <-> spring2.flange_b",
+                    "mass3.flange_b <-> springDamper3.flange_a", "fixed3.flange <-> springDamper3.flange_b"],
+                   "linear-implicit",
+                   "MSL Translational.Examples.Damper: three masses thrown at 10 m/s against a damper, a damper with a "
+                   "spring in parallel (two elements on one flange), and a spring-damper"),
     }
     for name, (components, wires, algorithm, description) in examples.items():
         folder = HERE / name
