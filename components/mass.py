@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from operator import itemgetter
 from typing import Any, ClassVar
 
 from .base import Component, Input, Output, Param
@@ -186,7 +187,11 @@ def law_keys(names: tuple[str, str, str, str, str]) -> dict[str, Any]:
                for role, name in (("load", load), ("rate", f"{load}_rate"), ("pos", pos), ("vel", vel))},
             **{f"all.{role}": [port(p, name) for p in ports]
                for role, name in (("load", load), ("c", STIFFNESS_TANGENT), ("d", DAMPING_TANGENT),
-                                  ("rate", load + RATE))}}
+                                  ("rate", load + RATE))},
+            # every extra port's (flange_x[k]) variables at once: while they are all 0 (+0.0 or -0.0), the
+            # law is the two-flange one (subtracting or adding a zero changes no other value)
+            "extra": itemgetter(*[port(p, name) for p in ports if "[" in p
+                                  for name in (load, STIFFNESS_TANGENT, DAMPING_TANGENT, load + RATE)])}
 
 
 def total(values: dict[str, float], names: list[str]) -> float:
@@ -220,11 +225,19 @@ class Mass(Component):
 
     def acceleration(self) -> float:
         keys, vals = self._keys, self.values
+        if not any(keys["extra"](vals)):
+            return mass_acceleration(vals[keys["inertia"]], vals[keys["drive"]], vals[keys["flange_a.load"]],
+                                     vals[keys["flange_b.load"]])
         return mass_acceleration(vals[keys["inertia"]], vals[keys["drive"]], *[vals[n] for n in keys["all.load"]])
 
     def advance(self, current_time: float, step_size: float) -> None:
         st, vals, keys = self.state, self.values, self._keys
-        stiffness, damping, rate = (total(vals, keys[f"all.{role}"]) for role in ("c", "d", "rate"))
+        if not any(keys["extra"](vals)):
+            stiffness = vals["flange_a.c"] + vals["flange_b.c"]
+            damping = vals["flange_a.d"] + vals["flange_b.d"]
+            rate = vals[keys["flange_a.rate"]] + vals[keys["flange_b.rate"]]
+        else:
+            stiffness, damping, rate = (total(vals, keys[f"all.{role}"]) for role in ("c", "d", "rate"))
         if stiffness == 0.0 and damping == 0.0 and rate == 0.0:
             st["s"], st["v"] = mass_step(st["s"], st["v"], self.acceleration(), step_size)
         else:
