@@ -29,7 +29,7 @@ h = 1e-3 s:
    >= 1.8x sequential).
 
     python3 benchmarks/scaling.py [--quick] [--sizes 20 200 2000] [--repeat 3] [--memory-steps 1000000]
-                                  [--no-memory] [--no-profile] [--no-study] [--study-runs 36]
+                                  [--no-memory] [--no-profile] [--no-study] [--study-runs 64]
 
 ``--quick`` skips libcosim at the largest size (about 500-600 s for 200 steps at 2,000 FMUs on two cores,
 almost all of it in its first step, the initialization): about 7 minutes instead of 16. The code measured
@@ -346,7 +346,7 @@ def main() -> None:
     parser.add_argument("--no-profile", action="store_true")
     parser.add_argument("--profile-fmus", type=int, default=200)
     parser.add_argument("--no-study", action="store_true")
-    parser.add_argument("--study-runs", type=int, default=36, help="runs of the throughput study")
+    parser.add_argument("--study-runs", type=int, default=64, help="runs of the throughput study")
     parser.add_argument("--libcosim-worker", nargs=2, help=argparse.SUPPRESS)
     parser.add_argument("--memory-worker", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()

@@ -10,7 +10,7 @@
    call to the finished table, cluster start-up included (what a user waits for). The three tables must be
    equal but for the wall-time column. Printed: runs/s, and the ratios 2 workers / sequential and 2 / 1.
 
-    python3 benchmarks/study_throughput.py [--runs 36] [--stop 5] [--short 20]
+    python3 benchmarks/study_throughput.py [--runs 64] [--stop 5] [--short 20]
 
 On the 2-core machine of the project, anything else running shares the cores: run it on a quiet machine.
 """
@@ -81,7 +81,7 @@ def reuse(short: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=36, help="runs of the study (a square grid, about)")
+    parser.add_argument("--runs", type=int, default=64, help="runs of the study (a square grid, about)")
     parser.add_argument("--stop", type=float, default=5.0, help="stop time of a run [s]")
     parser.add_argument("--short", type=int, default=20, help="short runs for the instance-reuse measurement")
     args = parser.parse_args()
