@@ -275,7 +275,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("metric", help="the metric's name (a column of the table)")
     p.add_argument("x", help="the varied setting on the x axis")
     p.add_argument("y", nargs="?", help="a second varied setting: the metric as colour over x and y")
-    p.add_argument("--out", help="PNG to write (default: TABLE's name with .METRIC.png)")
+    p.add_argument("--out", help="PNG (or .svg) to write (default: TABLE's name with .METRIC.png)")
     p.add_argument("--log", nargs="+", metavar="NAME", help="settings (or 'metric') drawn on a log scale")
     p.set_defaults(func=_plot_study)
     p = sub.add_parser("export-ssp", help="write a scenario as a self-contained SSP archive (FMUs inside)")

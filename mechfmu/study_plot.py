@@ -62,9 +62,9 @@ def _unit(study: dict[str, Any], setting: str) -> str:
 
 def plot_study(table: str | Path, metric: str, x: str, y: str | None = None, out: str | Path | None = None,
                log: tuple[str, ...] = ()) -> Path:
-    """Draw ``metric`` against setting ``x`` (and ``y``) from a study table; returns the PNG's path
-    (default: the table's with ``.<metric>.png``). ``log`` names the settings (or "metric") drawn on a
-    log scale. ValueError naming what is missing."""
+    """Draw ``metric`` against setting ``x`` (and ``y``) from a study table; returns the picture's path: PNG,
+    or SVG when ``out`` ends in .svg (default: the table's with ``.<metric>.png``). ``log`` names the settings
+    (or "metric") drawn on a log scale. ValueError naming what is missing."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -129,7 +129,9 @@ def plot_study(table: str | Path, metric: str, x: str, y: str | None = None, out
             filled = ax.tricontourf(xs, ys, zs, levels=14, norm=norm, cmap="viridis")
         else:
             filled = ax.scatter(xs, ys, c=zs, norm=norm, cmap="viridis")
-        fig.colorbar(filled, ax=ax, label=metric_label)
+        solids = fig.colorbar(filled, ax=ax, label=metric_label).solids
+        if solids is not None:
+            solids.set_rasterized(False)  # an SVG stays all vectors
         ax.plot(xs, ys, "k.", ms=3)
         if bad:
             ax.plot([r[x] for r in bad], [r[y] for r in bad], "rx", label="failed runs")
@@ -146,6 +148,10 @@ def plot_study(table: str | Path, metric: str, x: str, y: str | None = None, out
     ax.grid(True, alpha=0.3)
     fig.tight_layout()
     target = Path(out) if out is not None else path.with_name(f"{path.stem}.{metric}.png")
-    fig.savefig(target, dpi=110)
+    if target.suffix == ".svg":  # text, reproducible: fonts as text, no date, fixed element ids
+        with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "mechfmu"}):
+            fig.savefig(target, metadata={"Date": None})
+    else:
+        fig.savefig(target, dpi=110)
     plt.close(fig)
     return target

@@ -109,6 +109,9 @@ def test_plot_study_draws_a_metric_over_one_or_two_settings(tmp_path):
         image = matplotlib.image.imread(png)
         assert image.shape[:2] == (550, 770)  # 7 x 5 in at 110 dpi
         assert image[..., :3].std() > 0.05  # something is drawn
+    done = plot(tmp_path / "t.csv", "peak", "mass.m", "stops.limitStopsStiffness", "--out", tmp_path / "t.svg")
+    svg = (tmp_path / "t.svg").read_text()  # the README's pictures: text, all vectors, no date
+    assert done.returncode == 0 and svg.startswith("<?xml") and "data:image" not in svg and "<dc:date>" not in svg
     wrong = plot(tmp_path / "t.csv", "speed", "mass.m")
     assert wrong.returncode == 2 and "no metric 'speed'; the table has v, peak" in wrong.stderr
     wrong = plot(tmp_path / "t.csv", "v", "mass.m", "algorithm")
