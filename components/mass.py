@@ -4,8 +4,10 @@ Law (Mass):  m·a = f_drive − fa − fb,   v = der(s),  a = der(v)
 where ``fa``/``fb`` are the inputs ``flange_a.f``/``flange_b.f``: the cut force of the element
 wired to that flange (its own ``flange_x.f`` output, Modelica sign), which the body receives with
 the opposite sign (a Modelica connection sums flows to zero). ``f_drive`` [N] is an external force
-acting in +s (Modelica ``Sources.Force``). Flange positions: ``flange_a.s = s − L/2``,
-``flange_b.s = s + L/2``; both flanges move with ``v``.
+acting in +s (Modelica ``Sources.Force``). Several elements at one flange: each flange has ``PORTS``
+force ports, ``flange_x`` and ``flange_x[2]`` …, each with its load and tangents; fa/fb are the sums
+over a flange's ports, subtracted in port order (unused ports are 0). Flange positions:
+``flange_a.s = s − L/2``, ``flange_b.s = s + L/2``; both flanges move with ``v``.
 
 Inertia is the same law in rotation: J·a = tau_drive − flange_a.tau − flange_b.tau with angle
 ``phi`` [rad], speed ``w`` [rad/s], ``J`` [kg.m2]; both flanges are at ``phi``.

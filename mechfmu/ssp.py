@@ -136,12 +136,13 @@ def flange_connections(components: list[tuple[str, str, dict[str, Any]]], connec
 
 def write_scenario(folder: str | Path, name: str, components: list[tuple[str, str, dict[str, Any]]],
                    connections: list[str], stop_time: float, step_size: float, description: str = "",
-                   algorithm: str = "jacobi", **algorithm_options: str) -> Path:
+                   algorithm: str = "jacobi", fmu_folder: str = "../../fmus", **algorithm_options: str) -> Path:
     """Write ``folder/SystemStructure.ssd``: ``components`` as (instance name, model, parameter
     values), ``connections`` as ``"source.output -> target.input"`` or as Modelica connects of two
     flanges, ``"mass.flange_b <-> spring.flange_a"`` (``flange_connections``). The ssd:Connectors (with
     their causality, from the component declarations) and both annotations are generated, so the
-    file runs in this master and unchanged in libcosim."""
+    file runs in this master and unchanged in libcosim. ``fmu_folder``: the FMUs' folder relative to
+    ``folder`` (the default fits ``scenarios/NAME/``)."""
     from .components import COMPONENTS
 
     for prefix, uri in NS.items():
@@ -168,7 +169,7 @@ def write_scenario(folder: str | Path, name: str, components: list[tuple[str, st
         cls = COMPONENTS[model]
         causality = {**{p.name: "parameter" for p in cls.parameters}, **{i.name: "input" for i in cls.inputs},
                      **{o.name: "output" for o in cls.outputs}}
-        comp = ET.SubElement(elements, q("ssd", "Component"), name=instance, source=f"../../fmus/{model}.fmu",
+        comp = ET.SubElement(elements, q("ssd", "Component"), name=instance, source=f"{fmu_folder}/{model}.fmu",
                              type="application/x-fmu-sharedlibrary")
         if used.get(instance):
             connectors = ET.SubElement(comp, q("ssd", "Connectors"))

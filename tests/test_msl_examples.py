@@ -18,8 +18,8 @@ EXAMPLES = {
     # the same for three masses pushed by 1 N: s = t²/2 for each, whichever flange the force is on
     "SignConvention": {f"mass{i}.{q}": 1e-11 if q == "s" else 1e-15 for i in (1, 2, 3) for q in "sv"},
     # the chain at rest (m3, sd2) stays exactly at rest; in the moving chain linear-implicit's coupling between
-    # the two masses (each predicts the other at constant acceleration): 1.4e-5 m, 4.1e-4 m/s, 2.2e-5 m,
-    # 5.9e-4 m/s measured at h = 1e-3 s (9.7e-6 m ... 4.3e-4 m/s at 5e-4 s); bounds 1.5x that
+    # the two masses (each predicts the other at constant acceleration): 1.5e-5 m, 4.9e-4 m/s, 2.5e-5 m,
+    # 6.5e-4 m/s over its 5 s at h = 1e-3 s (1.2e-5 m ... 4.7e-4 m/s at 5e-4 s); bounds 1.3-1.4x that
     "InitialConditions": {"m1.s": 2e-5, "m1.v": 6e-4, "sd1.s_rel": 3.3e-5, "sd1.v_rel": 9e-4,
                           "m3.s": 0.0, "m3.v": 0.0, "sd2.s_rel": 0.0, "sd2.v_rel": 0.0},
     # a sine force at the springs' resonance (100 rad/s), held first-order by linear-implicit: its error grows

@@ -132,7 +132,9 @@ def main(reference_data: Path) -> None:
     }
     for name, (components, wires, algorithm, description) in examples.items():
         folder = HERE / name
-        write_scenario(folder, name, components, wires, 1.0, 1e-3, description=description, algorithm=algorithm)
+        stop = 5.0 if name == "InitialConditions" else 1.0  # each example's experiment(StopTime)
+        write_scenario(folder, name, components, wires, stop, 1e-3, description=description, algorithm=algorithm,
+                       fmu_folder="../../../fmus")
         source = reference_data / "MAP-LIB_ReferenceResults-v4.1.0" / MSL / name
         target = folder / "reference"
         target.mkdir(exist_ok=True)
