@@ -39,6 +39,14 @@ def _writable(path: str | None, option: str) -> Path | None:
     return target
 
 
+def write_events(path: Path, events: list[tuple[float, str]]) -> None:
+    """The located events as CSV: ``"time","event"``, the time [s] exact (repr) and the indicators that
+    crossed there (``component.indicator.x``, or ``component.switchingError``)."""
+    with path.open("w", encoding="utf-8", newline="") as file:
+        file.write('"time","event"\n')
+        file.writelines(f'{t!r},"{what}"\n' for t, what in events)
+
+
 #: final values worth printing: body positions and velocities (1D and 3D)
 FINAL_NAMES = ("s", "v", "phi", "w", "position.x", "position.y", "position.z", "velocity.x", "velocity.y", "velocity.z")
 
@@ -47,6 +55,7 @@ def _run(args: argparse.Namespace) -> int:
     from .observers import CsvWriter
 
     out, plot = _writable(args.out, "--out"), _writable(args.plot, "--plot")
+    args.events_out = _writable(args.events_out, "--events-out")
     writer = CsvWriter(out) if out else None  # refuses a file another run is writing, before the run
     try:
         return _run_with(args, writer, plot)
@@ -90,6 +99,9 @@ def _run_with(args: argparse.Namespace, writer, plot: Path | None) -> int:
                       output_variables=args.output_variables, output_interval=args.output_interval,
                       record=plotter is not None, **guards, **options)
     written = writer.written if writer else None
+    if args.events_out:
+        write_events(args.events_out, result.events)
+        print(f"{len(result.events)} located event(s) written to {args.events_out}")
     if result.status == "interrupted":
         print(f"{scenario.name}: {result.message}"
               + (f"; results up to there written to {written}" if written else ""))
@@ -236,6 +248,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="record every SECONDS (a multiple of the step); default: every step")
     p.add_argument("--output-accepted", action="store_true", help="with --option adaptive=on: record every "
                    "accepted step's end too, not only the communication grid")
+    p.add_argument("--events-out", metavar="FILE", help="with --option events=on or switching_tolerance: CSV of "
+                   "the located events (time [s], the indicators that crossed), written also after a failed run")
     p.add_argument("--plot", help="PNG plot (default: every body's position or angle, one subplot per unit)")
     p.add_argument("--plot-variables", nargs="+", metavar="NAME", help="what --plot draws (names or patterns)")
     p.add_argument("--local", action="store_true", help="run the components in-process instead of as FMUs")

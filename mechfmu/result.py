@@ -18,6 +18,10 @@ if TYPE_CHECKING:
     Extra = tuple[list[str], list[str], Callable[[], list[float]]]
 
 
+#: located events listed in a run's summary (all of them: ``Result.events``, ``mechfmu run --events-out``)
+EVENTS_SHOWN = 4
+
+
 @dataclass
 class Result:
     status: str                      # "ok", "error" or "interrupted" (SIGINT)
@@ -43,6 +47,10 @@ class Result:
         reached = (f"reached t = {self.end_time:.6g} s" if math.isfinite(self.end_time)
                    else "stopped before the first step")
         text = f"{self.status}: {reached} in {self.wall_time:.2f} s wall ({counters})"
+        if self.events:
+            shown = "; ".join(f"{t:.9g} s {what}" for t, what in self.events[:EVENTS_SHOWN])
+            more = f" (and {len(self.events) - EVENTS_SHOWN} more)" if len(self.events) > EVENTS_SHOWN else ""
+            text += f"\nevents located at {shown}{more}"
         if self.steps:
             sizes = [h for _, h in self.steps]
             text += f"\nadaptive steps from {min(sizes):.3g} s to {max(sizes):.3g} s"

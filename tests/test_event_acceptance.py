@@ -39,6 +39,30 @@ def test_elastogap_with_events_is_exact_between_its_switches():
     assert r.counters["fmu_calls"] < 90_094
 
 
+def test_the_ma_elastogap_reference_is_3e_5_from_the_closed_form_of_its_contact_free_mass():
+    """Why the issue's "<= 3e-5 against the MA reference" lies below that reference's accuracy, with no
+    solver of ours involved: the example's mass1 hangs between two linear spring-dampers (c = 10 N/m,
+    d = 1.5 N.s/m, 1 kg, at x = 2 m at rest), x'' + 3x' + 20x = 0, whose closed form
+    x = e^(-1.5t)(2 cos wt + (3/w) sin wt), w = sqrt(17.75), the reference (Dymola, DASSL at tolerance
+    1e-6) misses by 2.63e-5 m/s in springDamper1.v_rel (measured; 9.8e-6 m in springDamper2.s_rel):
+    integration error of the order of the one it shows near the contacts (3.11e-5, test above). Our
+    run above is within 7.5e-11 of the exact solution; here it meets the closed form to 1e-9."""
+    reference = read_msl_reference("scenarios/elastogap/reference/ElastoGap.csv")
+    t = reference["time"]
+    w = np.sqrt(20.0 - 1.5**2)
+    x = np.exp(-1.5 * t) * (2.0 * np.cos(w * t) + 3.0 / w * np.sin(w * t))
+    v = np.exp(-1.5 * t) * (-(2.0 * w + 4.5 / w) * np.sin(w * t))
+    reference_error = float(np.max(np.abs(reference["springDamper1.v_rel"] - v)))
+    assert 2.5e-5 < reference_error < 3e-5
+    assert float(np.max(np.abs(reference["springDamper2.s_rel"] - (2.0 - x)))) < 1e-5
+    r = simulate("scenarios/elastogap", algorithm="linear-implicit", local=True, step=1e-2, events="on")
+    assert r.ok, r.message
+    at = np.isin(r.data["time"], t)
+    t_ours = r.data["time"][at]
+    v_ours = np.exp(-1.5 * t_ours) * (-(2.0 * w + 4.5 / w) * np.sin(w * t_ours))
+    assert float(np.max(np.abs(r.data["springDamper1.v_rel"][at] - v_ours))) < 1e-9
+
+
 def test_ball_drop_with_events_and_adaptive_step_follows_opensim_with_fewer_calls():
     """Fixed-point coupling (trapezoidal, second order; iteration tolerance 1e-8), events on, adaptive
     step at the default tolerances (rtol 1e-4, atol 1e-6) within a 1e-2 s grid. Measured: first impact

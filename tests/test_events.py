@@ -118,6 +118,24 @@ def test_events_off_changes_nothing():
     assert "events" not in a.counters and a.events == []
 
 
+def test_the_command_line_writes_and_lists_the_located_events(tmp_path, capsys):
+    """`mechfmu run --events-out FILE` writes every located event, its time exact (repr), the same as
+    the API's Result.events, each within 1e-8 s of the exact solution's contact instant."""
+    from mechfmu.cli import main
+    target = tmp_path / "events.csv"
+    assert main(["run", "scenarios/limit_stops", "--local", "--algorithm", "linear-implicit", "--stop", "0.5",
+                 "--option", "events=on", "--events-out", str(target)]) == 0
+    printed = capsys.readouterr().out
+    lines = target.read_text().splitlines()
+    assert lines[0] == '"time","event"'
+    written = [(float(t), what.strip('"')) for t, what in (line.split(",", 1) for line in lines[1:])]
+    r = simulate("scenarios/limit_stops", algorithm="linear-implicit", local=True, stop=0.5, events="on")
+    assert written == r.events and len(written) == 4
+    _, exact = piecewise_linear_motion(np.array([0.0, 0.5]), **SHIPPED)
+    assert len(exact) == 4 and max(abs(t - e) for (t, _), e in zip(written, exact)) <= 1e-8
+    assert "4 located event(s) written" in printed and f"events located at {written[0][0]:.9g} s" in printed
+
+
 def test_elastogap_events_are_the_gap_and_the_damper_clamp():
     """Every located event of the ElastoGap example is a contact change (indicator.gap) or a change of
     the damper's clamp (indicator.damperLimit)."""
