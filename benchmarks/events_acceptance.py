@@ -1,5 +1,8 @@
-"""Issue 14's acceptance points for event location (and, later, the adaptive macro step), measured:
-each scenario run with ``events="on"`` against independent references (validation/event_references.py).
+"""Issue 14's acceptance points for event location and the adaptive macro step, measured: each
+scenario run with ``events="on"`` against independent references (validation/event_references.py).
+By default each runs the master of its acceptance test (``ACCEPTANCE``; tests/test_event_acceptance.py,
+tests/test_events.py); ``--scenario-master`` runs the scenario's own master and step instead, and
+``--algorithm``, ``--step`` and ``--option`` override either.
 
 - elastogap: every contact change within 1e-6 s of scipy's (``elastogap_contact_changes``), max error
   vs the Modelica Association's reference <= 3e-5 and inside its tube, fewer FMU calls than 90,094;
@@ -7,10 +10,10 @@ each scenario run with ``events="on"`` against independent references (validatio
   position within 1e-5 m of OpenSim over 1 s (``ball_drop_positions``), fewer than ~100,000 FMU calls;
 - stick_slip: stick/slip instants against tests/test_events.py's ``stick_slip_reference`` (scipy).
 
-    python3 benchmarks/events_acceptance.py [--scenario S ...] [--algorithm A] [--step H ...]
-        [--option key=value ...] [--stop T] [--fmus]
+    python3 benchmarks/events_acceptance.py [--scenario S ...] [--scenario-master] [--algorithm A]
+        [--step H ...] [--option key=value ...] [--stop T] [--fmus]
 
-``--scenario`` and ``--step`` may be repeated (default: all three scenarios, each at its own step).
+``--scenario`` and ``--step`` may be repeated (default: all three scenarios).
 Every ``--option`` goes to ``simulate`` as a string keyword next to ``events="on"`` (an option the
 algorithm does not know is refused by ``simulate``; the script reports it and goes on). Results are
 compared at their own time points (``result.data["time"]``, which need not be a uniform grid): the
@@ -38,6 +41,12 @@ from validation.msl import read_msl_reference, tube_violation  # noqa: E402
 
 SCENARIOS = ("elastogap", "ball_drop", "stick_slip")
 MA_REFERENCE = ROOT / "scenarios" / "elastogap" / "reference"
+#: the master each acceptance test runs: algorithm, step [s], stop [s] (None: the scenario's), options
+ACCEPTANCE: dict[str, tuple[str, float, float | None, dict[str, str]]] = {
+    "elastogap": ("linear-implicit", 1e-2, None, {}),
+    "ball_drop": ("fixed-point", 1e-2, 1.0, {"adaptive": "on", "tolerance": "1e-8"}),
+    "stick_slip": ("linear-implicit", 1e-4, None, {}),
+}
 #: the acceptance points of issue 14
 GOALS = {"elastogap": dict(event=1e-6, error=3e-5, calls=90_094),
          "ball_drop": dict(event=1e-6, error=1e-5, calls=100_000),
@@ -194,12 +203,14 @@ def run(scenario: str, algorithm: str | None, step: float | None, stop: float | 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--scenario", action="append", choices=SCENARIOS, help="repeatable; default: all three")
-    parser.add_argument("--algorithm", default=None, help="default: the scenario's own master")
+    parser.add_argument("--scenario-master", action="store_true",
+                        help="run each scenario's own master and step (default: its acceptance test's)")
+    parser.add_argument("--algorithm", default=None, help="default: the acceptance test's")
     parser.add_argument("--step", action="append", type=float,
-                        help="macro step [s], repeatable; default: the scenario's")
+                        help="macro step [s], repeatable; default: the acceptance test's")
     parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                         help="algorithm option passed to simulate as a string (repeatable), e.g. adaptive=on")
-    parser.add_argument("--stop", type=float, default=None, help="stop time [s]; default: the scenario's")
+    parser.add_argument("--stop", type=float, default=None, help="stop time [s]; default: the acceptance test's")
     parser.add_argument("--fmus", action="store_true", help="run the FMUs (default: the components in-process)")
     args = parser.parse_args(argv)
     options = {}
@@ -210,8 +221,10 @@ def main(argv: list[str] | None = None) -> None:
         options[key.strip()] = value.strip()
     references = References()
     for scenario in args.scenario or SCENARIOS:
-        for step in args.step or [None]:
-            run(scenario, args.algorithm, step, args.stop, options, not args.fmus, references)
+        algorithm, step, stop, preset = (None, None, None, {}) if args.scenario_master else ACCEPTANCE[scenario]
+        for h in args.step or [step]:
+            run(scenario, args.algorithm or algorithm, h, args.stop if args.stop is not None else stop,
+                {**preset, **options}, not args.fmus, references)
 
 
 if __name__ == "__main__":

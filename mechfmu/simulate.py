@@ -118,6 +118,8 @@ def simulate(scenario: Scenario | str | Path, algorithm: str | CouplingAlgorithm
         n_steps = step_count(t0, t_stop, h, max_steps)
     except ValueError as exc:
         raise ScenarioError(scenario.folder, [str(exc)]) from None
+    if algo.controller is not None:
+        algo.controller.check_interval(h)
     parameters = check_overrides(scenario, parameters, local)
     factor = float(next(f for f in (divergence_factor, scenario.divergence_factor, DIVERGENCE_FACTOR) if f is not None))
     if not (factor > 1 and math.isfinite(factor)):

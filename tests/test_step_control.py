@@ -75,6 +75,15 @@ def test_max_step_bounds_the_steps():
     assert r.ok and max(h for _, h in r.steps) <= 2e-3 * (1 + 1e-12)
 
 
+@pytest.mark.parametrize("options, named", [
+    ({"min_step": 0.1}, "min_step = 0.1 s exceeds the communication step 0.01 s"),
+    ({"min_step": 1e-3, "max_step": 1e-4}, "min_step = 0.001 s exceeds max_step = 0.0001 s"),
+])
+def test_step_bounds_that_contradict_each_other_are_refused_before_the_run(options, named):
+    with pytest.raises(ValueError, match=named):
+        simulate("scenarios/two_mass_oscillator", local=True, step=1e-2, stop=0.1, adaptive="on", **options)
+
+
 def test_limit_stops_with_events_and_adaptive_step_on_a_coarse_grid():
     """Linear-implicit integrates the stop contacts exactly; with events located and the step adapted
     within a 1e-2 s grid the run follows the exact piecewise solution to 1.5e-10 m (measured) with

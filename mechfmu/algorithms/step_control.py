@@ -56,6 +56,8 @@ class StepController:
     def __init__(self, config: dict[str, Any]):
         self.rtol, self.atol = config["rtol"], config["atol"]
         self.min_step, self.max_step = config["min_step"], config["max_step"]
+        if 0 < self.max_step < self.min_step:
+            raise ValueError(f"adaptive step: min_step = {self.min_step!r} s exceeds max_step = {self.max_step!r} s")
         self.estimate = config["error_estimate"]
         self.order = 1
         self.h_next = math.inf
@@ -65,6 +67,12 @@ class StepController:
         self.on_accepted: Callable[[float], None] | None = None
         self.outputs: list[tuple[Any, list[str]]] = []
         self.labels: list[str] = []
+
+    def check_interval(self, interval: float) -> None:
+        """Refuse a ``min_step`` above the communication step: no step could be shorter than the grid's."""
+        if self.min_step > interval:
+            raise ValueError(f"adaptive step: min_step = {self.min_step!r} s exceeds the communication step "
+                             f"{interval!r} s (--step); lower --option min_step")
 
     def initialize(self, algorithm: CouplingAlgorithm, system: CoupledSystem) -> None:
         self.order = algorithm.coupling_order() if self.estimate == "doubling" else 1
