@@ -94,6 +94,18 @@ def test_the_error_shrinks_with_the_event_tolerance():
     assert errors[0] > 10 * errors[1] > 100 * errors[2]
 
 
+def test_an_event_tolerance_below_the_float_spacing_ends_at_that_spacing():
+    """event_tolerance = 1e-300 s used to loop forever once the bracket could not be divided; it now
+    stops at the floating-point spacing of the step length. Every instant is then as close to the
+    exact one as rounding lets the indicator say (measured 3.3e-15 s, as at 1e-15 s), bound 1e-14 s."""
+    r = simulate("scenarios/limit_stops", algorithm="linear-implicit", local=True, stop=0.5, events="on",
+                 event_tolerance=1e-300)
+    assert r.ok, r.message
+    _, exact = piecewise_linear_motion(np.array([0.0, 0.5]), **SHIPPED)
+    assert len(r.events) == len(exact) == 4
+    assert max(abs(t - e) for (t, _), e in zip(r.events, exact)) <= 1e-14
+
+
 @pytest.mark.parametrize("step", [1e-3, 1e-3 * (1 + 1e-15), 9.7e-4, 1.13e-3])
 def test_where_the_contact_falls_in_the_step_does_not_matter(step):
     """The first contact of scenarios/limit_stops falls exactly on a communication point at h = 1e-3 s,

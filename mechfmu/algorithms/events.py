@@ -12,9 +12,10 @@ step from t to t + h:
    saved states to t + τ; the earliest of the indicators' interpolated zeros is the next trial, kept
    inside the bracket's middle 98 %; where two trials have not halved the bracket (an indicator that
    jumps at its switch, such as friction's margin after sticking again) the next trial bisects it;
-3. when the bracket is narrower than ``event_tolerance`` [s], take the step to its right end (the
-   indicator has changed sign there: the connector switches at the inputs there), count the event,
-   and continue from that time to t + h in the same way.
+3. when the bracket is narrower than ``event_tolerance`` [s] (or than the floating-point spacing of
+   the step length, where that is larger), take the step to its right end (the indicator has changed sign
+   there: the connector switches at the inputs there), count the event, and continue from that time
+   to t + h in the same way.
 
 Switching errors (option ``switching_tolerance`` [N] > 0, Exudyn's discontinuous iteration): a slave's
 output ``switchingError`` is the force jump of a switch at the inputs it holds (``immediateSwitching``),
@@ -62,6 +63,13 @@ def event_parameters(slave: Slave) -> dict[str, bool]:
     """Parameters an event-locating run sets: switches act at the inputs they are evaluated at."""
     variable = slave.variables.get(IMMEDIATE_SWITCHING)
     return {IMMEDIATE_SWITCHING: True} if variable is not None and variable.causality == "parameter" else {}
+
+
+def _divisible(lo: float, hi: float) -> bool:
+    """Whether the bracket (lo, hi] of step lengths holds one between its ends: below that, the
+    floating-point spacing of the step (2.2e-16·h), no trial can narrow it, whatever ``event_tolerance``
+    asks (a tolerance of 1e-300 s looped forever)."""
+    return lo < 0.5 * (lo + hi) < hi
 
 
 def _negative(values: list[float]) -> list[bool]:
@@ -157,7 +165,7 @@ class EventLocator:
         kept = 0  # +1 each time hi stays, -1 each time lo stays (Illinois)
         at = hi
         widths = [hi - lo]
-        while hi - lo > self.tolerance:
+        while hi - lo > self.tolerance and _divisible(lo, hi):
             width = hi - lo
             if len(widths) >= 3 and width > 0.5 * widths[-3]:
                 trial = 0.5 * (lo + hi)
