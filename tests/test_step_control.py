@@ -75,6 +75,19 @@ def test_max_step_bounds_the_steps():
     assert r.ok and max(h for _, h in r.steps) <= 2e-3 * (1 + 1e-12)
 
 
+def test_no_step_is_shorter_than_min_step_but_where_it_ends_on_the_grid():
+    """Accepted steps whose error is just below the tolerance shrink the next one (factor 0.9·err^(-1/2)
+    < 1); that used to take them below min_step (to 6.9e-8 s at min_step = 1e-6 s, the run going on).
+    Now they stop there: the run ends with the step-control error as soon as min_step cannot meet the
+    tolerance, and no step before it was shorter than min_step unless it ended an interval."""
+    r = simulate("scenarios/stick_slip", local=True, step=1e-4, stop=2e-3, adaptive="on", rtol=1e-14, atol=1e-14,
+                 min_step=1e-6, record=False)
+    assert r.status == "error" and "min_step = 1e-06 s" in r.message, r.message
+    assert r.steps
+    short = [(t, h) for t, h in r.steps if h < 1e-6 * (1 - 1e-12)]
+    assert all(abs(t / 1e-4 - round(t / 1e-4)) * 1e-4 <= 2e-6 for t, h in short), short[:3]
+
+
 @pytest.mark.parametrize("options, named", [
     ({"min_step": 0.1}, "min_step = 0.1 s exceeds the communication step 0.01 s"),
     ({"min_step": 1e-3, "max_step": 1e-4}, "min_step = 0.001 s exceeds max_step = 0.0001 s"),

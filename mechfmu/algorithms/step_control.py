@@ -13,11 +13,12 @@ Error estimate (``error_estimate``):
   (``mechfmu/energy.py``) [J], atol then in J. One step per attempt; it needs power bonds.
 
 A step is accepted when err ≤ 1; the next size is ``h·min(GROW, max(SHRINK, SAFETY·err^(−1/(p+1))))``
-(for the energy estimate p = 1); a rejected step is taken again from the saved states with that size. Steps
-stay within [``min_step``, ``max_step``] (``max_step`` 0: the communication interval) and end exactly
-on the grid, where the results are recorded (every accepted point too with ``simulate(...,
-output_accepted=True)``). A step that still fails at ``min_step`` stops the run with the error, the
-variable and what to change. Events (``events="on"``) are located within each attempted step.
+(for the energy estimate p = 1); a rejected step is taken again from the saved states with that size.
+Steps stay within [``min_step``, ``max_step``] (``max_step`` 0: the communication interval; only the
+last one or two before a grid point may be shorter, to end on it) and end exactly on the grid, where
+the results are recorded (every accepted point too with ``simulate(..., output_accepted=True)``). A
+step that still fails at ``min_step`` stops the run with the error, the variable and what to change.
+Events (``events="on"``) are located within each attempted step.
 Counters ``accepted_steps``, ``rejected_steps``; ``Result.steps`` lists (end time, size) of every
 accepted step.
 """
@@ -100,7 +101,8 @@ class StepController:
             if err <= 1:
                 algorithm.counters["accepted_steps"] += 1
                 self.steps.append((end if clamped else t + h, h))
-                self.h_next = max(h * factor, self.h_next) if clamped and h < self.h_next else h * factor
+                grown = max(h * factor, self.h_next) if clamped and h < self.h_next else h * factor
+                self.h_next = max(grown, self.min_step)
                 if clamped:
                     return
                 t = t + h
@@ -110,7 +112,7 @@ class StepController:
             algorithm.counters["rejected_steps"] += 1
             if h <= self.min_step:
                 algorithm.status = "error"
-                algorithm.message = (f"step control: the error estimate is {err:.3g} x the tolerance at t={t!r} s "
+                algorithm.message = (f"step control: the error estimate is {err:.6g} x the tolerance at t={t!r} s "
                                      f"with the smallest step min_step = {self.min_step!r} s (largest at {worst}); "
                                      "raise --option rtol / atol, lower --option min_step, or run with events=on "
                                      "if a switch falls in the step")
