@@ -148,6 +148,17 @@ def test_the_command_line_writes_and_lists_the_located_events(tmp_path, capsys):
     assert "4 located event(s) written" in printed and f"events located at {written[0][0]:.9g} s" in printed
 
 
+def test_the_events_up_to_a_failure_are_written_too(tmp_path):
+    """A run stopped by the divergence guard (factor 20: the stop's 1e4 N/m tangent output exceeds it
+    right after the first contact) still writes the event it located, the contact at 0.1 s."""
+    from mechfmu.cli import main
+    target = tmp_path / "events.csv"
+    assert main(["run", "scenarios/limit_stops", "--local", "--algorithm", "linear-implicit", "--stop", "0.5",
+                 "--option", "events=on", "--divergence-factor", "20", "--events-out", str(target)]) == 1
+    lines = target.read_text().splitlines()
+    assert len(lines) == 2 and abs(float(lines[1].split(",")[0]) - 0.1) <= 1e-8
+
+
 def test_elastogap_events_are_the_gap_and_the_damper_clamp():
     """Every located event of the ElastoGap example is a contact change (indicator.gap) or a change of
     the damper's clamp (indicator.damperLimit)."""
