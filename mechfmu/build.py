@@ -190,13 +190,14 @@ def compile_loader(target: Path, runtime: dict[str, str]) -> None:
 
 
 def _package(fmu: Path, target_path: Path, model: str, loader: Path, documentation: str) -> None:
-    """pythonfmu's FMU ``fmu`` with the loader as the Linux model binary (pythonfmu's own dropped) and
-    the documentation, written beside ``target_path`` and renamed to it (atomic)."""
+    """pythonfmu's FMU ``fmu`` with the loader as the Linux model binary and the documentation, written
+    beside ``target_path`` and renamed to it (atomic). pythonfmu's own binaries (linux64, win64) are
+    dropped: an FMU lists a platform only where our loader serves and is tested."""
     binary = f"binaries/linux64/{model}.so"
     packed = target_path.with_name(f".{target_path.name}.{os.getpid()}.tmp")
     with zipfile.ZipFile(fmu) as source, zipfile.ZipFile(packed, "w", zipfile.ZIP_DEFLATED) as target:
         for item in source.infolist():
-            if item.filename != binary:
+            if not item.filename.startswith("binaries/"):
                 target.writestr(item, source.read(item))
         target.write(loader, binary)
         target.writestr("documentation/index.html", documentation)

@@ -1,5 +1,5 @@
-"""Command line: ``mechfmu build | run | sweep | plot-study | export-ssp | crosscheck | export-crosscheck | validate |
-info``.
+"""Command line: ``mechfmu build | run | algorithms | sweep | plot-study | export-ssp | crosscheck |
+export-crosscheck | validate | info``.
 
 Every failure ends with one clear message on stderr and a non-zero exit code, never a traceback:
 2 for a refused command (bad arguments, scenario, paths), 1 for a run that failed, 130 after Ctrl-C
@@ -8,14 +8,42 @@ Every failure ends with one clear message on stderr and a non-zero exit code, ne
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
+import re
 import signal
 import sys
+import textwrap
 from pathlib import Path
 
 from . import __version__
 from . import build as fmu_build
 from .interrupt import INTERRUPT
+
+DESCRIPTION = ("Mechanical contact and connector elements as FMI 2.0 FMUs, and a co-simulation master that "
+               "couples them.")
+EPILOG = """examples:
+  mechfmu run scenarios/oscillator --out results/oscillator.csv
+  mechfmu run scenarios/limit_stops --algorithm linear-implicit --option events=on --plot stops.png
+  mechfmu export-ssp scenarios/ball_drop -o ball_drop.ssp
+  mechfmu algorithms           the coupling algorithms and their options
+  mechfmu COMMAND --help       the arguments of one command
+
+exit status: 0 done, 1 a run failed (results kept), 2 refused before anything ran, 130 interrupted"""
+#: a negative number as a value (``--step -1e-4``): argparse would read it as an option
+NEGATIVE_NUMBER = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$|^-inf(inity)?$", re.IGNORECASE)
+
+
+def joined_negative_values(argv: list[str]) -> list[str]:
+    """``--opt -1e-4`` as ``--opt=-1e-4``: a negative number right after a long option is its value."""
+    joined: list[str] = []
+    for arg in argv:
+        previous = joined[-1] if joined else ""
+        if NEGATIVE_NUMBER.match(arg) and previous.startswith("--") and "=" not in previous:
+            joined[-1] = f"{previous}={arg}"
+        else:
+            joined.append(arg)
+    return joined
 
 
 def _build(args: argparse.Namespace) -> int:
@@ -75,6 +103,7 @@ def _run_with(args: argparse.Namespace, writer, plot: Path | None) -> int:
         if built:
             print(f"built {len(built)} FMU(s) in {fmu_build.FMU_DIR}: {', '.join(p.stem for p in built)}")
     scenario = load_scenario(args.scenario, local=args.local)
+    _check_variables(args, scenario, plot)
     observers: list = [writer] if writer else []
     plotter = PlotWriter(plot, args.plot_variables) if plot else None
     observers += [plotter] if plotter else []
@@ -119,6 +148,20 @@ def _run_with(args: argparse.Namespace, writer, plot: Path | None) -> int:
     return 0 if result.ok else 1
 
 
+def _check_variables(args: argparse.Namespace, scenario, plot: Path | None) -> None:
+    """Refuse, before the run, output and plot variables that match no output of the scenario."""
+    from .result import declared_outputs, selector
+    if args.plot_variables and plot is None:
+        raise ValueError("--plot-variables chooses what --plot draws: give --plot FILE.png as well")
+    if args.output_variables is None and args.plot_variables is None:
+        return
+    outputs = declared_outputs(scenario, args.local)
+    select = selector(args.output_variables, outputs, "--output-variables")
+    recorded = [name for name in outputs if select(name)]
+    selector(args.plot_variables, recorded, "--plot-variables" + (" (of the recorded --output-variables)"
+                                                                  if args.output_variables else ""))
+
+
 def _pairs(items: list[str] | None, option: str) -> dict[str, str]:
     found = {}
     for item in items or []:
@@ -144,11 +187,18 @@ def _sweep(args: argparse.Namespace) -> int:
         fmu_build.build()
     out = _writable(args.out, "--out")
     assert out is not None  # --out is required
+    reasons: list[str] = []
+
+    def note_failure(row: dict) -> None:
+        if row["status"] != "ok" and len(reasons) < 3:
+            reasons.append(f"run {row['index']}: {row['message']}")
     counts = run_study(study, out, workers=args.workers, scheduler=args.scheduler,
-                       progress=sys.stderr.isatty() and not args.no_progress)
+                       progress=sys.stderr.isatty() and not args.no_progress, on_row=note_failure)
     print(f"{Path(study.scenario).name}: {counts['runs']} runs, {counts['done_before']} already in {out}, "
           f"{counts['computed']} computed, {counts['failed']} failed; table {out}")
-    return 0
+    if reasons:
+        print("first failures:\n" + "\n".join(f"  {reason}" for reason in reasons), file=sys.stderr)
+    return 1 if counts["computed"] and counts["failed"] == counts["computed"] else 0
 
 
 def _plot_study(args: argparse.Namespace) -> int:
@@ -173,7 +223,13 @@ def _crosscheck(args: argparse.Namespace) -> int:
     from .crosscheck import crosscheck, table
     from .scenario import load_scenario
     fmu_build.build()
-    comparisons = crosscheck(args.scenario, args.steps)
+    if args.steps is not None and args.steps < 1:
+        raise ValueError(f"--steps {args.steps}: give a number of steps >= 1")
+    with_libcosim = importlib.util.find_spec("libcosimpy") is not None
+    if not with_libcosim:
+        print("libcosim is not installed: its comparison is left out (pip install libcosimpy==0.0.6, or "
+              "pip install 'mechfmu[test]')", file=sys.stderr)
+    comparisons = crosscheck(args.scenario, args.steps, libcosim=with_libcosim)
     print(table(load_scenario(args.scenario, check=False).name, comparisons))
     return 0 if all(c.passed for c in comparisons) else 1
 
@@ -200,6 +256,34 @@ def _validate(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def _summary(cls: type) -> str:
+    """The first sentence of a class docstring (up to its colon if it is long)."""
+    sentence = " ".join((cls.__doc__ or "").split("\n\n")[0].split()).split(". ")[0].rstrip(".")
+    return (sentence.split(": ")[0] if len(sentence) > 100 else sentence) + "."
+
+
+def _algorithms(args: argparse.Namespace) -> int:
+    from .algorithms import ALGORITHMS
+    classes = list(ALGORITHMS.values())
+    shared = [key for key, option in classes[0].options.items()
+              if all(key in cls.options and cls.options[key].help() == option.help() for cls in classes)]
+    width = max(len(key) for cls in classes for key in cls.options) + 2
+
+    def show(key: str, option) -> None:
+        print(textwrap.fill(option.help(), 110, initial_indent=f"  {key:{width}s}",
+                            subsequent_indent=" " * (width + 2)))
+    for cls in classes:
+        print(f"{cls.name}: {_summary(cls)}")
+        for key, option in cls.options.items():
+            if key not in shared:
+                show(key, option)
+    print("every algorithm:")
+    for key in shared:
+        show(key, classes[0].options[key])
+    print("give options as --option KEY=VALUE (run, sweep) or on the scenario's <mechfmu:Master KEY=\"VALUE\"/>")
+    return 0
+
+
 def _info(args: argparse.Namespace) -> int:
     from fmpy import read_model_description
     path = Path(args.fmu)
@@ -221,9 +305,10 @@ def main(argv: list[str] | None = None) -> int:
     # request from here on (before the heavier imports); the other commands get KeyboardInterrupt back
     INTERRUPT.install()
     from .algorithms import ALGORITHMS
-    parser = argparse.ArgumentParser(prog="mechfmu", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="mechfmu", description=DESCRIPTION, epilog=EPILOG,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"mechfmu {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     p = sub.add_parser("build", help="build all FMUs into fmus/")
     p.add_argument("--force", action="store_true", help="rebuild even if current")
     p.add_argument("--dir", help=f"where to build (default: {fmu_build.FMU_DIR}; $MECHFMU_FMU_DIR overrides)")
@@ -231,10 +316,8 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("run", help="run a scenario (builds missing or stale FMUs first)")
     p.add_argument("scenario", help="scenario folder, SystemStructure.ssd or .ssp archive")
     p.add_argument("--algorithm", choices=sorted(ALGORITHMS), help="coupling algorithm (default: the scenario's)")
-    p.add_argument("--option", action="append", metavar="KEY=VALUE",
-                   help="algorithm option, repeatable; " + "; ".join(
-                       f"{name}: " + ", ".join(f"{key} ({option.help()})" for key, option in cls.options.items())
-                       for name, cls in ALGORITHMS.items() if cls.options))
+    p.add_argument("--option", action="append", metavar="KEY=VALUE", help="algorithm option, repeatable, "
+                   "e.g. --option events=on (`mechfmu algorithms` lists every algorithm's options)")
     p.add_argument("--param", action="append", metavar="COMPONENT.PARAMETER=VALUE",
                    help="override a parameter of the scenario, repeatable (typed and range-checked as the SSD's "
                         "values), e.g. --param mass.m=2.5 --param stops.useLimitStops=true")
@@ -258,6 +341,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--divergence-factor", type=float, metavar="F", help="a recorded output beyond F times the "
                    "run's scale, max(1, largest |output| at the start), ends the run (default 1e8 or the scenario's)")
     p.set_defaults(func=_run)
+    p = sub.add_parser("algorithms", help="the coupling algorithms and their options")
+    p.set_defaults(func=_algorithms)
     p = sub.add_parser("sweep", help="a parameter study on Dask: one run per point, a table of metrics "
                                      "(resumes an interrupted study)")
     p.add_argument("study", help="scenario folder, .ssd or .ssp, or a study file (.toml)")
@@ -311,7 +396,7 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("info", help="variables of an FMU")
     p.add_argument("fmu", help="path or model name")
     p.set_defaults(func=_info)
-    args = parser.parse_args(argv)
+    args = parser.parse_args(joined_negative_values(sys.argv[1:] if argv is None else argv))
     if args.command != "run":
         signal.signal(signal.SIGINT, signal.default_int_handler)
     try:

@@ -64,8 +64,7 @@ variable and no preload is needed. On Debian/Ubuntu it comes with the package
 <code>libpython{_e(version_)}</code>; a Python built from source needs <code>--enable-shared</code>; a library
 in another place can be named in <code>LD_LIBRARY_PATH</code>. Without it, <code>fmi2Instantiate</code>
 fails with a message saying so.</li>
-<li><code>binaries/win64</code> is pythonfmu's own binary (it needs a Python {_e(version_)} installation on
-the PATH); mechfmu neither adapts nor tests it. There is no macOS binary.</li>
+<li>Linux x86-64 only: the FMU has no Windows or macOS binary.</li>
 </ul>"""
 
 

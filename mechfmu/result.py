@@ -12,6 +12,7 @@ import numpy as np
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from .scenario import Scenario
     from .slaves import Slave
 
     #: columns a run adds besides the outputs: (names, units, a function returning their values)
@@ -102,14 +103,24 @@ class Run:
         return self.row
 
 
-def selector(patterns: list[str] | None, names: list[str]):
+def selector(patterns: list[str] | None, names: list[str], what: str = "output variables"):
     """A test for ``component.variable`` names: every name if ``patterns`` is None, else the names a
     pattern matches (exactly or as a glob, ``*`` and ``?``). A pattern that matches nothing is an
-    error naming it (a misspelt variable must not silently vanish from the results)."""
+    error naming it and ``what`` it was given as (a misspelt variable must not silently vanish from the
+    results)."""
     if patterns is None:
         return lambda name: True
     unmatched = [p for p in patterns if not any(fnmatch.fnmatchcase(n, p) for n in names)]
     if unmatched:
-        raise ValueError(f"output variables {unmatched} match no output; outputs are named component.variable, "
-                         f"e.g. {', '.join(names[:4])}")
+        components = sorted({n.split(".", 1)[0] for n in names})
+        raise ValueError(f"{what} {unmatched} match no output; outputs are named component.variable "
+                         f"(components: {', '.join(components)}), e.g. {', '.join(names[:4])}")
     return lambda name: any(fnmatch.fnmatchcase(name, p) for p in patterns)
+
+
+def declared_outputs(scenario: Scenario, local: bool = False) -> list[str]:
+    """Every output of the scenario as ``component.variable``, in result-column order, from the FMUs'
+    model descriptions (``local``: the components' declarations): known before anything is instantiated."""
+    from .scenario import component_variables
+    return [f"{name}.{variable}" for name, spec in scenario.components.items()
+            for variable, declared in component_variables(spec, local).items() if declared.causality == "output"]

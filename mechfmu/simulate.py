@@ -28,7 +28,7 @@ from .fmu_slave import FmuSlave, InstancePool
 from .interrupt import INTERRUPT
 from .observers import Observer, Recorder
 from .overrides import check_overrides
-from .result import Result, Run
+from .result import Result, Run, declared_outputs, selector
 from .scenario import Scenario, ScenarioError, component_class, load_scenario
 from .slaves import LocalSlave, Slave, SlaveError
 from .system import AlgebraicLoopError, CoupledSystem
@@ -125,6 +125,8 @@ def simulate(scenario: Scenario | str | Path, algorithm: str | CouplingAlgorithm
     if not (factor > 1 and math.isfinite(factor)):
         raise ValueError(f"divergence factor {factor!r} must be finite and > 1")
     every = output_every(output_interval, h)
+    if output_variables is not None:
+        selector(output_variables, declared_outputs(scenario, local))  # a misspelt name is refused now
     observers = list(observers)
     recorder = next((o for o in observers if isinstance(o, Recorder)), None)
     if recorder is None and record:

@@ -66,6 +66,61 @@ def instance_pool():
     return _pool
 
 
+def check_study(study: Study) -> None:
+    """Refuse, before any run, what would make runs fail whatever the physics: an unknown component,
+    parameter, algorithm or option, a value a parameter does not take (every value of every axis), a
+    step or stop that is not a number, a metric over an output the scenario does not have. ValueError
+    listing every problem."""
+    from .algorithms import ALGORITHMS, make_algorithm
+    from .result import declared_outputs
+    from .scenario import ScenarioError
+    scenario = _scenario(study.scenario, study.local)
+    problems: list[str] = []
+    values: dict[str, dict[str, Any]] = {}  # every value each setting takes, by its text
+    runs: dict[str, dict[str, Any]] = {}    # every distinct algorithm with its options
+    for point in study.points():
+        settings = study.settings(point)
+        for name, value in settings.items():
+            values.setdefault(name, {}).setdefault(repr(value), value)
+        algorithm = {k: v for k, v in settings.items() if k == "algorithm" or k.startswith("option.")}
+        runs.setdefault(repr(sorted(algorithm.items())), algorithm)
+    for name, taken in values.items():
+        for value in taken.values():
+            try:
+                run, overrides, _ = split_settings({name: value})
+                check_overrides(scenario, overrides, study.local, texts=True)
+            except ScenarioError as exc:
+                problems += exc.problems
+                break  # one problem per setting
+            except ValueError as exc:
+                problems.append(f"{name} = {value!r}: not a number" if name in ("step", "stop") else str(exc))
+                break
+            if run.get("algorithm") is not None and run["algorithm"] not in ALGORITHMS:
+                problems.append(f"algorithm {run['algorithm']!r}: use one of {', '.join(sorted(ALGORITHMS))}")
+                break
+    for settings in runs.values():
+        chosen = settings.get("algorithm")
+        if chosen is not None and chosen not in ALGORITHMS:
+            continue  # said above
+        try:
+            _, _, options = split_settings(settings)
+            make_algorithm(chosen or scenario.algorithm,
+                           **{**(scenario.algorithm_options if chosen is None else {}), **options})
+        except ValueError as exc:
+            problems.append(str(exc))
+    outputs = set(declared_outputs(scenario, study.local))
+    for metric in study.parsed_metrics:
+        missing = [column for column in metric.outputs if column != "time" and column not in outputs]
+        if missing:
+            components = ", ".join(sorted({o.split(".", 1)[0] for o in outputs}))
+            problems.append(f"metric {metric.name} = {metric.text!r}: {', '.join(missing)} is not an output of the "
+                            f"scenario (outputs are component.variable; components: {components})")
+    if problems:
+        unique = list(dict.fromkeys(problems))
+        raise ValueError(f"study of {Path(study.scenario).name}: {len(unique)} problem(s), nothing was run:\n"
+                         + "\n".join(f"  - {problem}" for problem in unique))
+
+
 def run_point(study: Study, index: int, settings: dict[str, Any]) -> dict[str, Any]:
     """One run of the study (on a worker): its row. Never raises."""
     from .simulate import simulate
@@ -181,6 +236,7 @@ def run_study(study: Study, table: str | Path, workers: int = 2, scheduler: str 
               progress: bool = False, on_row: Callable[[dict[str, Any]], None] | None = None) -> dict[str, int]:
     """Run every point of ``study`` not yet in ``table`` (see the module); returns the counts
     ``runs``, ``done_before``, ``computed``, ``failed``."""
+    check_study(study)
     points = study.points()
     store = Table(table, study)
     pending = [(i, s) for i, s in enumerate(points) if i not in store.rows]

@@ -1,0 +1,119 @@
+"""The command line checks every argument before anything runs (exit 2, the valid choices named), reads
+negative numbers as values, reports what it cannot do and why, and has short, complete help texts."""
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import fmpy
+import pytest
+
+from mechfmu import build
+from mechfmu.algorithms import ALGORITHMS
+from mechfmu.cli import joined_negative_values, main
+
+ROOT = Path(__file__).resolve().parent.parent
+OSCILLATOR = str(ROOT / "scenarios" / "oscillator")
+
+
+def cli(*argv: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "mechfmu.cli", *argv], capture_output=True, text=True, cwd=cwd,
+                          timeout=600)
+
+
+def test_a_negative_number_is_a_value_not_an_option():
+    assert joined_negative_values(["run", "x", "--step", "-1e-4", "--stop", "-.5", "--local"]) == \
+        ["run", "x", "--step=-1e-4", "--stop=-.5", "--local"]
+    assert joined_negative_values(["--param", "mass.s_start=-1", "--step", "-inf"]) == \
+        ["--param", "mass.s_start=-1", "--step=-inf"]
+    assert joined_negative_values(["-h"]) == ["-h"]  # an option is still an option
+    proc = cli("run", OSCILLATOR, "--local", "--step", "-1e-4")
+    assert proc.returncode == 2, proc.stderr
+    assert "expected one argument" not in proc.stderr
+    assert "step -0.0001 s must be positive and finite" in proc.stderr
+
+
+@pytest.mark.parametrize("argv, fragment", [
+    (["--output-variables", "nosuch.*"], "--output-variables ['nosuch.*'] match no output"),
+    (["--plot", "{tmp}/p.png", "--plot-variables", "mass.x"], "--plot-variables ['mass.x'] match no output"),
+    (["--output-variables", "mass.*", "--plot", "{tmp}/p.png", "--plot-variables", "spring.f"],
+     "--plot-variables (of the recorded --output-variables) ['spring.f'] match no output"),
+    (["--plot-variables", "mass.s"], "--plot-variables chooses what --plot draws: give --plot FILE.png"),
+])
+def test_output_and_plot_variables_are_refused_before_the_run(tmp_path, argv, fragment):
+    out = tmp_path / "r.csv"
+    argv = [a.replace("{tmp}", str(tmp_path)) for a in argv]
+    proc = cli("run", OSCILLATOR, "--local", "--out", str(out), *argv)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert fragment in proc.stderr
+    if "match no output" in fragment:  # the names it could have been
+        assert "(components: ground, mass, spring)" in proc.stderr or "(components: mass), e.g. mass.s" in proc.stderr
+    assert not list(tmp_path.glob("r*.csv")) and "Traceback" not in proc.stderr  # nothing ran
+
+
+def test_crosscheck_without_libcosim_runs_the_rest_and_says_what_to_install(capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "libcosimpy", None)  # as if not installed: find_spec is None
+    assert main(["crosscheck", OSCILLATOR, "--steps", "20"]) == 0
+    out, err = capsys.readouterr()
+    assert "pip install libcosimpy==0.0.6" in err
+    assert "jacobi FMUs vs in-process" in out and "bitwise  ok" in out
+    assert "strict Jacobi vs libcosim" in out and "not run: libcosimpy is not installed" in out
+
+
+def test_a_sweep_with_a_mistyped_name_or_metric_runs_nothing_and_names_the_valid_ones(tmp_path):
+    table = tmp_path / "study.csv"
+    proc = cli("sweep", OSCILLATOR, "--grid", "mass.mm=1,2", "--grid", "algorithm=jacobi,jacoby",
+               "--option", "tolerance=1e-9", "--metric", "v=final(mass.vv)", "--metric", "s=final(mass.s)",
+               "--out", str(table), "--workers", "0", "--local")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    for fragment in ("4 problem(s), nothing was run",
+                     "mass.mm: unknown parameter; the parameters of mass are L, m, s_start, v_start",
+                     "algorithm 'jacoby': use one of fixed-point, gauss-seidel, jacobi, linear-implicit, newton",
+                     "algorithm 'jacobi': unknown option(s) ['tolerance']",
+                     "metric v = 'final(mass.vv)': mass.vv is not an output of the scenario"):
+        assert fragment in proc.stderr
+    assert not table.exists()
+
+
+def test_a_sweep_whose_runs_all_fail_exits_non_zero_with_the_first_reasons(tmp_path):
+    """Jacobi at h >= 0.05 s diverges on oscillator_linear (see the README's divergence guard)."""
+    proc = cli("sweep", str(ROOT / "scenarios" / "oscillator_linear"), "--grid", "step=0.05,0.1", "--algorithm",
+               "jacobi", "--stop", "10", "--metric", "v=final(mass.v)", "--out", str(tmp_path / "t.csv"),
+               "--workers", "0", "--local")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "2 computed, 2 failed" in proc.stdout
+    assert "first failures:\n  run 0: the coupled system diverged" in proc.stderr
+    assert "\n  run 1: the coupled system diverged" in proc.stderr
+    half = cli("sweep", str(ROOT / "scenarios" / "oscillator_linear"), "--grid", "step=0.01,0.1", "--algorithm",
+               "jacobi", "--stop", "10", "--metric", "v=final(mass.v)", "--out", str(tmp_path / "h.csv"),
+               "--workers", "0", "--local")
+    assert half.returncode == 0 and "1 failed" in half.stdout  # a study may map where runs fail
+    assert "run 1: the coupled system diverged" in half.stderr
+
+
+def test_help_texts_are_short_and_complete():
+    top = cli("--help").stdout
+    assert "couples them." in top  # the description is whole, not cut off mid-sentence
+    commands = ("build", "run", "algorithms", "sweep", "plot-study", "export-ssp", "crosscheck",
+                "export-crosscheck", "validate", "info")
+    assert all(f"\n    {c} " in top or f"\n    {c}\n" in top for c in commands), top
+    run = cli("run", "--help").stdout
+    assert len(run.splitlines()) <= 60, len(run.splitlines())
+    assert run.count("event_tolerance") == 0 and "mechfmu algorithms" in run  # options listed once, elsewhere
+    listing = cli("algorithms").stdout
+    for name, cls in ALGORITHMS.items():
+        assert f"\n{name}: " in "\n" + listing
+        assert all(f"  {key} " in listing for key in cls.options), name
+
+
+def test_fmus_list_only_the_platform_they_serve(fmus):
+    """Windows and macOS are not served, so no FMU carries a binary for them (pythonfmu's own win64 DLL
+    was shipped before), and the documentation says so."""
+    for model in build.model_names():
+        path = build.fmu_path(model)
+        assert fmpy.supported_platforms(str(path)) == ["linux64"], model
+        with zipfile.ZipFile(path) as zf:
+            binaries = [n for n in zf.namelist() if n.startswith("binaries/")]
+            page = zf.read("documentation/index.html").decode()
+        assert binaries == [f"binaries/linux64/{model}.so"], binaries
+        assert "win64" not in page and "no Windows or macOS binary" in page
