@@ -36,6 +36,9 @@
  * FMU states are wrapped (the FMI state they were taken in, restored by fmi2SetFMUstate); a serialized
  * state starts with a header (magic, FMI state) and its body is checked completely by the component
  * before fmi2DeSerializeFMUstate returns it. States not freed by the host are freed with the instance.
+ * Every live instance holds this library open, so a host that closes and reopens it between two
+ * instantiations does not unload it under its first instance; the library unloads with the host's last
+ * dlclose after the last fmi2FreeInstance.
  * Not supported, refused with fmi2Error: directional and input/output derivatives, fmi2CancelStep (no
  * asynchronous steps); status queries return fmi2Discard (fmi2Terminated: false).
  *
@@ -72,6 +75,7 @@
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static char load_error[MESSAGE_SIZE];  /* empty when loading succeeded */
 static char python_note[MESSAGE_SIZE]; /* a warning for every instance (e.g. another Python version) */
+static char library_path[PATH_SIZE];   /* this binary as the host opened it (dladdr) */
 
 static int version_matches(const char *version) {
     size_t n = strlen(MECHFMU_PYTHON_VERSION);
@@ -120,6 +124,7 @@ static void load_python(void) {
         snprintf(load_error, sizeof load_error, "cannot locate this FMU binary (dladdr failed)");
         return;
     }
+    snprintf(library_path, sizeof library_path, "%s", info.dli_fname);
     const char *base = strrchr(info.dli_fname, '/');
     char model[256];
     snprintf(model, sizeof model, "%s", base ? base + 1 : info.dli_fname);
@@ -169,6 +174,7 @@ typedef struct Instance {
     char *name;
     int state;                   /* one of the states above */
     Saved *saved;                /* the FMU states handed out and not freed */
+    void *library;               /* this binary, held open while the instance lives (NULL if that failed) */
 } Instance;
 
 /* Every live instance of this process (calls on others are refused): a set of pointers, open addressing
@@ -399,9 +405,15 @@ fmi2Component fmi2Instantiate(fmi2String instanceName, fmi2Type fmuType, fmi2Str
         return NULL;
     }
     w->state = INSTANTIATED;
+    /* A host may close the library while an instance lives and open it again for the next one (ecos,
+     * through fmi4c, does at every fmi2Instantiate): unloaded, this binary would come back without its
+     * live instances (every call on the first one refused) while their Python objects live on. So each
+     * instance holds the library open; fmi2FreeInstance lets go. */
+    w->library = dlopen(library_path, RTLD_NOW | RTLD_NOLOAD);
     if (add_live(w) != 0) {
         refuse(w, "fmi2Instantiate", "out of memory");
         slave_free(w->slave);
+        if (w->library) dlclose(w->library);
         release(functions, w->name);
         release(functions, w);
         return NULL;
@@ -428,8 +440,10 @@ void fmi2FreeInstance(fmi2Component c) {
     slave_free(w->slave);
     free_categories(w);
     fmi2CallbackFunctions host = w->host;
+    void *library = w->library;
     release(&host, w->name);
     release(&host, w);
+    if (library) dlclose(library); /* the host's own handle keeps the code of this call loaded */
 }
 
 fmi2Status fmi2SetDebugLogging(fmi2Component c, fmi2Boolean loggingOn, size_t nCategories,
