@@ -214,8 +214,13 @@ def _export_ssp(args: argparse.Namespace) -> int:
     from .ssp import export_ssp
     fmu_build.build()
     target = Path(args.output or f"{load_scenario(args.scenario, check=False).name}.ssp")
-    export_ssp(args.scenario, target)
-    print(f"wrote {target} (SystemStructure.ssd + resources/*.fmu; runs in mechfmu, libcosim and OMSimulator)")
+    export_ssp(args.scenario, target, shared_fmus=args.shared_fmus)
+    if args.shared_fmus:
+        print(f"wrote {target} (SystemStructure.ssd + resources/<Model>.fmu; values in the bindings only: runs in "
+              "mechfmu, libcosim and OMSimulator)")
+    else:
+        print(f"wrote {target} (SystemStructure.ssd + resources/<instance>/<Model>.fmu carrying its values; runs in "
+              "mechfmu, libcosim, OMSimulator, fmpy's simulate_ssp and ecos)")
     return 0
 
 
@@ -380,6 +385,9 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("export-ssp", help="write a scenario as a self-contained SSP archive (FMUs inside)")
     p.add_argument("scenario", help="scenario folder, SystemStructure.ssd or .ssp")
     p.add_argument("-o", "--output", help="archive to write (default: <scenario name>.ssp)")
+    p.add_argument("--shared-fmus", action="store_true",
+                   help="one FMU per model shared by its instances, the values only in the SSD's bindings (a smaller "
+                        "archive; fmpy's simulate_ssp and ecos then miss the values)")
     p.set_defaults(func=_export_ssp)
     p = sub.add_parser("crosscheck", help="the scenario through our master, in-process, libcosim and against its "
                                           "reference, compared pair by pair (exit 1 on a disagreement)")

@@ -5,8 +5,18 @@ that other tools run unchanged.
 and connections, with every ``ssd:Connector`` (libcosim requires them) and the libcosim and mechfmu
 annotations.
 
-``export_ssp(scenario, target)`` writes ``SystemStructure.ssd`` with every component's source
-rewritten to ``resources/<Model>.fmu`` and those FMUs inside, plus the annotations each tool reads:
+``export_ssp(scenario, target)`` writes ``SystemStructure.ssd`` with the FMUs inside, so that tools which
+ignore the SSD's parameter bindings (fmpy's ``simulate_ssp``) or apply only one named set of them (ecos)
+still run the scenario's physics:
+- every instance gets its own FMU, ``resources/<instance>/<Model>.fmu``; one of ours carries the instance's
+  parameter values as its own defaults (start attributes and ``resources/start_values.json``, which it
+  applies at instantiation). Own files also keep ecos from mixing up two instances of one FMU file;
+  ``shared_fmus=True``: ``resources/<Model>.fmu`` as built, one per model (a small archive for tools that
+  apply the bindings);
+- every component's bindings become one inline parameter set named ``initialValues`` (``PARAMETER_SET``)
+  with the values as this master reads them (units converted; ``.ssv`` files, prefixes and mappings
+  applied), so ecos applies them all as one set and no tool has units or mappings to handle;
+plus the annotations each tool reads:
 - libcosim: ``osp:FixedStepAlgorithm baseStepSize`` (already in every scenario);
 - OpenModelica's OMSimulator (release 2.1): on ``ssd:System`` an ``oms:FixedStepMaster`` with the
   step size (without it OMSimulator's import fails with "[NewSystem] internal error"), and as the
@@ -17,16 +27,23 @@ rewritten to ``resources/<Model>.fmu`` and those FMUs inside, plus the annotatio
 """
 from __future__ import annotations
 
+import json
+import re
+import tempfile
+import uuid
 import xml.etree.ElementTree as ET
 import zipfile
 from pathlib import Path
 from typing import Any
 
-from .scenario import NS, SSD_NAME, load_scenario
+from .scenario import NS, SSD_NAME, ComponentSpec, component_class, load_scenario
 
 OMS_NS = "https://raw.githubusercontent.com/OpenModelica/OMSimulator/master/schema/oms.xsd"
 #: OMSimulator's defaults for the tolerances its fixed-step master declares (not used by a fixed step)
 OMS_TOLERANCE = "0.0001"
+#: the name of the one parameter set each component's binding has in an archive: the set ecos applies with
+#: ``init(parameter_set="initialValues")`` (its own examples' name)
+PARAMETER_SET = "initialValues"
 
 def _q(prefix: str, tag: str) -> str:
     return f"{{{OMS_NS if prefix == 'oms' else NS[prefix]}}}{tag}"
@@ -61,29 +78,118 @@ def _openmodelica_annotations(root: ET.Element, step_size: float, name: str) -> 
         annotations.insert(0, annotation)  # OMSimulator reads it only as the first annotation there
 
 
-def export_ssp(scenario: str | Path, target: str | Path) -> Path:
-    """Write the scenario (folder, .ssd or .ssp) as a self-contained SSP archive at ``target``."""
+def _value_text(kind: str, value: Any) -> str:
+    """An ``ssv:<kind>`` value attribute that reads back as exactly ``value``."""
+    return str(value).lower() if kind == "Boolean" else repr(float(value)) if kind == "Real" else str(value)
+
+
+def _rebind(element: ET.Element, spec: ComponentSpec) -> None:
+    """Replace the component's parameter bindings, in place, by one inline set ``PARAMETER_SET`` of the
+    values as loaded (no unit: each value is in its parameter's unit)."""
+    old = element.find("ssd:ParameterBindings", NS)
+    if old is None or not spec.parameters:
+        if old is not None:
+            element.remove(old)
+        return
+    bindings = ET.Element(_q("ssd", "ParameterBindings"))
+    values = ET.SubElement(ET.SubElement(bindings, _q("ssd", "ParameterBinding")), _q("ssd", "ParameterValues"))
+    parameters = ET.SubElement(ET.SubElement(values, _q("ssv", "ParameterSet"), version="1.0", name=PARAMETER_SET),
+                               _q("ssv", "Parameters"))
+    for name, value in spec.parameters.items():
+        kind = spec.kinds[name]
+        ET.SubElement(ET.SubElement(parameters, _q("ssv", "Parameter"), name=name), _q("ssv", kind),
+                      value=_value_text(kind, value))
+    element[list(element).index(old)] = bindings
+
+
+def _ours(fmu: Path) -> bool:
+    """True for an FMU built by mechfmu (it applies ``resources/start_values.json`` at instantiation)."""
+    try:
+        component_class(fmu)
+        with zipfile.ZipFile(fmu) as zf:
+            return zf.read("resources/slavemodule.txt").decode().startswith("mechfmu_")
+    except (ValueError, OSError, KeyError, zipfile.BadZipFile):
+        return False
+
+
+def _carrying(fmu: Path, target: Path, values: dict[str, Any]) -> None:
+    """``fmu`` copied to ``target`` with ``values`` as its own defaults: start attributes and
+    ``resources/start_values.json`` (which it applies at instantiation, merged with any it has), and a GUID
+    of its own, derived from the original's and the values: libcosim unpacks FMUs of one GUID only once,
+    so two instances with different values would read one instance's file."""
+    from .components.fmi import START_VALUES
+
+    member = f"resources/{START_VALUES}"
+    with zipfile.ZipFile(fmu) as source, zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as out:
+        names = source.namelist()
+        values = {**(json.loads(source.read(member)) if member in names else {}), **values}
+        for item in source.infolist():
+            data = source.read(item)
+            if item.filename == "modelDescription.xml":
+                root = ET.fromstring(data)
+                fingerprint = root.get("guid", "") + json.dumps(values, sort_keys=True)
+                root.set("guid", str(uuid.uuid5(uuid.NAMESPACE_OID, fingerprint)))
+                for variable in root.iter("ScalarVariable"):
+                    if (name := variable.get("name")) in values:
+                        declared = next(iter(variable))
+                        declared.set("start", _value_text(declared.tag, values[name]))
+                data = ET.tostring(root, encoding="UTF-8", xml_declaration=True)
+            if item.filename != member:
+                out.writestr(item, data)
+        out.writestr(member, json.dumps(values))
+
+
+def _members(components: dict[str, ComponentSpec], shared: bool) -> dict[str, str]:
+    """Component -> its FMU's member in the archive: ``resources/<instance>/<Model>.fmu`` (the instance name
+    made a safe folder name, unique), or with ``shared`` ``resources/<Model>.fmu``."""
+    members: dict[str, str] = {}
+    folders: set[str] = set()
+    for name, spec in components.items():
+        if shared:
+            members[name] = f"resources/{spec.fmu.name}"
+            continue
+        base = re.sub(r"[^A-Za-z0-9_.\-]", "_", name).lstrip(".") or "component"
+        folder, n = base, 2
+        while folder.lower() in folders:  # unique also on a case-insensitive file system
+            folder, n = f"{base}_{n}", n + 1
+        folders.add(folder.lower())
+        members[name] = f"resources/{folder}/{spec.fmu.name}"
+    return members
+
+
+def export_ssp(scenario: str | Path, target: str | Path, shared_fmus: bool = False) -> Path:
+    """Write the scenario (folder, .ssd or .ssp) as a self-contained SSP archive at ``target``: one FMU
+    per instance, ours carrying the instance's values; ``shared_fmus``: one FMU per model, shared by its
+    instances, the values only in the bindings (a smaller archive, for tools that apply bindings)."""
     loaded = load_scenario(scenario)
     ssd = Path(scenario) if Path(scenario).suffix == ".ssd" else loaded.folder / SSD_NAME
     for prefix, uri in {**NS, "oms": OMS_NS}.items():
         ET.register_namespace(prefix, uri)
     root = ET.parse(ssd).getroot()
-    fmus: dict[str, Path] = {}
+    members = _members(loaded.components, shared_fmus)
+    files: dict[str, ComponentSpec] = {}
     for element in root.iterfind(".//ssd:Elements/ssd:Component", NS):
-        fmu = loaded.components[element.get("name", "")].fmu  # load_scenario refuses a component without one
-        member = f"resources/{fmu.name}"
-        if fmus.setdefault(member, fmu) != fmu:
-            raise ValueError(f"two different FMUs named {fmu.name} ({fmus[member]} and {fmu}) cannot share "
-                             f"resources/{fmu.name}")
+        spec = loaded.components[element.get("name", "")]  # load_scenario refuses a component without a name
+        member = members[spec.name]
+        if files.setdefault(member, spec).fmu != spec.fmu:
+            raise ValueError(f"two different FMUs named {spec.fmu.name} ({files[member].fmu} and {spec.fmu}) "
+                             f"cannot share {member}: export without shared FMUs")
         element.set("source", member)
+        _rebind(element, spec)
     _openmodelica_annotations(root, loaded.step_size, loaded.name)
     ET.indent(root, space="  ")
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
-    with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as zf:
+    with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as zf, tempfile.TemporaryDirectory() as work:
         zf.writestr(SSD_NAME, ET.tostring(root, encoding="UTF-8", xml_declaration=True))
-        for member, fmu in fmus.items():
-            zf.write(fmu, member)
+        for member, spec in files.items():
+            if shared_fmus or not (spec.parameters and _ours(spec.fmu)):
+                zf.write(spec.fmu, member)
+                continue
+            variant = Path(work) / member
+            variant.parent.mkdir(parents=True)
+            _carrying(spec.fmu, variant, dict(spec.parameters))
+            zf.write(variant, member)
     return target
 
 
@@ -136,14 +242,20 @@ def flange_connections(components: list[tuple[str, str, dict[str, Any]]], connec
 
 def write_scenario(folder: str | Path, name: str, components: list[tuple[str, str, dict[str, Any]]],
                    connections: list[str], stop_time: float, step_size: float, description: str = "",
-                   algorithm: str = "jacobi", fmu_folder: str = "../../fmus", **algorithm_options: str) -> Path:
+                   algorithm: str = "jacobi", fmu_folder: str = "../../fmus", free: list[str] | tuple[str, ...] = (),
+                   built_fmus: bool = True, **algorithm_options: str) -> Path:
     """Write ``folder/SystemStructure.ssd``: ``components`` as (instance name, model, parameter
     values), ``connections`` as ``"source.output -> target.input"`` or as Modelica connects of two
     flanges, ``"mass.flange_b <-> spring.flange_a"`` (``flange_connections``). The ssd:Connectors (with
     their causality, from the component declarations) and both annotations are generated, so the
     file runs in this master and unchanged in libcosim. ``fmu_folder``: the FMUs' folder relative to
-    ``folder`` (the default fits ``scenarios/NAME/``)."""
+    ``folder`` (the default fits ``scenarios/NAME/``). ``free``: inputs left unconnected on purpose,
+    ``"COMPONENT.INPUT"`` or a port or flange for all its inputs (``"brake.flange_a"``), written as the
+    component's ``<mechfmu:Free inputs=".."/>`` (``mechfmu.unconnected``); ``built_fmus``: the system's
+    ``<mechfmu:Sources fallback="built"/>``, a missing source is mechfmu's built FMU (``mechfmu.fmu_sources``).
+    ValueError naming a free mark that is not a free input of the scenario's components."""
     from .components import COMPONENTS
+    from .unconnected import covers
 
     for prefix, uri in NS.items():
         ET.register_namespace(prefix, uri)
@@ -156,6 +268,16 @@ def write_scenario(folder: str | Path, name: str, components: list[tuple[str, st
         for end_comp, var in ((s_comp, s_var), (t_comp, t_var)):
             if var not in used.setdefault(end_comp, []):
                 used[end_comp].append(var)
+    models = {instance: COMPONENTS[model] for instance, model, _ in components}
+    marks: dict[str, list[str]] = {}
+    for text in free:
+        instance, _, mark = text.partition(".")
+        inputs = [i.name for i in models[instance].inputs] if instance in models else []
+        covered = [n for n in inputs if covers(mark, n)]
+        if not covered or all((instance, n) in {(t, v) for _, _, t, v in parsed} for n in covered):
+            raise ValueError(f"free {text!r}: not an unconnected input, port or flange of a component of the "
+                             "scenario (COMPONENT.INPUT, e.g. brake.flange_a)")
+        marks.setdefault(instance, []).append(mark)
 
     def q(prefix: str, tag: str) -> str:
         return f"{{{NS[prefix]}}}{tag}"
@@ -188,10 +310,18 @@ def write_scenario(folder: str | Path, name: str, components: list[tuple[str, st
                 text = (str(value).lower() if isinstance(value, bool)
                         else repr(float(value)) if kind == "Real" else str(value))
                 ET.SubElement(param, q("ssv", kind), value=text)
+        if instance in marks:
+            annotation = ET.SubElement(ET.SubElement(comp, q("ssd", "Annotations")), q("ssc", "Annotation"),
+                                       type="org.mechfmu")
+            ET.SubElement(annotation, q("mechfmu", "Free"), inputs=" ".join(marks[instance]))
     cons = ET.SubElement(system, q("ssd", "Connections"))
     for s_comp, s_var, t_comp, t_var in parsed:
         ET.SubElement(cons, q("ssd", "Connection"), startElement=s_comp, startConnector=s_var,
                       endElement=t_comp, endConnector=t_var)
+    if built_fmus:
+        annotation = ET.SubElement(ET.SubElement(system, q("ssd", "Annotations")), q("ssc", "Annotation"),
+                                   type="org.mechfmu")
+        ET.SubElement(annotation, q("mechfmu", "Sources"), fallback="built")
     experiment = ET.SubElement(root, q("ssd", "DefaultExperiment"), startTime="0.0", stopTime=repr(float(stop_time)))
     annotations = ET.SubElement(experiment, q("ssd", "Annotations"))
     osp = ET.SubElement(annotations, q("ssc", "Annotation"), type="com.opensimulationplatform")
