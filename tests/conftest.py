@@ -31,6 +31,13 @@ def host(tmp_path_factory):
     return executable, library
 
 
+def slow_but(cases, *fast) -> list:
+    """``cases`` (values, or tuples of values for several argument names) as parametrize cases, each marked
+    slow except those in ``fast``, which stay in the fast tier (``pytest -m "not slow"``)."""
+    return [pytest.param(*case if isinstance(case, tuple) else (case,), marks=() if case in fast else pytest.mark.slow)
+            for case in cases]
+
+
 def components_with(work: Path, module: str, source: str) -> Path:
     """A copy of our components folder in ``work`` with one more module ``module`` (its ``source``), for
     building FMUs of a component that is not shipped."""

@@ -3,22 +3,35 @@ another folder, every command works: the component sources and the native loader
 installed package, FMUs are built into the user's cache, and nothing is written into site-packages."""
 import os
 import shutil
+import site
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from mechfmu.components import COMPONENTS
 
+pytestmark = pytest.mark.slow  # a pip install and every FMU built
 ROOT = Path(__file__).resolve().parent.parent
 
+
+def dependency_folders() -> list[str]:
+    """The folders this interpreter imports installed packages from (its environment's site-packages, the
+    user's if enabled), where the dependencies (pythonfmu, fmpy, numpy, ...) are."""
+    folders = site.getsitepackages() + ([site.getusersitepackages()] if site.ENABLE_USER_SITE else [])
+    return [folder for folder in dict.fromkeys(folders) if Path(folder).is_dir()]
 
 
 def test_installed_package_works_from_elsewhere(tmp_path):
     venv = tmp_path / "venv"
-    # system site packages give the dependencies (pythonfmu, fmpy, numpy, ...); mechfmu itself is
-    # installed into the venv, which comes first on its path
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True)
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     python, mechfmu = venv / "bin" / "python", venv / "bin" / "mechfmu"
+    # the dependencies come from the environment running the tests (a .pth adds its folders after the venv's
+    # own; .pth files in them, e.g. an editable install's, are not processed); mechfmu itself is installed
+    # into the venv, whose site-packages comes first
+    purelib = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    (Path(purelib) / "test_dependencies.pth").write_text("".join(f"{folder}\n" for folder in dependency_folders()))
     proc = subprocess.run([python, "-m", "pip", "install", "--no-deps", "-q", str(ROOT)], capture_output=True,
                           text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -32,8 +45,8 @@ def test_installed_package_works_from_elsewhere(tmp_path):
         assert result.returncode == 0, (argv, result.stdout + result.stderr)
         return result.stdout
 
-    where = subprocess.run([python, "-c", "import mechfmu, mechfmu.components as c; print(mechfmu.__file__, c.__file__)"],
-                           capture_output=True, text=True, cwd=work, env=env).stdout
+    locate = "import mechfmu, mechfmu.components as c; print(mechfmu.__file__, c.__file__)"
+    where = subprocess.run([python, "-c", locate], capture_output=True, text=True, cwd=work, env=env).stdout
     assert str(venv) in where and str(ROOT) not in where, where  # the installed copy, not the checkout
     assert "mechfmu 0.1.0" in run("--version")
     assert "built" in run("build")
@@ -46,6 +59,4 @@ def test_installed_package_works_from_elsewhere(tmp_path):
     assert "m = 1 kg" in run("info", "Mass")
     run("export-ssp", "oscillator", "-o", "oscillator.ssp")
     assert "ok" in run("run", "oscillator.ssp", "--stop", "0.01")
-    site = Path(subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                               capture_output=True, text=True).stdout.strip())
-    assert not (site / "fmus").exists() and not (site / "components").exists()
+    assert not (Path(purelib) / "fmus").exists() and not (Path(purelib) / "components").exists()
