@@ -30,6 +30,7 @@ def ball_drop_reference():
     return reference
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("algorithm, step, order", [("jacobi", 1e-4, 1), ("fixed-point", 5e-4, 2)])
 def test_ball_drop_matches_opensim(ball_drop_reference, algorithm, step, order):
     """Ball centre within 1e-4 m of OpenSim over 1 s (impact, bounces, rolling); halving the macro
@@ -45,6 +46,7 @@ def test_ball_drop_matches_opensim(ball_drop_reference, algorithm, step, order):
     assert 0.75 * 2 ** order <= errors[0] / errors[1] <= 1.5 * 2 ** order
 
 
+@pytest.mark.slow
 def test_ball_on_moving_plate_matches_opensim_and_keeps_momentum():
     """The half-space rides on a free plate (gravity 0: carried): both bodies follow OpenSim, and the
     total linear momentum changes only by gravity on the ball (the contact pair is internal), to
@@ -69,6 +71,7 @@ def test_ball_on_moving_plate_matches_opensim_and_keeps_momentum():
     assert drift < 1e-10
 
 
+@pytest.mark.slow
 def test_energy_is_conserved_across_a_bounce_without_dissipation_and_friction():
     """Dissipation 0 (the C++ would divide by zero), no friction: kinetic + gravity + contact PE is
     the same before and after the bounce to the iteration tolerance with the trapezoidal fixed-point
@@ -100,6 +103,7 @@ def test_energy_is_conserved_across_a_bounce_without_dissipation_and_friction():
     assert abs(gains["jacobi"]) > 1e3 * abs(gains["fixed-point"])
 
 
+@pytest.mark.slow
 def test_friction_brings_the_ball_to_rolling():
     """After the bounces the contact point no longer slips: v_x = −ω_z·(R − δ/2) (the lever to the
     contact point, the ball rests 1.1 mm above the surface), i.e. v ≈ −ω·R."""

@@ -10,6 +10,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from conftest import slow_but
 from fmpy import read_model_description
 from fmpy_driver import initialized_slave
 from mechfmu.components import COMPONENTS
@@ -81,7 +82,7 @@ def run_c_host(executable: Path, arguments: list[str]) -> subprocess.CompletedPr
     return subprocess.run([str(executable), *arguments], env={}, capture_output=True, text=True, timeout=120)
 
 
-@pytest.mark.parametrize("model", sorted(COMPONENTS))
+@pytest.mark.parametrize("model", slow_but(sorted(COMPONENTS), "Mass"))
 def test_fmu_runs_in_a_c_host_without_python_and_equals_fmpy(fmus, host, model, tmp_path):
     check_c_host(fmus[model], COMPONENTS[model].example_parameters, host[0], tmp_path)
 
@@ -120,7 +121,7 @@ sys.exit(lib.run_host(*(a.encode() for a in sys.argv[2:])))
 """
 
 
-@pytest.mark.parametrize("model", sorted(COMPONENTS))
+@pytest.mark.parametrize("model", slow_but(sorted(COMPONENTS), "Mass"))
 def test_fmu_in_a_statically_linked_python_uses_its_interpreter(fmus, host, model, tmp_path):
     """The C host's code inside Debian's python3 (no libpython.so): the FMU runs on that interpreter,
     maps no libpython, and gives the C host's (= fmpy's) results bit for bit."""

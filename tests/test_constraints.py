@@ -7,6 +7,7 @@ import warnings
 
 import numpy as np
 import pytest
+from conftest import slow_but
 from mechfmu.components import ComponentError, CoordinateConstraint
 from scipy.integrate import solve_ivp
 
@@ -57,6 +58,7 @@ def test_constraint_forces_and_bad_user_functions():
         bad.initialize()
 
 
+@pytest.mark.slow
 def test_prescribed_motion_holds_the_constraint_and_gives_m_times_a():
     """10,000 steps of 1e-3 s: the position residual stays <= 1e-9 relative to the coordinate scale
     (0.1 m) at every communication point, without drift; the mass follows the closed form and the
@@ -143,6 +145,7 @@ def reduced_geared(times):
     return sol.y
 
 
+@pytest.mark.slow
 def test_geared_masses_match_the_reduced_ode():
     """Newton on λ and on every connection (implicit trapezoidal coupling): second order; at h = 1e-3 the
     error to the reduced ODE (scipy, rtol 1e-12) is ~9e-7 m; halving h divides it by ~4. The gear
@@ -160,6 +163,7 @@ def test_geared_masses_match_the_reduced_ode():
     assert 3.0 < errors[0] / errors[1] < 5.0
 
 
+@pytest.mark.slow
 def test_belt_friction_matches_exudyn():
     """Velocity-level belt drive + bristle friction + spring (exudyn's massSpringFrictionInteractive),
     first second. Tolerance by halving both: our error must shrink with h and be explained by the two
@@ -185,6 +189,7 @@ def test_belt_friction_matches_exudyn():
     assert err[1] <= 2e-3
 
 
+@pytest.mark.slow
 def test_stiff_coupling_where_jacobi_diverges():
     """two_mass_oscillator with a 1e6 N/m middle spring at h = 1e-3 (ω·h ≈ 1.4): Jacobi and
     linear-implicit blow up; fixed-point (trapezoidal, Aitken) and Newton (implicit trapezoidal) stay
@@ -234,6 +239,7 @@ def test_newton_through_fmus_equals_in_process(fmus):
     assert all((runs[0].data[n] == runs[1].data[n]).all() for n in runs[0].data.dtype.names)
 
 
+@pytest.mark.slow
 def test_fixed_point_orders_converge_to_the_same_trapezoidal_solution():
     """Jacobi- and Gauss-Seidel-ordered fixed-point iterations solve the same implicit step: on the
     two-mass oscillator they agree to the iteration tolerance, and halving h divides the error to the
@@ -283,7 +289,8 @@ def test_constraint_under_jacobi_exits_non_zero_from_the_command_line(fmus):
     assert "Use an algorithm that enforces constraints: newton" in proc.stdout
 
 
-@pytest.mark.parametrize("scenario", ["prescribed_motion", "geared_masses", "belt_friction"])
+@pytest.mark.parametrize("scenario", slow_but(["prescribed_motion", "geared_masses", "belt_friction"],
+                                              "prescribed_motion", "geared_masses"))
 def test_no_constraint_warning_under_newton_through_the_fmus(fmus, scenario):
     """The FMU warns only when nothing drives lambda (tests/test_c_host.py shows that warning); newton
     drives it from the first step on, so its runs carry no warning."""

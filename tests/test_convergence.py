@@ -50,6 +50,7 @@ def two_mass(h, **options):
     return np.abs(d["mass1.s"] - x1).max(), energy
 
 
+@pytest.mark.slow
 def test_two_mass_oscillator_against_closed_form():
     errors = [two_mass(h)[0] for h in STEPS]
     ratios = [a / b for a, b in zip(errors, errors[1:])]
@@ -111,6 +112,7 @@ def _on_the_coarse_grid(fine: np.ndarray, coarse: np.ndarray, name: str) -> floa
     return float(np.max(np.abs(coarse[name] - reference)))
 
 
+@pytest.mark.slow
 def test_newton_at_an_impact_halves_the_step_and_agrees_with_a_fine_run(tmp_path):
     """Issue 13, item 14 and issue 14, item 4: newton (coupling=implicit) at the ball's impact, h = 2e-3,
     stalls (the friction force flips by ~600 N per iteration). Without step reductions the message names
@@ -126,6 +128,7 @@ def test_newton_at_an_impact_halves_the_step_and_agrees_with_a_fine_run(tmp_path
     assert _on_the_coarse_grid(fine, recovered, "ball.position.y") < 5e-4
 
 
+@pytest.mark.slow
 def test_newton_at_a_friction_velocity_crossing_halves_the_step_and_agrees_with_a_fine_run(tmp_path):
     """Issue 13, item 14, the second case, and issue 14, item 4: a mass dragged by a belt through
     regularized Stribeck friction (belt_friction) reaches the belt's speed at t = 1.19 s, where the

@@ -5,13 +5,15 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import slow_but
 
 from mechfmu.crosscheck import Comparison, crosscheck, table
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-@pytest.mark.parametrize("name, steps", [("two_mass_oscillator", 1000), ("elastogap", 1000), ("geared_masses", 300)])
+@pytest.mark.parametrize("name, steps", slow_but(
+    [("two_mass_oscillator", 1000), ("elastogap", 1000), ("geared_masses", 300)], ("geared_masses", 300)))
 def test_crosscheck_passes(fmus, name, steps):
     pytest.importorskip("libcosimpy")
     comparisons = crosscheck(ROOT / "scenarios" / name, steps)

@@ -127,7 +127,7 @@ def test_monolithic_solution_reproduces_the_reference(reference, monolithic):
 @pytest.mark.parametrize("algorithm, step, limit, event_window", [
     ("linear-implicit", LINEAR_IMPLICIT_STEP, 1e-4, (0.0, LINEAR_IMPLICIT_STEP)),
     # Jacobi's positions lag about 1e-3 m at 5 m/s: its contact changes come ~8 steps early at any step
-    ("jacobi", JACOBI_STEP, 1e-3, (-5e-4, JACOBI_STEP)),
+    pytest.param("jacobi", JACOBI_STEP, 1e-3, (-5e-4, JACOBI_STEP), marks=pytest.mark.slow),
 ])
 def test_example_matches_reference_and_monolithic(reference, monolithic, algorithm, step, limit, event_window):
     """Max abs error vs the MSL reference and vs scipy <= limit, inside the Modelica Association's 2e-3

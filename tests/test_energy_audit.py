@@ -40,6 +40,7 @@ def test_the_audit_accounts_for_the_energy_a_zero_order_hold_creates(algorithm):
     assert 1.8 < injected / half < 2.6
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("algorithm, options", [("fixed-point", {}), ("newton", {"coupling": "implicit"})])
 def test_a_trapezoidal_coupling_injects_next_to_nothing(algorithm, options):
     """Fixed-point and Newton hold the average of start and end values (the trapezoidal rule, energy-

@@ -2,6 +2,7 @@
 independent references (validation/event_references.py: OpenSim integrating the same ball model to
 accuracy 1e-10, its contact onset by a Hermite root to ~1e-13 s)."""
 import numpy as np
+import pytest
 
 from mechfmu.simulate import simulate
 from validation import event_references as refs
@@ -63,6 +64,7 @@ def test_the_ma_elastogap_reference_is_3e_5_from_the_closed_form_of_its_contact_
     assert float(np.max(np.abs(r.data["springDamper1.v_rel"][at] - v_ours))) < 1e-9
 
 
+@pytest.mark.slow
 def test_ball_drop_with_events_and_adaptive_step_follows_opensim_with_fewer_calls():
     """Fixed-point coupling (trapezoidal, second order; iteration tolerance 1e-8), events on, adaptive
     step at the default tolerances (rtol 1e-4, atol 1e-6) within a 1e-2 s grid. Measured: first impact

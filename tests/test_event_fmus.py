@@ -4,6 +4,7 @@ immediateSwitching in the FMU, so the FMU path must give the in-process numbers 
 located event, step size and audited energy included, under each algorithm."""
 import numpy as np
 import pytest
+from conftest import slow_but
 
 from mechfmu.simulate import simulate
 
@@ -18,7 +19,9 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("algorithm, scenario, options", CASES, ids=[f"{a}-{s}" for a, s, _ in CASES])
+@pytest.mark.parametrize("algorithm, scenario, options",
+                         slow_but(CASES, *(case for case in CASES if case[0] in ("jacobi", "linear-implicit"))),
+                         ids=[f"{a}-{s}" for a, s, _ in CASES])
 def test_the_fmus_locate_and_adapt_as_the_components_in_process(algorithm, scenario, options):
     local = simulate(f"scenarios/{scenario}", algorithm=algorithm, local=True, **options)
     fmus = simulate(f"scenarios/{scenario}", algorithm=algorithm, local=False, **options)

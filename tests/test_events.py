@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 import pytest
+from conftest import slow_but
 from scipy.linalg import expm
 from scipy.optimize import brentq
 
@@ -74,6 +75,7 @@ def run_error(case, parameters=None, step=1e-3, stop=2.0, **options):
     return float(np.max(np.abs(r.data["mass.s"] - exact))), r, events
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case, parameters", [(SHIPPED, None), (SPRING, SPRING_PARAMETERS)], ids=["shipped", "spring"])
 def test_limit_stops_with_events_follow_the_exact_solution(case, parameters):
     """Linear-implicit coupling integrates a linear connector to ground exactly, so with every contact
@@ -88,12 +90,14 @@ def test_limit_stops_with_events_follow_the_exact_solution(case, parameters):
     assert max(abs(a - b) for a, b in zip(located, events)) <= 1e-8  # the tolerance, and the step's rounding
 
 
+@pytest.mark.slow
 def test_the_error_shrinks_with_the_event_tolerance():
     errors = [run_error(SPRING, SPRING_PARAMETERS, event_tolerance=tol)[0] for tol in (1e-4, 1e-6, 1e-8)]
     print(f"\nerrors {errors}")
     assert errors[0] > 10 * errors[1] > 100 * errors[2]
 
 
+@pytest.mark.slow
 def test_an_event_tolerance_below_the_float_spacing_ends_at_that_spacing():
     """event_tolerance = 1e-300 s used to loop forever once the bracket could not be divided; it now
     stops at the floating-point spacing of the step length. Every instant is then as close to the
@@ -106,7 +110,7 @@ def test_an_event_tolerance_below_the_float_spacing_ends_at_that_spacing():
     assert max(abs(t - e) for (t, _), e in zip(r.events, exact)) <= 1e-14
 
 
-@pytest.mark.parametrize("step", [1e-3, 1e-3 * (1 + 1e-15), 9.7e-4, 1.13e-3])
+@pytest.mark.parametrize("step", slow_but([1e-3, 1e-3 * (1 + 1e-15), 9.7e-4, 1.13e-3], 9.7e-4))
 def test_where_the_contact_falls_in_the_step_does_not_matter(step):
     """The first contact of scenarios/limit_stops falls exactly on a communication point at h = 1e-3 s,
     where 1e-15 of rounding in the step used to move the result by 2e-2 m/s; with events every step
@@ -212,6 +216,7 @@ def stick_slip_reference(t_end):
     return instants
 
 
+@pytest.mark.slow
 def test_stick_slip_instants_with_events():
     """Every breakaway and sticking of scenarios/stick_slip over its stop time (5 s: 6 instants) within
     1e-5 s (the issue's bound) of scipy's. Measured (linear-implicit, h = 1e-4 s, event_tolerance 1e-9 s):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import slow_but
 
 from mechfmu.simulate import simulate
 
@@ -37,7 +38,7 @@ def max_difference(time, values, other_time, other_values) -> float:
     return float(np.max(np.abs(values - np.interp(time, other_time, other_values))))
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("name", slow_but(sorted(CASES), "friction_slide"))
 def test_scenario_matches_exudyn(name):
     h, big_h, stop = CASES[name]
     ours = [simulate(f"scenarios/{name}", algorithm="jacobi", step=step, stop=stop, local=True) for step in (h, h / 2)]

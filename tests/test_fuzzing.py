@@ -9,6 +9,7 @@ import signal
 from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mechfmu.components.expressions import Expression, ExpressionError
@@ -16,6 +17,7 @@ from mechfmu.components.expressions import Expression, ExpressionError
 from mechfmu.scenario import Scenario, ScenarioError, load_scenario
 from mechfmu.simulate import simulate
 
+pytestmark = pytest.mark.slow  # 10,000 cases
 ROOT = Path(__file__).resolve().parent.parent
 ARGS = ("u", "v", "k", "d", "t", "itemNumber")
 def fuzz(examples: int) -> settings:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import slow_but
 from fmpy.util import read_csv
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -36,6 +37,7 @@ def check_interrupted(proc: subprocess.Popen, out: Path) -> str:
     return stdout
 
 
+@pytest.mark.slow
 def test_sigint_at_random_moments_of_a_run_keeps_a_valid_partial_csv(fmus, tmp_path):
     rng = random.Random(13)
     for trial in range(20):
@@ -58,7 +60,7 @@ def test_sigint_at_random_moments_of_a_run_keeps_a_valid_partial_csv(fmus, tmp_p
         assert np.isfinite(np.array(data.tolist())).all()
 
 
-@pytest.mark.parametrize("delay", [0.5, 1.0, 1.5, 2.5])
+@pytest.mark.parametrize("delay", slow_but([0.5, 1.0, 1.5, 2.5], 0.5))
 def test_sigint_while_starting_up_exits_130_without_traceback(fmus, tmp_path, delay):
     out = tmp_path / "x.csv"
     proc = start(out)

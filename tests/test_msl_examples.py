@@ -4,6 +4,7 @@ Modelica Association's reference result: inside the regression tube (csv-compare
 compared signal, a stated max abs error, the FMU run equal to the in-process run bit for bit."""
 import numpy as np
 import pytest
+from conftest import slow_but
 
 from mechfmu.simulate import simulate
 from validation.msl import read_msl_reference, tube_violation
@@ -35,7 +36,7 @@ EXAMPLES = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(EXAMPLES))
+@pytest.mark.parametrize("name", slow_but(sorted(EXAMPLES), *(n for n in EXAMPLES if n != "InitialConditions")))
 def test_msl_example_inside_the_reference_tube(name):
     folder = f"scenarios/msl/{name}"
     reference = read_msl_reference(f"{folder}/reference/{name}.csv")

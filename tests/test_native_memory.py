@@ -13,6 +13,10 @@ import shutil
 import subprocess
 import sys
 
+import pytest
+
+pytestmark = pytest.mark.slow  # valgrind: about 10 s
+
 HOST = """import sys
 from fmpy import extract, read_model_description, simulate_fmu
 from fmpy.fmi1 import FMICallException

@@ -6,6 +6,7 @@ to the walls, k2 = 16π² N/m between them, x1(0) = 1 m): x(t) = Σ modes, from 
 M⁻¹K (validation/analytic.py), exact to rounding."""
 import numpy as np
 import pytest
+from conftest import slow_but
 from mechfmu.components.mass import Mass
 from test_events import SHIPPED, piecewise_linear_motion
 
@@ -28,7 +29,7 @@ def adaptive(algorithm, rtol, **options):
     return r
 
 
-@pytest.mark.parametrize("algorithm", ["jacobi", "linear-implicit"])
+@pytest.mark.parametrize("algorithm", slow_but(["jacobi", "linear-implicit"], "linear-implicit"))
 def test_global_error_scales_with_the_tolerance(algorithm):
     """Per-step error control of a coupling of order p gives h ~ tol^(1/(p+1)) and a global error
     ~ tol^(p/(p+1)): measured 1.4e-1, 4.5e-2, 1.4e-2 m (Jacobi, tol^0.5) and 6.9e-3, 2.2e-3, 6.5e-4 m
@@ -109,6 +110,7 @@ def test_limit_stops_with_events_and_adaptive_step_on_a_coarse_grid():
     assert len(r.events) == len(switches)
 
 
+@pytest.mark.slow
 def test_energy_estimate_controls_the_injected_energy():
     """error_estimate=energy (ECCO) bounds each step's injected energy by atol + rtol·h·|f·v|: a smaller
     tolerance injects less energy over the run (Jacobi, conservative system)."""

@@ -73,6 +73,7 @@ def expected_row(point):
             repr(float(np.abs(r.data["stops.f"]).max()))]
 
 
+@pytest.mark.slow
 def test_a_study_on_two_workers_equals_the_runs_alone(tmp_path):
     s = study()
     counts = run_study(s, tmp_path / "dask.csv", workers=2)
@@ -94,6 +95,7 @@ def test_a_failing_run_is_recorded_and_the_study_goes_on(tmp_path):
     assert "mass: parameter m = -1.0 is out of range" in table[2][4] and table[2][2] == "nan"
 
 
+@pytest.mark.slow
 def test_a_killed_worker_loses_no_run(tmp_path):
     """One of two workers is killed (SIGKILL) once the first run is in: Dask runs its task again on the
     restarted worker, and every run has its row, equal to the runs done here."""
@@ -119,6 +121,7 @@ def sweep(out, *extra):
             "--out", str(out), "--workers", "1", *extra]
 
 
+@pytest.mark.slow
 def test_an_interrupted_study_resumes_without_computing_a_run_twice(tmp_path):
     """Ctrl-C after 3 rows; the same command again computes only the runs not in the table; the final
     table equals an uninterrupted study's (wall times aside)."""
@@ -140,6 +143,7 @@ def test_an_interrupted_study_resumes_without_computing_a_run_twice(tmp_path):
     assert rows(out) == rows(tmp_path / "whole.csv")
 
 
+@pytest.mark.slow
 def test_a_table_of_another_study_is_not_resumed(tmp_path):
     run_study(study(), tmp_path / "t.csv", workers=0)
     with pytest.raises(ValueError, match="holds another study's runs"):

@@ -16,6 +16,7 @@ from mechfmu.study_runner import instance_pool, run_point, run_study
 LIMIT_STOPS = "scenarios/limit_stops"
 
 
+@pytest.mark.slow
 def test_reset_instances_give_the_runs_of_fresh_ones():
     """Three FMUs (Fixed, Mass, CoordinateSpringDamperExt, the last with hidden stick/stop state): a run
     on instances reset after a run with other parameters equals a run on fresh instances, values and
@@ -94,6 +95,7 @@ def plot(*args):
                           capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.slow
 def test_plot_study_draws_a_metric_over_one_or_two_settings(tmp_path):
     import matplotlib.image
     s = Study(LIMIT_STOPS, {"v": "final(mass.v)", "peak": "max(mass.s)"},

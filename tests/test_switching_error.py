@@ -3,6 +3,7 @@
 The exact solutions are those of tests/test_events.py (piecewise-linear limit stops, scipy stick/slip)."""
 import numpy as np
 import pytest
+from conftest import slow_but
 from test_events import SHIPPED, SPRING, SPRING_PARAMETERS, piecewise_linear_motion, stick_slip_reference
 
 from mechfmu.simulate import simulate
@@ -34,6 +35,7 @@ def test_the_component_reports_the_jump_at_the_inputs_it_holds_when_it_switches_
         assert c.get("switchingError") == (0.0 if immediate else pytest.approx(20.0, rel=1e-12))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case, parameters", [(SHIPPED, None), (SPRING, SPRING_PARAMETERS)], ids=["shipped", "spring"])
 def test_limit_stop_switches_are_located_from_the_switching_error(case, parameters):
     """events off, switching_tolerance 1e-4 N, linear-implicit at h = 1e-3 s. Exudyn's measure for a stop
@@ -57,6 +59,7 @@ def test_limit_stop_switches_are_located_from_the_switching_error(case, paramete
     assert error <= 1e-6
 
 
+@pytest.mark.slow
 def test_the_error_shrinks_with_the_switching_tolerance():
     """A contact located at penetration tol/k moves the motion by O(tol/k): the error falls with the
     tolerance in proportion (measured 1.2e-5, 1.2e-7 m at 1e-2, 1e-4 N) until the event tolerance
@@ -66,6 +69,7 @@ def test_the_error_shrinks_with_the_switching_tolerance():
     assert errors[0] > 30 * errors[1] > 900 * errors[2]
 
 
+@pytest.mark.slow
 def test_stick_slip_instants_from_the_switching_error():
     """scenarios/stick_slip, linear-implicit, events off, switching_tolerance 1e-2 N: sticking again
     jumps by the slip force reversed (~2·(f_d + f_so)), so it is bisected to v's zero; a breakaway's
@@ -81,8 +85,8 @@ def test_stick_slip_instants_from_the_switching_error():
     assert max(abs(a - b) for a, b in zip(located, reference)) <= 1e-5
 
 
-@pytest.mark.parametrize("algorithm, options", [("gauss-seidel", {}), ("fixed-point", {}),
-                                                 ("newton", {"coupling": "implicit"})])
+@pytest.mark.parametrize("algorithm, options", slow_but([("gauss-seidel", {}), ("fixed-point", {}),
+                                                          ("newton", {"coupling": "implicit"})], ("fixed-point", {})))
 def test_every_algorithm_locates_the_switches(algorithm, options):
     """Gauss-Seidel and the iterative masters step the connector at the step's start values (it commits
     its switching state there, as under Jacobi; else a switch before the held middle or end is stored
