@@ -10,9 +10,8 @@ ignore the SSD's parameter bindings (fmpy's ``simulate_ssp``) or apply only one 
 still run the scenario's physics:
 - every instance gets its own FMU, ``resources/<instance>/<Model>.fmu``; one of ours carries the instance's
   parameter values as its own defaults (start attributes and ``resources/start_values.json``, which it
-  applies at instantiation). Own files also keep ecos from mixing up two instances of one FMU file;
-  ``shared_fmus=True``: ``resources/<Model>.fmu`` as built, one per model (a small archive for tools that
-  apply the bindings);
+  applies at instantiation) and a GUID of its own; ``shared_fmus=True``: ``resources/<Model>.fmu`` as
+  built, one per model (a small archive for tools that apply the bindings);
 - every component's bindings become one inline parameter set named ``initialValues`` (``PARAMETER_SET``)
   with the values as this master reads them (units converted; ``.ssv`` files, prefixes and mappings
   applied), so ecos applies them all as one set and no tool has units or mappings to handle;
