@@ -31,7 +31,7 @@ class Result:
     counters: dict[str, int] = field(default_factory=dict)
     end_time: float = math.nan       # last completed communication point
     wall_time: float = 0.0
-    warnings: list[str] = field(default_factory=list)  # what the slaves reported as warnings
+    warnings: list[str] = field(default_factory=list)  # Scenario.warnings, then what the slaves reported
     units: dict[str, str] = field(default_factory=dict)  # column -> unit
     final: dict[str, float] = field(default_factory=dict)  # the last recorded point, column -> value
     events: list[tuple[float, str]] = field(default_factory=list)  # located events: (time [s], indicators)

@@ -4,13 +4,17 @@ Read from the SSD: components (``source`` = FMU path relative to the SSD's folde
 parameter bindings (``ssv:Real/Integer/Boolean/String``, applied to parameters, and to inputs as
 start values), connections, ``DefaultExperiment`` start/stop, the step size from the
 ``osp:FixedStepAlgorithm baseStepSize`` annotation (so libcosim reads the same file) and our own
-options from the ``org.mechfmu`` annotation (``<mechfmu:Master algorithm=".." exchange=".."/>``).
+options from the ``org.mechfmu`` annotation (``<mechfmu:Master algorithm=".." exchange=".."/>``); in a
+component ``<mechfmu:Free inputs=".."/>`` (``mechfmu.unconnected``), in the system ``<mechfmu:Sources
+fallback="built"/>`` (``mechfmu.fmu_sources``).
 
 ``load_scenario`` checks everything it can before any FMU is instantiated and reports all
 problems at once in one ``ScenarioError``: unknown component or variable, missing FMU file,
 causality or type mismatch on a connection, a connection end without its ``ssd:Connector``
 declaration (SSP requires it; libcosim refuses the file), a declared connector the FMU does not
-have, an input connected twice, a value outside a parameter's declared min/max.
+have, an input connected twice, a value outside a parameter's declared min/max, a free mark naming no
+unconnected input. Likely mistakes go to ``Scenario.warnings``: physics inputs left unconnected, built FMUs
+standing in for missing sources.
 """
 from __future__ import annotations
 
@@ -23,8 +27,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .fmu_sources import fallback_allowed, missing_fmu, resolve_source, stand_in_note
 from .parameters import NS as SSP_NS
 from .parameters import binding_values
+from .unconnected import mark_problems, unconnected_inputs
 from .units import parse_units
 
 NS = {
@@ -61,6 +67,9 @@ class ComponentSpec:
     parameters: dict[str, Any] = field(default_factory=dict)
     connectors: dict[str, str] = field(default_factory=dict)  # declared ssd:Connector name -> kind
     kinds: dict[str, str] = field(default_factory=dict)  # parameter -> SSP type of its bound value
+    free: list[str] = field(default_factory=list)  # inputs, ports or flanges left unconnected on purpose
+    source: str = ""  # the SSD's source, as written
+    fallback: bool = True  # a missing source may be the built FMU of its model (mechfmu.fmu_sources)
 
 
 @dataclass
@@ -77,6 +86,8 @@ class Scenario:
     #: a recorded output beyond this multiple of the run's scale is divergence (None: ``mechfmu.simulate``'s
     #: DIVERGENCE_FACTOR)
     divergence_factor: float | None = None
+    #: likely mistakes found while loading, each naming the component and what to do (in ``Result.warnings`` too)
+    warnings: list[str] = field(default_factory=list)
 
 
 def declared_unit(spec: ComponentSpec, name: str) -> str | None:
@@ -114,22 +125,12 @@ def extract_ssp(archive: str | Path) -> Path:
     return Path(_extracted[key].name)
 
 
-def resolve_source(folder: Path, source: str) -> Path:
-    """An SSD source relative to its folder; if that file is missing (a scenario folder copied
-    elsewhere) and it names one of our models, the built FMU of that model."""
-    path = (folder / source).resolve()
-    if not path.exists():
-        from .build import fmu_path
-        built = fmu_path(Path(source).stem)
-        if built.is_file():
-            return built.resolve()
-    return path
-
-
-def load_scenario(path: str | Path, check: bool = True, local: bool = False) -> Scenario:
+def load_scenario(path: str | Path, check: bool = True, local: bool = False, built_fmus: bool | None = None
+                  ) -> Scenario:
     """Read a scenario folder, its ``.ssd`` or an ``.ssp`` archive; with ``check`` validate against
     the FMUs, or with ``local`` against the in-process components named by the sources (no FMU file
-    needed)."""
+    needed). A missing source is an error unless ``built_fmus`` (None: the SSD decides) lets the built FMU
+    stand in (``mechfmu.fmu_sources``; said in ``warnings``)."""
     path = Path(path)
     if path.is_file() and path.suffix.lower() == ".ssp":
         path = extract_ssp(path)
@@ -149,6 +150,9 @@ def load_scenario(path: str | Path, check: bool = True, local: bool = False) -> 
         units = parse_units(root.find("ssd:Units", NS))
     except ValueError as exc:
         raise ScenarioError(ssd, [str(exc)]) from None
+    fallback = fallback_allowed(system.find("ssd:Annotations/ssc:Annotation[@type='org.mechfmu']/mechfmu:Sources",
+                                            NS), built_fmus, problems)
+    stood_in = []
     for comp in system.iterfind("ssd:Elements/ssd:Component", NS):
         name, source = comp.get("name"), comp.get("source")
         if not name or not source:
@@ -156,7 +160,11 @@ def load_scenario(path: str | Path, check: bool = True, local: bool = False) -> 
             continue
         if name in components:
             problems.append(f"component name {name!r} used twice")
-        spec = ComponentSpec(name, resolve_source(ssd.parent, source))
+        spec = ComponentSpec(name, resolve_source(ssd.parent, source, fallback), source=source, fallback=fallback)
+        if spec.fmu != (ssd.parent / source).resolve() and not local:
+            stood_in.append(f"{name}: {source} -> {spec.fmu}")
+        for free in comp.iterfind("ssd:Annotations/ssc:Annotation[@type='org.mechfmu']/mechfmu:Free", NS):
+            spec.free += free.get("inputs", "").split() or [""]
         for connector in comp.iterfind("ssd:Connectors/ssd:Connector", NS):
             spec.connectors[connector.get("name", "")] = connector.get("kind", "")
         for item in binding_values(comp, ssd.parent, units, functools.partial(declared_unit, spec)):
@@ -170,6 +178,7 @@ def load_scenario(path: str | Path, check: bool = True, local: bool = False) -> 
         connections.append(Connection(con.get("startElement", ""), con.get("startConnector", ""),
                                       con.get("endElement", ""), con.get("endConnector", "")))
     scenario = Scenario(root.get("name") or ssd.parent.name, ssd.parent, components, connections)
+    scenario.warnings += [stand_in_note(stood_in, built_fmus)] if stood_in else []
     experiment = root.find("ssd:DefaultExperiment", NS)
     if experiment is not None:
         scenario.start_time = _number(experiment, "startTime", scenario.start_time, problems)
@@ -195,6 +204,8 @@ def load_scenario(path: str | Path, check: bool = True, local: bool = False) -> 
         problems += _check(scenario, local)
     if problems:
         raise ScenarioError(ssd, problems)
+    if check:
+        scenario.warnings += unconnected_inputs(components, connections)
     return scenario
 
 
@@ -259,8 +270,7 @@ def component_variables(spec: ComponentSpec, local: bool = False) -> dict[str, A
         except ValueError as exc:
             raise ValueError(f"{spec.name}: {exc}") from None
     if not spec.fmu.is_file():
-        raise ValueError(f"{spec.name}: FMU not found: {spec.fmu} (nor a built mechfmu FMU {spec.fmu.name}: "
-                         "run `mechfmu build`, or hand the scenario on as `mechfmu export-ssp`)")
+        raise ValueError(missing_fmu(spec.name, spec.fmu, spec.source, spec.fallback))
     try:
         md = read_model_description(str(spec.fmu))
     except Exception as exc:  # a broken file must still be reported, not crash the loader
@@ -338,4 +348,7 @@ def _check(scenario: Scenario, local: bool = False) -> list[str]:
             problems.append(f"input {con.target}.{con.target_variable} is connected twice "
                             f"({targets[key]} and {con})")
         targets[key] = con
+    for spec in (s for s in scenario.components.values() if s.free and s.name in variables):
+        inputs = [n for n, v in variables[spec.name].items() if v.causality == "input"]
+        problems += mark_problems(spec.name, spec.free, inputs, {v for c, v in targets if c == spec.name})
     return problems

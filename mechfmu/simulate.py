@@ -3,12 +3,13 @@
 Sequence: instantiate every slave (FMUs through fmpy, or ``local=True`` for the same components
 in-process), set the scenario's parameter and start values, enter initialization, propagate the
 outputs in dependency order, exit initialization, then take ``n_steps`` macro steps at
-``t_n = t0 + n·h`` (an integer step counter; the last step is shortened to end at ``stop``).
+``t_n = t0 + n·h`` (an integer step counter; the step must divide the run, ``step_count``).
 A failure never raises out of ``simulate`` once the run has started: the result carries
 ``status="error"``, the message (naming the slave and the reason) and everything recorded up to the
 failure. Guards, each with its message:
 - work: more than ``max_steps`` macro steps (default ``MAX_STEPS``) is refused before anything runs
-  (so is a non-finite start, stop or step), with the count and how to allow it;
+  (so is a non-finite start, stop or step, and a step that does not divide the run), with the count and
+  what to do;
 - divergence: a recorded output beyond ``divergence_factor`` (default ``DIVERGENCE_FACTOR``, or the
   scenario's ``divergenceFactor``) times the scale of the run, max(1, largest |output| at the
   start) in SI units, ends the run as an error long before overflow (a non-finite value too);
@@ -66,13 +67,19 @@ def output_every(interval: float | None, h: float) -> int:
 
 #: most macro steps a run may take unless the caller allows more (``max_steps``, ``--max-steps``)
 MAX_STEPS = 100_000_000
+#: a step divides the run if (stop − start)/step is within this fraction of a whole number of steps: the
+#: rounding of the division and of the times, as the FMUs' own check of a step's time (relative 1e-9)
+DIVIDES = 1e-9
 #: a recorded output beyond this multiple of the run's scale (max(1, largest |output| at the start),
 #: SI units) is divergence; the shipped scenarios stay below 1e4 (limit_stops' stiff stops)
 DIVERGENCE_FACTOR = 1e8
 
 
 def step_count(t0: float, t_stop: float, h: float, max_steps: int) -> int:
-    """Macro steps from t0 to t_stop with step h (the last one shortened); refused beyond ``max_steps``."""
+    """Macro steps from t0 to t_stop with step h; refused beyond ``max_steps`` and unless h divides the run
+    (to ``DIVIDES``). A run ends at t_stop, on a uniform grid: a step that does not divide the run is refused,
+    not cut short at the end (a last step shortened to a sliver is a different step for the coupling, which
+    can turn a stable explicit run unstable, and a non-uniform grid is not what co-simulation tools expect)."""
     if not all(map(math.isfinite, (t0, t_stop, h))) or not h > 0 or not t_stop > t0:
         raise ValueError(f"step {h!r} s must be positive and finite, and stop {t_stop!r} s finite and after "
                          f"start {t0!r} s")
@@ -81,7 +88,16 @@ def step_count(t0: float, t_stop: float, h: float, max_steps: int) -> int:
         raise ValueError(f"the run needs {steps:.3g} steps (from {t0!r} s to {t_stop!r} s with step {h!r} s), "
                          f"more than max_steps = {max_steps}; use a larger step or a shorter run, or allow it "
                          f"with max_steps=N (command line: --max-steps N)")
-    return max(1, math.ceil(steps - 1e-9))
+    whole = round(steps)
+    if whole < 1 or abs(steps - whole) > DIVIDES * steps:
+        fewer, more = math.floor(steps), math.floor(steps) + 1
+        steps_to = [f"{(t_stop - t0) / n:.12g} s ({n} step{'s' if n > 1 else ''})" for n in (more, fewer) if n >= 1]
+        stops = [f"{t0 + n * h:.12g} s" for n in (fewer, more) if n >= 1]
+        raise ValueError(f"step {h!r} s does not divide the run from start {t0!r} s to stop {t_stop!r} s: that is "
+                         f"{steps:.6g} steps, the {'last' if fewer else 'only'} one cut to "
+                         f"{(t_stop - t0) - fewer * h:.6g} s; use a step that divides it, e.g. "
+                         f"{' or '.join(steps_to)}, or a stop the steps reach, e.g. {' or '.join(stops)}")
+    return whole
 
 
 def simulate(scenario: Scenario | str | Path, algorithm: str | CouplingAlgorithm | None = None,
@@ -90,7 +106,7 @@ def simulate(scenario: Scenario | str | Path, algorithm: str | CouplingAlgorithm
              parameters: dict[str, dict[str, Any]] | None = None, output_variables: list[str] | None = None,
              output_interval: float | None = None, record: bool = True, max_steps: int = MAX_STEPS,
              divergence_factor: float | None = None, output_accepted: bool = False,
-             pool: InstancePool | None = None, **options: Any) -> Result:
+             pool: InstancePool | None = None, built_fmus: bool | None = None, **options: Any) -> Result:
     """Run a scenario. ``parameters`` overrides values per component: ``{"mass": {"m": 2.0}}``.
     ``options`` go to the algorithm (e.g. ``exchange="strict"``). With ``record`` a ``Recorder`` is
     added if ``observers`` has none; its array is ``Result.data`` (without, ``data`` is None and
@@ -102,10 +118,12 @@ def simulate(scenario: Scenario | str | Path, algorithm: str | CouplingAlgorithm
     components or parameters in ``parameters``, values out of range, too many steps, ...) raise
     ``ValueError`` before anything runs (``mechfmu.overrides``: texts are read as the parameter's type).
     With a ``pool`` (``InstancePool``) the FMU instances are taken from it and reset into it after a
-    run that ended well, for the next run in this process."""
+    run that ended well, for the next run in this process. ``built_fmus``: for a scenario given by its
+    path, whether mechfmu's built FMUs may stand in for missing sources (``load_scenario``). The
+    scenario's warnings (unconnected physics inputs, built FMUs used) come first in ``Result.warnings``."""
     t_wall = _time.perf_counter()
     if not isinstance(scenario, Scenario):
-        scenario = load_scenario(scenario, local=local)
+        scenario = load_scenario(scenario, local=local, built_fmus=built_fmus)
     if isinstance(algorithm, CouplingAlgorithm):
         algo = algorithm
     else:
@@ -185,7 +203,7 @@ def simulate(scenario: Scenario | str | Path, algorithm: str | CouplingAlgorithm
         except (SlaveError, AlgebraicLoopError, ValueError, OSError) as exc:
             status, message = "error", str(exc)
         finally:
-            warnings = [w for slave in slaves.values() for w in slave.warnings()]
+            warnings = scenario.warnings + [w for slave in slaves.values() for w in slave.warnings()]
             for slave in slaves.values():
                 try:
                     if pool is not None and isinstance(slave, FmuSlave) and status == "ok":

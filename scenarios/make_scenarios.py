@@ -87,11 +87,11 @@ def main() -> None:
         flange_wires("rotor1", "flange_b", "gear", "flange_a", "tau", "phi", "w")
         + flange_wires("rotor2", "flange_a", "gear", "flange_b", "tau", "phi", "w")
         + flange_wires("rotor2", "flange_b", "brake", "flange_b", "tau", "phi", "w"),
-        stop_time=3.0, step_size=1e-4,
+        stop_time=3.0, step_size=1e-4, free=["brake.flange_a"],
         description="Two rotors (0.5 and 0.1 kg.m2) geared through the factors (2*phi1 = phi2, mesh 1e3 N.m/rad, "
                     "2 N.m.s/rad) spinning at 10 and 20 rad/s; a regularized friction brake on rotor2 (2 N.m "
-                    "dynamic + 0.5 N.m static, v_reg 0.1 rad/s) stops both. The brake's flange_a is not connected: "
-                    "it stays at its start value 0 (ground).")
+                    "dynamic + 0.5 N.m static, v_reg 0.1 rad/s) stops both. The brake's flange_a is not connected "
+                    "(marked free): it stays at its start value 0 (ground).")
 
     write_scenario(
         HERE / "elastogap", "elastogap",
@@ -130,11 +130,12 @@ def main() -> None:
                                 "angularVelocity_start.z": 10.0}),
          ("contact", "SmoothSphereHalfSpaceForce", {**contact, "halfSpaceOrientation.z": -math.pi / 2})],
         body_contact_wires("ball", "contact", "sphere"),
-        stop_time=1.0, step_size=1e-4,
+        stop_time=1.0, step_size=1e-4, free=["contact.halfSpace"],
         description="A ball (1 kg, R 0.1 m, solid-sphere inertia) released at 0.5 m with 2 m/s horizontal velocity "
                     "and 10 rad/s spin onto the ground (Simbody SmoothSphereHalfSpaceForce: E 1e6 N/m2, c 2 s/m, "
                     "mu_s 0.8, mu_d 0.6, v_tr 0.1 m/s; half-space on ground, solid side y < 0): impact, "
-                    "bounces, then rolling with v = -omega*R. The half-space inputs are unconnected (ground at rest).")
+                    "bounces, then rolling with v = -omega*R. The half-space inputs are unconnected (marked free: "
+                    "ground at rest).")
     write_scenario(
         HERE / "ball_on_moving_plate", "ball_on_moving_plate",
         [("ball", "RigidBody", {**ball, "position_start.y": 0.1 - 0.0016, "velocity_start.x": 0.5}),
