@@ -245,7 +245,7 @@ def scaling(sizes: list[int], quick: bool, repeat: int, work: Path) -> None:
         if quick and size == largest and len(sizes) > 1:
             notes["libcosim"] = "skipped (--quick)"
         else:
-            archive = export_ssp(folder, work / f"chain{fmus}.ssp")
+            archive = export_ssp(folder, work / f"chain{fmus}.ssp", shared_fmus=True)  # one FMU per model
             cosim_runs = [time_libcosim(archive, steps) for _ in range(repetitions(fmus, repeat))]
             row["libcosim"] = best([t for t, _ in cosim_runs])
             out = min(cosim_runs, key=lambda c: c[0].wall)[1]
