@@ -36,7 +36,8 @@ def test_archive_is_valid_ssp_with_every_tool_annotation(archives, name):
         root = ET.fromstring(zf.read("SystemStructure.ssd"))
         members = set(zf.namelist())
     sources = {c.get("source") for c in root.iterfind(".//ssd:Component", NS)}
-    assert sources == {f"resources/{n}/{spec.fmu.name}" for n, spec in scenario.components.items()} and sources <= members
+    assert sources == {f"resources/{n}/{spec.fmu.name}" for n, spec in scenario.components.items()}
+    assert sources <= members
     oms = {"oms": OMS_NS, **NS}
     master = root.find("ssd:System/ssd:Annotations/ssc:Annotation/oms:Annotations/oms:SimulationInformation/"
                        "oms:FixedStepMaster", oms)
