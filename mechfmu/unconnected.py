@@ -177,6 +177,7 @@ class Wiring:
         self.classes = classes
         self.wired = {(c.target, c.target_variable) for c in connections}
         self.feeding = {(c.source, c.source_variable) for c in connections}
+        self.links = {(c.source, c.target) for c in connections}
         self.readers: dict[tuple[str, str], list[tuple[str, str]]] = {}
         for c in connections:
             self.readers.setdefault((c.source, c.source_variable), []).append((c.target, c.target_variable))
@@ -209,7 +210,7 @@ class Wiring:
 
     def driving(self, name: str, spec: ComponentSpec, flange: Flange) -> list[str]:
         """A driving flange: a port wired in part, and elements that read its motion but whose cut force
-        there reaches no input (each gets the flange's next unwired port)."""
+        there reaches no input and that feed nothing into the body (each gets the flange's next unwired port)."""
         warnings = []
         for inputs in flange.ports.values():
             missing = [v for v in inputs if is_load(v) and self.open(name, spec, v)]
@@ -225,7 +226,8 @@ class Wiring:
                 if self.classes.get(element) is None:
                     continue
                 side = next((f for f in flanges(self.classes[element]) if not f.drives and variable in f.motion), None)
-                if side is not None and side.loads and not any((element, v) in self.feeding for v in side.loads):
+                if (side is not None and side.loads and not any((element, v) in self.feeding for v in side.loads)
+                        and (element, name) not in self.links):  # a force into the body by another way is felt
                     silent.setdefault((element, side.name), (f"{name}.{motion} -> {element}.{variable}", side))
         if not flange.ports:
             return warnings  # a housing or motion source: its reaction force is nobody's input

@@ -137,6 +137,25 @@ def test_three_dimensional_ports_wired_in_part_are_named(tmp_path):
     assert warnings[1].startswith("contact.sphere.velocity.x/y/z are not connected while contact.sphere.position.x")
 
 
+def test_a_force_that_reaches_the_body_another_way_is_felt_and_a_rod_passes_the_check_on(tmp_path):
+    """The old sign trick (the element's other flange force into the body's f_drive) feeds the body: no
+    warning. Through a Rod the element's force must reach the rod's flange_b.f: without it that is named."""
+    trick = ["ground.flange.s -> spring.flange_a.s", "ground.flange.v -> spring.flange_a.v",
+             "mass.flange_a.s -> spring.flange_b.s", "mass.flange_a.v -> spring.flange_b.v",
+             "spring.flange_a.f -> mass.f_drive"]
+    components = [("ground", "Fixed", {}), ("spring", "CoordinateSpringDamper", {"stiffness": 100.0}),
+                  ("mass", "Mass", {"m": 1.0}), ("rod", "Rod", {"L": 0.5})]
+    write_scenario(tmp_path / "trick", "trick", components[:3], trick, 1.0, 1e-3)
+    assert load_scenario(tmp_path / "trick", local=True).warnings == []
+    carried = ["mass.flange_b <-> rod.flange_a", "ground.flange <-> spring.flange_a"]
+    write_scenario(tmp_path / "rod", "rod", components, carried + ["rod.flange_b <-> spring.flange_b"], 1.0, 1e-3)
+    assert load_scenario(tmp_path / "rod", local=True).warnings == []
+    unfelt = carried + [f"rod.flange_b.{q} -> spring.flange_b.{q}" for q in "sv"]
+    write_scenario(tmp_path / "unfelt", "unfelt", components, unfelt, 1.0, 1e-3)
+    (warning,) = load_scenario(tmp_path / "unfelt", local=True).warnings
+    assert warning.startswith("rod.flange_b.f is not connected: spring reads rod.flange_b's motion")
+
+
 def test_signal_inputs_of_sources_are_not_flange_physics(tmp_path):
     """A Force whose signal is not wired pushes with 0 N, like an MSL force source at 0: no flange is
     left open, so no warning."""
