@@ -98,6 +98,7 @@ def test_step_bounds_that_contradict_each_other_are_refused_before_the_run(optio
         simulate("scenarios/two_mass_oscillator", local=True, step=1e-2, stop=0.1, adaptive="on", **options)
 
 
+@pytest.mark.slow
 def test_limit_stops_with_events_and_adaptive_step_on_a_coarse_grid():
     """Linear-implicit integrates the stop contacts exactly; with events located and the step adapted
     within a 1e-2 s grid the run follows the exact piecewise solution to 1.5e-10 m (measured) with
