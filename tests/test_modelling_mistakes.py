@@ -71,6 +71,7 @@ def test_each_missing_wire_of_the_oscillator_is_named_before_the_run(tmp_path, w
     assert f'free=["{target}"]' in scenario.warnings[0] and "<mechfmu:Free inputs=" in scenario.warnings[0]
 
 
+@pytest.mark.slow
 def test_the_spring_without_velocity_warns_in_the_result_and_a_free_mark_silences_it(tmp_path):
     """The new user's oscillator: the mass's velocity not wired to the spring, so the spring has no damping
     (mass.s 3.68e-3 m at 1 s instead of 2.00e-3 m, both "ok"). The result carries the warning; marking
