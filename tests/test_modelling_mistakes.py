@@ -298,3 +298,23 @@ def test_a_wrong_sources_annotation_is_refused(tmp_path):
     folder = edited(tmp_path, "oscillator", edit=lambda t: t.replace('fallback="built"', 'fallback="yes"'))
     with pytest.raises(ScenarioError, match="mechfmu:Sources fallback='yes': the one value is 'built'"):
         load_scenario(folder, local=True)
+
+
+def test_the_command_line_says_the_warnings_before_the_run_and_once(tmp_path):
+    folder = edited(tmp_path, "oscillator", drop=("mass.flange_a.v -> spring.flange_b.v",))
+    proc = subprocess.run([sys.executable, "-m", "mechfmu.cli", "run", str(folder), "--local", "--stop", "0.01"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.startswith("warning: spring.flange_b.v is not connected")
+    assert "spring.flange_b.v" not in proc.stdout  # not repeated in the summary
+
+
+def test_the_command_line_lets_the_built_fmus_stand_in_only_when_asked(tmp_path):
+    folder = edited(tmp_path, "oscillator", absolute=False, edit=lambda t: SOURCES.sub("", t))
+    run = [sys.executable, "-m", "mechfmu.cli", "run", str(folder), "--stop", "0.01"]
+    refused = subprocess.run(run, capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert refused.returncode == 2 and "mass: FMU not found" in refused.stderr
+    assert "--built-fmus" in refused.stderr  # the cure is named
+    asked = subprocess.run(run + ["--built-fmus"], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert asked.returncode == 0, asked.stderr
+    assert "warning: source(s) not found, mechfmu's built FMUs used instead (built_fmus=True)" in asked.stderr
