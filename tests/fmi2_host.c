@@ -23,6 +23,7 @@
 
 #include "fmi2Functions.h"
 #include "host_logger.h"
+#include "host_plan.h"
 
 #define MAX_VARS 512
 
@@ -47,15 +48,6 @@ static int libpython_mappings(void) {
     fclose(maps);
     return count;
 }
-
-#define CHECK(call)                                                                                  \
-    do {                                                                                             \
-        fmi2Status s_ = (call);                                                                      \
-        if (s_ > fmi2Warning) {                                                                      \
-            printf("call failed: %s -> %s\n", #call, STATUS[s_]);                                    \
-            return 1;                                                                                \
-        }                                                                                            \
-    } while (0)
 
 #define SYMBOL(type, name)                                                                           \
     type *name = (type *)dlsym(lib, #name);                                                          \
@@ -106,17 +98,8 @@ int run_host(const char *binary, const char *resources, const char *guid, const 
         char kind[32];
         if (sscanf(line, "%31s", kind) != 1) continue;
         if (strcmp(kind, "param") == 0) {
-            char type;
-            unsigned vr;
-            int offset;
-            if (sscanf(line, "param %c %u %n", &type, &vr, &offset) < 2) { printf("bad line %s", line); return 1; }
-            char *value = line + offset;
-            value[strcspn(value, "\n")] = '\0';
-            fmi2ValueReference ref = vr;
-            if (type == 'R') { fmi2Real x = strtod(value, NULL); CHECK(fmi2SetReal(c, &ref, 1, &x)); }
-            else if (type == 'I') { fmi2Integer x = atoi(value); CHECK(fmi2SetInteger(c, &ref, 1, &x)); }
-            else if (type == 'B') { fmi2Boolean x = atoi(value); CHECK(fmi2SetBoolean(c, &ref, 1, &x)); }
-            else { fmi2String x = value; CHECK(fmi2SetString(c, &ref, 1, &x)); }
+            Setters setters = {fmi2SetReal, fmi2SetInteger, fmi2SetBoolean, fmi2SetString};
+            if (set_plan_parameter(line, c, &setters)) return 1;
         } else if (strcmp(kind, "inputs") == 0 || strcmp(kind, "outputs") == 0) {
             int is_in = kind[0] == 'i';
             char *p = line + strlen(kind);

@@ -22,6 +22,7 @@
 
 #include "fmi2Functions.h"
 #include "host_logger.h"
+#include "host_plan.h"
 
 #define MAX_VARS 512
 
@@ -68,15 +69,6 @@ static int resolve(void *lib) {
     return 0;
 }
 
-#define CHECK(call)                                                                                  \
-    do {                                                                                             \
-        fmi2Status s_ = (call);                                                                      \
-        if (s_ > fmi2Warning) {                                                                      \
-            printf("call failed: %s -> %s\n", #call, STATUS[s_]);                                    \
-            return 1;                                                                                \
-        }                                                                                            \
-    } while (0)
-
 /* The plan's parameters are set on the instance; inputs, outputs and steps are kept. */
 static int read_plan(const char *path, Instance *x) {
     FILE *file = fopen(path, "r");
@@ -86,17 +78,8 @@ static int read_plan(const char *path, Instance *x) {
         char kind[32];
         if (sscanf(line, "%31s", kind) != 1) continue;
         if (strcmp(kind, "param") == 0) {
-            char type;
-            unsigned vr;
-            int offset;
-            if (sscanf(line, "param %c %u %n", &type, &vr, &offset) < 2) { printf("bad line %s", line); return 1; }
-            char *value = line + offset;
-            value[strcspn(value, "\n")] = '\0';
-            fmi2ValueReference ref = vr;
-            if (type == 'R') { fmi2Real v = strtod(value, NULL); CHECK(fmi.set_real(x->c, &ref, 1, &v)); }
-            else if (type == 'I') { fmi2Integer v = atoi(value); CHECK(fmi.set_integer(x->c, &ref, 1, &v)); }
-            else if (type == 'B') { fmi2Boolean v = atoi(value); CHECK(fmi.set_boolean(x->c, &ref, 1, &v)); }
-            else { fmi2String v = value; CHECK(fmi.set_string(x->c, &ref, 1, &v)); }
+            Setters setters = {fmi.set_real, fmi.set_integer, fmi.set_boolean, fmi.set_string};
+            if (set_plan_parameter(line, x->c, &setters)) return 1;
         } else if (strcmp(kind, "inputs") == 0 || strcmp(kind, "outputs") == 0) {
             int is_in = kind[0] == 'i';
             char *p = line + strlen(kind);
