@@ -117,6 +117,7 @@ def test_a_scenario_without_default_experiment_exports_and_runs(fmus, tmp_path):
     assert simulate(scenario, stop=0.01).ok
 
 
+@pytest.mark.slow
 def test_algorithm_options_must_be_finite_and_exact(fmus):
     for option, fragment in (("tolerance=inf", "tolerance = 'inf' is not a finite number"),
                              ("tolerance=nan", "tolerance = 'nan' is not a finite number"),
@@ -159,6 +160,7 @@ def test_a_scenario_states_its_own_divergence_bound(tmp_path):
     assert result.end_time < default.end_time
 
 
+@pytest.mark.slow
 def test_shipped_scenarios_do_not_trip_the_divergence_guard():
     for folder in sorted((ROOT / "scenarios").glob("*/SystemStructure.ssd")):
         result = simulate(folder.parent, local=True, stop=min(0.5, load_scenario(folder, local=True).stop_time),
@@ -217,6 +219,7 @@ def spring_chain(n: int) -> Scenario:
     return Scenario("chain", ROOT, components, connections[::-1], stop_time=2e-3, step_size=1e-3)
 
 
+@pytest.mark.slow
 def test_a_long_chain_listed_in_reverse_runs():
     result = simulate(spring_chain(1500), local=True, algorithm="gauss-seidel", record=False)
     assert result.ok, result.message

@@ -4,6 +4,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import slow_but
 
 from mechfmu.scenario import load_scenario
 from mechfmu.simulate import simulate
@@ -27,7 +28,7 @@ CASES = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("name", slow_but(sorted(CASES), "elastogap"))
 def test_scenario_in_libcosim_equals_strict_jacobi(fmus, name):
     n_steps, columns = CASES[name]
     ssd = ROOT / "scenarios" / name / "SystemStructure.ssd"
@@ -43,6 +44,7 @@ def test_scenario_in_libcosim_equals_strict_jacobi(fmus, name):
     assert difference < 1e-12
 
 
+@pytest.mark.slow
 def test_given_libcosims_times_strict_jacobi_equals_libcosim_bit_for_bit(fmus, tmp_path):
     """The only arithmetic difference is the clock: libcosim's times are integer nanoseconds converted
     to seconds, ours t0 + n·h. Stepping our strict Jacobi on libcosim's clock gives libcosim's numbers

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import slow_but
 
 from mechfmu.crosscheck import run_libcosim, state_outputs
 from mechfmu.scenario import NS, ScenarioError, load_scenario
@@ -48,7 +49,7 @@ def test_archive_is_valid_ssp_with_every_tool_annotation(archives, name):
     assert float(osp.get("baseStepSize")) == scenario.step_size
 
 
-@pytest.mark.parametrize("name", SCENARIOS)
+@pytest.mark.parametrize("name", slow_but(SCENARIOS, "oscillator"))
 def test_archive_runs_like_the_folder_bit_for_bit(archives, name):
     scenario = load_scenario(ROOT / "scenarios" / name)
     stop = scenario.start_time + 200 * scenario.step_size
@@ -58,7 +59,7 @@ def test_archive_runs_like_the_folder_bit_for_bit(archives, name):
     assert all(np.array_equal(archive.data[n], folder.data[n]) for n in folder.data.dtype.names)
 
 
-@pytest.mark.parametrize("name", [n for n in SCENARIOS if n not in CONSTRAINED])
+@pytest.mark.parametrize("name", slow_but([n for n in SCENARIOS if n not in CONSTRAINED], "oscillator"))
 def test_archive_runs_unchanged_in_libcosim(archives, name):
     """libcosimpy 0.0.6 opens the .ssp itself; its states equal our strict Jacobi (libcosim's order)."""
     pytest.importorskip("libcosimpy")

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import slow_but
 
 from mechfmu.crosscheck import state_outputs
 from mechfmu.observers import Observer
@@ -102,7 +103,7 @@ def relative_difference(mine: np.ndarray, theirs: np.ndarray) -> float:
     return float(np.abs(mine - theirs).max() / max(np.abs(mine).max(), 1e-300))
 
 
-@pytest.mark.parametrize("name", SCENARIOS)
+@pytest.mark.parametrize("name", slow_but(SCENARIOS, "oscillator"))
 def test_fmpy_runs_the_archive_as_our_strict_jacobi_from_zero_inputs(archives, name):
     scenario = load_scenario(archives[name])
     rows = fmpy_run(archives[name])
@@ -124,7 +125,7 @@ def test_fmpy_runs_the_archive_as_our_strict_jacobi_from_zero_inputs(archives, n
         assert difference < TOLERANCE, (column, difference)
 
 
-@pytest.mark.parametrize("name", SCENARIOS)
+@pytest.mark.parametrize("name", slow_but(SCENARIOS, "oscillator"))
 def test_fmpys_first_step_without_the_connector_forces(archives, name):
     """The first-step difference to our strict Jacobi as the module docstring states it, for every mass."""
     scenario = load_scenario(archives[name])
@@ -151,7 +152,7 @@ def test_fmpys_first_step_without_the_connector_forces(archives, name):
         assert relative_difference(plain.data["mass.flange_a.s"][1:], rows["mass.flange_a.s"]) < TOLERANCE
 
 
-@pytest.mark.parametrize("name", SCENARIOS)
+@pytest.mark.parametrize("name", slow_but(SCENARIOS, "oscillator"))
 def test_ecos_runs_the_archive_as_our_strict_jacobi(archives, name):
     pytest.importorskip("ecospy")  # the test extra installs it
     scenario = load_scenario(archives[name])
