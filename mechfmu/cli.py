@@ -169,7 +169,8 @@ def _sweep(args: argparse.Namespace) -> int:
         if row["status"] != "ok" and len(reasons) < 3:
             reasons.append(f"run {row['index']}: {row['message']}")
     counts = run_study(study, out, workers=args.workers, scheduler=args.scheduler,
-                       progress=sys.stderr.isatty() and not args.no_progress, on_row=note_failure)
+                       progress=sys.stderr.isatty() and not args.no_progress, on_row=note_failure,
+                       **({"max_runs": args.max_runs} if args.max_runs is not None else {}))
     print(f"{Path(study.scenario).name}: {counts['runs']} runs, {counts['done_before']} already in {out}, "
           f"{counts['computed']} computed, {counts['failed']} failed; table {out}")
     if reasons:

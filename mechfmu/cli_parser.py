@@ -129,6 +129,8 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--scheduler", metavar="ADDRESS", help="an existing Dask cluster, e.g. tcp://host:8786")
     p.add_argument("--local", action="store_true", help="run the components in-process instead of as FMUs")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--max-runs", type=int, metavar="N", help="allow studies of more than 100,000 runs "
+                   "(refused up front otherwise)")
     p = sub.add_parser("plot-study", help="PNG of a study's metric against one or two varied settings")
     p.add_argument("table", help="the study's table (.csv or .parquet, from mechfmu sweep --out)")
     p.add_argument("metric", help="the metric's name (a column of the table)")

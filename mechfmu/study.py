@@ -49,19 +49,36 @@ _AGGREGATE = re.compile(r"\b(" + "|".join(AGGREGATES) + r")\(\s*([A-Za-z_][\w\[\
                         rf"(?:{_NUMBER}(?:{_NUMBER})?)?\s*\)")
 
 
+def _linspace_spec(name: str, spec: str) -> tuple[float, float, int]:
+    """START, STOP and N of a ``START:STOP:N`` text (N >= 1)."""
+    parts = spec.split(":")
+    try:
+        if len(parts) != 3:
+            raise ValueError
+        start, stop, n = float(parts[0]), float(parts[1]), int(parts[2])
+    except ValueError:
+        raise ValueError(f"grid {name} = {spec!r}: use START:STOP:N (N evenly spaced values, ends included, "
+                         "e.g. 0.5:2:4) or a,b,c") from None
+    if n < 1:
+        raise ValueError(f"grid {name} = {spec!r}: N must be >= 1")
+    return start, stop, n
+
+
+def grid_length(name: str, spec: Any) -> int:
+    """How many values the axis ``spec`` has, without making them (a text START:STOP:N has N)."""
+    if isinstance(spec, str) and ":" in spec:
+        return _linspace_spec(name, spec)[2]
+    return len(grid_values(name, spec))
+
+
 def grid_values(name: str, spec: Any) -> list[Any]:
-    """The values of one grid axis: a list as it is, ``START:STOP:N`` or ``a,b,c`` from a text."""
+    """The values of one grid axis: a list as it is, ``START:STOP:N`` or ``a,b,c`` from a text (a text with a
+    colon is START:STOP:N)."""
     if isinstance(spec, (list, tuple)):
         values = list(spec)
-    elif isinstance(spec, str) and spec.count(":") == 2:
-        start, stop, count = spec.split(":")
-        try:
-            n = int(count)
-            values = [float(x) for x in np.linspace(float(start), float(stop), n)] if n >= 1 else []
-        except ValueError:
-            raise ValueError(f"grid {name} = {spec!r}: use START:STOP:N with numbers and an integer N") from None
-        if n < 1:
-            raise ValueError(f"grid {name} = {spec!r}: N must be >= 1")
+    elif isinstance(spec, str) and ":" in spec:
+        start, stop, n = _linspace_spec(name, spec)
+        values = [float(x) for x in np.linspace(start, stop, n)]
     elif isinstance(spec, str):
         values = [v.strip() for v in spec.split(",") if v.strip()]
     else:
@@ -176,6 +193,11 @@ class Study:
     @property
     def axes(self) -> list[str]:
         return list(self.grid) + list(self.ranges)
+
+    @property
+    def run_count(self) -> int:
+        """The number of runs, counted without making the points."""
+        return math.prod(grid_length(n, s) for n, s in self.grid.items()) * (self.samples if self.ranges else 1)
 
     def points(self) -> list[dict[str, Any]]:
         """Every run's varied settings, in run order."""

@@ -34,6 +34,9 @@ from .overrides import check_overrides
 from .study import Study, split_settings
 
 FIXED_COLUMNS = ("status", "message", "counters", "wall_s")
+#: runs a study may have unless allowed more (``max_runs``, ``--max-runs``): a mistyped axis must not start
+#: a study of days (100,000 runs of 0.1 s are about 3 hours on two workers)
+MAX_RUNS = 100_000
 #: a local cluster's workers, nannies and scheduler wake up rarely: no statistical profiler (a thread
 #: sampling every 10 ms), loop ticks, system and memory monitors every second or 5 s instead of every
 #: 20-500 ms; on two cores a run then takes as long on a worker as here (benchmarks/study_throughput.py)
@@ -233,9 +236,15 @@ def _value(text: str) -> Any:
 
 
 def run_study(study: Study, table: str | Path, workers: int = 2, scheduler: str | None = None,
-              progress: bool = False, on_row: Callable[[dict[str, Any]], None] | None = None) -> dict[str, int]:
+              progress: bool = False, on_row: Callable[[dict[str, Any]], None] | None = None,
+              max_runs: int = MAX_RUNS) -> dict[str, int]:
     """Run every point of ``study`` not yet in ``table`` (see the module); returns the counts
-    ``runs``, ``done_before``, ``computed``, ``failed``."""
+    ``runs``, ``done_before``, ``computed``, ``failed``. A study of more than ``max_runs`` runs is refused
+    before anything is made or run."""
+    if study.run_count > max_runs:
+        raise ValueError(f"study of {Path(study.scenario).name}: {study.run_count:,} runs is more than the "
+                         f"{max_runs:,} allowed; make the axes coarser, or allow more with --max-runs N "
+                         "(max_runs=N)")
     check_study(study)
     points = study.points()
     store = Table(table, study)

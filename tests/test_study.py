@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from mechfmu.simulate import simulate
-from mechfmu.study import Metric, Study, load_study
+from mechfmu.study import Metric, Study, grid_values, load_study
 from mechfmu.study_runner import run_study
 
 #: limit_stops in-process, 0.5 s (0.2-0.4 s a run): mass and stop stiffness on a grid, two couplings
@@ -175,3 +175,31 @@ def test_parquet_tables_and_study_files(tmp_path):
                      parameters={"mass": {"m": 2.0}})
     assert table[3]["v"] == alone.final["mass.v"]
     assert run_study(s, tmp_path / "t.parquet", workers=0)["computed"] == 0  # finished: nothing to do
+
+
+def test_an_axis_text_with_a_colon_must_be_start_stop_n():
+    """``1:2`` (N forgotten) used to become one run with the text "1:2" as its value."""
+    for spec in ("1:2", "1:2:3:4", "a:2:3", "1:2:x"):
+        with pytest.raises(ValueError, match=rf"grid mass.m = '{spec}': use START:STOP:N \(N evenly spaced"):
+            grid_values("mass.m", spec)
+    assert grid_values("mass.m", "0.5:2:4") == [0.5, 1.0, 1.5, 2.0]
+    proc = subprocess.run([sys.executable, "-m", "mechfmu.cli", "sweep", "scenarios/oscillator", "--grid", "mass.m=1:2",
+                           "--metric", "v=final(mass.v)", "--out", "never.csv", "--workers", "0", "--local"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2 and "use START:STOP:N" in proc.stderr and not os.path.exists("never.csv")
+
+
+def test_a_study_beyond_the_run_limit_is_refused_before_any_point_is_made(tmp_path):
+    """10,000 x 10,000 = 1e8 runs: counted from the axes (making the points alone would take minutes and
+    gigabytes), refused with the way to allow it; a study within the limit runs."""
+    huge = Study("scenarios/oscillator", {"v": "final(mass.v)"}, grid={"mass.m": "1:2:10000", "mass.L": "0:1:10000"},
+                 local=True)
+    assert huge.run_count == 100_000_000
+    with pytest.raises(ValueError, match=r"100,000,000 runs is more than the 100,000 allowed; .* --max-runs N"):
+        run_study(huge, tmp_path / "huge.csv", workers=0)
+    assert not (tmp_path / "huge.csv").exists()
+    small = Study("scenarios/oscillator", {"v": "final(mass.v)"}, grid={"mass.m": "1:2:3"}, fixed={"stop": 0.01},
+                  local=True)
+    with pytest.raises(ValueError, match="3 runs is more than the 2 allowed"):
+        run_study(small, tmp_path / "small.csv", workers=0, max_runs=2)
+    assert run_study(small, tmp_path / "small.csv", workers=0, max_runs=3)["computed"] == 3
