@@ -58,7 +58,11 @@ class _FloatLiterals(ast.NodeTransformer):
     def visit_Constant(self, node: ast.Constant) -> ast.Constant:
         if isinstance(node.value, bool) or not isinstance(node.value, (int, float)):
             raise ExpressionError(f"literal {node.value!r} is not a real number")
-        return ast.copy_location(ast.Constant(float(node.value)), node)
+        try:
+            return ast.copy_location(ast.Constant(float(node.value)), node)
+        except OverflowError:  # an integer literal beyond the largest double (1.8e308)
+            raise ExpressionError(f"literal of {len(str(node.value))} digits is beyond the largest real number "
+                                  "(1.8e308)") from None
 
 
 class Expression:

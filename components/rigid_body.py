@@ -114,6 +114,9 @@ class RigidBody(VectorValues, Component):
         q = self.vector("orientation_start", QUAT)
         if sum(x * x for x in q) == 0.0:
             raise self.error("orientation_start", q, "is not a rotation quaternion (zero)")
+        if not math.isfinite(sum(x * x for x in q)):
+            raise self.error("orientation_start", q, "is too large to normalize (its squared norm overflows): give "
+                             "a unit quaternion")
 
     def __init__(self, instance_name: str | None = None):
         super().__init__(instance_name)
@@ -122,7 +125,7 @@ class RigidBody(VectorValues, Component):
     def parameter_changed(self, name: str) -> None:
         """The initial state (centre of mass, body angular velocity) from the start parameters."""
         q = self.vector("orientation_start", QUAT)
-        if sum(x * x for x in q) == 0.0 or not all(math.isfinite(x) for x in q):
+        if not 0.0 < sum(x * x for x in q) < math.inf:
             return  # reported by validate
         q = quat_normalize(q)
         rotation = quat_to_matrix(q)

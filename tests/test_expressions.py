@@ -30,6 +30,8 @@ def test_conditionals_comparisons_and_math_functions():
     ("", "empty"),
     ("u" + "+u" * 1200, "longer than"),
     ("sqrt(x=u)", "keyword"),
+    ("1" + "0" * 309 + " * u", "literal of 310 digits is beyond the largest real number"),
+    ("u + 2" + "0" * 400, "literal of 401 digits is beyond"),
 ])
 def test_rejected_expressions_name_the_problem(text, fragment):
     with pytest.raises(ExpressionError, match=fragment):
@@ -80,3 +82,13 @@ def test_derivative_is_exact(text, t, slope):
 def test_derivative_that_does_not_exist_is_an_error():
     with pytest.raises(ExpressionError, match="evaluation failed"):
         Expression("sqrt(t)", ("t",)).derivative("t", t=0.0)
+
+
+def test_a_huge_integer_literal_in_a_user_function_is_a_named_error_through_the_master():
+    """It used to escape as a raw OverflowError traceback; now the run is refused naming component and parameter."""
+    from mechfmu.simulate import simulate
+    law = "1" + "0" * 309 + "*k*u"
+    result = simulate("scenarios/oscillator", stop=0.01, local=True,
+                      parameters={"spring": {"springForceUserFunction": law}})
+    assert result.status == "error" and "springForceUserFunction" in result.message, result.message
+    assert "literal of 310 digits is beyond the largest real number" in result.message

@@ -22,6 +22,9 @@ CASES = [
      "stickingStiffness = 0.0 may not be zero with fDynamicFriction"),
     ("RigidBody", {"inertia.xx": 1.0, "inertia.yy": 1.0, "inertia.zz": 5.0}, "fmi2ExitInitializationMode",
      "violates the triangle inequality"),
+    # its squared norm overflowed: the FMU logged a raw ZeroDivisionError and reported (0, 0, 0, 0) as OK
+    ("RigidBody", {"orientation_start.w": 1e200, "orientation_start.x": 1e200}, "fmi2ExitInitializationMode",
+     "orientation_start = (1e+200, 1e+200, 0.0, 0.0) is too large to normalize"),
     ("CoordinateConstraint", {"offsetUserFunction": "sin(t) + mbs"}, "fmi2ExitInitializationMode",
      "offsetUserFunction = 'sin(t) + mbs' is invalid"),
     # a user function that fails at the inputs: the output read that evaluates it fails

@@ -112,6 +112,7 @@ def test_force_at_the_origin_with_offset_centre_of_mass_spins_the_body():
     ({"inertia.xx": -1.0}, "inertia = .* is not positive definite"),
     ({"inertia.xx": 1.0, "inertia.yy": 1.0, "inertia.zz": 5.0}, "inertia = .* violates the triangle inequality"),
     ({"orientation_start.w": 0.0}, "orientation_start = .* is not a rotation quaternion"),
+    ({"orientation_start.w": 1e200, "orientation_start.x": 1e200}, "orientation_start = .* is too large to normalize"),
     ({"mass": 0.0}, "mass = 0.0 is out of range: must be > 0 kg"),
     ({"maxSubstepSize": 0.0}, "maxSubstepSize = 0.0 is out of range"),
 ])
@@ -121,3 +122,4 @@ def test_bad_parameters_are_named(values, fragment):
         for name, value in values.items():  # ranges are checked when written, the rest at initialization
             b.set(name, value)
         b.initialize()
+
