@@ -19,7 +19,11 @@ Data: ``table`` (String) holds rows ``"t, y; t, y; ..."`` (Modelica's matrix syn
 from the CSV file ``fileName`` (one row per line, values separated by ``,``; blank lines, lines starting
 with ``#`` and a first line that is not numbers (a header) are skipped). A relative ``fileName`` is found
 in the FMU's resources folder (put the file into the FMU's ``resources/``), in-process in the current
-directory. ``columns`` (MSL's name; one index here, from 1 = time) chooses the value column, default 2.
+directory; that folder is also the only one read from: a name that leads out of it (an absolute path, ``..``,
+a symbolic link) is refused unless ``allowOutsideFiles`` (the FMU then reads any file its process may read).
+Only a regular file of at most ``MAX_FILE_BYTES`` is read (checked on the opened file, and no more than that
+is read); errors name the file and the line, never its text. ``columns`` (MSL's name; one index here,
+from 1 = time) chooses the value column, default 2.
 MSL's ``shiftTime`` is its default, ``startTime``; ``smoothness``, ``tableName``, ``timeEvents`` are not
 offered (linear segments; a CSV holds one table; kinks are exact at the points that fall on them).
 Units: none on ``offset`` and the outputs (a signal: components/signals.py); ``startTime``,
@@ -30,6 +34,7 @@ from __future__ import annotations
 import bisect
 import math
 import os
+import stat
 from typing import Any
 
 from .base import NO_UNIT, Param
@@ -39,33 +44,78 @@ HOLD_LAST_POINT, LAST_TWO_POINTS, PERIODIC, NO_EXTRAPOLATION = 1, 2, 3, 4
 
 Rows = tuple[tuple[float, ...], tuple[float, ...]]
 
+#: the largest table file read, 16 MiB: some 850 000 rows of two 8-digit columns, parsed in seconds into
+#: about half a GiB (memory and time grow with the size)
+MAX_FILE_BYTES = 16 * 1024 * 1024
+OUTSIDE_HINT = ("put the file into the FMU's resources/ folder (in-process: the current directory) and give "
+                "its relative name, or set allowOutsideFiles = true to read it where it is")
+
+
+class TableFileError(Exception):
+    """A table file that is refused before it is parsed (outside its folder, not a regular file, too large)."""
+
+
+def read_table_file(name: str, folder: str, allow_outside: bool, limit: int = MAX_FILE_BYTES) -> str:
+    """The text of the table file ``name`` (relative: in ``folder``): a regular file of at most ``limit``
+    bytes inside ``folder`` (links resolved) unless ``allow_outside``; OSError, TableFileError or
+    UnicodeDecodeError otherwise."""
+    if "\0" in name:
+        raise TableFileError("holds a NUL character, which no file name has: give the CSV file's name")
+    path = os.path.realpath(os.path.join(folder, name))
+    root = os.path.realpath(folder)
+    if not allow_outside and os.path.commonpath([root, path]) != root:
+        raise TableFileError(f"leads to {path!r}, outside the folder {root!r} table files are read from: "
+                             + OUTSIDE_HINT)
+    if not stat.S_ISREG(os.stat(path).st_mode):  # not opened at all: opening a device or FIFO may block
+        raise TableFileError(f"leads to {path!r}, which is not a regular file: give a CSV file")
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    descriptor = os.open(path, flags)
+    with os.fdopen(descriptor, "rb") as file:
+        status = os.fstat(file.fileno())  # the file really opened: a swap after the check above is seen here
+        if not stat.S_ISREG(status.st_mode):
+            raise TableFileError(f"leads to {path!r}, which is not a regular file: give a CSV file")
+        if status.st_size > limit:
+            raise TableFileError(f"has {status.st_size} bytes, more than the {limit} a table file may have: "
+                                 "shorten the table or thin out its rows")
+        data = file.read(limit + 1)
+    if len(data) > limit:
+        raise TableFileError(f"has more than the {limit} bytes a table file may have (it grew while read): "
+                             "shorten the table or thin out its rows")
+    return data.decode("utf-8")
+
 
 def parse_rows(text: str, column: int, csv: bool = False) -> Rows:
-    """(times, values) of a table given as text; ValueError saying which row is wrong."""
+    """(times, values) of a table given as text; ValueError saying which row (CSV: which line) is wrong,
+    quoting the text of the row only for a table given as a parameter (never a file's text)."""
     if csv:
-        lines = [line.strip() for line in text.splitlines()]
-        rows = [line.split(",") for line in lines if line and not line.startswith("#")]
+        lines = [(number, line.strip()) for number, line in enumerate(text.splitlines(), start=1)]
+        rows = [(number, line.split(",")) for number, line in lines if line and not line.startswith("#")]
     else:
         body = text.strip().removeprefix("[").removesuffix("]")
-        rows = [row.replace(",", " ").split() for row in body.replace("\n", ";").split(";") if row.strip()]
+        rows = list(enumerate((row.replace(",", " ").split() for row in body.replace("\n", ";").split(";")
+                               if row.strip()), start=1))
     times: list[float] = []
     values: list[float] = []
-    for number, row in enumerate(rows, start=1):
+    for index, (number, row) in enumerate(rows):
+        where = f"line {number}" if csv else f"row {number}"
         try:
             numbers = [float(x) for x in row]
         except ValueError:
-            if csv and number == 1 and not times:
+            if csv and index == 0:
                 continue  # a header line
-            raise ValueError(f"row {number} {','.join(row)!r} is not a list of numbers") from None
+            raise ValueError(f"line {number} is not a list of numbers separated by ','" if csv
+                             else f"row {number} {','.join(row)!r} is not a list of numbers") from None
         if len(numbers) < column:
-            raise ValueError(f"row {number} has {len(numbers)} values, column {column} is wanted")
+            raise ValueError(f"{where} has {len(numbers)} values, column {column} is wanted")
         if not all(math.isfinite(x) for x in numbers):
-            raise ValueError(f"row {number} has a value that is not finite")
+            raise ValueError(f"{where} has a value that is not finite")
         t, y = numbers[0], numbers[column - 1]
         if times and t < times[-1]:
-            raise ValueError(f"time is not monotonic: row {number} has t = {t!r} after t = {times[-1]!r}")
+            raise ValueError(f"time is not monotonic: line {number} has a time before the line above it" if csv
+                             else f"time is not monotonic: row {number} has t = {t!r} after t = {times[-1]!r}")
         if len(times) >= 2 and t == times[-1] == times[-2]:
-            raise ValueError(f"time t = {t!r} appears three times (two rows make a jump, no more)")
+            raise ValueError(f"line {number} is the third line at one time (two make a jump, no more)" if csv
+                             else f"time t = {t!r} appears three times (two rows make a jump, no more)")
         times.append(t)
         values.append(y)
     if not times:
@@ -117,6 +167,8 @@ class Table(SignalSource):
         Param("tableOnFile", False, "1", "true: the table is read from the CSV file fileName", type="Boolean"),
         Param("fileName", "", NO_UNIT, "CSV file of the table (relative: in the FMU's resources folder)",
               type="String"),
+        Param("allowOutsideFiles", False, "1", "true: fileName may lead out of the resources folder (absolute, "
+              "'..', links): the FMU then reads any file its process may read", type="Boolean"),
         Param("columns", 2, "1", "Column of the table that is output (1 is time)", min=2, type="Integer"),
         Param("extrapolation", LAST_TWO_POINTS, "1", "Outside the table: 1 hold the first/last point, "
               "2 line through the first/last two points, 3 periodic, 4 error", min=1, max=4, type="Integer"),
@@ -132,22 +184,22 @@ class Table(SignalSource):
     def rows(self) -> Rows:
         """The table's rows, read once per table/file parameters; ComponentError naming the parameter."""
         v = self.values
-        key = (v["table"], v["tableOnFile"], v["fileName"], v["columns"], self.resources)
+        key = (v["table"], v["tableOnFile"], v["fileName"], v["allowOutsideFiles"], v["columns"], self.resources)
         if self._rows is None or self._rows[0] != key:
             name = "fileName" if v["tableOnFile"] else "table"
             try:
                 if v["tableOnFile"]:
-                    path = v["fileName"]
-                    local = os.path.join(self.resources or "", path)
-                    if not os.path.isabs(path) and self.resources and os.path.isfile(local):
-                        path = local
-                    with open(path, encoding="utf-8") as file:
-                        text = file.read()
+                    text = read_table_file(v["fileName"], self.resources or os.getcwd(), v["allowOutsideFiles"])
                 else:
                     text = v["table"]
                 self._rows = (key, parse_rows(text, v["columns"], csv=v["tableOnFile"]))
             except OSError as exc:
                 raise self.error(name, v[name], f"cannot be read: {exc.strerror or exc}") from None
+            except TableFileError as exc:
+                raise self.error(name, v[name], f"is refused: {exc}") from None
+            except UnicodeDecodeError as exc:
+                line = exc.object[:exc.start].count(b"\n") + 1
+                raise self.error(name, v[name], f"is not a valid table: line {line} is not UTF-8 text") from None
             except ValueError as exc:
                 raise self.error(name, v[name], f"is not a valid table: {exc}") from None
         return self._rows[1]
