@@ -21,8 +21,9 @@ with ``#`` and a first line that is not numbers (a header) are skipped). A relat
 in the FMU's resources folder (put the file into the FMU's ``resources/``), in-process in the current
 directory; that folder is also the only one read from: a name that leads out of it (an absolute path, ``..``,
 a symbolic link) is refused unless ``allowOutsideFiles`` (the FMU then reads any file its process may read).
-Only a regular file of at most ``MAX_FILE_BYTES`` is read (checked on the opened file, and no more than that
-is read); errors name the file and the line, never its text. ``columns`` (MSL's name; one index here,
+Only a regular file of at most ``MAX_FILE_BYTES`` is read (a device or FIFO is not even opened; type and
+size are checked again on the opened file, and no more is read); errors name the file and the line, never
+its text. ``columns`` (MSL's name; one index here,
 from 1 = time) chooses the value column, default 2.
 MSL's ``shiftTime`` is its default, ``startTime``; ``smoothness``, ``tableName``, ``timeEvents`` are not
 offered (linear segments; a CSV holds one table; kinks are exact at the points that fall on them).
