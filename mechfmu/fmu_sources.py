@@ -8,6 +8,13 @@ the SSD's system carries ``<ssc:Annotation type="org.mechfmu"><mechfmu:Sources f
 or the caller passes ``built_fmus=True`` (command line ``--built-fmus``). Otherwise a missing source is
 an error naming the component, the source and the path looked at, since a mistyped path must not run
 some other FMU silently. A run in-process (``local``) needs no FMU file: the source names the model.
+
+A source stays inside the SSD's folder (the scenario folder, or the unpacked archive), or in mechfmu's
+FMU directory (``mechfmu.build.FMU_DIR``: the shipped scenarios' ``../../fmus/Mass.fmu``, the FMUs the
+fallback gives anyway); anywhere else only if the caller asks (``outside_sources=True``), so an SSD, an
+archive's above all, cannot make the master read an FMU from an arbitrary place. With the fallback, the
+built FMU stands in for a source outside; without it, such a source is an error naming the component,
+the source and the path it resolves to.
 """
 from __future__ import annotations
 
@@ -18,16 +25,36 @@ from typing import Any
 BUILT = "built"
 
 
-def resolve_source(folder: Path, source: str, fallback: bool = True) -> Path:
-    """An SSD source relative to its folder; with ``fallback``, if that file is missing and the source
-    names one of our models, the built FMU of that model."""
+def confined(folder: Path, source: str, outside: bool = False, allowed: tuple[Path, ...] = ()) -> Path | None:
+    """The file an SSD ``source`` names, relative to the SSD's ``folder``; None if it lies outside that folder
+    and the ``allowed`` ones, unless ``outside``."""
     path = (folder / source).resolve()
-    if fallback and not path.exists():
-        from .build import fmu_path
+    if outside or any(path.is_relative_to(place.resolve()) for place in (folder, *allowed)):
+        return path
+    return None
+
+
+def outside_note(name: str, source: str, folder: Path) -> str:
+    """Why the source of component ``name`` is refused: it lies outside ``folder``, and what to do."""
+    return (f"{name}: source {source!r} is {(folder / source).resolve()}, outside the scenario's folder "
+            f"{folder.resolve()}; put the file into the scenario's folder (or archive), or, if the scenario "
+            "is trusted, allow sources outside it: outside_sources=True")
+
+
+def resolve_source(name: str, folder: Path, source: str, fallback: bool, outside: bool) -> tuple[Path, str]:
+    """Component ``name``'s SSD source relative to its folder, and why it is refused ('' if it is not): an
+    existing file outside the folder and mechfmu's FMU directory, unless ``outside``. With ``fallback``, if
+    that file is missing or refused, the built FMU of the model the source names instead."""
+    from .build import FMU_DIR, fmu_path
+    path = confined(folder, source, outside, (FMU_DIR,))
+    if fallback and (path is None or not path.exists()):
         built = fmu_path(Path(source).stem)
         if built.is_file():
-            return built.resolve()
-    return path
+            return built.resolve(), ""
+    if path is None:
+        path = (folder / source).resolve()
+        return path, outside_note(name, source, folder) if path.exists() else ""
+    return path, ""
 
 
 def fallback_allowed(annotation: Any, built_fmus: bool | None, problems: list[str]) -> bool:

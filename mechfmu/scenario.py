@@ -20,13 +20,12 @@ from __future__ import annotations
 
 import functools
 import math
-import tempfile
 import xml.etree.ElementTree as ET
-import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import ssp_archive
 from .fmu_sources import fallback_allowed, missing_fmu, resolve_source, stand_in_note
 from .parameters import NS as SSP_NS
 from .parameters import binding_values
@@ -70,6 +69,7 @@ class ComponentSpec:
     free: list[str] = field(default_factory=list)  # inputs, ports or flanges left unconnected on purpose
     source: str = ""  # the SSD's source, as written
     fallback: bool = True  # a missing source may be the built FMU of its model (mechfmu.fmu_sources)
+    refused: str = ""  # why the FMU is not read: its source lies outside the scenario (mechfmu.fmu_sources)
 
 
 @dataclass
@@ -105,32 +105,22 @@ def declared_unit(spec: ComponentSpec, name: str) -> str | None:
     return None if variable is None else (variable.unit or None)
 
 
-_extracted: dict[tuple[str, float], tempfile.TemporaryDirectory] = {}
-
-
 def extract_ssp(archive: str | Path) -> Path:
-    """The folder an ``.ssp`` archive is unpacked to (once per archive and modification time; removed
-    when the process ends)."""
-    archive = Path(archive).resolve()
-    key = (str(archive), archive.stat().st_mtime)
-    if key not in _extracted:
-        folder = tempfile.TemporaryDirectory(prefix=f"mechfmu_{archive.stem}_")
-        try:
-            with zipfile.ZipFile(archive) as zf:
-                zf.extractall(folder.name)
-        except zipfile.BadZipFile:
-            folder.cleanup()
-            raise ScenarioError(archive, ["not an SSP archive (not a zip file)"]) from None
-        _extracted[key] = folder
-    return Path(_extracted[key].name)
+    """The folder an ``.ssp`` archive is unpacked to, within the limits of ``mechfmu.ssp_archive`` (once per
+    archive and modification time; removed when the process ends, or after a killed run by the next)."""
+    try:
+        return ssp_archive.extract(archive)
+    except ssp_archive.ArchiveError as exc:
+        raise ScenarioError(Path(archive).resolve(), [str(exc)]) from None
 
 
-def load_scenario(path: str | Path, check: bool = True, local: bool = False, built_fmus: bool | None = None
-                  ) -> Scenario:
+def load_scenario(path: str | Path, check: bool = True, local: bool = False, built_fmus: bool | None = None,
+                  outside_sources: bool = False) -> Scenario:
     """Read a scenario folder, its ``.ssd`` or an ``.ssp`` archive; with ``check`` validate against
     the FMUs, or with ``local`` against the in-process components named by the sources (no FMU file
     needed). A missing source is an error unless ``built_fmus`` (None: the SSD decides) lets the built FMU
-    stand in (``mechfmu.fmu_sources``; said in ``warnings``)."""
+    stand in (``mechfmu.fmu_sources``; said in ``warnings``). A source outside the SSD's folder and mechfmu's
+    FMU directory is refused unless ``outside_sources``."""
     path = Path(path)
     if path.is_file() and path.suffix.lower() == ".ssp":
         path = extract_ssp(path)
@@ -160,7 +150,9 @@ def load_scenario(path: str | Path, check: bool = True, local: bool = False, bui
             continue
         if name in components:
             problems.append(f"component name {name!r} used twice")
-        spec = ComponentSpec(name, resolve_source(ssd.parent, source, fallback), source=source, fallback=fallback)
+        fmu, refused = resolve_source(name, ssd.parent, source, fallback, outside_sources or local)
+        spec = ComponentSpec(name, fmu, source=source, fallback=fallback, refused=refused)
+        problems += [refused] if refused and not check else []  # with check, _check reports it
         if spec.fmu != (ssd.parent / source).resolve() and not local:
             stood_in.append(f"{name}: {source} -> {spec.fmu}")
         for free in comp.iterfind("ssd:Annotations/ssc:Annotation[@type='org.mechfmu']/mechfmu:Free", NS):
@@ -269,6 +261,8 @@ def component_variables(spec: ComponentSpec, local: bool = False) -> dict[str, A
             return declared_variables(component_class(spec.fmu))
         except ValueError as exc:
             raise ValueError(f"{spec.name}: {exc}") from None
+    if spec.refused:
+        raise ValueError(spec.refused)
     if not spec.fmu.is_file():
         raise ValueError(missing_fmu(spec.name, spec.fmu, spec.source, spec.fallback))
     try:

@@ -1,0 +1,183 @@
+"""Unpacking an ``.ssp`` archive, bounded and cleaned up.
+
+Before anything is written the zip's central directory is checked against three limits, and while
+unpacking the bytes actually written are counted, so a header that understates a size gets no further:
+
+- ``MECHFMU_SSP_MAX_BYTES`` (default 2 GiB) the total unpacked size; an archive of ours holds one FMU of
+  about 0.3 MB per instance (``mechfmu export-ssp``), so a 2,001-FMU archive unpacks to about 0.6 GB;
+- ``MECHFMU_SSP_MAX_ENTRIES`` (default 100,000) the number of entries (2,001 FMUs are 2,005);
+- ``MECHFMU_SSP_MAX_RATIO`` (default 200) an entry's unpacked size over its packed size, for entries
+  above 1 MiB; our FMUs pack 3:1, a 2,001-component SSD 48:1, zeros 1000:1.
+
+Each is raised by setting its environment variable (an integer). Every unpacked folder
+(``mechfmu_<name>_*`` in the temporary directory) holds a marker with its owner's process id and start
+time; it is removed when that process ends, and, should the process be killed, by the next process that
+unpacks an archive: a folder is removed only if it is ours (our user, our marker) and its owner is gone.
+"""
+from __future__ import annotations
+
+import atexit
+import os
+import shutil
+import tempfile
+import zipfile
+import zlib
+from pathlib import Path
+
+#: environment variable -> (default, what it bounds)
+LIMITS = {
+    "MECHFMU_SSP_MAX_BYTES": (2 * 1024**3, "total unpacked size in bytes"),
+    "MECHFMU_SSP_MAX_ENTRIES": (100_000, "number of entries"),
+    "MECHFMU_SSP_MAX_RATIO": (200, "unpacked/packed size of an entry above 1 MiB"),
+}
+RATIO_FLOOR = 1024**2  # a smaller entry cannot be a bomb
+PREFIX = "mechfmu_"
+MARKER = ".mechfmu_owner"
+CHUNK = 1024**2
+
+
+class ArchiveError(ValueError):
+    """Why an archive cannot be unpacked, and what to do."""
+
+
+def limit(name: str) -> int:
+    """The limit set by environment variable ``name`` (its default when unset); ValueError if not an integer."""
+    text = os.environ.get(name)
+    if text is None:
+        return LIMITS[name][0]
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise ArchiveError(f"{name}={text!r} is not a positive integer (the {LIMITS[name][1]} allowed)")
+    return value
+
+
+def _exceeded(what: str, value: float, name: str, allowed: int) -> ArchiveError:
+    return ArchiveError(f"{what} {value:,.0f} exceeds the limit {allowed:,} ({LIMITS[name][1]}); if the archive "
+                        f"is trusted, raise it: {name}={max(int(value) + 1, 2 * allowed)}")
+
+
+def check_directory(zf: zipfile.ZipFile) -> None:
+    """The limits, from the sizes the central directory declares."""
+    entries = zf.infolist()
+    if len(entries) > (allowed := limit("MECHFMU_SSP_MAX_ENTRIES")):
+        raise _exceeded("entry count", len(entries), "MECHFMU_SSP_MAX_ENTRIES", allowed)
+    total = sum(info.file_size for info in entries)
+    if total > (allowed := limit("MECHFMU_SSP_MAX_BYTES")):
+        raise _exceeded("unpacked size", total, "MECHFMU_SSP_MAX_BYTES", allowed)
+    ratio_limit = limit("MECHFMU_SSP_MAX_RATIO")
+    for info in entries:
+        ratio = info.file_size / max(info.compress_size, 1)
+        if info.file_size > RATIO_FLOOR and ratio > ratio_limit:
+            raise _exceeded(f"{info.filename}: compression ratio", ratio, "MECHFMU_SSP_MAX_RATIO", ratio_limit)
+
+
+def _unpack_entry(zf: zipfile.ZipFile, info: zipfile.ZipInfo, target: Path, budget: int) -> int:
+    """Write one entry to ``target``, at most ``budget`` bytes; the bytes written. ArchiveError if it holds
+    more than it declares, more than the budget, or not what its CRC says."""
+    written, crc = 0, 0
+    with zf.open(info) as source, open(target, "wb") as sink:
+        while chunk := source.read(CHUNK):
+            written += len(chunk)
+            if written > budget:
+                raise _exceeded("unpacked size", written, "MECHFMU_SSP_MAX_BYTES", limit("MECHFMU_SSP_MAX_BYTES"))
+            if written > info.file_size:
+                raise ArchiveError(f"corrupt: {info.filename} holds more than the {info.file_size} bytes it declares")
+            crc = zlib.crc32(chunk, crc)
+            sink.write(chunk)
+    if written != info.file_size or crc != info.CRC:
+        raise ArchiveError(f"corrupt: {info.filename} does not match its header (size {written} of "
+                           f"{info.file_size}, CRC {crc:08x} of {info.CRC:08x})")
+    return written
+
+
+def unpack_into(archive: Path, folder: Path) -> None:
+    """Unpack ``archive`` into ``folder`` within the limits; ArchiveError saying what is wrong."""
+    root = folder.resolve()
+    try:
+        with zipfile.ZipFile(archive) as zf:
+            check_directory(zf)
+            budget = limit("MECHFMU_SSP_MAX_BYTES")
+            for info in zf.infolist():
+                target = (root / info.filename).resolve()
+                if not target.is_relative_to(root) or target == root:
+                    raise ArchiveError(f"entry {info.filename!r} lies outside the archive's folder")
+                if info.is_dir():
+                    target.mkdir(parents=True, exist_ok=True)
+                    continue
+                target.parent.mkdir(parents=True, exist_ok=True)
+                budget -= _unpack_entry(zf, info, target, budget)
+    except zipfile.BadZipFile as exc:
+        raise ArchiveError(f"not an SSP archive or a corrupt one (zip: {exc})") from None
+    except zlib.error as exc:
+        raise ArchiveError(f"corrupt archive (zlib: {exc})") from None
+    except (EOFError, NotImplementedError, RuntimeError) as exc:  # truncated, unknown method, encrypted
+        raise ArchiveError(f"corrupt or unsupported archive ({type(exc).__name__}: {exc})") from None
+
+
+def _start_time(pid: int) -> str:
+    """The start time of process ``pid`` in clock ticks since boot ('' where /proc does not say)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return ""
+    return stat.rsplit(")", 1)[1].split()[19]
+
+
+def _owner_alive(marker: Path) -> bool:
+    """Whether the process a marker names still runs (a reused process id with another start time does not)."""
+    try:
+        pid_text, _, started = marker.read_text().partition(" ")
+        pid = int(pid_text)
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (ValueError, OSError):
+        return True  # another user's process, or a marker unreadable: not ours to judge
+    return not started.strip() or _start_time(pid) in ("", started.strip())
+
+
+def remove_orphans(directory: Path | None = None) -> list[Path]:
+    """Remove the unpacked folders in ``directory`` (the temporary one) whose owner process is gone; the
+    folders removed. Left alone: anything not a folder of ours with our marker, and folders of live owners."""
+    directory = Path(directory or tempfile.gettempdir())
+    removed = []
+    for folder in directory.glob(f"{PREFIX}*"):
+        marker = folder / MARKER
+        try:
+            if (folder.is_symlink() or not folder.is_dir() or folder.lstat().st_uid != os.getuid()
+                    or marker.is_symlink() or not marker.is_file() or marker.lstat().st_uid != os.getuid()):
+                continue
+        except OSError:
+            continue
+        if not _owner_alive(marker):
+            shutil.rmtree(folder, ignore_errors=True)
+            removed.append(folder)
+    return removed
+
+
+_extracted: dict[tuple[str, float], Path] = {}
+
+
+def extract(archive: str | Path) -> Path:
+    """The folder an ``.ssp`` archive is unpacked to (once per archive and modification time; removed when
+    the process ends). ArchiveError naming what is wrong; a half-unpacked folder is removed."""
+    archive = Path(archive).resolve()
+    key = (str(archive), archive.stat().st_mtime)
+    if key in _extracted:
+        return _extracted[key]
+    if not _extracted:
+        remove_orphans()
+    folder = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{archive.stem}_"))
+    atexit.register(shutil.rmtree, folder, True)
+    (folder / "marker.tmp").write_text(f"{os.getpid()} {_start_time(os.getpid())}")
+    os.replace(folder / "marker.tmp", folder / MARKER)  # whole, or not there, for another process looking
+    try:
+        unpack_into(archive, folder)
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    _extracted[key] = folder
+    return folder

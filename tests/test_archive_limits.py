@@ -1,0 +1,187 @@
+"""Archives unpacked within limits, their folders removed even after a killed run, and FMU sources kept
+inside the scenario's folder or archive (``mechfmu.ssp_archive``, ``mechfmu.fmu_sources``)."""
+import os
+import re
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from mechfmu.build import fmu_path
+from mechfmu.scenario import ScenarioError, load_scenario
+from mechfmu.ssp import export_ssp
+from mechfmu.ssp_archive import MARKER, remove_orphans
+
+ROOT = Path(__file__).resolve().parent.parent
+ZEROS = 20 * 1024**2  # packs to 20 kB: ratio about 1000
+
+
+@pytest.fixture(scope="module")
+def oscillator(fmus, tmp_path_factory) -> Path:
+    return export_ssp(ROOT / "scenarios" / "oscillator", tmp_path_factory.mktemp("archive") / "oscillator.ssp")
+
+
+def with_entry(archive: Path, target: Path, name: str, data: bytes) -> Path:
+    """A copy of ``archive`` with one more (deflated) entry."""
+    shutil.copy(archive, target)
+    with zipfile.ZipFile(target, "a", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr(name, data)
+    return target
+
+
+def test_zip_bomb_refused_by_its_ratio_at_the_default_limits(oscillator, tmp_path):
+    bomb = with_entry(oscillator, tmp_path / "bomb.ssp", "resources/zeros.bin", bytes(ZEROS))
+    with pytest.raises(ScenarioError, match=r"(?s)bomb\.ssp.*zeros\.bin: compression ratio [\d,]+ exceeds the "
+                                            r"limit 200 .*MECHFMU_SSP_MAX_RATIO=\d+"):
+        load_scenario(bomb)
+
+
+def test_limits_raised_by_their_environment_variables(oscillator, tmp_path, monkeypatch):
+    """A low size limit refuses the archive before anything is written; raising it lets the same archive run."""
+    bomb = with_entry(oscillator, tmp_path / "big.ssp", "resources/zeros.bin", bytes(ZEROS))
+    monkeypatch.setenv("MECHFMU_SSP_MAX_RATIO", "2000")
+    monkeypatch.setenv("MECHFMU_SSP_MAX_BYTES", str(ZEROS))
+    with pytest.raises(ScenarioError, match=r"(?s)big\.ssp.*unpacked size [\d,]+ exceeds the limit 20,971,520 "
+                                            r"\(total unpacked size in bytes\).*MECHFMU_SSP_MAX_BYTES="):
+        load_scenario(bomb)
+    monkeypatch.setenv("MECHFMU_SSP_MAX_ENTRIES", "4")
+    with pytest.raises(ScenarioError, match=r"entry count 5 exceeds the limit 4 .*MECHFMU_SSP_MAX_ENTRIES="):
+        load_scenario(bomb)
+    monkeypatch.setenv("MECHFMU_SSP_MAX_BYTES", str(2 * ZEROS))
+    monkeypatch.setenv("MECHFMU_SSP_MAX_ENTRIES", "5")
+    assert set(load_scenario(bomb).components) == {"ground", "spring", "mass"}
+    monkeypatch.setenv("MECHFMU_SSP_MAX_ENTRIES", "many")
+    with pytest.raises(ScenarioError, match="MECHFMU_SSP_MAX_ENTRIES='many' is not a positive integer"):
+        load_scenario(with_entry(oscillator, tmp_path / "other.ssp", "x.txt", b"x"))
+
+
+def lying(target: Path, declared: int) -> Path:
+    """A one-entry archive of ``ZEROS`` zeros whose headers (local and central) declare ``declared`` bytes."""
+    with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("SystemStructure.ssd", bytes(ZEROS))
+    data = bytearray(target.read_bytes())
+    central = data.find(b"PK\x01\x02")
+    struct.pack_into("<I", data, 22, declared)
+    struct.pack_into("<I", data, central + 24, declared)
+    target.write_bytes(bytes(data))
+    return target
+
+
+@pytest.mark.parametrize("declared, reason", [(1000, r"corrupt.*SystemStructure\.ssd"),
+                                              (0xFFFFFFF0, r"unpacked size 4,294,967,280 exceeds the limit")])
+def test_lying_header_does_not_get_past(tmp_path, declared, reason):
+    """Understated, the entry is cut short and its CRC gives it away; overstated, the directory check refuses it."""
+    archive = lying(tmp_path / "liar.ssp", declared)
+    with pytest.raises(ScenarioError, match=rf"(?s)liar\.ssp.*{reason}"):
+        load_scenario(archive)
+
+
+def test_corrupt_archive_named(oscillator, tmp_path):
+    data = bytearray(oscillator.read_bytes())
+    with zipfile.ZipFile(oscillator) as zf:
+        ssd = zf.getinfo("SystemStructure.ssd")
+    start = ssd.header_offset + 30 + len(ssd.filename.encode()) + len(ssd.extra)
+    data[start + 10:start + 60] = bytes(range(50))  # inside the deflated SSD
+    (tmp_path / "broken.ssp").write_bytes(bytes(data))
+    with pytest.raises(ScenarioError, match=r"(?s)broken\.ssp.*corrupt"):
+        load_scenario(tmp_path / "broken.ssp")
+    (tmp_path / "text.ssp").write_text("not a zip")
+    with pytest.raises(ScenarioError, match=r"(?s)text\.ssp.*not an SSP archive"):
+        load_scenario(tmp_path / "text.ssp")
+
+
+def unpacked(tmp: Path) -> list[Path]:
+    return sorted(tmp.glob("mechfmu_oscillator_*"))
+
+
+def test_killed_run_leaves_its_folder_to_the_next_start(oscillator, tmp_path):
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = {**os.environ, "TMPDIR": str(tmp)}
+    script = ("import sys; from mechfmu.scenario import load_scenario; from mechfmu.simulate import simulate\n"
+              "load_scenario(sys.argv[1]); print('unpacked', flush=True); simulate(sys.argv[1], stop=1000.0)")
+    run = subprocess.Popen([sys.executable, "-c", script, str(oscillator)], env=env, stdout=subprocess.PIPE, text=True)
+    try:
+        assert run.stdout is not None and run.stdout.readline() == "unpacked\n"
+        [folder] = unpacked(tmp)
+        assert (folder / "SystemStructure.ssd").is_file()
+        time.sleep(1.0)  # the run is going
+        os.kill(run.pid, signal.SIGKILL)
+        assert run.wait(timeout=30) == -signal.SIGKILL
+    finally:
+        run.kill()
+    assert unpacked(tmp) == [folder]  # killed: nothing removed it
+    again = subprocess.run([sys.executable, "-c", "import sys; from mechfmu.scenario import load_scenario; "
+                            "print(load_scenario(sys.argv[1]).folder)", str(oscillator)], env=env,
+                           capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0, again.stderr
+    assert not folder.exists()
+    assert unpacked(tmp) == []  # and the next start's own folder is gone with it
+
+
+def test_only_our_folders_of_ended_processes_are_removed(tmp_path):
+    ended = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    folders = {}
+    for name, marker in (("dead", f"{ended.stdout.strip()} 1"), ("live", f"{os.getpid()} "),
+                         ("reused", f"{os.getpid()} 1"), ("unmarked", None)):
+        folder = folders[name] = tmp_path / f"mechfmu_{name}_x"
+        folder.mkdir()
+        if marker is not None:
+            (folder / MARKER).write_text(marker)
+    (tmp_path / "mechfmu_file_x").write_text("")
+    (tmp_path / "other_dead").mkdir()
+    (tmp_path / "other_dead" / MARKER).write_text(f"{ended.stdout.strip()} 1")
+    (tmp_path / "mechfmu_link_x").symlink_to(folders["dead"])
+    assert sorted(remove_orphans(tmp_path)) == [folders["dead"], folders["reused"]]
+    assert folders["live"].is_dir() and folders["unmarked"].is_dir() and (tmp_path / "other_dead").is_dir()
+    assert (tmp_path / "mechfmu_file_x").is_file() and (tmp_path / "mechfmu_link_x").is_symlink()
+
+
+def ssd_with_source(folder: Path, source: str) -> Path:
+    """The oscillator in ``folder`` with its ground's and spring's FMUs beside the SSD, the mass's FMU at
+    ``source`` and no built-FMU fallback."""
+    folder.mkdir(parents=True)
+    text = (ROOT / "scenarios" / "oscillator" / "SystemStructure.ssd").read_text()
+    for model in ("Fixed", "CoordinateSpringDamper"):
+        shutil.copy(fmu_path(model), folder / f"{model}.fmu")
+        text = text.replace(f"../../fmus/{model}.fmu", f"{model}.fmu")
+    text = text.replace("../../fmus/Mass.fmu", source).replace('<mechfmu:Sources fallback="built"/>', "")
+    (folder / "SystemStructure.ssd").write_text(text)
+    return folder
+
+
+@pytest.mark.parametrize("how", ["absolute", "relative", "archive"])
+def test_sources_outside_the_scenario_refused(fmus, tmp_path, how):
+    outside = tmp_path / "some" / "where" / "Mass.fmu"
+    outside.parent.mkdir(parents=True)
+    shutil.copy(fmu_path("Mass"), outside)
+    source = "../some/where/Mass.fmu" if how == "relative" else str(outside)
+    path = folder = ssd_with_source(tmp_path / "scenario", source)
+    if how == "archive":  # the SSD at the archive's root names a file of the machine unpacking it
+        path = tmp_path / "escape.ssp"
+        with zipfile.ZipFile(path, "w") as zf:
+            for item in folder.iterdir():
+                zf.write(item, item.name)
+    with pytest.raises(ScenarioError, match=rf"mass: source '{re.escape(source)}' is {re.escape(str(outside))}, "
+                                            r"outside the scenario's folder .*outside_sources=True"):
+        load_scenario(path)
+    assert load_scenario(path, outside_sources=True).components["mass"].fmu == outside
+    with pytest.raises(ScenarioError, match="mass: source .* outside the scenario's folder"):
+        load_scenario(path, check=False)  # as export-ssp reads it: the file is not copied either
+
+
+def test_outside_source_with_the_fallback_is_the_built_fmu(fmus, tmp_path):
+    """An SSD that declares its sources mechfmu's models gets the built FMU, never the file outside."""
+    outside = tmp_path / "elsewhere" / "Mass.fmu"
+    outside.parent.mkdir()
+    outside.write_bytes(b"not read")
+    folder = ssd_with_source(tmp_path / "scenario", str(outside))
+    scenario = load_scenario(folder, built_fmus=True)
+    assert scenario.components["mass"].fmu == fmu_path("Mass").resolve()
+    assert any(f"mass: {outside} -> {fmu_path('Mass').resolve()}" in w for w in scenario.warnings)
