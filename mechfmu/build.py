@@ -28,6 +28,7 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+import xml.etree.ElementTree as ET
 import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -42,6 +43,8 @@ LOADER_SOURCE = Path(__file__).with_name("fmi2_loader.c")
 #: the native binary's sources: the loader, and the Python side it calls
 NATIVE_SOURCES = [LOADER_SOURCE, LOADER_SOURCE.with_name("fmi2_python.c"), LOADER_SOURCE.with_name("fmi2_python.h")]
 DOCUMENTATION_SOURCE = Path(__file__).with_name("documentation.py")
+#: the FMU's GUID in its resources (a host need not unpack modelDescription.xml), checked at fmi2Instantiate
+GUID_FILE = "resources/mechfmu_guid.txt"
 
 
 def default_fmu_dir() -> Path:
@@ -196,9 +199,14 @@ def _package(fmu: Path, target_path: Path, model: str, loader: Path, documentati
     binary = f"binaries/linux64/{model}.so"
     packed = target_path.with_name(f".{target_path.name}.{os.getpid()}.tmp")
     with zipfile.ZipFile(fmu) as source, zipfile.ZipFile(packed, "w", zipfile.ZIP_DEFLATED) as target:
+        guid = ""
         for item in source.infolist():
             if not item.filename.startswith("binaries/"):
-                target.writestr(item, source.read(item))
+                data = source.read(item)
+                target.writestr(item, data)
+                if item.filename == "modelDescription.xml":
+                    guid = ET.fromstring(data).get("guid", "")
+        target.writestr(GUID_FILE, guid)  # what the loader checks fmuGUID against
         target.write(loader, binary)
         target.writestr("documentation/index.html", documentation)
     packed.replace(target_path)

@@ -371,6 +371,46 @@ const char *fmi2GetTypesPlatform(void) { return fmi2TypesPlatform; }
 
 const char *fmi2GetVersion(void) { return fmi2Version; }
 
+/* Whether the host instantiates this FMU: fmuResourceLocation is a file URI and fmuGUID is the GUID the FMU
+ * was packed with (resources/mechfmu_guid.txt, written with modelDescription.xml: a host need not unpack
+ * the model description). 0, or -1 with `why` set. */
+static int check_location(const char *location, const char *guid, char *why, size_t size) {
+    if (strncmp(location, "file:", 5) != 0) {
+        snprintf(why, size, "fmuResourceLocation '%.300s' is not a file URI (file:///path/to/the/unpacked/FMU/"
+                 "resources)", location);
+        return -1;
+    }
+    char *folder = resource_path(location);
+    static const char name[] = "/mechfmu_guid.txt";
+    char *path = folder ? malloc(strlen(folder) + sizeof name) : NULL;
+    if (!path) {
+        free(folder);
+        snprintf(why, size, "out of memory");
+        return -1;
+    }
+    strcpy(path, folder);
+    strcat(path, name);
+    free(folder);
+    char own[128] = "";
+    FILE *file = fopen(path, "r");
+    int read = file && fgets(own, sizeof own, file) != NULL;
+    if (file) fclose(file);
+    own[strcspn(own, "\r\n")] = '\0';
+    if (!read || !own[0]) {
+        snprintf(why, size, "cannot read this FMU's GUID from %.500s: fmuResourceLocation must be the resources "
+                 "folder of the unpacked FMU", path);
+        free(path);
+        return -1;
+    }
+    free(path);
+    if (strcmp(guid, own) != 0) {
+        snprintf(why, size, "fmuGUID '%.100s' is not this FMU's GUID '%s': the host passed the GUID of another FMU "
+                 "(or of another build of it)", guid, own);
+        return -1;
+    }
+    return 0;
+}
+
 fmi2Component fmi2Instantiate(fmi2String instanceName, fmi2Type fmuType, fmi2String fmuGUID,
                               fmi2String fmuResourceLocation, const fmi2CallbackFunctions *functions,
                               fmi2Boolean visible, fmi2Boolean loggingOn) {
@@ -393,6 +433,13 @@ fmi2Component fmi2Instantiate(fmi2String instanceName, fmi2Type fmuType, fmi2Str
     if (fmuType != fmi2CoSimulation || !instanceName || !fmuGUID || !fmuResourceLocation) {
         refuse(w, "fmi2Instantiate", "%s", fmuType != fmi2CoSimulation
                ? "this FMU supports co-simulation only" : "instanceName, fmuGUID and fmuResourceLocation are required");
+        release(functions, w->name);
+        release(functions, w);
+        return NULL;
+    }
+    char why[1024];
+    if (check_location(fmuResourceLocation, fmuGUID, why, sizeof why) != 0) {
+        refuse(w, "fmi2Instantiate", "%s", why);
         release(functions, w->name);
         release(functions, w);
         return NULL;

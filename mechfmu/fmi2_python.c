@@ -201,7 +201,7 @@ static char *copy(const char *text) {
 
 /* fmuResourceLocation (a file URI) as a path: "file://" with an empty or "localhost" authority, or
  * "file:", then the percent-decoded path. */
-static char *resource_path(const char *uri) {
+char *resource_path(const char *uri) {
     const char *p = uri;
     if (strncmp(p, "file://localhost/", 17) == 0) p += 16;
     else if (strncmp(p, "file://", 7) == 0) p += 7;

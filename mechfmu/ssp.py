@@ -116,26 +116,30 @@ def _carrying(fmu: Path, target: Path, values: dict[str, Any]) -> None:
     ``resources/start_values.json`` (which it applies at instantiation, merged with any it has), and a GUID
     of its own, derived from the original's and the values: libcosim unpacks FMUs of one GUID only once,
     so two instances with different values would read one instance's file."""
+    from .build import GUID_FILE
     from .components.fmi import START_VALUES
 
     member = f"resources/{START_VALUES}"
     with zipfile.ZipFile(fmu) as source, zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as out:
         names = source.namelist()
         values = {**(json.loads(source.read(member)) if member in names else {}), **values}
+        guid = ""
         for item in source.infolist():
             data = source.read(item)
             if item.filename == "modelDescription.xml":
                 root = ET.fromstring(data)
                 fingerprint = root.get("guid", "") + json.dumps(values, sort_keys=True)
-                root.set("guid", str(uuid.uuid5(uuid.NAMESPACE_OID, fingerprint)))
+                guid = str(uuid.uuid5(uuid.NAMESPACE_OID, fingerprint))
+                root.set("guid", guid)
                 for variable in root.iter("ScalarVariable"):
                     if (name := variable.get("name")) in values:
                         declared = next(iter(variable))
                         declared.set("start", _value_text(declared.tag, values[name]))
                 data = ET.tostring(root, encoding="UTF-8", xml_declaration=True)
-            if item.filename != member:
+            if item.filename not in (member, GUID_FILE):
                 out.writestr(item, data)
         out.writestr(member, json.dumps(values))
+        out.writestr(GUID_FILE, guid)  # the GUID the FMU checks at fmi2Instantiate
 
 
 def _members(components: dict[str, ComponentSpec], shared: bool) -> dict[str, str]:

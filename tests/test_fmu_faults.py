@@ -70,7 +70,8 @@ def probe_fmu(tmp_path_factory, fmus):
 class Run:
     """One C host process over a script: every line's status and value, and the messages logged."""
 
-    def __init__(self, executable: Path, fmu: Path, lines: list[str], directory: Path):
+    def __init__(self, executable: Path, fmu: Path, lines: list[str], directory: Path, guid: str | None = None,
+                 location: str | None = None):
         unzipped = directory / fmu.stem
         if not unzipped.exists():
             with zipfile.ZipFile(fmu) as zf:
@@ -79,8 +80,8 @@ class Run:
         binary = unzipped / "binaries" / "linux64" / f"{md.coSimulation.modelIdentifier}.so"
         script = directory / "script.txt"
         script.write_text("\n".join(lines) + "\n")
-        self.proc = subprocess.run([str(executable), str(binary), (unzipped / "resources").as_uri(), md.guid,
-                                    str(script)], capture_output=True, text=True, timeout=300, env={})
+        self.proc = subprocess.run([str(executable), str(binary), location or (unzipped / "resources").as_uri(),
+                                    guid or md.guid, str(script)], capture_output=True, text=True, timeout=300, env={})
         self.output = self.proc.stdout + self.proc.stderr
         assert self.proc.returncode == 0 and self.output.rstrip().endswith("end"), self.output  # no crash
         self.results: list[tuple[str, str, str, str]] = []  # (line, status, value, messages logged by it)
@@ -355,3 +356,26 @@ def test_fmpy_fault_sequence_gives_the_exact_statuses_without_crashing(fmus):
         "setFMUstate NULL": 3, "deserialize garbage": 3, "deserialize tampered": 3, "freeFMUstate": 0,
         "setReal 1e308": 0, "getReal inf": 3, "getReal stiffness": 0, "terminate": 0, "doStep after terminate": 3,
     }, proc.stdout
+
+
+@pytest.mark.parametrize("guid, location, message", [
+    ("0a1b2c3d-not-this-fmu", None, "fmi2Instantiate: fmuGUID '0a1b2c3d-not-this-fmu' is not this FMU's GUID '"),
+    (None, "/tmp/resources", "fmi2Instantiate: fmuResourceLocation '/tmp/resources' is not a file URI"),
+    (None, "http://example.invalid/resources", "is not a file URI"),
+    (None, "file:///nonexistent/resources", "cannot read this FMU's GUID from /nonexistent/resources/mechfmu_guid.txt"),
+])
+def test_instantiate_refuses_another_fmus_guid_and_a_location_that_is_not_its_resources(fault_host, fmus, tmp_path,
+                                                                                        guid, location, message):
+    """The standard hands the FMU its GUID and resource URI to check: an instance of another FMU (or of another
+    build) is refused by name instead of running, and nothing after it is reported OK."""
+    r = Run(fault_host, Path(fmus["Mass"]), ["instantiate", "getReal 0"], tmp_path, guid=guid, location=location)
+    assert r[0][1] == "NULL" and message in r[0][3], r.output
+    assert r[1][1] != "OK"
+
+
+def test_the_guid_a_host_checks_is_the_one_in_the_model_description(fmus):
+    """resources/mechfmu_guid.txt (what fmi2Instantiate compares with) is the modelDescription's GUID (an
+    exported archive's FMUs, each with a GUID of its own, run in tests/test_ssp_tools.py)."""
+    for model, fmu in fmus.items():
+        with zipfile.ZipFile(fmu) as zf:
+            assert zf.read("resources/mechfmu_guid.txt").decode() == read_model_description(str(fmu)).guid, model
