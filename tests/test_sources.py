@@ -201,8 +201,8 @@ def test_table_outside_with_no_extrapolation_refuses_the_step():
 def test_table_from_a_csv_file_in_process_and_inside_the_fmu(fmus, tmp_path):
     data = tmp_path / "data.csv"
     data.write_text("# a measured force\ntime,force,other\n0,0,9\n0.5,10,9\n0.5,4,9\n\n1.0,0,9\n")
-    parameters = {"tableOnFile": True, "fileName": str(data), "extrapolation": 1}
-    local = run_in_process("Table", parameters, 0.0, 1 / 16, 20)
+    parameters = {"tableOnFile": True, "fileName": str(data), "extrapolation": 1, "allowOutsideFiles": True}
+    local = run_in_process("Table", parameters, 0.0, 1 / 16, 20)  # outside the current directory: allowed
     assert [out["y"] for t, out in local][:10] == [0.0, 1.25, 2.5, 3.75, 5.0, 6.25, 7.5, 8.75, 4.0, 3.5]
     assert local[-1][1]["y"] == 0.0
     packed = tmp_path / "Table.fmu"  # the CSV inside the FMU, found by its relative name
@@ -218,6 +218,7 @@ def test_table_from_a_csv_file_in_process_and_inside_the_fmu(fmus, tmp_path):
     slave.terminate()
     missing = COMPONENTS["Table"]("m")
     missing.set("tableOnFile", True)
+    missing.set("allowOutsideFiles", True)
     missing.set("fileName", str(tmp_path / "none.csv"))
     with pytest.raises(ComponentError, match=r"^Table 'm': fileName = '.*none\.csv' cannot be read: No such file"):
         missing.initialize(0.0)
