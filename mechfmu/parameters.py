@@ -5,9 +5,11 @@ For each ``ssd:ParameterBinding``: the parameter set is inline or the binding's 
 ``.ssv`` file relative to the SSD; inside an archive too, which is unpacked); a ``prefix`` is removed
 from the names that carry it; an ``ssd:ParameterMapping`` (inline or an ``.ssm`` source) renames
 parameters and may apply an ``ssc:LinearTransformation`` (factor, offset). Values are parsed by their
-declared type with no coercion (an ``ssv:Boolean`` is true, false, 1 or 0; an ``ssv:Integer`` an
-integer); a ``unit`` on an ``ssv:Real`` is converted to the parameter's unit through the units of the
-SSD (``ssd:Units``) and the parameter set (``ssv:Units``), exactly (``mechfmu.units``).
+declared type with no coercion, by their XML Schema forms (``mechfmu.xsd_numbers``: an ``ssv:Boolean``
+is true, false, 1 or 0; an ``ssv:Integer`` an integer; an ``ssv:Real`` a decimal, INF or NaN, within the
+double range); a parameter given twice in one parameter set is refused; a ``unit`` on an ``ssv:Real`` is
+converted to the parameter's unit through the units of the SSD (``ssd:Units``) and the parameter set
+(``ssv:Units``), exactly (``mechfmu.units``).
 """
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from typing import Any
 
 from .components.base import coerce
 from .units import UnitDefinition, convert, parse_units
+from .xsd_numbers import exact_decimal, read_boolean, read_double, read_integer, to_double
 
 NS = {
     "ssd": "http://ssp-standard.org/SSP1/SystemStructureDescription",
@@ -26,26 +29,36 @@ NS = {
     "ssv": "http://ssp-standard.org/SSP1/SystemStructureParameterValues",
     "ssm": "http://ssp-standard.org/SSP1/SystemStructureParameterMapping",
 }
-BOOLEANS = {"true": True, "false": False, "1": True, "0": False}
 
 
 def typed(kind: str, text: str) -> Any:
     """The value of ``text`` as an SSP ``kind`` (Real, Integer, Boolean, String); ValueError otherwise."""
     if kind == "Real":
         try:
-            return float(text)
-        except ValueError:
-            raise ValueError("not a Real (a decimal number such as 1.5e-3)") from None
+            return read_double(text)
+        except ValueError as exc:
+            raise ValueError(f"not a Real ({exc})") from None
     if kind == "Integer":
         try:
-            return coerce("Integer", int(text.strip()))
+            return coerce("Integer", read_integer(text))
         except ValueError as exc:
-            raise ValueError(f"not an Integer ({exc})" if "32 bits" in str(exc) else "not an Integer") from None
+            raise ValueError(f"not an Integer ({exc})") from None
     if kind == "Boolean":
-        if text.strip().lower() not in BOOLEANS:
-            raise ValueError(f"{text!r} is not a Boolean (true, false, 1 or 0)")
-        return BOOLEANS[text.strip().lower()]
+        try:
+            return read_boolean(text)
+        except ValueError:
+            raise ValueError(f"{text!r} is not a Boolean (true, false, 1 or 0)") from None
     return text
+
+
+def _transform_part(entry: ET.Element, linear: ET.Element, attribute: str, default: str) -> Fraction:
+    """A LinearTransformation's factor or offset, exact; ValueError naming the mapping entry and the text."""
+    text = linear.get(attribute, default)
+    try:
+        return exact_decimal(text)
+    except ValueError as exc:
+        raise ValueError(f"parameter mapping of {entry.get('source')!r}: LinearTransformation {attribute} = "
+                         f"{text!r}: {exc}") from None
 
 
 def _mapping(binding: ET.Element, folder: Path) -> dict[str, tuple[str, tuple[Fraction, Fraction] | None]]:
@@ -62,8 +75,8 @@ def _mapping(binding: ET.Element, folder: Path) -> dict[str, tuple[str, tuple[Fr
         if others:
             raise ValueError(f"parameter mapping of {entry.get('source')!r}: {others[0]} is not supported "
                              "(only ssc:LinearTransformation)")
-        transform = (None if linear is None
-                     else (Fraction(linear.get("factor", "1")), Fraction(linear.get("offset", "0"))))
+        transform = (None if linear is None else (_transform_part(entry, linear, "factor", "1"),
+                                                  _transform_part(entry, linear, "offset", "0")))
         source_name, target_name = entry.get("source"), entry.get("target")
         if not source_name or not target_name:
             raise ValueError("an ssm:MappingEntry needs both source and target (SSP 1.0)")
@@ -80,16 +93,22 @@ def binding_values(component: ET.Element, folder: Path, ssd_units: dict[str, Uni
             pset = (ET.parse(folder / source).getroot() if source
                     else binding.find("ssd:ParameterValues/ssv:ParameterSet", NS))
             mapping = _mapping(binding, folder)
+            units = {**ssd_units, **parse_units(None if pset is None else pset.find("ssv:Units", NS))}
         except (OSError, ET.ParseError, ValueError, LookupError) as exc:
             yield f"parameter binding {source or '(inline)'}: {exc}"
             continue
         if pset is None or pset.tag != f"{{{NS['ssv']}}}ParameterSet":
             yield f"parameter binding {source or '(inline)'}: no ssv:ParameterSet"
             continue
-        units = {**ssd_units, **parse_units(pset.find("ssv:Units", NS))}
         prefix = binding.get("prefix", "")
+        given: set[str] = set()
         for param in pset.iterfind("ssv:Parameters/ssv:Parameter", NS):
             name = param.get("name", "")
+            if name in given:
+                yield (f"parameter binding {source or '(inline)'}: parameter {name!r} is given twice in one "
+                       "parameter set; keep one value")
+                continue
+            given.add(name)
             if prefix and name.startswith(prefix):
                 name = name[len(prefix):]
             value = next((v for v in param if v.tag.split("}")[1] in ("Real", "Integer", "Boolean", "String")), None)
@@ -102,10 +121,11 @@ def binding_values(component: ET.Element, folder: Path, ssd_units: dict[str, Uni
                 if transform is not None:
                     if kind != "Real":
                         raise ValueError("a linear transformation needs an ssv:Real")
-                    text = repr(float(transform[0] * Fraction(text.strip()) + transform[1]))
+                    text = repr(to_double(transform[0] * exact_decimal(text) + transform[1],
+                                          "the linearly transformed value"))
                 if unit is not None and kind == "Real":
                     target = target_unit(name)
-                    yield name, (float(text) if target is None or unit == target
+                    yield name, (typed("Real", text) if target is None or unit == target
                                  else convert(text, unit, target, units)), kind
                 else:
                     yield name, typed(kind, text), kind

@@ -31,6 +31,7 @@ from .parameters import NS as SSP_NS
 from .parameters import binding_values
 from .unconnected import mark_problems, unconnected_inputs
 from .units import parse_units
+from .xsd_numbers import read_double
 
 NS = {
     **SSP_NS,  # ssd, ssc, ssv, ssm
@@ -202,17 +203,17 @@ def load_scenario(path: str | Path, check: bool = True, local: bool = False, bui
 
 
 def _number(element: ET.Element, attribute: str, default: float, problems: list[str]) -> float:
-    """A finite number attribute of ``element`` (``default`` if absent); a problem text otherwise."""
-    text = element.get(attribute)
+    """A finite xs:double attribute of ``element`` (``default`` if absent); a problem text otherwise."""
+    text, reason = element.get(attribute), ""
     if text is None:
         return default
     try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
+        value = read_double(text)
+    except ValueError as exc:
+        value, reason = math.nan, f" ({exc})"
     if not math.isfinite(value):
         tag = element.tag.split("}")[-1]
-        problems.append(f"{tag} {attribute} = {text!r} is not a finite number")
+        problems.append(f"{tag} {attribute} = {text!r} is not a finite number{reason}")
         return default
     return value
 

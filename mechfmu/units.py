@@ -5,13 +5,18 @@ A unit is its SI base-unit exponents with a factor and an offset (SSP/FMI ``Base
 exponents; different exponents (kg to m) cannot be converted and are refused. The arithmetic is exact
 on the decimal text (``fractions.Fraction``) and rounded once, so ``5000`` g is exactly the double
 ``5.0`` kg and ``0.3`` mm exactly the double ``0.0003`` m: a scenario in other units gives the SI
-scenario's results bit for bit.
+scenario's results bit for bit. Factors, offsets and values are read by their XML Schema forms in bounded
+time (``mechfmu.xsd_numbers``); a result beyond the double range is refused.
 """
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
+
+from .xsd_numbers import exact_decimal, read_integer, to_double
 
 #: SI base units (and rad, as FMI and our components use it), in the order exponents are kept
 BASE = ("kg", "m", "s", "A", "K", "mol", "cd", "rad")
@@ -37,13 +42,21 @@ def parse_units(parent: ET.Element | None) -> dict[str, UnitDefinition]:
     for unit in ([] if parent is None else parent.iterfind(f"{{{SSC}}}Unit")):
         base = unit.find(f"{{{SSC}}}BaseUnit")
         attrib = {} if base is None else base.attrib
-        try:
-            units[unit.get("name", "")] = UnitDefinition(tuple(int(attrib.get(b, 0)) for b in BASE),
-                                                         Fraction(attrib.get("factor", "1")),
-                                                         Fraction(attrib.get("offset", "0")))
-        except ValueError:
-            raise ValueError(f"unit {unit.get('name')!r}: BaseUnit {attrib} is not numeric") from None
+        name = unit.get("name", "")
+        units[name] = UnitDefinition(tuple(_base_number(name, attrib, b, "0", read_integer) for b in BASE),
+                                     _base_number(name, attrib, "factor", "1", exact_decimal),
+                                     _base_number(name, attrib, "offset", "0", exact_decimal))
     return units
+
+
+def _base_number(unit: str, attrib: dict[str, str], attribute: str, default: str, read: Callable[[str], Any]) -> Any:
+    """``attribute`` of a unit's BaseUnit read by ``read``; ValueError naming the unit, attribute and text."""
+    text = attrib.get(attribute, default)
+    try:
+        return read(text)
+    except ValueError as exc:
+        what = "an integer exponent" if read is read_integer else "a decimal number"
+        raise ValueError(f"unit {unit!r}: BaseUnit {attribute} = {text!r} is not {what} ({exc})") from None
 
 
 def convert(text: str, unit: str, target: str, defined: dict[str, UnitDefinition]) -> float:
@@ -57,5 +70,5 @@ def convert(text: str, unit: str, target: str, defined: dict[str, UnitDefinition
     source, goal = known[unit], known[target]
     if source.exponents != goal.exponents:
         raise ValueError(f"unit {unit!r} cannot be converted to {target!r} (different dimensions)")
-    value = Fraction(text.strip()) * source.factor + source.offset
-    return float((value - goal.offset) / goal.factor)
+    value = exact_decimal(text) * source.factor + source.offset
+    return to_double((value - goal.offset) / goal.factor, f"the value in {target!r}")
