@@ -27,10 +27,21 @@ def _build(args: argparse.Namespace) -> int:
 
 
 def _writable(path: str | None, option: str) -> Path | None:
-    """The output path of ``option``, its folder created now: a bad path fails before the run."""
+    """The output path of ``option``, its folder created now: a bad path fails before the run. A character
+    device or FIFO (``/dev/null``, a pipe) is written through; a folder, a block device or a socket is refused."""
+    from .observers import is_stream
+
     if path is None:
         return None
     target = Path(path)
+    try:
+        stream = is_stream(path)
+    except ValueError as exc:
+        raise ValueError(f"{option} {exc}") from None
+    if stream:
+        if not os.access(target, os.W_OK):
+            raise ValueError(f"{option} {path}: not writable (a device or FIFO without write permission for you)")
+        return target
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
