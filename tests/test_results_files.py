@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from mechfmu.interrupt import INTERRUPT
 from mechfmu.observers import CsvWriter
 from mechfmu.simulate import simulate
 
@@ -87,6 +88,22 @@ def test_a_fifo_receives_every_row_and_stays_a_fifo(tmp_path):
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode), "the FIFO was replaced"
     assert received and received[0].decode() == expected
     assert sorted(os.listdir(tmp_path)) == ["reference", "rows"]
+
+
+def test_waiting_for_a_fifo_reader_ends_at_ctrl_c(tmp_path):
+    """A FIFO without a reader holds the writer at construction, before the run; Ctrl-C (the command
+    line's SIGINT request) ends the wait."""
+    fifo = tmp_path / "rows"
+    os.mkfifo(fifo)
+    request = threading.Timer(0.3, setattr, (INTERRUPT, "requested", True))
+    request.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            CsvWriter(fifo)
+    finally:
+        request.cancel()
+        INTERRUPT.requested = False
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and os.listdir(tmp_path) == ["rows"]
 
 
 @pytest.mark.parametrize("suffix", ["/", "/."])
