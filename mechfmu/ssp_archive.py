@@ -102,7 +102,7 @@ def unpack_into(archive: Path, folder: Path) -> None:
             budget = limit("MECHFMU_SSP_MAX_BYTES")
             for info in zf.infolist():
                 target = (root / info.filename).resolve()
-                if not target.is_relative_to(root) or target == root:
+                if not target.is_relative_to(root) or (target == root and not info.is_dir()):
                     raise ArchiveError(f"entry {info.filename!r} lies outside the archive's folder")
                 if info.is_dir():
                     target.mkdir(parents=True, exist_ok=True)

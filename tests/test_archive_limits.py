@@ -185,3 +185,11 @@ def test_outside_source_with_the_fallback_is_the_built_fmu(fmus, tmp_path):
     scenario = load_scenario(folder, built_fmus=True)
     assert scenario.components["mass"].fmu == fmu_path("Mass").resolve()
     assert any(f"mass: {outside} -> {fmu_path('Mass').resolve()}" in w for w in scenario.warnings)
+
+
+def test_entry_outside_the_archive_folder_refused(oscillator, tmp_path):
+    """zipfile's extractall would silently rename '../x'; the archive is refused instead, naming the entry."""
+    archive = with_entry(oscillator, tmp_path / "climb.ssp", "../climb.txt", b"x")
+    with pytest.raises(ScenarioError, match=r"(?s)climb\.ssp.*entry '\.\./climb\.txt' lies outside the archive's"):
+        load_scenario(archive)
+    assert not (tmp_path / "climb.txt").exists()
