@@ -6,7 +6,8 @@ exponents; different exponents (kg to m) cannot be converted and are refused. Th
 on the decimal text (``fractions.Fraction``) and rounded once, so ``5000`` g is exactly the double
 ``5.0`` kg and ``0.3`` mm exactly the double ``0.0003`` m: a scenario in other units gives the SI
 scenario's results bit for bit. Factors, offsets and values are read by their XML Schema forms in bounded
-time (``mechfmu.xsd_numbers``); a result beyond the double range is refused.
+time (``mechfmu.xsd_numbers``); a factor must be nonzero as a double; a result beyond the double range is
+refused.
 """
 from __future__ import annotations
 
@@ -21,6 +22,8 @@ from .xsd_numbers import exact_decimal, read_integer, to_double
 #: SI base units (and rad, as FMI and our components use it), in the order exponents are kept
 BASE = ("kg", "m", "s", "A", "K", "mol", "cd", "rad")
 SSC = "http://ssp-standard.org/SSP1/SystemStructureCommon"
+#: a factor below the smallest subnormal double is zero as a double: no unit
+SMALLEST_DOUBLE = Fraction(2) ** -1074
 
 
 @dataclass(frozen=True)
@@ -43,8 +46,11 @@ def parse_units(parent: ET.Element | None) -> dict[str, UnitDefinition]:
         base = unit.find(f"{{{SSC}}}BaseUnit")
         attrib = {} if base is None else base.attrib
         name = unit.get("name", "")
-        units[name] = UnitDefinition(tuple(_base_number(name, attrib, b, "0", read_integer) for b in BASE),
-                                     _base_number(name, attrib, "factor", "1", exact_decimal),
+        factor = _base_number(name, attrib, "factor", "1", exact_decimal)
+        if abs(factor) < SMALLEST_DOUBLE:
+            raise ValueError(f"unit {name!r}: BaseUnit factor = {attrib.get('factor')!r} is zero as a double; "
+                             "give a nonzero factor (at least 4.9e-324 in magnitude)")
+        units[name] = UnitDefinition(tuple(_base_number(name, attrib, b, "0", read_integer) for b in BASE), factor,
                                      _base_number(name, attrib, "offset", "0", exact_decimal))
     return units
 

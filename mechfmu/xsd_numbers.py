@@ -7,9 +7,10 @@ the text is collapsed (the schema's whitespace facet); anything else Python woul
 
 A decimal text is read through its digits and decimal exponent, never by building the exact value of a
 huge exponent: a finite value beyond the double range (one that rounds to ±inf, above about ±1.8e308) is an
-error, a value below ``10**-TINY_EXPONENT`` is zero (``float`` underflows far earlier, at about 2.5e-324,
-and no unit factor within the double range can lift it back into it), and at most ``MAX_DIGITS``
-significant digits are read (the exact decimal value of any double has fewer than 770).
+error, a value below ``10**-TINY_EXPONENT`` is zero (``float`` underflows far earlier, at about 2.5e-324, and
+a unit conversion, whose factors lie between 4.9e-324 and 1.8e308, cannot lift it back: 1e-1000 · 1.8e308 /
+4.9e-324 < 1e-368), and at most ``MAX_DIGITS`` significant digits are read (the exact decimal value of any
+double has fewer than 770).
 ``exact_decimal`` gives the text's exact value (``fractions.Fraction``), ``read_double`` the double that
 ``float`` gives for the same text, bit for bit.
 """

@@ -1,6 +1,7 @@
 """Numbers of scenario files (SSD attributes, .ssv values, unit definitions, .ssm transformations) are read
 by their XML Schema lexical forms in bounded time and range, with errors naming what was read; a parameter
 given twice in one parameter set is refused."""
+import json
 import math
 import re
 import shutil
@@ -121,7 +122,6 @@ def test_huge_exponents_are_refused_within_a_second_each(tmp_path):
             out[name] = [time.perf_counter() - start, message]
         print(json.dumps(out))
     """)
-    import json
     run = subprocess.run([sys.executable, "-c", script, json.dumps({k: str(v) for k, v in folders.items()})],
                          capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert run.returncode == 0, run.stderr
@@ -220,6 +220,8 @@ def test_integer_and_boolean_forms_with_whitespace_are_read(tmp_path):
     ('kg="1_0"', "unit 'g': BaseUnit kg = '1_0' is not an integer exponent (not an xs:integer"),
     ('kg="1" factor="1e-3x"', "unit 'g': BaseUnit factor = '1e-3x' is not a decimal number (not an xs:double"),
     ('kg="1" factor="INF"', "unit 'g': BaseUnit factor = 'INF' is not a decimal number (INF is not a finite"),
+    ('kg="1" factor="0"', "unit 'g': BaseUnit factor = '0' is zero as a double; give a nonzero factor"),
+    ('kg="1" factor="-1e-400"', "unit 'g': BaseUnit factor = '-1e-400' is zero as a double; give a nonzero"),
 ])
 def test_unit_definitions_are_xsd_numbers(tmp_path, attribute, fragment):
     folder = oscillator(tmp_path, real("5", "g"), units=f'<ssc:Unit name="g"><ssc:BaseUnit {attribute}/></ssc:Unit>')
