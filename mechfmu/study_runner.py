@@ -240,7 +240,11 @@ def run_study(study: Study, table: str | Path, workers: int = 2, scheduler: str 
               max_runs: int = MAX_RUNS) -> dict[str, int]:
     """Run every point of ``study`` not yet in ``table`` (see the module); returns the counts
     ``runs``, ``done_before``, ``computed``, ``failed``. A study of more than ``max_runs`` runs is refused
-    before anything is made or run."""
+    before anything is made or run, and so is a table that is not a regular file (``/dev/null``, a FIFO: a
+    table is read back to resume)."""
+    from .observers import is_stream
+    if is_stream(table):
+        raise ValueError(f"{table}: a study's table is read back to resume the study; give a regular file path")
     if study.run_count > max_runs:
         raise ValueError(f"study of {Path(study.scenario).name}: {study.run_count:,} runs is more than the "
                          f"{max_runs:,} allowed; make the axes coarser, or allow more with --max-runs N "

@@ -4,6 +4,7 @@ the workers, their order, a killed worker or an interrupted and resumed study.""
 import csv
 import os
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -203,3 +204,14 @@ def test_a_study_beyond_the_run_limit_is_refused_before_any_point_is_made(tmp_pa
     with pytest.raises(ValueError, match="3 runs is more than the 2 allowed"):
         run_study(small, tmp_path / "small.csv", workers=0, max_runs=2)
     assert run_study(small, tmp_path / "small.csv", workers=0, max_runs=3)["computed"] == 3
+
+
+def test_a_study_table_must_be_a_regular_file(tmp_path):
+    """A device target would be replaced by the finished table, and a table is read back to resume: refused
+    before anything runs (a FIFO stands in for /dev/null: the test never touches the machine's own nodes)."""
+    fifo = tmp_path / "table.csv"
+    os.mkfifo(fifo)
+    s = Study("scenarios/oscillator", {"v": "final(mass.v)"}, grid={"mass.m": [1.0]}, fixed={"stop": 0.01}, local=True)
+    with pytest.raises(ValueError, match="a study's table is read back to resume the study; give a regular file"):
+        run_study(s, fifo, workers=0)
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode) and not (tmp_path / "table.csv.study.json").exists()
