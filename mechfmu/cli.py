@@ -86,7 +86,8 @@ def _run_with(args: argparse.Namespace, writer, plot: Path | None) -> int:
         built = fmu_build.build()
         if built:
             print(f"built {len(built)} FMU(s) in {fmu_build.FMU_DIR}: {', '.join(p.stem for p in built)}")
-    scenario = load_scenario(args.scenario, local=args.local, built_fmus=args.built_fmus or None)
+    scenario = load_scenario(args.scenario, local=args.local, built_fmus=args.built_fmus or None,
+                             outside_sources=args.outside_sources)
     _check_variables(args, scenario, plot)
     for warning in scenario.warnings:  # likely modelling mistakes, before the run
         print(f"warning: {warning}", file=sys.stderr)

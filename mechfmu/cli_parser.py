@@ -99,6 +99,8 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--local", action="store_true", help="run the components in-process instead of as FMUs")
     p.add_argument("--built-fmus", action="store_true", help="a source file that does not exist is mechfmu's "
                    "built FMU of its model (as <mechfmu:Sources fallback=\"built\"/> in the SSD)")
+    p.add_argument("--outside-sources", action="store_true", help="read FMU, .ssv and .ssm sources outside the "
+                   "scenario's folder or archive (trusted scenarios only)")
     p.add_argument("--max-steps", type=int, metavar="N",
                    help="allow runs of more than 100,000,000 macro steps (refused up front otherwise)")
     p.add_argument("--divergence-factor", type=float, metavar="F", help="a recorded output beyond F times the "

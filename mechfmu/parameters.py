@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from .components.base import coerce
+from .fmu_sources import confined
 from .units import UnitDefinition, convert, parse_units
 from .xsd_numbers import exact_decimal, read_boolean, read_double, read_integer, to_double
 
@@ -61,13 +62,26 @@ def _transform_part(entry: ET.Element, linear: ET.Element, attribute: str, defau
                          f"{text!r}: {exc}") from None
 
 
-def _mapping(binding: ET.Element, folder: Path) -> dict[str, tuple[str, tuple[Fraction, Fraction] | None]]:
+def source_file(folder: Path, source: str, outside: bool) -> Path:
+    """An ``.ssv``/``.ssm`` source relative to the SSD's ``folder``; ValueError if it lies outside that folder
+    (the scenario's, or the unpacked archive) and not ``outside``."""
+    path = confined(folder, source, outside)
+    if path is None:
+        raise ValueError(f"{(folder / source).resolve()} is outside the scenario's folder {folder.resolve()}; put "
+                         "the file into the scenario's folder (or archive), or, if the scenario is trusted, allow "
+                         "sources outside it: outside_sources=True")
+    return path
+
+
+def _mapping(binding: ET.Element, folder: Path, outside: bool
+             ) -> dict[str, tuple[str, tuple[Fraction, Fraction] | None]]:
     """source name -> (target name, linear transformation (factor, offset) or None)."""
     element = binding.find("ssd:ParameterMapping", NS)
     if element is None:
         return {}
     source = element.get("source")
-    root = ET.parse(folder / source).getroot() if source else element.find("ssm:ParameterMapping", NS)
+    root = (ET.parse(source_file(folder, source, outside)).getroot() if source
+            else element.find("ssm:ParameterMapping", NS))
     entries: dict[str, tuple[str, tuple[Fraction, Fraction] | None]] = {}
     for entry in ([] if root is None else root.iterfind("ssm:MappingEntry", NS)):
         linear = entry.find("ssc:LinearTransformation", NS)
@@ -85,14 +99,16 @@ def _mapping(binding: ET.Element, folder: Path) -> dict[str, tuple[str, tuple[Fr
 
 
 def binding_values(component: ET.Element, folder: Path, ssd_units: dict[str, UnitDefinition],
-                   target_unit: Callable[[str], str | None]) -> Iterator[tuple[str, Any, str] | str]:
-    """(parameter name, value, SSP type) for every bound parameter of ``component``, or a problem text."""
+                   target_unit: Callable[[str], str | None], outside: bool = False
+                   ) -> Iterator[tuple[str, Any, str] | str]:
+    """(parameter name, value, SSP type) for every bound parameter of ``component``, or a problem text; a
+    source file outside the SSD's folder is a problem unless ``outside``."""
     for binding in component.iterfind("ssd:ParameterBindings/ssd:ParameterBinding", NS):
         source = binding.get("source")
         try:
-            pset = (ET.parse(folder / source).getroot() if source
+            pset = (ET.parse(source_file(folder, source, outside)).getroot() if source
                     else binding.find("ssd:ParameterValues/ssv:ParameterSet", NS))
-            mapping = _mapping(binding, folder)
+            mapping = _mapping(binding, folder, outside)
             units = {**ssd_units, **parse_units(None if pset is None else pset.find("ssv:Units", NS))}
         except (OSError, ET.ParseError, ValueError, LookupError) as exc:
             yield f"parameter binding {source or '(inline)'}: {exc}"

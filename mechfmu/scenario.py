@@ -29,6 +29,7 @@ from . import ssp_archive
 from .fmu_sources import fallback_allowed, missing_fmu, resolve_source, stand_in_note
 from .parameters import NS as SSP_NS
 from .parameters import binding_values
+from .ssp_constructs import connector_problem, declared_type, system_problems
 from .unconnected import mark_problems, unconnected_inputs
 from .units import parse_units
 from .xsd_numbers import read_double
@@ -66,6 +67,7 @@ class ComponentSpec:
     fmu: Path
     parameters: dict[str, Any] = field(default_factory=dict)
     connectors: dict[str, str] = field(default_factory=dict)  # declared ssd:Connector name -> kind
+    types: dict[str, tuple[str, str | None]] = field(default_factory=dict)  # connector -> declared type, unit
     kinds: dict[str, str] = field(default_factory=dict)  # parameter -> SSP type of its bound value
     free: list[str] = field(default_factory=list)  # inputs, ports or flanges left unconnected on purpose
     source: str = ""  # the SSD's source, as written
@@ -136,6 +138,7 @@ def load_scenario(path: str | Path, check: bool = True, local: bool = False, bui
     system = root.find("ssd:System", NS)
     if system is None:
         raise ScenarioError(ssd, ["no ssd:System element"])
+    problems += system_problems(system)  # constructs mechfmu does not implement are refused, not ignored
     components: dict[str, ComponentSpec] = {}
     try:
         units = parse_units(root.find("ssd:Units", NS))
@@ -160,7 +163,10 @@ def load_scenario(path: str | Path, check: bool = True, local: bool = False, bui
             spec.free += free.get("inputs", "").split() or [""]
         for connector in comp.iterfind("ssd:Connectors/ssd:Connector", NS):
             spec.connectors[connector.get("name", "")] = connector.get("kind", "")
-        for item in binding_values(comp, ssd.parent, units, functools.partial(declared_unit, spec)):
+            if (declared := declared_type(connector)) is not None:
+                spec.types[connector.get("name", "")] = declared
+        for item in binding_values(comp, ssd.parent, units, functools.partial(declared_unit, spec),
+                                   outside_sources):
             if isinstance(item, str):
                 problems.append(f"{name}: {item}")
             else:
@@ -301,6 +307,9 @@ def _check(scenario: Scenario, local: bool = False) -> list[str]:
                 problems.append(f"{spec.name}: declared connector {cname!r} is not a variable of {spec.fmu.name}")
             elif kind != var.causality:
                 problems.append(f"{spec.name}: connector {cname!r} declared as {kind!r}, but it is an {var.causality}")
+            elif cname in spec.types and (why := connector_problem(spec.name, cname, spec.types[cname], var,
+                                                                    _unit(var))):
+                problems.append(why)
         for pname, value in spec.parameters.items():
             var = variables[spec.name].get(pname)
             if var is None:

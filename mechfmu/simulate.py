@@ -106,7 +106,8 @@ def simulate(scenario: Scenario | str | Path, algorithm: str | CouplingAlgorithm
              parameters: dict[str, dict[str, Any]] | None = None, output_variables: list[str] | None = None,
              output_interval: float | None = None, record: bool = True, max_steps: int = MAX_STEPS,
              divergence_factor: float | None = None, output_accepted: bool = False,
-             pool: InstancePool | None = None, built_fmus: bool | None = None, **options: Any) -> Result:
+             pool: InstancePool | None = None, built_fmus: bool | None = None, outside_sources: bool = False,
+             **options: Any) -> Result:
     """Run a scenario. ``parameters`` overrides values per component: ``{"mass": {"m": 2.0}}``.
     ``options`` go to the algorithm (e.g. ``exchange="strict"``). With ``record`` a ``Recorder`` is
     added if ``observers`` has none; its array is ``Result.data`` (without, ``data`` is None and
@@ -119,11 +120,12 @@ def simulate(scenario: Scenario | str | Path, algorithm: str | CouplingAlgorithm
     ``ValueError`` before anything runs (``mechfmu.overrides``: texts are read as the parameter's type).
     With a ``pool`` (``InstancePool``) the FMU instances are taken from it and reset into it after a
     run that ended well, for the next run in this process. ``built_fmus``: for a scenario given by its
-    path, whether mechfmu's built FMUs may stand in for missing sources (``load_scenario``). The
+    path, whether mechfmu's built FMUs may stand in for missing sources, ``outside_sources`` whether source
+    files outside its folder may be read (``load_scenario``). The
     scenario's warnings (unconnected physics inputs, built FMUs used) come first in ``Result.warnings``."""
     t_wall = _time.perf_counter()
     if not isinstance(scenario, Scenario):
-        scenario = load_scenario(scenario, local=local, built_fmus=built_fmus)
+        scenario = load_scenario(scenario, local=local, built_fmus=built_fmus, outside_sources=outside_sources)
     if isinstance(algorithm, CouplingAlgorithm):
         algo = algorithm
     else:

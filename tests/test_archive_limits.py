@@ -193,3 +193,29 @@ def test_entry_outside_the_archive_folder_refused(oscillator, tmp_path):
     with pytest.raises(ScenarioError, match=r"(?s)climb\.ssp.*entry '\.\./climb\.txt' lies outside the archive's"):
         load_scenario(archive)
     assert not (tmp_path / "climb.txt").exists()
+
+
+def test_ssv_sources_stay_inside_the_scenario_unless_allowed(fmus, tmp_path):
+    """A parameter file outside the scenario's folder (``../``) is not read: an SSD, above all an archive's,
+    cannot make the master read files from anywhere; a trusted scenario allows it (API and command line)."""
+    outside = tmp_path / "mass.ssv"
+    outside.write_text('<?xml version="1.0" encoding="UTF-8"?>\n<ssv:ParameterSet version="1.0" name="mass" '
+                       'xmlns:ssv="http://ssp-standard.org/SSP1/SystemStructureParameterValues"><ssv:Parameters>'
+                       '<ssv:Parameter name="m"><ssv:Real value="2.5"/></ssv:Parameter></ssv:Parameters>'
+                       '</ssv:ParameterSet>\n')
+    folder = tmp_path / "sc"
+    shutil.copytree(ROOT / "scenarios" / "oscillator", folder)
+    ssd = folder / "SystemStructure.ssd"
+    text = ssd.read_text()
+    start = text.index("<ssd:ParameterBindings>", text.index('<ssd:Component name="mass"'))
+    end = text.index("</ssd:ParameterBindings>", start) + len("</ssd:ParameterBindings>")
+    ssd.write_text(text[:start] + '<ssd:ParameterBindings><ssd:ParameterBinding source="../mass.ssv"/>'
+                   "</ssd:ParameterBindings>" + text[end:])
+    with pytest.raises(ScenarioError, match=r"mass: parameter binding \.\./mass\.ssv: .*mass\.ssv is outside the "
+                                            r"scenario's folder .*outside_sources=True"):
+        load_scenario(folder, local=True)
+    assert load_scenario(folder, local=True, outside_sources=True).components["mass"].parameters["m"] == 2.5
+    run = [sys.executable, "-m", "mechfmu.cli", "run", str(folder), "--local", "--stop", "0.01"]
+    assert subprocess.run(run, capture_output=True, text=True, timeout=300).returncode == 2
+    allowed = subprocess.run(run + ["--outside-sources"], capture_output=True, text=True, timeout=300)
+    assert allowed.returncode == 0, allowed.stderr

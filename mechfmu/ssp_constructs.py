@@ -1,0 +1,87 @@
+"""SSD constructs the loader does not implement are refused by name, never ignored.
+
+A construct that other SSP tools apply and mechfmu would pass over changes the physics without a sign: a
+connection's ``ssc:LinearTransformation`` (m to mm: a factor of 1000 lost), a connector declared in a unit
+other than its variable's, a nested ``ssd:System`` (its components silently missing). Until mechfmu applies
+them, each is a problem naming the element and saying what to do:
+
+- a nested system (an ``ssd:System`` among the elements, or a component whose ``type`` is an SSP
+  definition or package): move its components and connections into the top system;
+- a connection with a transformation (``ssc:LinearTransformation``, ``ssc:MapTransformation``,
+  ``ssc:BooleanMappingTransformation``, ``ssc:IntegerMappingTransformation``): convert in the model, or
+  remove the transformation if the values are to pass unchanged;
+- an ``ssd:Connector`` whose declared type (``ssc:Real``, ``ssc:Integer``, ...) is not its variable's, or
+  whose declared ``unit`` is not its variable's unit: declare the variable's type and unit, or none.
+"""
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from typing import Any
+
+SSD = "http://ssp-standard.org/SSP1/SystemStructureDescription"
+#: a component ``type`` that is a system, not an FMU (SSP 1.0, 5.3.2)
+SYSTEM_TYPES = ("application/x-ssp-definition", "application/x-ssp-package")
+#: what an ssd:Connection may hold that changes nothing mechfmu computes
+CONNECTION_EXTRAS = ("Annotations", "ConnectionGeometry")
+#: the type elements of an ssd:Connector
+CONNECTOR_TYPES = ("Real", "Integer", "Boolean", "String", "Enumeration", "Binary")
+
+
+def _local(tag: str) -> str:
+    return tag.rsplit("}", 1)[-1]
+
+
+def _prefixed(element: ET.Element) -> str:
+    return ("ssd:" if element.tag.startswith(f"{{{SSD}}}") else "ssc:") + _local(element.tag)
+
+
+def system_problems(system: ET.Element) -> list[str]:
+    """Nested systems and connection transformations in ``system`` (the SSD's top ssd:System)."""
+    problems = []
+    elements = system.find(f"{{{SSD}}}Elements")
+    for element in elements if elements is not None else ():
+        kind = _local(element.tag)
+        if kind == "System":
+            count = len(element.findall(f".//{{{SSD}}}Component"))
+            problems.append(f"nested ssd:System {element.get('name')!r} ({count} component(s)) is not read by "
+                            "mechfmu: move its components and connections into the top system")
+        elif kind == "Component" and element.get("type") in SYSTEM_TYPES:
+            problems.append(f"component {element.get('name')!r} is a system ({element.get('type')}, "
+                            f"{element.get('source')!r}), not an FMU: mechfmu reads one flat system; move its "
+                            "components into the top system")
+        elif kind == "SignalDictionaryReference":
+            problems.append(f"ssd:SignalDictionaryReference {element.get('name')!r} is not read by mechfmu: "
+                            "connect the components directly")
+    connections = system.find(f"{{{SSD}}}Connections")
+    for connection in connections if connections is not None else ():
+        for child in connection:
+            if _local(child.tag) in CONNECTION_EXTRAS:
+                continue
+            attributes = ", ".join(f"{k}={v}" for k, v in child.attrib.items())
+            problems.append(f"connection {connection.get('startElement')}.{connection.get('startConnector')} -> "
+                            f"{connection.get('endElement')}.{connection.get('endConnector')}: {_prefixed(child)}"
+                            f"{f' ({attributes})' if attributes else ''} is not applied by mechfmu (the value "
+                            "would pass unchanged): convert in the model, or remove it if the value is to pass "
+                            "as it is")
+    return problems
+
+
+def declared_type(connector: ET.Element) -> tuple[str, str | None] | None:
+    """The type an ``ssd:Connector`` declares (Real, Integer, ...) and its ``unit``; None if it declares none."""
+    declared = next((child for child in connector if _local(child.tag) in CONNECTOR_TYPES), None)
+    return None if declared is None else (_local(declared.tag), declared.get("unit"))
+
+
+def connector_problem(component: str, name: str, declared: tuple[str, str | None], variable: Any,
+                      unit: str | None) -> str | None:
+    """Why the connector ``name`` of ``component`` declares another type or unit than its ``variable`` has
+    (``unit``: the variable's, None for none); None if it does not."""
+    kind, declared_unit = declared
+    if kind != variable.type:
+        return (f"{component}: connector {name!r} is declared ssc:{kind}, but the variable is a {variable.type}: "
+                f"declare ssc:{variable.type}")
+    if kind == "Real" and declared_unit is not None and declared_unit != (unit or ""):
+        return (f"{component}: connector {name!r} is declared in {declared_unit!r}, but the variable is in "
+                f"{unit or 'no unit'!r}; mechfmu does not convert connector units: declare "
+                + (f"unit={unit!r}" if unit else "no unit") + " (and convert in the model if the values differ)")
+    return None
