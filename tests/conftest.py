@@ -46,3 +46,11 @@ def components_with(work: Path, module: str, source: str) -> Path:
     shutil.copytree(COMPONENTS_DIR, components, ignore=shutil.ignore_patterns("__pycache__"))
     (components / f"{module}.py").write_text(source)
     return components
+
+
+def rebind(ssd: Path, component: str, bindings: str) -> None:
+    """The SSD at ``ssd`` with ``component``'s ``<ssd:ParameterBindings>`` content replaced by ``bindings``."""
+    text = ssd.read_text()
+    start = text.index("<ssd:ParameterBindings>", text.index(f'<ssd:Component name="{component}"'))
+    end = text.index("</ssd:ParameterBindings>", start)
+    ssd.write_text(text[:start] + f"<ssd:ParameterBindings>{bindings}" + text[end:])

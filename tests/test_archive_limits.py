@@ -12,6 +12,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from conftest import rebind
 
 from mechfmu.build import fmu_path
 from mechfmu.scenario import ScenarioError, load_scenario
@@ -205,12 +206,7 @@ def test_ssv_sources_stay_inside_the_scenario_unless_allowed(fmus, tmp_path):
                        '</ssv:ParameterSet>\n')
     folder = tmp_path / "sc"
     shutil.copytree(ROOT / "scenarios" / "oscillator", folder)
-    ssd = folder / "SystemStructure.ssd"
-    text = ssd.read_text()
-    start = text.index("<ssd:ParameterBindings>", text.index('<ssd:Component name="mass"'))
-    end = text.index("</ssd:ParameterBindings>", start) + len("</ssd:ParameterBindings>")
-    ssd.write_text(text[:start] + '<ssd:ParameterBindings><ssd:ParameterBinding source="../mass.ssv"/>'
-                   "</ssd:ParameterBindings>" + text[end:])
+    rebind(folder / "SystemStructure.ssd", "mass", '<ssd:ParameterBinding source="../mass.ssv"/>')
     with pytest.raises(ScenarioError, match=r"mass: parameter binding \.\./mass\.ssv: .*mass\.ssv is outside the "
                                             r"scenario's folder .*outside_sources=True"):
         load_scenario(folder, local=True)

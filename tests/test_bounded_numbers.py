@@ -13,6 +13,7 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
+from conftest import rebind
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -76,12 +77,8 @@ MASS_SSV = (f'<ssv:ParameterSet xmlns:ssv="{SSV}" version="1.0" name="set"><ssv:
 def mapped(tmp_path: Path, attributes: str, value: str = "5000") -> Path:
     folder = oscillator(tmp_path, files={"mass.ssv": MASS_SSV.format(value=value),
                                          "mass.ssm": MAPPING.format(attributes=attributes)})
-    ssd = folder / "SystemStructure.ssd"
-    text = ssd.read_text()
-    start = text.index("<ssd:ParameterBinding>", text.index('name="mass"'))
-    end = text.index("</ssd:ParameterBinding>", start) + len("</ssd:ParameterBinding>")
-    ssd.write_text(text[:start] + '<ssd:ParameterBinding source="mass.ssv"><ssd:ParameterMapping source="mass.ssm"/>'
-                   "</ssd:ParameterBinding>" + text[end:])
+    rebind(folder / "SystemStructure.ssd", "mass",
+           '<ssd:ParameterBinding source="mass.ssv"><ssd:ParameterMapping source="mass.ssm"/></ssd:ParameterBinding>')
     return folder
 
 

@@ -52,23 +52,17 @@ def assert_same_node(path, kind, number):
 
 
 @needs_root
-def test_a_null_device_is_written_through_and_left_in_place(tmp_path):
-    null = device(tmp_path / "null", NULL)
-    proc = run("--stop", "0.01", "--out", null)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert f"results written to {null}" in proc.stdout
-    assert_same_node(null, stat.S_IFCHR, NULL)
-    assert os.listdir(tmp_path) == ["null"]  # no temporary file, no lock file, no partial file beside it
-
-
-@needs_root
-def test_a_full_device_fails_the_run_naming_it_and_stays_a_device(tmp_path):
-    full = device(tmp_path / "full", FULL)
-    proc = run("--stop", "0.01", "--out", full)
-    assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert f"writing {full} failed (No space left on device)" in proc.stdout
-    assert_same_node(full, stat.S_IFCHR, FULL)
-    assert os.listdir(tmp_path) == ["full"]
+@pytest.mark.parametrize("name, number, code, said", [
+    ("null", NULL, 0, "results written to {path}"),  # written through, no file beside it
+    ("full", FULL, 1, "writing {path} failed (No space left on device)"),  # the run fails naming it
+])
+def test_a_device_is_written_through_and_left_in_place(tmp_path, name, number, code, said):
+    node = device(tmp_path / name, number)
+    proc = run("--stop", "0.01", "--out", node)
+    assert proc.returncode == code, proc.stdout + proc.stderr
+    assert said.format(path=node) in proc.stdout
+    assert_same_node(node, stat.S_IFCHR, number)
+    assert os.listdir(tmp_path) == [name]  # no temporary file, no lock file, no partial file beside it
 
 
 def test_a_fifo_receives_every_row_and_stays_a_fifo(tmp_path):
