@@ -15,14 +15,41 @@ fallback gives anyway); anywhere else only if the caller asks (``outside_sources
 archive's above all, cannot make the master read an FMU from an arbitrary place. With the fallback, the
 built FMU stands in for a source outside; without it, such a source is an error naming the component,
 the source and the path it resolves to.
+
+A source is a URI reference: ``%XX`` in it is decoded (``my%20model.fmu`` is ``my model.fmu``); a ``file:``
+URI (``file:model.fmu``, ``file:///abs/model.fmu``) names the file its path names, under the same confinement;
+any other scheme (``http:``, ...) is refused by name, as mechfmu reads local files only.
 """
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 #: the one value of ``mechfmu:Sources fallback``
 BUILT = "built"
+#: a URI scheme at the start of a source (RFC 3986, 3.1)
+SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*):")
+
+
+def source_path(source: str) -> str:
+    """The file path an SSD ``source`` (a URI reference) names, ``%XX`` decoded; ValueError naming the source
+    if it has a scheme other than ``file:`` or a ``file:`` URI names another host."""
+    scheme = SCHEME.match(source)
+    if scheme is None:
+        return unquote(source)
+    if scheme.group(1).lower() != "file":
+        raise ValueError(f"source {source!r}: the URI scheme {scheme.group(1)!r} is not read by mechfmu (it reads "
+                         "local files only): give a path relative to the SSD's folder, or a file: URI")
+    path = source[scheme.end():]
+    if path.startswith("//"):
+        host, slash, rest = path[2:].partition("/")
+        if host not in ("", "localhost"):
+            raise ValueError(f"source {source!r}: a file: URI on host {host!r} is not read by mechfmu: give a "
+                             "path relative to the SSD's folder")
+        path = slash + rest
+    return unquote(path)
 
 
 def confined(folder: Path, source: str, outside: bool = False, allowed: tuple[Path, ...] = ()) -> Path | None:
@@ -36,23 +63,25 @@ def confined(folder: Path, source: str, outside: bool = False, allowed: tuple[Pa
 
 def outside_note(name: str, source: str, folder: Path) -> str:
     """Why the source of component ``name`` is refused: it lies outside ``folder``, and what to do."""
-    return (f"{name}: source {source!r} is {(folder / source).resolve()}, outside the scenario's folder "
+    return (f"{name}: source {source!r} is {(folder / source_path(source)).resolve()}, outside the scenario's folder "
             f"{folder.resolve()}; put the file into the scenario's folder (or archive), or, if the scenario "
             "is trusted, allow sources outside it: outside_sources=True")
 
 
 def resolve_source(name: str, folder: Path, source: str, fallback: bool, outside: bool) -> tuple[Path, str]:
-    """Component ``name``'s SSD source relative to its folder, and why it is refused ('' if it is not): an
-    existing file outside the folder and mechfmu's FMU directory, unless ``outside``. With ``fallback``, if
-    that file is missing or refused, the built FMU of the model the source names instead."""
+    """Component ``name``'s SSD source (``source_path``) relative to its folder, and why it is refused ('' if it
+    is not): an existing file outside the folder and mechfmu's FMU directory, unless ``outside``. With
+    ``fallback``, if that file is missing or refused, the built FMU of the model the source names instead.
+    ValueError naming the source if it is not a local file."""
     from .build import FMU_DIR, fmu_path
-    path = confined(folder, source, outside, (FMU_DIR,))
+    decoded = source_path(source)
+    path = confined(folder, decoded, outside, (FMU_DIR,))
     if fallback and (path is None or not path.exists()):
-        built = fmu_path(Path(source).stem)
+        built = fmu_path(Path(decoded).stem)
         if built.is_file():
             return built.resolve(), ""
     if path is None:
-        path = (folder / source).resolve()
+        path = (folder / decoded).resolve()
         return path, outside_note(name, source, folder) if path.exists() else ""
     return path, ""
 

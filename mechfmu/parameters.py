@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from .components.base import coerce
-from .fmu_sources import confined
+from .fmu_sources import confined, source_path
 from .units import UnitDefinition, convert, parse_units
 from .xsd_numbers import exact_decimal, read_boolean, read_double, read_integer, to_double
 
@@ -63,8 +63,10 @@ def _transform_part(entry: ET.Element, linear: ET.Element, attribute: str, defau
 
 
 def source_file(folder: Path, source: str, outside: bool) -> Path:
-    """An ``.ssv``/``.ssm`` source relative to the SSD's ``folder``; ValueError if it lies outside that folder
-    (the scenario's, or the unpacked archive) and not ``outside``."""
+    """An ``.ssv``/``.ssm`` source (a URI reference, ``mechfmu.fmu_sources.source_path``) relative to the SSD's
+    ``folder``; ValueError if it lies outside that folder (the scenario's, or the unpacked archive) and not
+    ``outside``, or has a scheme other than ``file:``."""
+    source = source_path(source)
     path = confined(folder, source, outside)
     if path is None:
         raise ValueError(f"{(folder / source).resolve()} is outside the scenario's folder {folder.resolve()}; put "

@@ -1,12 +1,11 @@
 """SSP 1.0 scenario loading: ``SystemStructure.ssd`` -> ``Scenario``.
 
-Read from the SSD: components (``source`` = FMU path relative to the SSD's folder), inline
-parameter bindings (``ssv:Real/Integer/Boolean/String``, applied to parameters, and to inputs as
-start values), connections, ``DefaultExperiment`` start/stop, the step size from the
-``osp:FixedStepAlgorithm baseStepSize`` annotation (so libcosim reads the same file) and our own
-options from the ``org.mechfmu`` annotation (``<mechfmu:Master algorithm=".." exchange=".."/>``); in a
-component ``<mechfmu:Free inputs=".."/>`` (``mechfmu.unconnected``), in the system ``<mechfmu:Sources
-fallback="built"/>`` (``mechfmu.fmu_sources``).
+Read from the SSD: components (``source`` = FMU path relative to the SSD's folder, a URI reference), those of
+nested systems named by their path (``body/mass``, ``mechfmu.ssp_systems``), parameter bindings (applied to
+parameters, and to inputs as start values), connections, ``DefaultExperiment`` start/stop, the step size from
+the ``osp:FixedStepAlgorithm baseStepSize`` annotation (so libcosim reads the same file) and our own options
+from the ``org.mechfmu`` annotation (``<mechfmu:Master algorithm=".." exchange=".."/>``); in a component
+``<mechfmu:Free inputs=".."/>`` (``mechfmu.unconnected``), in the system ``<mechfmu:Sources fallback="built"/>``.
 
 ``load_scenario`` checks everything it can before any FMU is instantiated and reports all
 problems at once in one ``ScenarioError``: unknown component or variable, missing FMU file,
@@ -26,10 +25,11 @@ from pathlib import Path
 from typing import Any
 
 from . import ssp_archive
-from .fmu_sources import fallback_allowed, missing_fmu, resolve_source, stand_in_note
+from .fmu_sources import fallback_allowed, missing_fmu, resolve_source, source_path, stand_in_note
 from .parameters import NS as SSP_NS
 from .parameters import binding_values
 from .ssp_constructs import connector_problem, declared_type, system_problems
+from .ssp_systems import flatten
 from .unconnected import mark_problems, unconnected_inputs
 from .units import parse_units
 from .xsd_numbers import read_double
@@ -147,17 +147,22 @@ def load_scenario(path: str | Path, check: bool = True, local: bool = False, bui
     fallback = fallback_allowed(system.find("ssd:Annotations/ssc:Annotation[@type='org.mechfmu']/mechfmu:Sources",
                                             NS), built_fmus, problems)
     stood_in = []
-    for comp in system.iterfind("ssd:Elements/ssd:Component", NS):
-        name, source = comp.get("name"), comp.get("source")
-        if not name or not source:
+    elements, flat_connections = flatten(system, problems)
+    for name, comp in elements:
+        source = comp.get("source")
+        if not comp.get("name") or not source:
             problems.append("a ssd:Component without name or source")
             continue
         if name in components:
             problems.append(f"component name {name!r} used twice")
-        fmu, refused = resolve_source(name, ssd.parent, source, fallback, outside_sources or local)
+        try:
+            fmu, refused = resolve_source(name, ssd.parent, source, fallback, outside_sources or local)
+        except ValueError as exc:
+            problems.append(f"{name}: {exc}")
+            continue
         spec = ComponentSpec(name, fmu, source=source, fallback=fallback, refused=refused)
         problems += [refused] if refused and not check else []  # with check, _check reports it
-        if spec.fmu != (ssd.parent / source).resolve() and not local:
+        if spec.fmu != (ssd.parent / source_path(source)).resolve() and not local:
             stood_in.append(f"{name}: {source} -> {spec.fmu}")
         for free in comp.iterfind("ssd:Annotations/ssc:Annotation[@type='org.mechfmu']/mechfmu:Free", NS):
             spec.free += free.get("inputs", "").split() or [""]
@@ -172,10 +177,7 @@ def load_scenario(path: str | Path, check: bool = True, local: bool = False, bui
             else:
                 spec.parameters[item[0]], spec.kinds[item[0]] = item[1], item[2]
         components[name] = spec
-    connections = []
-    for con in system.iterfind("ssd:Connections/ssd:Connection", NS):
-        connections.append(Connection(con.get("startElement", ""), con.get("startConnector", ""),
-                                      con.get("endElement", ""), con.get("endConnector", "")))
+    connections = [Connection(*ends) for ends in flat_connections]
     scenario = Scenario(root.get("name") or ssd.parent.name, ssd.parent, components, connections)
     scenario.warnings += [stand_in_note(stood_in, built_fmus)] if stood_in else []
     experiment = root.find("ssd:DefaultExperiment", NS)

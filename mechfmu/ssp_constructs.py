@@ -2,11 +2,12 @@
 
 A construct that other SSP tools apply and mechfmu would pass over changes the physics without a sign: a
 connection's ``ssc:LinearTransformation`` (m to mm: a factor of 1000 lost), a connector declared in a unit
-other than its variable's, a nested ``ssd:System`` (its components silently missing). Until mechfmu applies
-them, each is a problem naming the element and saying what to do:
+other than its variable's. Until mechfmu applies them, each is a problem naming the element and saying what to
+do, in the top system and in its nested ``ssd:System`` elements (which mechfmu flattens, ``mechfmu.ssp_systems``):
 
-- a nested system (an ``ssd:System`` among the elements, or a component whose ``type`` is an SSP
-  definition or package): move its components and connections into the top system;
+- a system by file (a component whose ``type`` is an SSP definition or package): put its components into an
+  ``ssd:System`` among the elements;
+- parameter bindings of a nested system: bind the parameters at its components;
 - a connection with a transformation (``ssc:LinearTransformation``, ``ssc:MapTransformation``,
   ``ssc:BooleanMappingTransformation``, ``ssc:IntegerMappingTransformation``): convert in the model, or
   remove the transformation if the values are to pass unchanged;
@@ -36,19 +37,21 @@ def _prefixed(element: ET.Element) -> str:
 
 
 def system_problems(system: ET.Element) -> list[str]:
-    """Nested systems and connection transformations in ``system`` (the SSD's top ssd:System)."""
+    """Systems by file, connection transformations and signal dictionaries in ``system`` (the SSD's top
+    ssd:System) and its nested systems; parameter bindings of a nested system."""
     problems = []
     elements = system.find(f"{{{SSD}}}Elements")
     for element in elements if elements is not None else ():
         kind = _local(element.tag)
         if kind == "System":
-            count = len(element.findall(f".//{{{SSD}}}Component"))
-            problems.append(f"nested ssd:System {element.get('name')!r} ({count} component(s)) is not read by "
-                            "mechfmu: move its components and connections into the top system")
+            if element.find(f"{{{SSD}}}ParameterBindings") is not None:
+                problems.append(f"ssd:ParameterBindings of nested ssd:System {element.get('name')!r} are not "
+                                "applied by mechfmu: bind the parameters at its components")
+            problems += system_problems(element)
         elif kind == "Component" and element.get("type") in SYSTEM_TYPES:
             problems.append(f"component {element.get('name')!r} is a system ({element.get('type')}, "
-                            f"{element.get('source')!r}), not an FMU: mechfmu reads one flat system; move its "
-                            "components into the top system")
+                            f"{element.get('source')!r}), not an FMU: mechfmu does not read systems from files; "
+                            "put its components into an ssd:System among the elements")
         elif kind == "SignalDictionaryReference":
             problems.append(f"ssd:SignalDictionaryReference {element.get('name')!r} is not read by mechfmu: "
                             "connect the components directly")

@@ -55,11 +55,14 @@ def test_map_transformations_are_refused(fmus, tmp_path, child):
     refused(folder, f"connection spring.flange_b.f -> mass.flange_a.f: {name} is not applied by mechfmu")
 
 
-def test_a_nested_system_is_refused_with_its_components_counted(fmus, tmp_path):
+def test_the_components_of_a_nested_system_are_read_by_their_path(fmus, tmp_path):
     nested = ('<ssd:System name="sub"><ssd:Elements><ssd:Component name="extra" source="x.fmu"/>'
               '<ssd:Component name="more" source="y.fmu"/></ssd:Elements></ssd:System>\n      </ssd:Elements>')
     folder = oscillator(tmp_path, lambda t: t.replace("</ssd:Elements>", nested, 1))
-    refused(folder, "nested ssd:System 'sub' (2 component(s)) is not read by mechfmu: move its components")
+    with pytest.raises(ScenarioError) as error:
+        load_scenario(folder)
+    assert "sub/extra: FMU not found" in str(error.value) and "sub/more: FMU not found" in str(error.value)
+    assert "nested ssd:System" not in str(error.value)
 
 
 def test_a_component_that_is_a_system_package_is_refused(fmus, tmp_path):
