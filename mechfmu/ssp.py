@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from .scenario import NS, SSD_NAME, ComponentSpec, component_class, load_scenario
+from .ssp_systems import flatten
 
 OMS_NS = "https://raw.githubusercontent.com/OpenModelica/OMSimulator/master/schema/oms.xsd"
 #: OMSimulator's defaults for the tolerances its fixed-step master declares (not used by a fixed step)
@@ -171,8 +172,10 @@ def export_ssp(scenario: str | Path, target: str | Path, shared_fmus: bool = Fal
     root = ET.parse(ssd).getroot()
     members = _members(loaded.components, shared_fmus)
     files: dict[str, ComponentSpec] = {}
-    for element in root.iterfind(".//ssd:Elements/ssd:Component", NS):
-        spec = loaded.components[element.get("name", "")]  # load_scenario refuses a component without a name
+    system = root.find("ssd:System", NS)
+    assert system is not None  # load_scenario refuses an SSD without one
+    for name, element in flatten(system, [])[0]:  # a nested system's components by their path
+        spec = loaded.components[name]  # load_scenario refuses a component without a name
         member = members[spec.name]
         if files.setdefault(member, spec).fmu != spec.fmu:
             raise ValueError(f"two different FMUs named {spec.fmu.name} ({files[member].fmu} and {spec.fmu}) "

@@ -284,3 +284,12 @@ def test_a_connection_with_the_top_systems_own_connector_is_refused_by_name(tmp_
     with pytest.raises(ScenarioError) as error:
         load_scenario(folder, local=True)
     assert "connection .speed -> body/spring.flange_a.v: unknown component ''" in str(error.value)
+
+
+def test_a_nested_scenario_exports_to_an_archive_that_runs_as_the_folder(tmp_path, flat_result):
+    from mechfmu.ssp import export_ssp
+    folder = body_system(tmp_path)
+    archive = export_ssp(folder, tmp_path / "nested.ssp")
+    result = simulate(archive)
+    assert result.ok, result.message
+    same_columns(result.data, flat_result.data, {"mass": "body/mass", "spring": "body/spring"})
