@@ -199,8 +199,13 @@ def _plot_study(args: argparse.Namespace) -> int:
 
 
 def _export_ssp(args: argparse.Namespace) -> int:
+    from .observers import is_stream
     from .scenario import load_scenario
     from .ssp import export_ssp
+    if args.output is not None and not args.output.strip():
+        raise ValueError("-o/--output is empty: give the archive's path, e.g. -o scenario.ssp")
+    if args.output is not None and is_stream(args.output):  # a zip archive is written with seeks
+        raise ValueError(f"-o {args.output}: not a regular file; an archive needs one")
     fmu_build.build()
     target = Path(args.output or f"{load_scenario(args.scenario, check=False).name}.ssp")
     export_ssp(args.scenario, target, shared_fmus=args.shared_fmus)
@@ -257,7 +262,10 @@ def _info(args: argparse.Namespace) -> int:
         path = fmu_build.FMU_DIR / f"{args.fmu}.fmu"
     if not path.is_file():
         raise FileNotFoundError(f"no FMU at {args.fmu}")
-    md = read_model_description(str(path))
+    try:
+        md = read_model_description(str(path))
+    except Exception as exc:  # not a zip, no or a broken modelDescription.xml
+        raise ValueError(f"{path}: not an FMU that can be read ({exc})") from None
     print(f"{md.modelName}: {md.description or ''}")
     for v in md.modelVariables:
         unit = v.unit or (v.declaredType.unit if v.declaredType else "") or ""

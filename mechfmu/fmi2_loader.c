@@ -375,6 +375,10 @@ const char *fmi2GetVersion(void) { return fmi2Version; }
  * was packed with (resources/mechfmu_guid.txt, written with modelDescription.xml: a host need not unpack
  * the model description). 0, or -1 with `why` set. */
 static int check_location(const char *location, const char *guid, char *why, size_t size) {
+    if (strstr(location, "%00")) {  /* decoded, it would cut the path short: another folder than named */
+        snprintf(why, size, "fmuResourceLocation '%.300s' holds an encoded NUL (%%00)", location);
+        return -1;
+    }
     if (strncmp(location, "file:", 5) != 0) {
         snprintf(why, size, "fmuResourceLocation '%.300s' is not a file URI (file:///path/to/the/unpacked/FMU/"
                  "resources)", location);

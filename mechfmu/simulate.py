@@ -59,6 +59,8 @@ def output_every(interval: float | None, h: float) -> int:
     positive multiple of the step h."""
     if interval is None:
         return 1
+    if not (interval > 0 and math.isfinite(interval / h)):  # round() of an infinite ratio would fail unnamed
+        raise ValueError(f"output interval {interval!r} s must be a positive multiple of the step {h!r} s")
     every = round(interval / h)
     if not (every >= 1 and abs(interval - every * h) <= 1e-9 * interval):
         raise ValueError(f"output interval {interval!r} s must be a positive multiple of the step {h!r} s")

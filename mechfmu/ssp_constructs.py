@@ -48,7 +48,13 @@ def system_problems(system: ET.Element) -> list[str]:
                 problems.append(f"ssd:ParameterBindings of nested ssd:System {element.get('name')!r} are not "
                                 "applied by mechfmu: bind the parameters at its components")
             problems += system_problems(element)
-        elif kind == "Component" and element.get("type") in SYSTEM_TYPES:
+        if kind == "Component":
+            names = [c.get("name") for c in element.iterfind(f"{{{SSD}}}Connectors/{{{SSD}}}Connector")]
+            twice = sorted({n for n in names if names.count(n) > 1}, key=str)
+            if twice:
+                problems.append(f"component {element.get('name')!r}: ssd:Connector {', '.join(map(repr, twice))} "
+                                "declared twice; declare each once")
+        if kind == "Component" and element.get("type") in SYSTEM_TYPES:
             problems.append(f"component {element.get('name')!r} is a system ({element.get('type')}, "
                             f"{element.get('source')!r}), not an FMU: mechfmu does not read systems from files; "
                             "put its components into an ssd:System among the elements")

@@ -1,5 +1,6 @@
 """The command line checks every argument before anything runs (exit 2, the valid choices named), reads
 negative numbers as values, reports what it cannot do and why, and has short, complete help texts."""
+import os
 import subprocess
 import sys
 import zipfile
@@ -117,3 +118,27 @@ def test_fmus_list_only_the_platform_they_serve(fmus):
             page = zf.read("documentation/index.html").decode()
         assert binaries == [f"binaries/linux64/{model}.so"], binaries
         assert "win64" not in page and "no Windows or macOS binary" in page
+
+
+def test_an_output_interval_that_is_not_finite_is_refused_naming_it():
+    for value in ("1e308", "1e99999", "-inf"):
+        proc = cli("run", OSCILLATOR, "--local", "--stop", "0.01", "--output-interval", value)
+        assert proc.returncode == 2 and "output interval" in proc.stderr and "must be a positive multiple" in \
+            proc.stderr, (value, proc.stderr)
+
+
+def test_export_ssp_refuses_an_empty_or_non_regular_target(tmp_path):
+    empty = cli("export-ssp", OSCILLATOR, "-o", "", cwd=tmp_path)
+    assert empty.returncode == 2 and "-o/--output is empty" in empty.stderr
+    assert not list(tmp_path.iterdir())  # no oscillator.ssp written instead
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    proc = cli("export-ssp", OSCILLATOR, "-o", str(fifo))
+    assert proc.returncode == 2 and f"-o {fifo}: not a regular file; an archive needs one" in proc.stderr
+
+
+def test_info_on_a_file_that_is_not_an_fmu_names_it(tmp_path):
+    text = tmp_path / "notes.fmu"
+    text.write_text("not a zip")
+    proc = cli("info", str(text))
+    assert proc.returncode == 2 and f"{text}: not an FMU that can be read" in proc.stderr

@@ -362,13 +362,16 @@ def test_fmpy_fault_sequence_gives_the_exact_statuses_without_crashing(fmus):
     ("0a1b2c3d-not-this-fmu", None, "fmi2Instantiate: fmuGUID '0a1b2c3d-not-this-fmu' is not this FMU's GUID '"),
     (None, "/tmp/resources", "fmi2Instantiate: fmuResourceLocation '/tmp/resources' is not a file URI"),
     (None, "http://example.invalid/resources", "is not a file URI"),
+    (None, "{resources}%00x", "holds an encoded NUL (%00)"),  # decoded, the NUL cut the path back to resources
     (None, "file:///nonexistent/resources", "cannot read this FMU's GUID from /nonexistent/resources/mechfmu_guid.txt"),
 ])
 def test_instantiate_refuses_another_fmus_guid_and_a_location_that_is_not_its_resources(fault_host, fmus, tmp_path,
                                                                                         guid, location, message):
     """The standard hands the FMU its GUID and resource URI to check: an instance of another FMU (or of another
     build) is refused by name instead of running, and nothing after it is reported OK."""
-    r = Run(fault_host, Path(fmus["Mass"]), ["instantiate", "getReal 0"], tmp_path, guid=guid, location=location)
+    resources = (tmp_path / "Mass" / "resources").as_uri()
+    r = Run(fault_host, Path(fmus["Mass"]), ["instantiate", "getReal 0"], tmp_path, guid=guid,
+            location=location and location.format(resources=resources))
     assert r[0][1] == "NULL" and message in r[0][3], r.output
     assert r[1][1] != "OK"
 

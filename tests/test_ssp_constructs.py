@@ -95,3 +95,9 @@ def test_what_changes_nothing_is_accepted_and_runs_as_before(fmus, tmp_path):
     mine = simulate(folder, stop=0.05, local=True)
     shipped = simulate(ROOT / "scenarios/oscillator", stop=0.05, local=True)
     assert mine.ok and all(np.array_equal(mine.data[n], shipped.data[n]) for n in shipped.data.dtype.names)
+
+
+def test_a_connector_declared_twice_is_refused(fmus, tmp_path):
+    declared = '<ssd:Connector name="flange_a.f" kind="input"><ssc:Real/></ssd:Connector>'
+    folder = oscillator(tmp_path, lambda t: t.replace(declared, declared + declared, 1))
+    refused(folder, "component 'mass': ssd:Connector 'flange_a.f' declared twice; declare each once")
