@@ -347,8 +347,8 @@ def scenario_cases(work: Path, quick: bool) -> list[Case]:
         mutations.append(("duplicate connection", text.replace(c, c + c, 1), "either", ["connect"]))
         mutations.append(("connection to unknown component", text.replace(c, re.sub(
             r'startElement="[^"]*"', 'startElement="ghost"', c), 1), "refuse", ["ghost"]))
-    sub("nested system", "</ssd:Elements>", '<ssd:System name="inner"><ssd:Elements/></ssd:System></ssd:Elements>',
-        "refuse", ["inner", "System"])
+    sub("empty nested system", "</ssd:Elements>", '<ssd:System name="inner"><ssd:Elements/></ssd:System>'
+        "</ssd:Elements>", "same", [])  # nested systems are flattened: an empty one changes nothing
     sub("signal dictionary", "</ssd:System>", "</ssd:System><ssd:SignalDictionaries/>", "either", ["Signal"])
     sub("doctype entity", '<?xml version="1.0" encoding="UTF-8"?>', '<?xml version="1.0"?><!DOCTYPE x [<!ENTITY a '
         '"aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;"><!ENTITY c "&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;">]>',
