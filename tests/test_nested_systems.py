@@ -99,6 +99,20 @@ def same_columns(nested: np.ndarray, flat: np.ndarray, names: dict[str, str]) ->
         assert np.array_equal(got[column], values, equal_nan=True), column
 
 
+def refused(tmp_path: Path, old: str, new: str, fragment: str, modes: tuple[bool, ...] = (True,)) -> None:
+    """The nested oscillator with ``old`` replaced by ``new`` in its SSD is refused, the message holding
+    ``fragment`` (loaded in-process and/or against the FMUs: ``modes`` of ``local``)."""
+    folder = body_system(tmp_path)
+    ssd = folder / "SystemStructure.ssd"
+    text = ssd.read_text()
+    assert old in text
+    ssd.write_text(text.replace(old, new, 1))
+    for local in modes:
+        with pytest.raises(ScenarioError) as error:
+            load_scenario(folder, local=local)
+        assert fragment in str(error.value), str(error.value)
+
+
 @pytest.fixture(scope="module")
 def flat_result():
     result = simulate(ROOT / "scenarios/oscillator")
@@ -167,13 +181,8 @@ def test_an_input_connector_feeds_two_inner_inputs(tmp_path, flat_result):
 
 
 def test_an_unfed_system_connector_is_refused_by_name(tmp_path):
-    folder = body_system(tmp_path)
-    ssd = folder / "SystemStructure.ssd"
-    ssd.write_text(ssd.read_text().replace(connection("ground", "flange.v", "body", "ground.v"), ""))
-    for local in (True, False):
-        with pytest.raises(ScenarioError) as error:
-            load_scenario(folder, local=local)
-        assert "connector 'ground.v' of system 'body' is fed by nothing" in str(error.value)
+    refused(tmp_path, connection("ground", "flange.v", "body", "ground.v"), "",
+            "connector 'ground.v' of system 'body' is fed by nothing", modes=(True, False))
 
 
 def test_an_inner_input_left_unconnected_is_seen_by_the_unconnected_check(tmp_path):
@@ -185,23 +194,13 @@ def test_an_inner_input_left_unconnected_is_seen_by_the_unconnected_check(tmp_pa
 
 
 def test_a_name_with_the_path_separator_in_a_nested_system_is_refused(tmp_path):
-    folder = body_system(tmp_path)
-    ssd = folder / "SystemStructure.ssd"
-    ssd.write_text(ssd.read_text().replace('<ssd:Component name="mass"', '<ssd:Component name="m/ass"', 1))
-    with pytest.raises(ScenarioError) as error:
-        load_scenario(folder, local=True)
-    assert "Component 'm/ass' in system 'body': the name of a nested system or of its element must not hold '/'" \
-        in str(error.value)
+    refused(tmp_path, '<ssd:Component name="mass"', '<ssd:Component name="m/ass"',
+            "Component 'm/ass' in system 'body': the name of a nested system or of its element must not hold '/'")
 
 
 def test_parameter_bindings_of_a_nested_system_are_refused(tmp_path):
-    folder = body_system(tmp_path)
-    ssd = folder / "SystemStructure.ssd"
-    ssd.write_text(ssd.read_text().replace('<ssd:System name="body">',
-                                           '<ssd:System name="body"><ssd:ParameterBindings/>', 1))
-    with pytest.raises(ScenarioError) as error:
-        load_scenario(folder, local=True)
-    assert "ssd:ParameterBindings of nested ssd:System 'body' are not applied by mechfmu" in str(error.value)
+    refused(tmp_path, '<ssd:System name="body">', '<ssd:System name="body"><ssd:ParameterBindings/>',
+            "ssd:ParameterBindings of nested ssd:System 'body' are not applied by mechfmu")
 
 
 def test_a_percent_encoded_source_is_decoded(tmp_path, flat_result):
@@ -268,22 +267,13 @@ def test_an_ssv_source_with_another_scheme_is_refused_by_name(tmp_path):
 
 
 def test_a_system_named_as_a_component_beside_it_is_refused(tmp_path):
-    folder = body_system(tmp_path)
-    ssd = folder / "SystemStructure.ssd"
-    ssd.write_text(ssd.read_text().replace('<ssd:Component name="ground"', '<ssd:Component name="body"', 1))
-    with pytest.raises(ScenarioError) as error:
-        load_scenario(folder, local=True)
-    assert "ssd:System 'body': another element of its system has its name; rename one" in str(error.value)
+    refused(tmp_path, '<ssd:Component name="ground"', '<ssd:Component name="body"',
+            "ssd:System 'body': another element of its system has its name; rename one")
 
 
 def test_a_connection_with_the_top_systems_own_connector_is_refused_by_name(tmp_path):
-    folder = body_system(tmp_path)
-    ssd = folder / "SystemStructure.ssd"
-    ssd.write_text(ssd.read_text().replace(connection("ground", "flange.v", "body", "ground.v"),
-                                           connection("", "speed", "body", "ground.v")))
-    with pytest.raises(ScenarioError) as error:
-        load_scenario(folder, local=True)
-    assert "connection .speed -> body/spring.flange_a.v: unknown component ''" in str(error.value)
+    refused(tmp_path, connection("ground", "flange.v", "body", "ground.v"), connection("", "speed", "body", "ground.v"),
+            "connection .speed -> body/spring.flange_a.v: unknown component ''")
 
 
 def test_a_nested_scenario_exports_to_an_archive_that_runs_as_the_folder(tmp_path, flat_result):
