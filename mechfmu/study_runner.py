@@ -69,24 +69,28 @@ def instance_pool():
     return _pool
 
 
-def check_study(study: Study) -> None:
-    """Refuse, before any run, what would make runs fail whatever the physics: an unknown component,
-    parameter, algorithm or option, a value a parameter does not take (every value of every axis), a
-    step or stop that is not a number, a metric over an output the scenario does not have. ValueError
-    listing every problem."""
+def check_study(study: Study, points: list[dict[str, Any]]) -> None:
+    """Refuse, before any run of ``points``, what would make runs fail whatever the physics: an unknown
+    component, parameter, algorithm or option, a value a parameter does not take (every value of every axis),
+    a step or stop that is not a number or a step that does not divide the run, a metric over an output the
+    scenario does not have. ValueError listing every problem."""
     from .algorithms import ALGORITHMS, make_algorithm
     from .result import declared_outputs
     from .scenario import ScenarioError
+    from .simulate import MAX_STEPS, step_count
     scenario = _scenario(study.scenario, study.local)
     problems: list[str] = []
     values: dict[str, dict[str, Any]] = {}  # every value each setting takes, by its text
     runs: dict[str, dict[str, Any]] = {}    # every distinct algorithm with its options
-    for point in study.points():
+    grids: dict[str, dict[str, Any]] = {}   # every distinct step and stop
+    for point in points:
         settings = study.settings(point)
         for name, value in settings.items():
             values.setdefault(name, {}).setdefault(repr(value), value)
         algorithm = {k: v for k, v in settings.items() if k == "algorithm" or k.startswith("option.")}
         runs.setdefault(repr(sorted(algorithm.items())), algorithm)
+        grid = {k: v for k, v in settings.items() if k in ("step", "stop")}
+        grids.setdefault(repr(sorted(grid.items())), grid)
     for name, taken in values.items():
         for value in taken.values():
             try:
@@ -109,6 +113,16 @@ def check_study(study: Study) -> None:
             _, _, options = split_settings(settings)
             make_algorithm(chosen or scenario.algorithm,
                            **{**(scenario.algorithm_options if chosen is None else {}), **options})
+        except ValueError as exc:
+            problems.append(str(exc))
+    for grid in grids.values():
+        try:
+            run, _, _ = split_settings(grid)
+        except ValueError:
+            continue  # not a number: said above
+        try:
+            step_count(scenario.start_time, run.get("stop", scenario.stop_time), run.get("step", scenario.step_size),
+                       MAX_STEPS)
         except ValueError as exc:
             problems.append(str(exc))
     outputs = set(declared_outputs(scenario, study.local))
@@ -249,8 +263,8 @@ def run_study(study: Study, table: str | Path, workers: int = 2, scheduler: str 
         raise ValueError(f"study of {Path(study.scenario).name}: {study.run_count:,} runs is more than the "
                          f"{max_runs:,} allowed; make the axes coarser, or allow more with --max-runs N "
                          "(max_runs=N)")
-    check_study(study)
     points = study.points()
+    check_study(study, points)
     store = Table(table, study)
     pending = [(i, s) for i, s in enumerate(points) if i not in store.rows]
     counts = {"runs": len(points), "done_before": len(points) - len(pending), "computed": 0, "failed": 0}

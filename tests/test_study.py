@@ -215,3 +215,12 @@ def test_a_study_table_must_be_a_regular_file(tmp_path):
     with pytest.raises(ValueError, match="a study's table is read back to resume the study; give a regular file"):
         run_study(s, fifo, workers=0)
     assert stat.S_ISFIFO(os.stat(fifo).st_mode) and not (tmp_path / "table.csv.study.json").exists()
+
+
+def test_a_step_that_does_not_divide_a_runs_stop_is_refused_before_the_study(tmp_path):
+    """Each such run would fail alike; the study says so once, before anything runs."""
+    s = Study("scenarios/oscillator", {"v": "final(mass.v)"}, grid={"step": [1e-3, 3e-3]}, fixed={"stop": 0.01},
+              local=True)
+    with pytest.raises(ValueError, match=r"1 problem\(s\), nothing was run:\n  - step 0.003 s does not divide the run"):
+        run_study(s, tmp_path / "t.csv", workers=0)
+    assert not (tmp_path / "t.csv").exists()
