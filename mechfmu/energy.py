@@ -12,6 +12,9 @@ injected (> 0: created, < 0: removed):
 
     ΔE = σ·h/2·[(f_C(t) − f_B)·v(t) + (f_C(t+h) − f_B')·v(t+h)]     [J]   (3D: summed over components)
 
+A force wire with a factor or offset (``mechfmu.connection_maps``) compares the body's force with what the wire
+delivers, k·f_C + b: the transformation's own work is the model's, not the coupling's.
+
 σ = +1 for Modelica flanges (the connector outputs its own cut force, the body applies its
 negative), −1 for 3D ports (the connector outputs the force on the body). A zero-order hold (Jacobi)
 injects ½·Δf·v·h per step (for a linear spring ½·k·v²·h², the energy its explicit coupling is known to
@@ -54,6 +57,15 @@ class PowerBond:
     body_forces: list[str] = field(default_factory=list)
     body_velocities: list[str] = field(default_factory=list)
     sign: float = 1.0
+    #: per force wire its (factor, offset), None where it passes the force unchanged
+    force_maps: list[tuple[float, float] | None] = field(default_factory=list)
+
+    def delivered_forces(self) -> list[float]:
+        """The connector's forces as its wires deliver them to the body."""
+        forces = self.connector.get(self.connector_forces)
+        if not any(self.force_maps):
+            return forces
+        return [f if m is None else m[0] * f + m[1] for f, m in zip(forces, self.force_maps)]
 
 
 def _velocity_input(output: str) -> tuple[str, float, str] | None:
@@ -87,6 +99,7 @@ def power_bonds(connections: list[Connection], slaves: dict[str, Slave]) -> list
         bond.connector_velocities.append(velocity_input)
         bond.body_forces.append(c.target_variable)
         bond.body_velocities.append(back.source_variable)
+        bond.force_maps.append(None if (c.factor, c.offset) == (1.0, 0.0) else (c.factor, c.offset))
     return list(bonds.values())
 
 
@@ -126,7 +139,7 @@ class EnergyAudit:
         self._held: list[tuple[list[float], list[float]]] = []
 
     def begin(self) -> None:
-        self._start = [(b.connector.get(b.connector_forces), b.body.get(b.body_velocities), b.body.get(p))
+        self._start = [(b.delivered_forces(), b.body.get(b.body_velocities), b.body.get(p))
                        for b, p in zip(self.bonds, self._positions)]
         self._held = [([0.0] * len(b.body_forces), []) for b in self.bonds]
 
@@ -141,7 +154,7 @@ class EnergyAudit:
         for i, bond in enumerate(self.bonds):
             f_start, v_start, s_start = self._start[i]
             f_held, tangents = self._held[i]
-            f_end, v_end = bond.connector.get(bond.connector_forces), bond.body.get(bond.body_velocities)
+            f_end, v_end = bond.delivered_forces(), bond.body.get(bond.body_velocities)
             f_held_end = list(f_held)
             if tangents:
                 c, d, rate = tangents

@@ -12,8 +12,8 @@ import math
 from typing import Any
 
 from .components.base import coerce
-from .parameters import typed
-from .scenario import Scenario, ScenarioError, component_variables, value_problem
+from .parameters import typed, value_problem
+from .scenario import Scenario, ScenarioError, component_variables
 
 #: causalities an override may set (an SSD binds parameters and the start values of inputs)
 SETTABLE = ("parameter", "input")

@@ -149,3 +149,16 @@ def binding_values(component: ET.Element, folder: Path, ssd_units: dict[str, Uni
                     yield name, typed(kind, text), kind
             except (ValueError, ZeroDivisionError) as exc:
                 yield f"parameter {name} = {text!r}{' ' + unit if unit else ''}: {exc}"
+
+
+def value_problem(component: str, name: str, value: Any, variable: Any) -> str | None:
+    """Why ``component.name = value`` is out of the variable's declared [min, max] (None if it is not)."""
+    if variable.type != "Real":
+        return None
+    lo = float(variable.min) if variable.min is not None else None
+    hi = float(variable.max) if variable.max is not None else None
+    if (lo is not None and value < lo) or (hi is not None and value > hi):
+        unit = f" {variable.unit}" if variable.unit else ""
+        return (f"{component}: parameter {name} = {value!r} is out of range "
+                f"[{lo if lo is not None else '-inf'}, {hi if hi is not None else 'inf'}]{unit}")
+    return None

@@ -25,9 +25,10 @@ from pathlib import Path
 from typing import Any
 
 from . import ssp_archive
+from .connection_maps import converted
 from .fmu_sources import fallback_allowed, missing_fmu, resolve_source, source_path, stand_in_note
 from .parameters import NS as SSP_NS
-from .parameters import binding_values
+from .parameters import binding_values, value_problem
 from .ssp_constructs import connector_problem, declared_type, system_problems
 from .ssp_systems import flatten
 from .unconnected import mark_problems, unconnected_inputs
@@ -56,6 +57,8 @@ class Connection:
     source_variable: str  # output
     target: str
     target_variable: str  # input
+    factor: float = 1.0   # the input receives factor·output + offset (mechfmu.connection_maps)
+    offset: float = 0.0
 
     def __str__(self) -> str:
         return f"{self.source}.{self.source_variable} -> {self.target}.{self.target_variable}"
@@ -177,7 +180,7 @@ def load_scenario(path: str | Path, check: bool = True, local: bool = False, bui
             else:
                 spec.parameters[item[0]], spec.kinds[item[0]] = item[1], item[2]
         components[name] = spec
-    connections = [Connection(*ends) for ends in flat_connections]
+    connections = [Connection(*ends) for ends in flat_connections]  # with factor and offset
     scenario = Scenario(root.get("name") or ssd.parent.name, ssd.parent, components, connections)
     scenario.warnings += [stand_in_note(stood_in, built_fmus)] if stood_in else []
     experiment = root.find("ssd:DefaultExperiment", NS)
@@ -202,7 +205,7 @@ def load_scenario(path: str | Path, check: bool = True, local: bool = False, bui
     if not scenario.step_size > 0:
         problems.append(f"baseStepSize {scenario.step_size} must be positive")
     if check:
-        problems += _check(scenario, local)
+        problems += _check(scenario, local, units)
     if problems:
         raise ScenarioError(ssd, problems)
     if check:
@@ -281,20 +284,7 @@ def component_variables(spec: ComponentSpec, local: bool = False) -> dict[str, A
     return {v.name: v for v in md.modelVariables}
 
 
-def value_problem(component: str, name: str, value: Any, variable: Any) -> str | None:
-    """Why ``component.name = value`` is out of the variable's declared [min, max] (None if it is not)."""
-    if variable.type != "Real":
-        return None
-    lo = float(variable.min) if variable.min is not None else None
-    hi = float(variable.max) if variable.max is not None else None
-    if (lo is not None and value < lo) or (hi is not None and value > hi):
-        unit = f" {variable.unit}" if variable.unit else ""
-        return (f"{component}: parameter {name} = {value!r} is out of range "
-                f"[{lo if lo is not None else '-inf'}, {hi if hi is not None else 'inf'}]{unit}")
-    return None
-
-
-def _check(scenario: Scenario, local: bool = False) -> list[str]:
+def _check(scenario: Scenario, local: bool = False, units: dict | None = None) -> list[str]:
     problems = []
     variables: dict[str, dict[str, Any]] = {}
     for spec in scenario.components.values():
@@ -324,7 +314,7 @@ def _check(scenario: Scenario, local: bool = False) -> list[str]:
             elif (problem := value_problem(spec.name, pname, value, var)) is not None:
                 problems.append(problem)
     targets: dict[tuple[str, str], Connection] = {}
-    for con in scenario.connections:
+    for number, con in enumerate(scenario.connections):
         ends: list[Any] = []  # the variable at each end (ours or fmpy's), None if unknown
         ends_wanted = ((con.source, con.source_variable, "output"), (con.target, con.target_variable, "input"))
         for comp, var, role in ends_wanted:
@@ -346,9 +336,13 @@ def _check(scenario: Scenario, local: bool = False) -> list[str]:
                                     "(SSP and libcosim require it)")
         if ends[0] is not None and ends[1] is not None and ends[0].type != ends[1].type:
             problems.append(f"connection {con}: type mismatch {ends[0].type} -> {ends[1].type}")
-        elif (ends[0] is not None and ends[1] is not None and None not in (_unit(ends[0]), _unit(ends[1]))
-              and _unit(ends[0]) != _unit(ends[1])):
-            problems.append(f"connection {con}: unit mismatch {_unit(ends[0])} -> {_unit(ends[1])}")
+        elif ends[0] is not None and ends[1] is not None:
+            specs = (scenario.components[con.source], scenario.components[con.target])
+            end_units = tuple(_unit(v) or spec.types.get(name, ("", None))[1] for v, spec, name in
+                              zip(ends, specs, (con.source_variable, con.target_variable)))
+            con, why = converted(con, ends[0].type, end_units, (specs[0].fmu, specs[1].fmu), units or {})
+            problems += [why] if why else []
+            scenario.connections[number] = con
         key = (con.target, con.target_variable)
         if key in targets:
             problems.append(f"input {con.target}.{con.target_variable} is connected twice "

@@ -1,18 +1,19 @@
 """SSD constructs the loader does not implement are refused by name, never ignored.
 
-A construct that other SSP tools apply and mechfmu would pass over changes the physics without a sign: a
-connection's ``ssc:LinearTransformation`` (m to mm: a factor of 1000 lost), a connector declared in a unit
-other than its variable's. Until mechfmu applies them, each is a problem naming the element and saying what to
-do, in the top system and in its nested ``ssd:System`` elements (which mechfmu flattens, ``mechfmu.ssp_systems``):
+A construct that other SSP tools apply and mechfmu would pass over changes the physics without a sign. What
+mechfmu applies: nested ``ssd:System`` elements (flattened, ``mechfmu.ssp_systems``), a connection's
+``ssc:LinearTransformation`` and unit conversion between connection ends (``mechfmu.connection_maps``). What it
+refuses, each a problem naming the element and saying what to do, in the top system and in nested ones:
 
 - a system by file (a component whose ``type`` is an SSP definition or package): put its components into an
   ``ssd:System`` among the elements;
 - parameter bindings of a nested system: bind the parameters at its components;
-- a connection with a transformation (``ssc:LinearTransformation``, ``ssc:MapTransformation``,
-  ``ssc:BooleanMappingTransformation``, ``ssc:IntegerMappingTransformation``): convert in the model, or
-  remove the transformation if the values are to pass unchanged;
+- a connection with another transformation (``ssc:MapTransformation``, ``ssc:BooleanMappingTransformation``,
+  ``ssc:IntegerMappingTransformation``) or with more than one: convert in the model, or give one
+  ``ssc:LinearTransformation``;
 - an ``ssd:Connector`` whose declared type (``ssc:Real``, ``ssc:Integer``, ...) is not its variable's, or
-  whose declared ``unit`` is not its variable's unit: declare the variable's type and unit, or none.
+  whose declared ``unit`` is not its variable's unit (a variable without a unit, a signal, takes the declared
+  one): declare the variable's type and unit, or none.
 """
 from __future__ import annotations
 
@@ -24,6 +25,8 @@ SSD = "http://ssp-standard.org/SSP1/SystemStructureDescription"
 SYSTEM_TYPES = ("application/x-ssp-definition", "application/x-ssp-package")
 #: what an ssd:Connection may hold that changes nothing mechfmu computes
 CONNECTION_EXTRAS = ("Annotations", "ConnectionGeometry")
+#: the transformation mechfmu applies (``mechfmu.connection_maps``), at most one per connection
+APPLIED_TRANSFORMATION = "LinearTransformation"
 #: the type elements of an ssd:Connector
 CONNECTOR_TYPES = ("Real", "Integer", "Boolean", "String", "Enumeration", "Binary")
 
@@ -63,15 +66,16 @@ def system_problems(system: ET.Element) -> list[str]:
                             "connect the components directly")
     connections = system.find(f"{{{SSD}}}Connections")
     for connection in connections if connections is not None else ():
+        applied = [child for child in connection if _local(child.tag) == APPLIED_TRANSFORMATION]
         for child in connection:
-            if _local(child.tag) in CONNECTION_EXTRAS:
+            if _local(child.tag) in CONNECTION_EXTRAS or (len(applied) == 1 and child is applied[0]):
                 continue
             attributes = ", ".join(f"{k}={v}" for k, v in child.attrib.items())
             problems.append(f"connection {connection.get('startElement')}.{connection.get('startConnector')} -> "
                             f"{connection.get('endElement')}.{connection.get('endConnector')}: {_prefixed(child)}"
                             f"{f' ({attributes})' if attributes else ''} is not applied by mechfmu (the value "
-                            "would pass unchanged): convert in the model, or remove it if the value is to pass "
-                            "as it is")
+                            "would pass unchanged): give one ssc:LinearTransformation (factor, offset), convert in "
+                            "the model, or remove it if the value is to pass as it is")
     return problems
 
 
@@ -84,13 +88,14 @@ def declared_type(connector: ET.Element) -> tuple[str, str | None] | None:
 def connector_problem(component: str, name: str, declared: tuple[str, str | None], variable: Any,
                       unit: str | None) -> str | None:
     """Why the connector ``name`` of ``component`` declares another type or unit than its ``variable`` has
-    (``unit``: the variable's, None for none); None if it does not."""
+    (``unit``: the variable's, None for none: then any declared unit is the unit of its values); None if it
+    does not."""
     kind, declared_unit = declared
     if kind != variable.type:
         return (f"{component}: connector {name!r} is declared ssc:{kind}, but the variable is a {variable.type}: "
                 f"declare ssc:{variable.type}")
-    if kind == "Real" and declared_unit is not None and declared_unit != (unit or ""):
+    if kind == "Real" and declared_unit is not None and unit is not None and declared_unit != unit:
         return (f"{component}: connector {name!r} is declared in {declared_unit!r}, but the variable is in "
-                f"{unit or 'no unit'!r}; mechfmu does not convert connector units: declare "
-                + (f"unit={unit!r}" if unit else "no unit") + " (and convert in the model if the values differ)")
+                f"{unit!r} (the FMU's values are in {unit!r} whatever the connector says): declare unit={unit!r} "
+                "or no unit; a connection between ends in different units converts them")
     return None

@@ -8,11 +8,15 @@ system named like another element of its system. Connections meeting at a nested
 system's ``ssd:Connector`` become one connection from the producing component's output to each consuming
 component's input; a system connector that feeds a component but is fed by nothing is refused by name.
 A connection with the top system's own connectors (no ``startElement``/``endElement``) is kept as it is
-written, so the scenario's checks refuse its unknown component ``''``.
+written, so the scenario's checks refuse its unknown component ``''``. The ``ssc:LinearTransformation``s of the
+connections on the way from an output to an input compose into that connection's (``mechfmu.connection_maps``);
+a nested system's connector is a junction and converts no unit.
 """
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+
+from .connection_maps import IDENTITY, Map, as_doubles, compose, linear_transformation
 
 SSD = "http://ssp-standard.org/SSP1/SystemStructureDescription"
 SEPARATOR = "/"
@@ -22,40 +26,48 @@ End = tuple[bool, str, str]
 
 
 def flatten(system: ET.Element, problems: list[str]
-            ) -> tuple[list[tuple[str, ET.Element]], list[tuple[str, str, str, str]]]:
+            ) -> tuple[list[tuple[str, ET.Element]], list[tuple[str, str, str, str, float, float]]]:
     """The components of ``system`` and its nested systems by path and the connections between components
-    (source, output, target, input); the problems found are added to ``problems``."""
+    (source, output, target, input, factor, offset: the input receives factor·output + offset); the problems
+    found are added to ``problems``."""
     components: list[tuple[str, ET.Element]] = []
-    edges: list[tuple[End, End]] = []
+    edges: list[tuple[End, End, Map]] = []
     _collect(system, "", components, edges, problems)
-    feeds: dict[End, list[End]] = {}
-    for start, end in edges:
-        feeds.setdefault(start, []).append(end)
-    fed = {end for _, end in edges}
+    feeds: dict[End, list[tuple[End, Map]]] = {}
+    for start, end, transform in edges:
+        feeds.setdefault(start, []).append((end, transform))
+    fed = {end for _, end, _ in edges}
     connections = []
-    for start, end in edges:
+    for start, end, transform in edges:
         if not start[0]:
-            for target in _consumers(end, feeds, set()):
-                connections.append((start[1], start[2], target[1], target[2]))
-    for start in dict.fromkeys(s for s, _ in edges if s[0] and s not in fed):
-        if any(not e[0] for e in _consumers(start, feeds, set())):
+            for target, path_map in _consumers(end, transform, feeds, set()):
+                label = f"{start[1]}.{start[2]} -> {target[1]}.{target[2]}"
+                try:
+                    connections.append((start[1], start[2], target[1], target[2], *as_doubles(path_map, label)))
+                except ValueError as exc:
+                    problems.append(str(exc))
+    for start in dict.fromkeys(s for s, _, _ in edges if s[0] and s not in fed):
+        if any(not e[0] for e, _ in _consumers(start, IDENTITY, feeds, set())):
             problems.append(f"connector {start[2]!r} of system {start[1]!r} is fed by nothing: connect an output to "
                             f"it in the system that holds {start[1]!r}")
     return components, connections
 
 
-def _consumers(end: End, feeds: dict[End, list[End]], seen: set[End]) -> list[End]:
-    """The component inputs ``end`` reaches through system connectors (``end`` itself if it is one)."""
+def _consumers(end: End, transform: Map, feeds: dict[End, list[tuple[End, Map]]],
+               seen: set[End]) -> list[tuple[End, Map]]:
+    """The component inputs ``end`` reaches through system connectors (``end`` itself if it is one), each with
+    the transformation of the way there (``transform``: that of the way to ``end``)."""
     if not end[0]:
-        return [end]
+        return [(end, transform)]
     if end in seen:
         return []
     seen.add(end)
-    return [target for following in feeds.get(end, []) for target in _consumers(following, feeds, seen)]
+    return [found for following, step in feeds.get(end, [])
+            for found in _consumers(following, compose(step, transform), feeds, seen)]
 
 
 def _collect(system: ET.Element, prefix: str, components: list[tuple[str, ET.Element]],
-             edges: list[tuple[End, End]], problems: list[str]) -> None:
+             edges: list[tuple[End, End, Map]], problems: list[str]) -> None:
     """Add the components and connection ends of ``system`` (path ``prefix``, '' for the top system)."""
     systems = set()
     found = system.find(f"{{{SSD}}}Elements")
@@ -82,4 +94,9 @@ def _collect(system: ET.Element, prefix: str, components: list[tuple[str, ET.Ele
                 ends.append((True, prefix.rstrip(SEPARATOR), connector))
             else:
                 ends.append((owner in systems, prefix + owner, connector))
-        edges.append((ends[0], ends[1]))
+        try:
+            transform = linear_transformation(connection, f"{'.'.join(ends[0][1:])} -> {'.'.join(ends[1][1:])}")
+        except ValueError as exc:
+            problems.append(str(exc))
+            transform = IDENTITY
+        edges.append((ends[0], ends[1], transform))

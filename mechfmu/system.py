@@ -10,6 +10,9 @@
   ``downstream_plan(slave)``: what changes when that slave's outputs change).
 - connection values: every connection's source value in connection order, and setting them all
   (the coupling unknowns of the iterative algorithms); FMU states saved, restored and freed together.
+- a connection with a factor or offset (``mechfmu.connection_maps``) delivers ``factor·value + offset`` to
+  its input in every transfer and every ``set_connection_values`` (``delivered``); the others pass the value
+  as it is.
 """
 from __future__ import annotations
 
@@ -42,11 +45,28 @@ def picker(index: list[int], count: int) -> Callable[[list[float]], list[float]]
     return lambda values: list(pick(values))
 
 
+#: per value, the (factor, offset) of its connection, None where it passes unchanged; None for all unchanged
+Maps = list[tuple[float, float] | None] | None
+
+
+def connection_maps(connections: list[Connection]) -> Maps:
+    """Per connection its (factor, offset), None for one that passes its value unchanged (None for all)."""
+    maps = [None if (c.factor, c.offset) == (1.0, 0.0) else (c.factor, c.offset) for c in connections]
+    return maps if any(maps) else None
+
+
+def mapped(pick: Callable[[list[float]], list[float]], maps: Maps) -> Callable[[list[float]], list[float]]:
+    """``pick`` followed by each value's map (``pick`` itself when no value is changed)."""
+    if maps is None:
+        return pick
+    return lambda values: [v if m is None else m[0] * v + m[1] for v, m in zip(pick(values), maps)]
+
+
 @dataclass
 class TransferLevel:
     gets: list[tuple[Slave, list[str]]]
-    #: (target slave, input names, indices into the flat list of values read in this level)
-    sets: list[tuple[Slave, list[str], list[int]]]
+    #: (target slave, input names, indices into the flat list of values read in this level, the maps)
+    sets: list[tuple[Slave, list[str], list[int], Maps]]
     #: the same, ready to run: bound ``get``/``set`` methods and the pickers of each target's values
     _reads: list[tuple[Callable, list[str]]] = field(init=False, repr=False)
     _writes: list[tuple[Callable, list[str], Callable]] = field(init=False, repr=False)
@@ -54,7 +74,8 @@ class TransferLevel:
     def __post_init__(self) -> None:
         self._reads = [(slave.get, names) for slave, names in self.gets]
         count = sum(len(names) for _, names in self.gets)
-        self._writes = [(slave.set, names, picker(index, count)) for slave, names, index in self.sets]
+        self._writes = [(slave.set, names, mapped(picker(index, count), maps))
+                        for slave, names, index, maps in self.sets]
 
     def run(self) -> None:
         """One batched get per source, then one batched set per target."""
@@ -81,14 +102,15 @@ def read_plan(slaves: dict[str, Slave],
 
 
 def write_plan(slaves: dict[str, Slave], connections: list[Connection],
-               index: list[int]) -> list[tuple[Slave, list[str], list[int]]]:
-    """One batched write per target slave: (slave, inputs, index of each input's value)."""
-    writes: dict[str, tuple[list[str], list[int]]] = {}
+               index: list[int]) -> list[tuple[Slave, list[str], list[int], Maps]]:
+    """One batched write per target slave: (slave, inputs, index of each input's value, their maps)."""
+    writes: dict[str, tuple[list[str], list[int], list[Connection]]] = {}
     for c, i in zip(connections, index):
-        names, idx = writes.setdefault(c.target, ([], []))
+        names, idx, wires = writes.setdefault(c.target, ([], [], []))
         names.append(c.target_variable)
         idx.append(i)
-    return [(slaves[t], names, idx) for t, (names, idx) in writes.items()]
+        wires.append(c)
+    return [(slaves[t], names, idx, connection_maps(wires)) for t, (names, idx, wires) in writes.items()]
 
 
 @dataclass
@@ -102,7 +124,9 @@ class CoupledSystem:
     _sources: list[tuple[Slave, list[str]]] = field(init=False, repr=False)
     _source_index: list[int] = field(init=False, repr=False)
     #: batched writes of every connection's target, indexed by connection
-    _targets: list[tuple[Slave, list[str], list[int]]] = field(init=False, repr=False)
+    _targets: list[tuple[Slave, list[str], list[int], Maps]] = field(init=False, repr=False)
+    #: every connection's map (None: all pass their values unchanged)
+    _maps: Maps = field(init=False, repr=False)
     #: called with every slave about to step (the energy audit reads the inputs it holds)
     before_step: Callable[[Slave], None] | None = field(default=None, init=False, repr=False)
 
@@ -112,6 +136,7 @@ class CoupledSystem:
         self.strict_plan = [self._level_plan(self.connections)] if self.connections else []
         self._sources, self._source_index = read_plan(self.slaves, self.connections)
         self._targets = write_plan(self.slaves, self.connections, list(range(len(self.connections))))
+        self._maps = connection_maps(self.connections)
 
     # --- data flow -----------------------------------------------------------------------
     def _dependency_levels(self) -> list[list[Connection]]:
@@ -174,9 +199,18 @@ class CoupledSystem:
             flat.extend(slave.get(names))
         return [flat[i] for i in self._source_index]
 
+    def delivered(self, values: list[float]) -> list[float]:
+        """What the inputs receive for per-connection source values (``values`` itself if no connection maps)."""
+        maps = self._maps
+        if maps is None:
+            return values
+        return [v if m is None else m[0] * v + m[1] for v, m in zip(values, maps)]
+
     def set_connection_values(self, values: list[float]) -> None:
-        """Set every connected input to the given per-connection values (as from ``connection_values``)."""
-        for slave, names, index in self._targets:
+        """Set every connected input to what it receives for the given per-connection source values (as from
+        ``connection_values``)."""
+        values = self.delivered(values)
+        for slave, names, index, _ in self._targets:
             slave.set(names, [values[i] for i in index])
 
     # --- stepping and states ---------------------------------------------------------------

@@ -39,11 +39,13 @@ def si_units() -> dict[str, UnitDefinition]:
     return {name: UnitDefinition(tuple(exponents.get(b, 0) for b in BASE)) for name, exponents in UNITS.items()}
 
 
-def parse_units(parent: ET.Element | None) -> dict[str, UnitDefinition]:
-    """The ``ssc:Unit`` definitions under ``parent`` (an ``ssd:Units`` or ``ssv:Units`` element)."""
+def parse_units(parent: ET.Element | None, namespace: str = SSC) -> dict[str, UnitDefinition]:
+    """The ``ssc:Unit`` definitions under ``parent`` (an ``ssd:Units`` or ``ssv:Units`` element); with
+    ``namespace=""`` the ``Unit`` elements of an FMI modelDescription's ``UnitDefinitions`` (same attributes)."""
     units = {}
-    for unit in ([] if parent is None else parent.iterfind(f"{{{SSC}}}Unit")):
-        base = unit.find(f"{{{SSC}}}BaseUnit")
+    tag = f"{{{namespace}}}" if namespace else ""
+    for unit in ([] if parent is None else parent.iterfind(f"{tag}Unit")):
+        base = unit.find(f"{tag}BaseUnit")
         attrib = {} if base is None else base.attrib
         name = unit.get("name", "")
         factor = _base_number(name, attrib, "factor", "1", exact_decimal)

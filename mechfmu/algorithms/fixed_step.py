@@ -3,12 +3,15 @@ from __future__ import annotations
 
 from ..components.ports import (
     ACCELERATION,
+    ANGLE,
+    ANGULAR_VELOCITY,
     DAMPING_TANGENT,
     FORCE_SUFFIXES,
     POSITION,
     POSITION_SUFFIXES,
     RATE,
     STIFFNESS_TANGENT,
+    VELOCITY,
 )
 from ..scenario import Connection
 from ..slaves import Slave
@@ -75,16 +78,19 @@ def tangent_connections(connections: list[Connection], slaves: dict[str, Slave])
     ``A.X -> B.Y`` (these added ones too) where A outputs the rate ``X_rate`` and B accepts ``Y_rate``
     (``x.f_rate -> y.f_rate``/``y.tau_rate``, a signal's ``y_rate -> f_rate`` and ``y_rate_rate ->
     s_ref_rate_rate``), the connections that carry them, unless the scenario already wires them
-    (the port vocabulary: components/ports.py)."""
+    (the port vocabulary: components/ports.py). A wire with a factor k (``Connection.factor``) passes its
+    rate and acceleration times k; a force wire's tangents are times k and the factor of the wire into the
+    connector's flange position (c) or velocity (d): ∂(k·f)/∂s_B = k·c·a for s = a·s_B + b."""
     wired = {(c.target, c.target_variable) for c in connections}
+    into = {(c.target, c.target_variable): c.factor for c in connections}
     extra: list[Connection] = []
     pending = list(connections)  # grows while it is walked: a wired rate may carry a rate of its own
 
-    def add(source: str, output: str, target: str, input_: str) -> None:
+    def add(source: str, output: str, target: str, input_: str, factor: float) -> None:
         out, inp = slaves[source].variables.get(output), slaves[target].variables.get(input_)
         if (out is not None and out.causality == "output" and inp is not None and inp.causality == "input"
                 and (target, input_) not in wired):
-            extra.append(Connection(source, output, target, input_))
+            extra.append(Connection(source, output, target, input_, factor))
             pending.append(extra[-1])
             wired.add((target, input_))
 
@@ -96,13 +102,18 @@ def tangent_connections(connections: list[Connection], slaves: dict[str, Slave])
         source_flange = stem(con.source_variable, POSITION_SUFFIXES)
         target_flange = stem(con.target_variable, (f".{POSITION}",))
         if source_flange is not None and target_flange is not None:
-            add(con.source, f"{source_flange}.{ACCELERATION}", con.target, f"{target_flange}.{ACCELERATION}")
+            add(con.source, f"{source_flange}.{ACCELERATION}", con.target, f"{target_flange}.{ACCELERATION}",
+                con.factor)
         source_flange = stem(con.source_variable, FORCE_SUFFIXES)
         target_flange = stem(con.target_variable, FORCE_SUFFIXES)
         if source_flange is not None and target_flange is not None:
-            for tangent in (STIFFNESS_TANGENT, DAMPING_TANGENT):
-                add(con.source, f"{source_flange}.{tangent}", con.target, f"{target_flange}.{tangent}")
-        add(con.source, con.source_variable + RATE, con.target, con.target_variable + RATE)
+            for tangent, by in ((STIFFNESS_TANGENT, (POSITION, ANGLE)),
+                                (DAMPING_TANGENT, (VELOCITY, ANGULAR_VELOCITY))):
+                inner = next((into[(con.source, f"{source_flange}.{n}")] for n in by
+                              if (con.source, f"{source_flange}.{n}") in into), 1.0)
+                add(con.source, f"{source_flange}.{tangent}", con.target, f"{target_flange}.{tangent}",
+                    con.factor * inner)
+        add(con.source, con.source_variable + RATE, con.target, con.target_variable + RATE, con.factor)
     return extra
 
 

@@ -68,6 +68,7 @@ class IterativeAlgorithm(CouplingAlgorithm):
 
     def initialize(self, system: CoupledSystem, start_time: float) -> None:
         super().initialize(system, start_time)
+        self.delivered = system.delivered  # what inputs receive for per-connection source values
         index = {c: i for i, c in enumerate(system.connections)}
         switching = self.locator.switching if self.locator is not None else []
         #: (slave, its connected inputs, their connection indices) of every slave whose switchingError is read
@@ -85,6 +86,7 @@ class IterativeAlgorithm(CouplingAlgorithm):
         self.hold_switching_at_start(start)
 
     def hold_switching_at_start(self, start: list[float]) -> None:
+        start = self.delivered(start)
         for slave, names, index in self.switching_inputs:
             if names:
                 slave.set(names, [start[i] for i in index])
@@ -174,8 +176,10 @@ class FixedPoint(IterativeAlgorithm):
                          for s in system.slaves}
 
     def _set_inputs(self, slave: Slave, values: list[float]) -> None:
+        """Set ``slave``'s connected inputs to what they receive for the per-connection source ``values``."""
         incoming = self.incoming[slave.name]
         if incoming:
+            values = self.delivered(values)
             slave.set([n for n, _ in incoming], [values[i] for _, i in incoming])
 
     def _read_outputs(self, slave: Slave, latest: list[float]) -> None:
