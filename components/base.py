@@ -151,8 +151,8 @@ class Component:
     initial_state: ClassVar[dict[str, Any]] = {}
     default_step: ClassVar[float] = 1e-3
     default_stop: ClassVar[float] = 1.0
-    #: the folder of the FMU's unpacked resources (set by the FMU wrapper; None in-process): relative file
-    #: names in parameters are found there, else in the current directory
+    #: the folder of the FMU's unpacked resources (set by the FMU wrapper; in-process the scenario's folder):
+    #: relative file names in parameters are found there; None: in the current directory
     resources: str | None = None
 
     def __init__(self, instance_name: str | None = None):

@@ -18,8 +18,9 @@ Data: ``table`` (String) holds rows ``"t, y; t, y; ..."`` (Modelica's matrix syn
 ``;`` or new lines, values by ``,`` or blanks, optional outer brackets); with ``tableOnFile`` the rows come
 from the CSV file ``fileName`` (one row per line, values separated by ``,``; blank lines, lines starting
 with ``#`` and a first line that is not numbers (a header) are skipped). A relative ``fileName`` is found
-in the FMU's resources folder (put the file into the FMU's ``resources/``), in-process in the current
-directory; that folder is also the only one read from: a name that leads out of it (an absolute path, ``..``,
+in the FMU's resources folder (put the file into the FMU's ``resources/``), in-process in the scenario's
+folder (the current directory for a component used alone); that folder is also the only one read from: a
+name that leads out of it (an absolute path, ``..``,
 a symbolic link) is refused unless ``allowOutsideFiles`` (the FMU then reads any file its process may read).
 Only a regular file of at most ``MAX_FILE_BYTES`` is read (a device or FIFO is not even opened; type and
 size are checked again on the opened file, and no more is read); errors name the file and the line, never
@@ -48,7 +49,7 @@ Rows = tuple[tuple[float, ...], tuple[float, ...]]
 #: the largest table file read, 16 MiB: some 850 000 rows of two 8-digit columns, parsed in seconds into
 #: about half a GiB (memory and time grow with the size)
 MAX_FILE_BYTES = 16 * 1024 * 1024
-OUTSIDE_HINT = ("put the file into the FMU's resources/ folder (in-process: the current directory) and give "
+OUTSIDE_HINT = ("put the file into the FMU's resources/ folder (in-process: the scenario's folder) and give "
                 "its relative name, or set allowOutsideFiles = true to read it where it is")
 
 

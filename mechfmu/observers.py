@@ -110,13 +110,16 @@ class CsvWriter(Observer):
       construction (a FIFO waits for its reader; Ctrl-C ends the wait): no temporary file, no rename,
       no lock and no partial file, since replacing it would destroy the device or pipe and nothing can
       be read back from it. A directory, a path ending in ``/``, a block device (a disk, whose contents
-      the rows would overwrite) and a socket are refused at construction with a ``ValueError``."""
+      the rows would overwrite) and a socket are refused at construction with a ``ValueError``.
+    - A symbolic link is followed: the rows go to the file it names (its folder holds the temporary and
+      partial files), and the link stays."""
 
     #: bytes gathered before a write to the file
     CHUNK = 1 << 16
 
     def __init__(self, path: str | Path):
-        self.path = Path(path)
+        #: a symbolic link is written through: the file it names gets the rows, the link stays a link
+        self.path = Path(os.path.realpath(path)) if os.path.islink(path) else Path(path)
         self.written: Path | None = None
         self._fd: int | None = None
         self._tmp: Path | None = None

@@ -338,9 +338,10 @@ def _check(scenario: Scenario, local: bool = False, units: dict | None = None) -
             problems.append(f"connection {con}: type mismatch {ends[0].type} -> {ends[1].type}")
         elif ends[0] is not None and ends[1] is not None:
             specs = (scenario.components[con.source], scenario.components[con.target])
-            end_units = tuple(_unit(v) or spec.types.get(name, ("", None))[1] for v, spec, name in
-                              zip(ends, specs, (con.source_variable, con.target_variable)))
-            con, why = converted(con, ends[0].type, end_units, (specs[0].fmu, specs[1].fmu), units or {})
+            source_unit, target_unit = (_unit(v) or spec.types.get(name, ("", None))[1] for v, spec, name in
+                                        zip(ends, specs, (con.source_variable, con.target_variable)))
+            con, why = converted(con, ends[0].type, (source_unit, target_unit), (specs[0].fmu, specs[1].fmu),
+                                 units or {})
             problems += [why] if why else []
             scenario.connections[number] = con
         key = (con.target, con.target_variable)

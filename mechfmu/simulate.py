@@ -36,13 +36,13 @@ from .system import AlgebraicLoopError, CoupledSystem
 
 
 def instantiate(scenario: Scenario, local: bool = False, pool: InstancePool | None = None) -> dict[str, Slave]:
-    """One slave per scenario component (FMU via fmpy, or the component in-process); FMUs come from
-    ``pool`` when it holds a reset instance."""
+    """One slave per scenario component (FMU via fmpy, or the component in-process, which reads relative files
+    such as a Table's from the scenario's folder); FMUs come from ``pool`` when it holds a reset instance."""
     slaves: dict[str, Slave] = {}
     try:
         for spec in scenario.components.values():
             if local:
-                slaves[spec.name] = LocalSlave(spec.name, component_class(spec.fmu))
+                slaves[spec.name] = LocalSlave(spec.name, component_class(spec.fmu), str(scenario.folder))
             elif pool is not None:
                 slaves[spec.name] = pool.take(spec.name, spec.fmu)
             else:

@@ -92,9 +92,12 @@ class Slave(ABC):
 class LocalSlave(Slave):
     """A component object driven in-process; same numbers as its FMU."""
 
-    def __init__(self, name: str, component_cls: type[Component]):
+    def __init__(self, name: str, component_cls: type[Component], resources: str | None = None):
+        """``resources``: the folder its relative files are read from (an FMU's resources; in a scenario its
+        folder; None: the current directory)."""
         super().__init__(name)
         self.component = component_cls(name)
+        self.component.resources = resources
         for p in component_cls.parameters:
             self.variables[p.name] = VariableInfo(p.name, "parameter", p.type, p.unit, p.default, p.min, p.max)
         for i in component_cls.inputs:

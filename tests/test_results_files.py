@@ -170,3 +170,17 @@ def test_a_full_disk_keeps_the_header_and_every_whole_row_that_fitted(tmp_path):
         assert "no space left on the disk" in proc.stdout
     finally:
         subprocess.run(["umount", disk], check=True)
+
+
+def test_a_symbolic_link_is_written_through_and_stays_a_link(tmp_path):
+    """The file it names gets the rows; the link itself is not replaced by a regular file."""
+    expected = reference_csv(tmp_path, 0.01)
+    (tmp_path / "data").mkdir()
+    named = tmp_path / "data" / "results.csv"
+    named.write_text("an earlier result\n")
+    link = tmp_path / "latest.csv"
+    link.symlink_to(named)
+    done = run("--stop", 0.01, "--out", link)
+    assert done.returncode == 0, done.stderr
+    assert link.is_symlink() and os.readlink(link) == str(named)
+    assert named.read_text() == expected

@@ -1,4 +1,4 @@
-"""Table's CSV file: read only inside its folder (the FMU's resources, in-process the current directory)
+"""Table's CSV file: read only inside its folder (the FMU's resources, in-process the scenario's folder)
 unless allowOutsideFiles, only a regular file of bounded size, and errors that never quote the file's text;
 each case in-process and through the FMU."""
 import os
@@ -213,3 +213,22 @@ def test_a_bad_file_is_named_with_its_line_and_none_of_its_text(workdir, table_f
         message = refusal(run, {"fileName": "latin.csv"})
         assert "fileName = 'latin.csv' is not a valid table: line 2 is not UTF-8 text" in message
         assert "0xe9" not in message
+
+
+def test_an_in_process_scenario_reads_its_table_from_the_scenario_folder(fmus, tmp_path, workdir):
+    """Not from the current directory (which holds another data.csv here): the in-process component stands
+    for the FMU, whose relative files are its own, and the scenario's folder is where the user put the file."""
+    from mechfmu.simulate import simulate
+    from mechfmu.ssp import write_scenario
+
+    (workdir / "data.csv").write_text("time,force\n0,100\n1,100\n")
+    folder = tmp_path / "scenario"
+    write_scenario(folder, "lookup", [("lookup", "Table", {"tableOnFile": True, "fileName": "data.csv",
+                                                            "extrapolation": 1}),
+                                      ("force", "Force", {}), ("mass", "Mass", {"m": 1.0})],
+                   ["lookup.y -> force.f", "force.flange <-> mass.flange_a"], stop_time=5 * H, step_size=H,
+                   fmu_folder=(Path(__file__).resolve().parent.parent / "fmus").as_posix())
+    (folder / "data.csv").write_text(DATA)
+    result = simulate(folder, local=True)
+    assert result.ok, result.message
+    assert list(result.data["lookup.y"]) == EXPECTED
