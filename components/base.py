@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from .expressions import Expression, ExpressionError
+from .model_exchange import ModelExchange
 from .si_units import NO_UNIT, QUANTITIES, UNITS  # noqa: F401  (re-exported: the components' units)
 
 #: translational unit -> rotational unit, for components that serve both (DESIGN: same names, rad units)
@@ -128,15 +129,14 @@ def coerce(type_name: str, value: Any) -> Any:
 _BATCHED: dict[type, tuple[frozenset[str], frozenset[str]]] = {}  # per class: what get_many/set_many batch
 
 
-class Component:
+class Component(ModelExchange):
     """Base of every component. Subclasses declare ``parameters``, ``inputs``, ``outputs`` and
-    ``initial_state`` and implement ``compute_outputs`` (algebraic outputs from the current
-    inputs, state and time) and, if they have dynamics, ``advance`` (the state over one step).
+    ``initial_state`` and implement ``compute_outputs`` (algebraic outputs from the current inputs, state
+    and time) and, if they have dynamics, ``advance`` (the state over one step) and for Model Exchange
+    ``continuous_states`` and ``derivatives`` (components/model_exchange.py).
 
-    Extension checklist: module docstring with the law, units, source and invariants; a pure law
-    function; declarations here; ``validate`` for cross-parameter rules; an entry in
-    ``components.COMPONENTS`` (``mechfmu.build`` then generates its FMU).
-    """
+    Extension checklist: module docstring with the law, units, source and invariants; a pure law function;
+    declarations here; ``validate`` for cross-parameter rules; an entry in ``components.COMPONENTS``."""
 
     description: ClassVar[str] = ""
     #: the system (and version) whose physics this component reproduces
@@ -281,7 +281,7 @@ class Component:
     def initialize(self, start_time: float = 0.0) -> None:
         """Validate all parameters and enter the stepping phase."""
         self.check_parameters()
-        self.time = float(start_time)
+        self.time = self._accepted_time = float(start_time)
         self.initialized = True
         self._cache = None
 

@@ -81,6 +81,9 @@ class CoordinateConstraint(Component):
         Output("flange_b.f_rate", "N/s", "Rate of flange_b.f over the step (= +factorValue1*lambda_rate)",
                (LAMBDA_RATE,)),
     )
+    co_simulation_only = ("an algebraic constraint between bodies has no ODE form: its force lambda is the "
+                          "unknown a master solves so that the constraint holds, which a Model Exchange model "
+                          "cannot state (an index-3 DAE); use a solving co-simulation master (newton)")
     initial_state = {"step_start": 0.0}
 
     def __init__(self, instance_name: str | None = None):

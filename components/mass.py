@@ -24,6 +24,9 @@ of the 2x2 system matrix), so a stiff connector to ground is stable at any step 
 integrated without coupling error. With all of them 0 (not connected) this is the zero-order-hold
 step above, bit for bit.
 
+Model Exchange: the continuous states ``s``, ``v`` (Inertia: the angle and speed), der = (v, a) with the
+loads as they are at that point (components/model_exchange.py).
+
 Parameters: ``m`` [kg] (> 0), ``L`` [m] (≥ 0), ``s_start`` [m], ``v_start`` [m/s] (writing
 them moves the state, so the initial state is settable as a parameter, also from SSP/libcosim);
 Inertia: ``J``, ``phi_start``, ``w_start``.
@@ -246,6 +249,13 @@ class Mass(Component):
             inertia = vals[keys["inertia"]]
             st["s"], st["v"] = linear_implicit_step(st["s"], st["v"], inertia, self.acceleration() * inertia,
                                                     stiffness, damping, rate, step_size)
+
+    continuous_states = ("s", "v")
+
+    def derivatives(self) -> list[float]:
+        """(der(s), der(v)) = (v, a): the law with the loads as they are now (the tangent inputs of
+        linear-implicit coupling are for a step, not for Model Exchange)."""
+        return [self.state["v"], self.acceleration()]
 
     def compute_outputs(self) -> dict[str, float]:
         keys = self._keys

@@ -16,6 +16,15 @@ rotation group (q = q_n ⊗ exp(θ), θ̇ = dexp⁻¹_θ(ω_b)); the quaternion 
 substep. Torque-free rotation about a principal axis keeps ω_b constant and θ ∥ ω_b, so every
 correction term vanishes and the step is exact (up to round-off) at any step size.
 
+Model Exchange: the 13 continuous states p_c, v_c (world), q (w, x, y, z), ω_b, with
+
+    ṗ_c = v_c,   v̇_c = F/m + g,   q̇ = ½·q̂ ⊗ (0, ω_b) + γ·(1 − |q|²)·q,   ω̇_b from Euler's equations at q̂
+
+where q̂ = q/|q| is what the outputs and the law use. A solver's error moves q off the unit sphere; the
+rotation term is orthogonal to q, so d|q|²/dt = 2γ·(1 − |q|²)·|q|²: the unit sphere attracts the state at the
+rate 2γ (γ = ``QUATERNION_STABILIZATION`` = 10 1/s), and the orientation reported is a unit quaternion at
+any norm.
+
 Outputs: origin position, orientation quaternion, origin velocity, angular velocity (world frame),
 kinetic energy ½m|v_c|² + ½ω_b·I_c·ω_b and gravitational potential energy −m·g·p_c [J].
 """
@@ -47,6 +56,8 @@ INERTIA = ("xx", "yy", "zz", "xy", "xz", "yz")
 
 #: most rotation substeps in one communication step (a bound on the work of a step)
 MAX_SUBSTEPS = 100_000
+#: γ [1/s]: how fast a Model Exchange quaternion off the unit sphere is drawn back to it
+QUATERNION_STABILIZATION = 10.0
 
 
 def solve3(m: tuple, b: Vec) -> Vec:
@@ -180,9 +191,31 @@ class RigidBody(VectorValues, Component):
         w_new = add(w, scale(h / 6.0, add(add(k1w, scale(2.0, add(k2w, k3w))), k4w)))
         return quat_normalize(quat_mul(q, quat_exp(theta))), w_new
 
+    continuous_states = tuple(f"{entry}[{i}]" for entry, n in (("p", 3), ("v", 3), ("q", 4), ("w", 3))
+                              for i in range(n))
+    #: Model Exchange: the state's quaternion is the solver's, normalized where it is used
+    _solver_quaternion = False
+
+    def set_continuous_states(self, values: list[float]) -> None:
+        super().set_continuous_states(values)
+        if sum(x * x for x in self.state["q"]) == 0.0:
+            raise self.error("state q", list(self.state["q"]), "is not a rotation quaternion (zero)")
+        self._solver_quaternion = True
+
+    def derivatives(self) -> list[float]:
+        st = self.state
+        q_raw = tuple(st["q"])
+        q = quat_normalize(q_raw)
+        w = tuple(st["w"])
+        force, torque = self.loads()
+        a = add(scale(1.0 / self.values["mass"], force), self.vector("gravity"))
+        pull = QUATERNION_STABILIZATION * (1.0 - sum(x * x for x in q_raw))
+        q_dot = [0.5 * r + pull * x for r, x in zip(quat_mul(q, (0.0, *w)), q_raw)]
+        return [*st["v"], *a, *q_dot, *self.angular_acceleration(q, w, force, torque)]
+
     def compute_outputs(self) -> dict[str, float]:
         st = self.state
-        q = tuple(st["q"])
+        q = quat_normalize(tuple(st["q"])) if self._solver_quaternion else tuple(st["q"])
         rotation = quat_to_matrix(q)
         offset = mat_vec(rotation, self.vector("centerOfMass"))
         omega = mat_vec(rotation, tuple(st["w"]))

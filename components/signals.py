@@ -27,6 +27,10 @@ which an FMU cannot know of an input signal: ``linear-implicit`` wires ``y_rate 
 ``_rate_rate``) by name, so a body integrates a waveform force as a first-order hold (a ramp exactly);
 under other masters wire them in the scenario where needed (Position's velocity and acceleration).
 
+Model Exchange: no state; the outputs are the closed form at the model's time, and every time where y or a
+derivative jumps (``time_events``: startTime, a ramp's end, a table's rows) is a time event, so a solver
+never steps over a kink; until the event is handled the outputs there are the left limits.
+
 Units: a signal has none (``NO_UNIT``): its variables are written without a unit attribute and the
 scenario loader connects them to a variable of any unit (``Force.f`` [N], ``Position.s_ref`` [m]), as a
 Modelica ``RealOutput`` connects to any ``RealInput``. One Sine FMU thus serves every use; a loader
@@ -87,8 +91,15 @@ class SignalSource(Component, ABC):
         """(y, dy/dt, d²y/dt²) at time t from the parameters."""
 
     def compute_outputs(self) -> dict[str, float]:
-        y, rate, rate2 = self.waveform(self.time)
+        t = self.time
+        if self.pending_time_event():  # Model Exchange before the event is handled: the left limit
+            t = math.nextafter(t, -math.inf)
+        y, rate, rate2 = self.waveform(t)
         return {Y: y, Y_RATE: rate, Y_RATE_RATE: rate2}
+
+    def time_events(self) -> list[float]:
+        """The times [s] where y or a derivative of it jumps (Model Exchange time events), sorted."""
+        return [self.values["startTime"]]
 
 
 class Sine(SignalSource):
@@ -134,6 +145,9 @@ class Ramp(SignalSource):
         v = self.values
         return ramp(t, v["height"], v["duration"], v["offset"], v["startTime"])
 
+    def time_events(self) -> list[float]:
+        return [self.values["startTime"], self.values["startTime"] + self.values["duration"]]
+
 
 class Constant(SignalSource):
     description = "Constant signal y = k"
@@ -143,3 +157,6 @@ class Constant(SignalSource):
 
     def waveform(self, t: float) -> tuple[float, float, float]:
         return self.values["k"], 0.0, 0.0
+
+    def time_events(self) -> list[float]:
+        return []

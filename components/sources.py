@@ -33,6 +33,9 @@ connector, not a body (a body integrates its own state).
   (0 unless wired): exact for a held (or, with j, linear) a_ref, e.g. ``s = s0 + v0·t + a·t²/2``.
 
 Parameters: ``v_fixed`` [m/s], ``s_start`` [m], ``v_start`` [m/s] (writing a start value moves the state).
+
+Model Exchange: Speed's state ``s`` (der = v_ref), Accelerate's ``s``, ``v`` (der = v, a_ref); the rate inputs
+serve a co-simulation step only. Force, Torque, Position and ConstantSpeed have no state.
 """
 from __future__ import annotations
 
@@ -140,9 +143,14 @@ class Speed(Component):
     outputs = motion_outputs({S: (), V: ("v_ref",), A: ("v_ref_rate",)})
     initial_state = {"s": 0.0}
 
+    continuous_states = ("s",)
+
     def advance(self, current_time: float, step_size: float) -> None:
         v, h = self.values, step_size
         self.state["s"] += v["v_ref"] * h + 0.5 * v["v_ref_rate"] * h * h
+
+    def derivatives(self) -> list[float]:
+        return [self.values["v_ref"]]
 
     def compute_outputs(self) -> dict[str, float]:
         return motion(self.state["s"], self.values["v_ref"], self.values["v_ref_rate"])
@@ -162,6 +170,11 @@ class Accelerate(Component):
     )
     outputs = motion_outputs({S: (), V: (), A: ("a_ref",)})
     initial_state = {"s": 0.0, "v": 0.0}
+
+    continuous_states = ("s", "v")
+
+    def derivatives(self) -> list[float]:
+        return [self.state["v"], self.values["a_ref"]]
 
     def advance(self, current_time: float, step_size: float) -> None:
         st, h = self.state, step_size

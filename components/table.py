@@ -228,3 +228,16 @@ class Table(SignalSource):
 
     def advance(self, current_time: float, step_size: float) -> None:
         self.waveform(current_time + step_size)  # a step that ends outside a NoExtrapolation table is refused
+
+    def time_events(self) -> list[float]:
+        """startTime and every row's time (MSL's ``timeEvents = Always``); periodic: those of the period that
+        holds the model's time and of the next one."""
+        v = self.values
+        times = self.rows()[0]
+        start, scale = v["startTime"], v["timeScale"]
+        shift = 0.0
+        if v["extrapolation"] == PERIODIC and times[-1] > times[0]:
+            period = times[-1] - times[0]
+            shift = max(0.0, math.floor(((self.time - start) / scale - times[0]) / period)) * period
+            times = times + tuple(t + period for t in times)
+        return sorted({start} | {start + (t + shift) * scale for t in times})

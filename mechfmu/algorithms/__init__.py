@@ -1,6 +1,7 @@
 """Coupling algorithms: the base class, option schema and registry (``base``), the fixed-step
 algorithms Jacobi, Gauss-Seidel and linear-implicit (``fixed_step``), the iterative ones with
-rollback, fixed-point (``iterative``) and Newton (``newton``), and event location (``events``).
+rollback, fixed-point (``iterative``) and Newton (``newton``), event location (``events``), and the monolithic
+master of the components' Model Exchange form (``monolithic``).
 Importing this package registers all of them; the extension checklist is the docstring of ``base``."""
 from .base import (
                    ALGORITHMS,
@@ -13,8 +14,9 @@ from .base import (
 )
 from .fixed_step import GaussSeidel, Jacobi, LinearImplicit, tangent_connections
 from .iterative import FixedPoint, IterativeAlgorithm, held_inputs
+from .monolithic import Monolithic
 from .newton import Newton
 
 __all__ = ["ALGORITHMS", "CouplingAlgorithm", "FixedPoint", "GaussSeidel", "IterativeAlgorithm", "Jacobi",
-           "LinearImplicit", "Newton", "Option", "constraint_slaves", "held_inputs", "make_algorithm",
+           "LinearImplicit", "Monolithic", "Newton", "Option", "constraint_slaves", "held_inputs", "make_algorithm",
            "refuse_unenforced_constraints", "register", "tangent_connections"]

@@ -95,6 +95,8 @@ class CouplingAlgorithm(ABC):
     counter_names: ClassVar[tuple[str, ...]] = ()
     #: solves the force ``lambda`` of constraint slaves (``constraint_slaves``); others are refused them
     enforces_constraints: ClassVar[bool] = False
+    #: advances the slaves by their co-simulation step (False: integrates their Model Exchange form)
+    steps_slaves: ClassVar[bool] = True
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)

@@ -1,0 +1,122 @@
+"""Model Exchange (FMI 2.0 §3) of a component: continuous states, their derivatives, event indicators, time
+events and the discrete update at an event.
+
+A component is an ODE in its ``continuous_states`` (entries of ``state``, ``name`` or ``name[i]`` of a list, in
+this order):
+``derivatives()`` is d/dt of them at ``time``, ``state`` and the inputs; the outputs are ``compute_outputs`` at
+the same point. A solver evaluates these at trial points it may reject, so none of them changes anything (no
+side effect). Hidden modes (friction, contact) change only in ``update_discrete_states`` (event mode), which
+the importer calls after initialization, at every zero of an ``event_indicators`` entry (the ``indicator.*``
+outputs) and at ``next_time_event``; it says whether the continuous states were set anew.
+
+Time: ``set_time`` moves the model's time for the next evaluations; it may not go before the last event or
+completed integrator step (``completed_integrator_step``, ``update_discrete_states``): the states were
+accepted there. A call of ``set_time`` puts the component in Model Exchange use (``in_model_exchange``): at a
+time event not yet handled in event mode its outputs are the left limits there (components/signals.py), as
+FMI 2.0 has a model keep its values until the event is handled; co-simulation never calls it.
+
+A component without an ODE form (an algebraic constraint between bodies) says why in ``co_simulation_only``
+and offers Co-Simulation only.
+"""
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any, ClassVar
+
+
+class ModelExchange:
+    """The Model Exchange side of ``components.base.Component`` (which provides ``state``, ``time``,
+    ``values``, ``current_outputs``, ``outputs`` and ``error``)."""
+
+    #: names of the continuous states: entries of ``state``, in FMI order
+    continuous_states: ClassVar[tuple[str, ...]] = ()
+    #: why the component has no Model Exchange form ("" if it has one)
+    co_simulation_only: ClassVar[str] = ""
+
+    state: dict[str, Any]
+    time: float
+    _cache: Any
+    _accepted_time: float = -math.inf
+    #: set by ``set_time``: driven through Model Exchange, not by ``do_step``
+    in_model_exchange: bool = False
+
+    def set_time(self, t: float) -> None:
+        """The time of the next evaluations [s]; not before the last accepted point."""
+        t = float(t)
+        if not math.isfinite(t) or t < self._accepted_time:
+            raise self.error("time", t, f"must be finite and not before {self._accepted_time!r} s, the last event "
+                                        "or completed integrator step")
+        self.time = t
+        self.in_model_exchange = True
+        self._cache = None
+
+    def pending_time_event(self) -> bool:
+        """In Model Exchange use, the model's time is a time event not yet handled in event mode."""
+        return self.in_model_exchange and self.time > self._accepted_time and self.time in self.time_events()
+
+    def time_events(self) -> list[float]:
+        """Every time [s] at which the model must be in event mode (sorted; none by default)."""
+        return []
+
+    def get_continuous_states(self) -> list[float]:
+        return [float(self._slot(name)[0][self._slot(name)[1]]) for name in self.continuous_states]
+
+    def _slot(self, name: str) -> tuple[Any, Any]:
+        """(container, key) of a continuous state: ``s`` is ``state["s"]``, ``q[2]`` is ``state["q"][2]``."""
+        if name.endswith("]"):
+            entry, index = name[:-1].split("[")
+            return self.state[entry], int(index)
+        return self.state, name
+
+    def set_continuous_states(self, values: list[float]) -> None:
+        """Set every continuous state; ComponentError naming the state for a wrong count or a non-finite value."""
+        names = self.continuous_states
+        if len(values) != len(names):
+            raise self.error("continuous states", list(values), f"must be {len(names)} values "
+                                                                f"({', '.join(names) or 'none'})")
+        for name, value in zip(names, values):
+            if not math.isfinite(value):
+                raise self.error(f"state {name}", value, "must be finite")
+        for name, value in zip(names, values):
+            container, key = self._slot(name)
+            container[key] = float(value)
+        self._cache = None
+
+    def derivatives(self) -> list[float]:
+        """d/dt of ``continuous_states`` now (no side effect)."""
+        return []
+
+    def event_indicators(self) -> list[float]:
+        """The ``indicator.*`` outputs now, in declaration order (no side effect)."""
+        names = self.indicator_names()
+        if not names:
+            return []
+        outputs = self.current_outputs()
+        return [float(outputs[name]) for name in names]
+
+    @classmethod
+    def indicator_names(cls) -> list[str]:
+        return [o.name for o in cls.outputs if o.name.startswith("indicator.")]
+
+    def next_time_event(self) -> float | None:
+        """The first of ``time_events`` after the last accepted point (the current time if that is one not yet
+        handled), or None."""
+        return next((b for b in self.time_events() if b > self._accepted_time), None)
+
+    def update_discrete_states(self) -> bool:
+        """Event mode: commit the modes the current point implies; True if the continuous states were set anew.
+        The point becomes the earliest time the model may be evaluated at."""
+        self._accepted_time = self.time
+        self._cache = None
+        return False
+
+    def completed_integrator_step(self) -> None:
+        """The solver accepted the current point: it becomes the earliest time the model may be evaluated at."""
+        self._accepted_time = self.time
+
+    if TYPE_CHECKING:  # what Component provides
+        outputs: ClassVar[tuple[Any, ...]]
+
+        def current_outputs(self) -> dict[str, Any]: ...
+
+        def error(self, name: str, value: Any, problem: str) -> Exception: ...

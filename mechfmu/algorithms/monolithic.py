@@ -1,0 +1,175 @@
+"""The monolithic master: every component's Model Exchange form integrated as one ODE, with no coupling error.
+
+The system state x is every component's continuous states, in scenario order. At (t, x) each component gets
+the time and its states, the outputs pass to the inputs along the connections in dependency order (every
+output that feeds through is read after its inputs were set, as in a co-simulation exchange), and dx/dt is
+the components' derivatives. scipy's ``solve_ivp`` integrates it (``method`` Radau, BDF or LSODA, ``rtol``,
+``atol``) from one communication point to the next:
+
+- time events (``next_time_event``: a Step's jump, a Ramp's kinks, a Table's rows) end an integration
+  segment exactly there; the components then go through event mode (``update_discrete_states``);
+- state events: every ``indicator.*`` output is an event function; a change of its domain (FMI 2.0: z > 0 or
+  z <= 0) ends the segment at the located instant (scipy's root finding on the dense output), then event mode.
+  An indicator that fired is not watched again until the next communication point: after the restart it is
+  within round-off of zero, and one that stays there (a damper force held at its limit) would fire at every
+  restart. The integrator still integrates across a second crossing, within its tolerance;
+- every accepted solver step is an accepted point of the components (``completed_integrator_step``).
+
+Results are on the communication grid; the recorded outputs are those at each point after the exchange.
+Located events go to the run's events (time, indicator). The master runs the components in-process:
+mechfmu's FMUs are Co-Simulation FMUs, and a component without an ODE form (a constraint) is refused before
+the run with its reason.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from scipy.integrate import solve_ivp
+
+from ..slaves import LocalSlave
+from ..system import CoupledSystem
+from .base import CouplingAlgorithm, Option, register
+
+#: FMI 2.0's domains of an indicator are z > 0 and z <= 0: a zero is moved this far below 0 (so one that stays 0, as
+#: an inactive switch's does, is no event, and leaving z > 0 for z = 0 is one)
+ZERO_SIDE = 1e-300
+#: event mode iterations at one instant before the run stops (a chattering model)
+MAX_EVENT_ITERATIONS = 100
+
+
+def _positive(x: float) -> bool:
+    return x > 0
+
+
+@register
+class Monolithic(CouplingAlgorithm):
+    """All Model Exchange components as one ODE, a stiff integrator, events located (module docstring)."""
+
+    name = "monolithic"
+    options = {"method": Option("Radau", "the ODE integrator of scipy.integrate.solve_ivp",
+                                choices=("Radau", "BDF", "LSODA")),
+               "ode_rtol": Option("1e-8", "relative tolerance of the ODE integrator", kind=float, check=_positive,
+                                  requirement="must be > 0"),
+               "ode_atol": Option("1e-10", "absolute tolerance of the ODE integrator (SI units)", kind=float,
+                                  check=_positive, requirement="must be > 0")}
+    counter_names = ("derivative_evaluations", "solver_steps", "state_events", "time_events")
+    steps_slaves = False
+
+    def initialize(self, system: CoupledSystem, start_time: float) -> None:
+        if self.locator is not None or self.controller is not None:
+            raise ValueError("algorithm 'monolithic' locates events and controls its step itself: leave the options "
+                             "events, switching_tolerance and adaptive off")
+        self.components = []
+        for slave in system.slaves.values():
+            if not isinstance(slave, LocalSlave):
+                raise ValueError(f"algorithm 'monolithic': {slave.name} is a Co-Simulation FMU; the monolithic "
+                                 "master integrates the components' Model Exchange form in-process: run with "
+                                 "--local (Python: local=True)")
+            reason = slave.component.co_simulation_only
+            if reason:
+                raise ValueError(f"algorithm 'monolithic': {slave.name} ({type(slave.component).__name__}) has no "
+                                 f"Model Exchange form: {reason}")
+            self.components.append(slave.component)
+        sizes = [len(c.continuous_states) for c in self.components]
+        self.slices = [slice(sum(sizes[:i]), sum(sizes[:i + 1])) for i in range(len(sizes))]
+        self.indicator_counts = [len(c.indicator_names()) for c in self.components]
+        self.labels = [f"{s}.{n}" for s, c in zip(system.slaves, self.components) for n in c.indicator_names()]
+        self.events: list[tuple[float, str]] = []
+        self._evaluated: tuple[float, bytes] | None = None
+        for component in self.components:
+            component.set_time(start_time)
+        system.transfer(system.ordered_plan)
+        self._event_mode(system)
+
+    def snapshot(self) -> Any:
+        return len(self.events)
+
+    def restore(self, memory: Any) -> None:
+        del self.events[memory:]
+
+    # --- the ODE -------------------------------------------------------------------------------------------
+    def _put(self, system: CoupledSystem, t: float, x: np.ndarray) -> None:
+        """Every component at time t with its part of x, the outputs passed along the connections."""
+        key = (t, x.tobytes())
+        if self._evaluated == key:
+            return
+        for component, part in zip(self.components, self.slices):
+            component.set_time(t)
+            component.set_continuous_states(x[part].tolist())
+        system.transfer(system.ordered_plan)
+        self._evaluated = key
+
+    def _states(self) -> np.ndarray:
+        return np.array([v for c in self.components for v in c.get_continuous_states()], dtype=float)
+
+    def _derivatives(self, system: CoupledSystem, t: float, x: np.ndarray) -> np.ndarray:
+        self._put(system, t, x)
+        self.counters["derivative_evaluations"] += 1
+        return np.array([v for c in self.components for v in c.derivatives()], dtype=float)
+
+    def _indicators(self, system: CoupledSystem, t: float, x: np.ndarray) -> list[float]:
+        self._put(system, t, x)
+        return [v for c in self.components for v in c.event_indicators()]
+
+    def _event_functions(self, system: CoupledSystem, ignored: set[int]) -> list:
+        """solve_ivp's terminal event functions of the indicators not in ``ignored``."""
+        functions = []
+        for i in (i for i in range(len(self.labels)) if i not in ignored):
+            def event(t: float, x: np.ndarray, i: int = i) -> float:
+                value = self._indicators(system, t, x)[i]
+                return value if value > 0.0 else value - ZERO_SIDE
+            event.terminal = True  # type: ignore[attr-defined]
+            functions.append(event)
+        return functions
+
+    def _event_mode(self, system: CoupledSystem) -> None:
+        """Every component through event mode at its current time and states until none changes its states."""
+        for _ in range(MAX_EVENT_ITERATIONS):
+            changed = [c.update_discrete_states() for c in self.components]
+            self._evaluated = None
+            system.transfer(system.ordered_plan)
+            if not any(changed):
+                return
+        raise RuntimeError(f"algorithm 'monolithic': event mode did not settle in {MAX_EVENT_ITERATIONS} iterations "
+                           f"at t = {self.components[0].time!r} s")
+
+    # --- a communication step ------------------------------------------------------------------------------
+    def _step_impl(self, system: CoupledSystem, t: float, h: float) -> None:
+        end = t + h
+        x = self._states()
+        now = max([t] + [c.time for c in self.components])  # the last step's end may be an ulp past t
+        ignored: set[int] = set()
+        while now < end:
+            upcoming = [e for c in self.components if (e := c.next_time_event()) is not None]
+            segment_end = min([end] + [e for e in upcoming if e > now])
+            functions = self._event_functions(system, ignored)
+            watched = [i for i in range(len(self.labels)) if i not in ignored]
+            solution = solve_ivp(lambda s, y: self._derivatives(system, s, y), (now, segment_end), x,
+                                 method=self.config["method"], rtol=self.config["ode_rtol"],
+                                 atol=self.config["ode_atol"],
+                                 events=functions or None)
+            if solution.status < 0:
+                self.status, self.message = "error", (f"algorithm 'monolithic': the ODE integrator failed after "
+                                                       f"t = {float(solution.t[-1])!r} s: {solution.message}")
+                return
+            self.counters["solver_steps"] += len(solution.t) - 1
+            found = [k for k, times in enumerate(solution.t_events or []) if len(times)]
+            fired = [watched[k] for k in found]
+            if solution.status == 1 and fired:
+                now = float(solution.t_events[found[0]][0])
+                x = np.asarray(solution.y_events[found[0]][0], dtype=float)
+                self.counters["state_events"] += 1
+                self.events.append((now, ", ".join(self.labels[i] for i in fired)))
+                ignored |= set(fired)
+            else:
+                now, x = segment_end, solution.y[:, -1]
+                if now < end or now in upcoming:
+                    self.counters["time_events"] += 1
+            self._put(system, now, x)
+            for component in self.components:
+                component.completed_integrator_step()
+            if solution.status == 1 or now in upcoming:
+                self._event_mode(system)
+                x = self._states()
+        self._put(system, end, x)

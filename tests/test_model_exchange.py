@@ -1,0 +1,168 @@
+"""The components' Model Exchange form (components/model_exchange.py) and the monolithic master that integrates
+it: derivatives are the laws, evaluations have no side effect, time events and left limits, bad states refused by
+name, and the monolithic runs against closed-form solutions."""
+import copy
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy.integrate import solve_ivp
+
+from mechfmu.components import COMPONENTS, ComponentError
+from mechfmu.simulate import simulate
+from validation.analytic import two_mass_oscillator_positions
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def started(model: str, **parameters):
+    component = COMPONENTS[model]("it")
+    for name, value in {**COMPONENTS[model].example_parameters, **parameters}.items():
+        component.set(name, value)
+    component.initialize(0.0)
+    return component
+
+
+@pytest.mark.parametrize("model", sorted(m for m in COMPONENTS if not COMPONENTS[m].co_simulation_only))
+def test_evaluations_change_nothing(model):
+    """A solver evaluates at trial points it rejects: derivatives, indicators and outputs leave the component
+    as it was (its whole state: values, hidden state, time)."""
+    component = started(model)
+    component.set_time(0.0125)
+    component.set_continuous_states([x + 0.01 for x in component.get_continuous_states()])
+    before = copy.deepcopy(component.get_state())
+    for _ in range(2):
+        component.derivatives()
+        component.event_indicators()
+        component.current_outputs()
+        component.next_time_event()
+    assert component.get_state() == before
+    assert len(component.derivatives()) == len(component.continuous_states)
+    assert len(component.event_indicators()) == len(component.indicator_names())
+
+
+def test_a_mass_is_its_law_and_integrates_to_the_closed_form():
+    """der(s, v) = (v, (f_drive − fa − fb)/m); under a ramp force f = 6·t N (m = 2 kg, at rest) the ODE
+    integrated by scipy at rtol 1e-12 gives s = t³/2 to 1e-10 m."""
+    mass = started("Mass", m=2.0, f_drive=0.0)
+    mass.set_many(["flange_a.f", "flange_b.f", "f_drive"], [1.5, -0.5, 4.0])
+    mass.set_continuous_states([0.3, -1.0])
+    assert mass.derivatives() == [-1.0, (4.0 - 1.5 + 0.5) / 2.0]
+
+    def rhs(t, x):
+        mass.set_time(t)
+        mass.set_continuous_states(list(x))
+        mass.set_many(["flange_a.f", "flange_b.f", "f_drive"], [0.0, 0.0, 6.0 * t])
+        return mass.derivatives()
+    mass = started("Mass", m=2.0)
+    solution = solve_ivp(rhs, (0.0, 1.0), [0.0, 0.0], rtol=1e-12, atol=1e-14, dense_output=True)
+    times = np.linspace(0.0, 1.0, 11)
+    assert np.max(np.abs(solution.sol(times)[0] - times ** 3 / 2)) < 1e-10
+
+
+def test_a_rigid_body_quaternion_is_drawn_back_to_the_unit_sphere():
+    """The rotation term is orthogonal to q; the stabilization makes d|q|²/dt = 2γ(1 − |q|²)|q|²; the outputs
+    report the normalized quaternion."""
+    body = started("RigidBody")
+    states = body.get_continuous_states()
+    q = np.array(states[6:10]) * 1.1  # a solver's drift off the unit sphere
+    body.set_continuous_states(states[:6] + list(q) + states[10:])
+    dq = np.array(body.derivatives()[6:10])
+    gamma = 10.0
+    assert 2 * q @ dq == pytest.approx(2 * gamma * (1 - q @ q) * (q @ q), rel=1e-12)
+    reported = np.array([body.get(f"orientation.{a}") for a in ("w", "x", "y", "z")])
+    assert reported @ reported == pytest.approx(1.0, abs=1e-15)
+
+
+def test_a_step_is_a_time_event_with_its_left_limit_until_handled():
+    step = started("Step", height=2.0, offset=0.5, startTime=0.3)
+    assert step.next_time_event() == 0.3
+    step.set_time(0.3)
+    assert step.get("y") == 0.5  # continuous-time mode at the event: the value before the jump
+    step.update_discrete_states()  # event mode
+    assert step.get("y") == 2.5 and step.next_time_event() is None
+
+
+def test_a_periodic_table_has_time_events_in_every_period():
+    table = started("Table", table="0, 0; 1, 1; 2, 0", extrapolation=3, startTime=0.0, offset=0.0)
+    table.set_time(4.5)
+    table.update_discrete_states()
+    assert table.next_time_event() == 5.0
+
+
+@pytest.mark.parametrize("values, problem", [
+    ([0.0], "continuous states = [0.0] must be 2 values (s, v)"),
+    ([0.0, math.nan], "state v = nan must be finite"),
+])
+def test_bad_states_are_refused_by_name_and_change_nothing(values, problem):
+    mass = started("Mass")
+    before = mass.get_continuous_states()
+    with pytest.raises(ComponentError, match=re.escape(problem)):
+        mass.set_continuous_states(values)
+    assert mass.get_continuous_states() == before
+
+
+def test_time_may_not_go_before_the_last_accepted_point():
+    mass = started("Mass")
+    mass.set_time(0.5)
+    mass.completed_integrator_step()
+    mass.set_time(0.6)
+    with pytest.raises(ComponentError, match="time = 0.4 must be finite and not before 0.5 s"):
+        mass.set_time(0.4)
+
+
+def test_a_constraint_is_refused_before_the_run_with_its_reason(fmus):
+    """It has no ODE form (its force is the unknown a solving master finds), which the component says."""
+    assert "algebraic constraint between bodies has no ODE form" in COMPONENTS["CoordinateConstraint"].co_simulation_only
+    result = simulate(ROOT / "scenarios/geared_masses", "monolithic", local=True, stop=0.01)
+    assert result.status == "error" and result.data is None or len(result.data) == 0
+    assert "constraint 'gear': its force 'lambda' is an input that the master must solve" in result.message
+    assert "algorithm 'monolithic' cannot" in result.message
+
+
+def test_the_monolithic_master_refuses_co_simulation_fmus(fmus):
+    result = simulate(ROOT / "scenarios/oscillator_linear", "monolithic", stop=0.01)
+    assert result.status == "error"
+    assert ("ground is a Co-Simulation FMU; the monolithic master integrates the components' Model Exchange form "
+            "in-process: run with --local") in result.message
+
+
+def test_monolithic_two_mass_oscillator_against_its_closed_form(fmus):
+    """No coupling error: the integrator's tolerance alone (rtol 1e-10) bounds the error, 1e-7 m."""
+    result = simulate(ROOT / "scenarios/two_mass_oscillator", "monolithic", local=True, ode_rtol=1e-10,
+                      ode_atol=1e-12)
+    assert result.ok, result.message
+    exact = two_mass_oscillator_positions(result.data["time"])
+    names = [n for n in result.data.dtype.names if n.endswith(".s") and n.count(".") == 1]
+    error = max(np.max(np.abs(result.data[n] - exact[i])) for i, n in enumerate(sorted(names)))
+    assert error < 1e-7, error
+
+
+def test_monolithic_damped_oscillator_against_its_closed_form(fmus):
+    """m·x'' + d·x' + k·x = F from rest (m 5 kg, k 5000 N/m, d 80 N.s/m, F 1 N)."""
+    result = simulate(ROOT / "scenarios/oscillator_linear", "monolithic", local=True, ode_rtol=1e-10,
+                      ode_atol=1e-12)
+    assert result.ok, result.message
+    m, k, d, force = 5.0, 5000.0, 80.0, 1.0
+    w0, zeta = math.sqrt(k / m), d / (2 * math.sqrt(k * m))
+    wd, t = w0 * math.sqrt(1 - zeta ** 2), result.data["time"]
+    exact = force / k * (1 - np.exp(-zeta * w0 * t) * (np.cos(wd * t) + zeta * w0 / wd * np.sin(wd * t)))
+    assert np.max(np.abs(result.data["mass.s"] - exact)) < 1e-9
+
+
+def test_monolithic_elastogap_against_its_piecewise_reference(fmus):
+    """The MSL ElastoGap example against scipy's piecewise integration of its two ODEs (restarted at every kink
+    of the contact law; validation/event_references.py): every contact change and clamp switch located, the
+    instants to 1e-8 s and the signals to 1e-7 (measured 8.4e-10 s and 2.8e-9 at ode_rtol 1e-10)."""
+    from validation.event_references import elastogap_contact_changes, monolithic_example
+
+    result = simulate(ROOT / "scenarios/elastogap", "monolithic", local=True, ode_rtol=1e-10, ode_atol=1e-12)
+    assert result.ok, result.message
+    reference = elastogap_contact_changes(with_modes=True)
+    assert [label.replace("clamp", "indicator.damperLimit") for _, label in reference] == [e[1] for e in result.events]
+    assert max(abs(a[0] - b[0]) for a, b in zip(result.events, reference)) < 1e-8
+    for name, values in monolithic_example(result.data["time"]).items():
+        if name != "events":
+            assert np.max(np.abs(result.data[name] - values)) < 1e-7, name
