@@ -351,6 +351,9 @@ class CoordinateSpringDamperExt(UserFunctionConnector):
                "+(f_d + f_so)*|v|/v_exp where v has reversed and it sticks again); 0 without",
                FLANGE_INPUT_NAMES),
     )
+    co_simulation_only = ("its friction (stick/slip) and limit-stop modes switch at the end of a co-simulation "
+                          "step, as Exudyn's law does; a Model Exchange form, with the modes changed in event mode "
+                          "at the zeros of its indicators, is not implemented yet")
     initial_state = {"frictionMode": 0.0, "lastStickingPosition": 0.0, "limitStopState": 0.0,
                      SWITCHING_ERROR: 0.0}
 
