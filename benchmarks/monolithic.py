@@ -1,0 +1,90 @@
+"""The monolithic master beside the co-simulation masters, per scenario with an independent solution.
+
+For each scenario: the largest error against its independent solution (closed form, scipy's piecewise
+integration, OpenSim), the component calls and the wall time of the monolithic run (in-process, Model Exchange
+form, ``ode_rtol``) and of the best of the co-simulation masters at the scenario's step (in-process too, so the
+calls count the same things), measured in this one run.
+
+    python3 benchmarks/monolithic.py [--ode-rtol 1e-10] [--scenario NAME ...]
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from mechfmu.simulate import simulate  # noqa: E402
+from validation.analytic import two_mass_oscillator_positions  # noqa: E402
+
+CO_SIMULATION = [("jacobi", {}), ("gauss-seidel", {}), ("linear-implicit", {}), ("fixed-point", {}),
+                 ("newton", {"coupling": "implicit"})]
+
+
+def damped_oscillator(data: np.ndarray) -> dict[str, np.ndarray]:
+    """scenarios/oscillator_linear from rest: m 5 kg, k 5000 N/m, d 80 N.s/m, F 1 N."""
+    m, k, d, force = 5.0, 5000.0, 80.0, 1.0
+    w0, zeta = math.sqrt(k / m), d / (2 * math.sqrt(k * m))
+    wd, t = w0 * math.sqrt(1 - zeta ** 2), data["time"]
+    return {"mass.s": force / k * (1 - np.exp(-zeta * w0 * t) * (np.cos(wd * t) + zeta * w0 / wd * np.sin(wd * t)))}
+
+
+def two_masses(data: np.ndarray) -> dict[str, np.ndarray]:
+    exact = two_mass_oscillator_positions(data["time"])
+    return {"mass1.s": exact[0], "mass2.s": exact[1]}
+
+
+def elastogap(data: np.ndarray) -> dict[str, np.ndarray]:
+    from validation.event_references import monolithic_example
+    return {k: v for k, v in monolithic_example(data["time"]).items() if k != "events"}
+
+
+def ball_drop(data: np.ndarray) -> dict[str, np.ndarray]:
+    from validation.event_references import ball_drop_positions
+    centre = ball_drop_positions(data["time"])
+    return {f"ball.position.{a}": centre[:, i] for i, a in enumerate("xyz")}
+
+
+SOLUTIONS: dict[str, Callable[[np.ndarray], dict[str, np.ndarray]]] = {
+    "oscillator_linear": damped_oscillator, "two_mass_oscillator": two_masses, "elastogap": elastogap,
+    "ball_drop": ball_drop}
+
+
+def measured(scenario: str, algorithm: str, options: dict) -> tuple[float, int, float, str]:
+    """(largest error against the independent solution, component calls, wall s, status) of one run."""
+    started = time.perf_counter()
+    result = simulate(ROOT / "scenarios" / scenario, algorithm, local=True, **options)
+    wall = time.perf_counter() - started
+    if not result.ok:
+        return math.nan, result.counters.get("fmu_calls", 0), wall, result.message.splitlines()[0][:60]
+    exact = SOLUTIONS[scenario](result.data)
+    error = max(float(np.max(np.abs(result.data[name] - values))) for name, values in exact.items())
+    return error, result.counters.get("fmu_calls", 0), wall, "ok"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--ode-rtol", type=float, default=1e-10, help="the monolithic integrator's rtol")
+    parser.add_argument("--scenario", action="append", choices=sorted(SOLUTIONS), help="default: all")
+    args = parser.parse_args()
+    print(f"{'scenario':<21}{'master':<28}{'error':>11}{'calls':>11}{'wall s':>9}")
+    for scenario in args.scenario or sorted(SOLUTIONS):
+        mono = measured(scenario, "monolithic", {"ode_rtol": args.ode_rtol, "ode_atol": args.ode_rtol * 1e-2})
+        runs = [(name, measured(scenario, name, options)) for name, options in CO_SIMULATION]
+        ok = [(name, r) for name, r in runs if r[3] == "ok"]
+        best_name, best = min(ok, key=lambda item: item[1][0]) if ok else ("none", (math.nan, 0, 0.0, ""))
+        print(f"{scenario:<21}{'monolithic':<28}{mono[0]:>11.2e}{mono[1]:>11d}{mono[2]:>9.2f}")
+        print(f"{'':<21}{'best co-simulation: ' + best_name:<28}{best[0]:>11.2e}{best[1]:>11d}{best[2]:>9.2f}"
+              f"   error ratio {best[0] / mono[0] if mono[0] else math.inf:.1e}, wall ratio "
+              f"{mono[2] / best[2] if best[2] else math.nan:.1f}")
+
+
+if __name__ == "__main__":
+    main()
