@@ -122,3 +122,25 @@ def converted(con: Any, kind: str, units: tuple[str | None, str | None], fmus: t
     except ValueError as exc:
         return con, f"connection {con}: {exc}"
     return dataclasses.replace(con, factor=factor, offset=offset), None
+
+
+def write_conversions(system: ET.Element, connections: list[Any]) -> None:
+    """In an SSD's top ``system`` (an element tree being exported), every connection between two of its
+    components whose ends convert units gets that conversion as its ``ssc:LinearTransformation``, and its end
+    connectors lose their declared unit: a tool that applies transformations but not units (libcosim) then
+    runs what mechfmu runs, and none converts twice."""
+    ssd = "{http://ssp-standard.org/SSP1/SystemStructureDescription}"
+    maps = {(c.source, c.source_variable, c.target, c.target_variable): (c.factor, c.offset) for c in connections}
+    components = {e.get("name"): e for e in system.iterfind(f"{ssd}Elements/{ssd}Component")}
+    for connection in system.iterfind(f"{ssd}Connections/{ssd}Connection"):
+        ends = tuple(connection.get(k, "") for k in ("startElement", "startConnector", "endElement", "endConnector"))
+        transform = maps.get(ends)  # type: ignore[arg-type]
+        if (transform is None or transform == (1.0, 0.0) or connection.find(f"{{{SSC}}}LinearTransformation")
+                is not None):
+            continue
+        ET.SubElement(connection, f"{{{SSC}}}LinearTransformation", factor=repr(transform[0]),
+                      offset=repr(transform[1]))
+        for component, name in ((ends[0], ends[1]), (ends[2], ends[3])):
+            for connector in components[component].iterfind(f"{ssd}Connectors/{ssd}Connector[@name='{name}']"):
+                for declared in connector:
+                    declared.attrib.pop("unit", None)

@@ -14,7 +14,8 @@ still run the scenario's physics:
   built, one per model (a small archive for tools that apply the bindings);
 - every component's bindings become one inline parameter set named ``initialValues`` (``PARAMETER_SET``)
   with the values as this master reads them (units converted; ``.ssv`` files, prefixes and mappings
-  applied), so ecos applies them all as one set and no tool has units or mappings to handle;
+  applied), so ecos applies them all as one set and no tool has units or mappings to handle; likewise a
+  connection that converts units carries the conversion as its ``ssc:LinearTransformation``;
 plus the annotations each tool reads:
 - libcosim: ``osp:FixedStepAlgorithm baseStepSize`` (already in every scenario);
 - OpenModelica's OMSimulator (release 2.1): on ``ssd:System`` an ``oms:FixedStepMaster`` with the
@@ -35,6 +36,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+from .connection_maps import write_conversions
 from .scenario import NS, SSD_NAME, ComponentSpec, component_class, load_scenario
 from .ssp_systems import flatten
 
@@ -182,6 +184,7 @@ def export_ssp(scenario: str | Path, target: str | Path, shared_fmus: bool = Fal
                              f"cannot share {member}: export without shared FMUs")
         element.set("source", member)
         _rebind(element, spec)
+    write_conversions(system, loaded.connections)
     _openmodelica_annotations(root, loaded.step_size, loaded.name)
     ET.indent(root, space="  ")
     target = Path(target)

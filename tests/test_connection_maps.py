@@ -202,3 +202,20 @@ def test_libcosim_applies_the_same_transformation(fmus, tmp_path):
     assert all(c.passed for c in comparisons.values())
     plain = simulate(ROOT / "scenarios/oscillator", stop=0.3, local=True).final["mass.flange_a.s"]
     assert abs(simulate(folder, stop=0.3, local=True).final["mass.flange_a.s"] - plain) > 1e-4
+
+
+def test_an_exported_archive_carries_a_unit_conversion_as_a_transformation(fmus, tmp_path):
+    """export-ssp writes the conversion as the connection's ssc:LinearTransformation and drops the connector's
+    unit: libcosim, which applies transformations but not units, then agrees with our strict Jacobi (before: 1.0
+    of the range apart), and the archive runs in mechfmu as the scenario does, bit for bit."""
+    from mechfmu.ssp import export_ssp
+
+    folder = force_on_mass(tmp_path, 1.0, "kN")
+    archive = export_ssp(folder, tmp_path / "signal.ssp")
+    (con,) = [c for c in load_scenario(archive).connections if c.source == "sine"]
+    assert (con.factor, con.offset) == (1000.0, 0.0)
+    mine, exported = simulate(folder, stop=0.05), simulate(archive, stop=0.05)
+    assert all(np.array_equal(mine.data[n], exported.data[n]) for n in mine.data.dtype.names)
+    pytest.importorskip("libcosimpy")
+    from mechfmu.crosscheck import crosscheck
+    assert {c.pair: c for c in crosscheck(folder, 200)}["strict Jacobi vs libcosim"].difference < 1e-12
