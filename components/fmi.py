@@ -43,6 +43,7 @@ from pythonfmu.enums import Fmi2Status
 
 from ._pythonfmu import Fmi2SlaveApi, child
 from .base import NO_UNIT, QUANTITIES, UNITS, Component, Param
+from .fmi_model_exchange import ModelExchangeFmu
 from .state_check import state_problem
 
 _VARIABLE_TYPES = {"Real": Real, "Integer": Integer, "Boolean": Boolean, "String": String}
@@ -72,7 +73,7 @@ def _type_definitions() -> Element:
     return node
 
 
-class ComponentFmu(Fmi2SlaveApi):
+class ComponentFmu(ModelExchangeFmu, Fmi2SlaveApi):
     """Mixin that turns a ``Component`` into a pythonfmu slave; the entry script declares
     ``class Model(ComponentFmu, Fmi2Slave): component_class = ModelComponent``."""
 
@@ -106,6 +107,7 @@ class ComponentFmu(Fmi2SlaveApi):
         for o in component_cls.outputs:
             self._register(o.name, "Real", Fmi2Causality.output, o.description, o.unit, None,
                            variability=Fmi2Variability.continuous, initial=Fmi2Initial.calculated)
+        self._me_getters = self._register_model_exchange()
         self._apply_start_values()
         # pythonfmu 0.7.0's binary (Windows) prepends the resources folder to sys.path at every instantiation
         while self.resources and sys.path.count(self.resources) > 1:
@@ -149,7 +151,7 @@ class ComponentFmu(Fmi2SlaveApi):
     def _read(self, name, kind="Real"):
         convert, refused = _VALUES[kind]
         try:
-            value = convert(self.component.get(name))
+            value = convert(self._me_getters[name]() if name in self._me_getters else self.component.get(name))
         except Exception as exc:
             self.log(f"reading {name} failed: {exc}", Fmi2Status.error)
             return refused
@@ -251,6 +253,7 @@ class ComponentFmu(Fmi2SlaveApi):
         root.remove(child(root, "ModelStructure"))
         structure = SubElement(root, "ModelStructure")
         parameter_indices = [index_of[p.name] for p in self.component_class.parameters]
+        initial = None
         if self.component_class.outputs:
             outputs = SubElement(structure, "Outputs")
             initial = SubElement(structure, "InitialUnknowns")
@@ -258,6 +261,7 @@ class ComponentFmu(Fmi2SlaveApi):
                 deps = [index_of[name] for name in o.depends_on]
                 _unknown(outputs, index_of[o.name], deps)
                 _unknown(initial, index_of[o.name], sorted(deps + parameter_indices))
+        self._model_exchange_xml(root, index_of, structure, initial)
         return root
 
     # --- life cycle ------------------------------------------------------------------------

@@ -251,6 +251,7 @@ class Mass(Component):
                                                     stiffness, damping, rate, step_size)
 
     continuous_states = ("s", "v")
+    state_units: ClassVar[tuple[str, ...]] = ("m", "m/s")
 
     def derivatives(self) -> list[float]:
         """(der(s), der(v)) = (v, a): the law with the loads as they are now (the tangent inputs of
@@ -279,3 +280,4 @@ class Inertia(Mass):
     )
     inputs, outputs = INERTIA_VARIABLES
     names = ("J", "phi", "w", "tau", "tau_drive")
+    state_units = ("rad", "rad/s")

@@ -28,8 +28,9 @@ class ModelExchange:
     """The Model Exchange side of ``components.base.Component`` (which provides ``state``, ``time``,
     ``values``, ``current_outputs``, ``outputs`` and ``error``)."""
 
-    #: names of the continuous states: entries of ``state``, in FMI order
+    #: names of the continuous states: entries of ``state``, in FMI order, and their units
     continuous_states: ClassVar[tuple[str, ...]] = ()
+    state_units: ClassVar[tuple[str, ...]] = ()
     #: why the component has no Model Exchange form ("" if it has one)
     co_simulation_only: ClassVar[str] = ""
 

@@ -193,6 +193,7 @@ class RigidBody(VectorValues, Component):
 
     continuous_states = tuple(f"{entry}[{i}]" for entry, n in (("p", 3), ("v", 3), ("q", 4), ("w", 3))
                               for i in range(n))
+    state_units = ("m",) * 3 + ("m/s",) * 3 + ("1",) * 4 + ("rad/s",) * 3
     #: Model Exchange: the state's quaternion is the solver's, normalized where it is used
     _solver_quaternion = False
 

@@ -144,6 +144,7 @@ class Speed(Component):
     initial_state = {"s": 0.0}
 
     continuous_states = ("s",)
+    state_units = ("m",)
 
     def advance(self, current_time: float, step_size: float) -> None:
         v, h = self.values, step_size
@@ -172,6 +173,7 @@ class Accelerate(Component):
     initial_state = {"s": 0.0, "v": 0.0}
 
     continuous_states = ("s", "v")
+    state_units = ("m", "m/s")
 
     def derivatives(self) -> list[float]:
         return [self.state["v"], self.values["a_ref"]]

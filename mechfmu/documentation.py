@@ -14,6 +14,7 @@ import sys
 from importlib.metadata import PackageNotFoundError, version
 
 from mechfmu.components.base import SIGN_CONVENTION, Component, Param
+from mechfmu.components.fmi_model_exchange import state_variables
 
 _STYLE = """body{font-family:sans-serif;max-width:60em;margin:2em auto;line-height:1.4}
 pre{background:#f4f4f4;padding:1em;overflow-x:auto}table{border-collapse:collapse;width:100%}
@@ -86,11 +87,20 @@ def fmu_documentation(model: str, cls: type[Component], runtime: dict[str, str],
     outputs = [(o.name, [f"<code>{_e(o.name)}</code>", _e(o.unit),
                          ", ".join(f"<code>{_e(d)}</code>" for d in o.depends_on) or "state only",
                          _e(o.description)]) for o in cls.outputs]
+    states = [(name, [f"<code>{_e(name)}</code>", _e(unit), _e(text)]) for name, unit, text in state_variables(cls)]
+    interfaces = (f"Co-simulation only: {_e(cls.co_simulation_only)}." if cls.co_simulation_only else
+                  "Co-simulation and Model Exchange, one <code>modelIdentifier</code>: <code>fmi2Instantiate</code>'s "
+                  f"<code>fmuType</code> selects. Model Exchange: {len(cls.continuous_states)} continuous states, "
+                  f"{len(cls.indicator_names())} event indicators (the <code>indicator.*</code> outputs), time events "
+                  "through <code>nextEventTime</code>; no evaluation has a side effect; a call outside FMI 2.0's "
+                  "Model Exchange state machine, a wrong number of states or indicators, a non-finite state or a time "
+                  "before the last event or completed integrator step is refused with <code>fmi2Error</code>, the "
+                  "instance unchanged.")
     sections = [
         f"<h1>{_e(model)}</h1>\n<p>{_e(cls.description)}</p>",
         f"<p><b>Physics from:</b> {_e(cls.source)}.<br><b>Built by</b> mechfmu {_e(mechfmu_version)} "
         f"(build {_e(build_hash)}) with pythonfmu 0.7.0 for Python {_e(runtime['version'])}; FMI 2.0 "
-        "co-simulation.</p>",
+        + ("co-simulation.</p>" if cls.co_simulation_only else "co-simulation and model exchange.</p>"),
         f"<h2>Law</h2>\n<pre>{_e(law.strip())}</pre>",
         "<h2>Parameters</h2>\n<p>Fixed parameters: set them before <code>fmi2ExitInitializationMode</code>. "
         "A value outside its range is refused at once (<code>fmi2SetReal</code> returns <code>fmi2Error</code>); "
@@ -100,6 +110,8 @@ def fmu_documentation(model: str, cls: type[Component], runtime: dict[str, str],
         "<h2>Outputs</h2>\n<p>“Depends on” lists the inputs an output feeds through within a step "
         "(the modelDescription's dependencies); “state only” outputs change only in <code>fmi2DoStep</code>.</p>\n"
         + _table(("name", "unit", "depends on", "description"), outputs),
+        "<h2>Continuous states (Model Exchange)</h2>\n" + (_table(("name", "unit", "description"), states) if states
+                                                             else "<p>none</p>"),
         f"<h2>Ports and sign convention</h2>\n<p>{_e(SIGN_CONVENTION)}</p>",
         "<h2>Errors</h2>\n<p>Every error names the component, the variable and the value, and reaches the "
         "host through the FMI logger whatever <code>loggingOn</code> says; the call that finds it returns "
@@ -111,6 +123,7 @@ def fmu_documentation(model: str, cls: type[Component], runtime: dict[str, str],
         "output (e.g. after inputs of 1e308) returns <code>fmi2Error</code>. A step the component cannot take "
         "(e.g. a user function that fails at the current inputs) returns <code>fmi2Discard</code> with the reason "
         "logged. After <code>fmi2Fatal</code> every call but <code>fmi2FreeInstance</code> is refused.</p>",
+        f"<h2>FMI interfaces</h2>\n<p>{interfaces}</p>",
         "<h2>FMI capabilities</h2>\n<p>Co-simulation with any communication step; "
         "<code>canGetAndSetFMUstate</code> and <code>canSerializeFMUstate</code> (every hidden state included, "
         "so a master can repeat steps); no directional derivatives, no input derivatives.</p>",

@@ -139,9 +139,10 @@ static void load_python(void) {
  * stepInProgress or stepCanceled, so fmi2CancelStep is never legal). */
 enum {
     INSTANTIATED = 1, INITIALIZATION_MODE = 2, STEP_COMPLETE = 4, STEP_FAILED = 8, TERMINATED = 16, ERROR = 32,
-    FATAL = 64
+    FATAL = 64, EVENT_MODE = 128, CONTINUOUS_TIME_MODE = 256 /* the last two: Model Exchange (section 3.2.3) */
 };
-#define LIVE (INSTANTIATED | INITIALIZATION_MODE | STEP_COMPLETE | STEP_FAILED | TERMINATED | ERROR)
+#define LIVE (INSTANTIATED | INITIALIZATION_MODE | STEP_COMPLETE | STEP_FAILED | TERMINATED | ERROR | EVENT_MODE \
+              | CONTINUOUS_TIME_MODE)
 
 static const char *state_name(int state) {
     switch (state) {
@@ -151,6 +152,8 @@ static const char *state_name(int state) {
     case STEP_FAILED: return "step failed";
     case TERMINATED: return "terminated";
     case ERROR: return "error";
+    case EVENT_MODE: return "event mode";
+    case CONTINUOUS_TIME_MODE: return "continuous-time mode";
     default: return "fatal";
     }
 }
@@ -175,6 +178,7 @@ typedef struct Instance {
     int state;                   /* one of the states above */
     Saved *saved;                /* the FMU states handed out and not freed */
     void *library;               /* this binary, held open while the instance lives (NULL if that failed) */
+    int model_exchange;          /* instantiated as fmi2ModelExchange */
 } Instance;
 
 /* Every live instance of this process (calls on others are refused): a set of pointers, open addressing
@@ -434,9 +438,11 @@ fmi2Component fmi2Instantiate(fmi2String instanceName, fmi2Type fmuType, fmi2Str
     w->own.componentEnvironment = w;
     w->debug_logging = loggingOn;
     w->name = copy_string(functions, instanceName);
-    if (fmuType != fmi2CoSimulation || !instanceName || !fmuGUID || !fmuResourceLocation) {
-        refuse(w, "fmi2Instantiate", "%s", fmuType != fmi2CoSimulation
-               ? "this FMU supports co-simulation only" : "instanceName, fmuGUID and fmuResourceLocation are required");
+    if ((fmuType != fmi2CoSimulation && fmuType != fmi2ModelExchange) || !instanceName || !fmuGUID
+        || !fmuResourceLocation) {
+        refuse(w, "fmi2Instantiate", "%s", fmuType != fmi2CoSimulation && fmuType != fmi2ModelExchange
+               ? "fmuType is neither fmi2ModelExchange nor fmi2CoSimulation"
+               : "instanceName, fmuGUID and fmuResourceLocation are required");
         release(functions, w->name);
         release(functions, w);
         return NULL;
@@ -456,6 +462,17 @@ fmi2Component fmi2Instantiate(fmi2String instanceName, fmi2Type fmuType, fmi2Str
         return NULL;
     }
     w->state = INSTANTIATED;
+    w->model_exchange = fmuType == fmi2ModelExchange;
+    if (w->model_exchange) { /* a component without a Model Exchange form refuses it, saying why (logged) */
+        w->logged = fmi2OK;
+        if (slave_model_exchange(w->slave, "me_open", "fmi2Instantiate", NULL, 0, NULL, 0) != fmi2OK
+            || w->logged >= fmi2Error) {
+            slave_free(w->slave);
+            release(functions, w->name);
+            release(functions, w);
+            return NULL;
+        }
+    }
     /* A host may close the library while an instance lives and open it again for the next one (ecos,
      * through fmi4c, does at every fmi2Instantiate): unloaded, this binary would come back without its
      * live instances (every call on the first one refused) while their Python objects live on. So each
@@ -534,25 +551,31 @@ fmi2Status fmi2EnterInitializationMode(fmi2Component c) {
 /* An error logged here (a parameter rule) keeps initialization mode: the host may correct and retry. */
 fmi2Status fmi2ExitInitializationMode(fmi2Component c) {
     ENTER("fmi2ExitInitializationMode", INITIALIZATION_MODE);
-    return finish(w, slave_call(w->slave, "exit_initialization_mode", "fmi2ExitInitializationMode"), STEP_COMPLETE);
+    return finish(w, slave_call(w->slave, "exit_initialization_mode", "fmi2ExitInitializationMode"),
+                  w->model_exchange ? EVENT_MODE : STEP_COMPLETE);
 }
 
 /* FMI 2.0 allows fmi2Terminate after a step only; it is also accepted before initialization ended and
  * in the error state, where hosts (our master among them) call it while cleaning up: nothing to undo. */
 fmi2Status fmi2Terminate(fmi2Component c) {
-    ENTER("fmi2Terminate", INSTANTIATED | INITIALIZATION_MODE | STEP_COMPLETE | STEP_FAILED | ERROR);
+    ENTER("fmi2Terminate", INSTANTIATED | INITIALIZATION_MODE | STEP_COMPLETE | STEP_FAILED | ERROR | EVENT_MODE
+                           | CONTINUOUS_TIME_MODE);
     return finish(w, slave_call(w->slave, "terminate", "fmi2Terminate"), TERMINATED);
 }
 
 fmi2Status fmi2Reset(fmi2Component c) {
     ENTER("fmi2Reset", LIVE);
-    return finish(w, slave_reset(w->slave), INSTANTIATED);
+    fmi2Status status = finish(w, slave_reset(w->slave), INSTANTIATED);
+    if (status <= fmi2Warning && w->model_exchange) /* the new slave object is in Model Exchange use too */
+        status = finish(w, slave_model_exchange(w->slave, "me_open", "fmi2Reset", NULL, 0, NULL, 0), 0);
+    return status;
 }
 
 /* FMI 2.0 allows the fmi2Get functions from initialization mode on; reading in the instantiated state is harmless
  * (the values are the start values) and our master reads parameters there: also accepted */
-#define GETTABLE (INSTANTIATED | INITIALIZATION_MODE | STEP_COMPLETE | STEP_FAILED | TERMINATED | ERROR)
-#define SETTABLE (INSTANTIATED | INITIALIZATION_MODE | STEP_COMPLETE)
+#define GETTABLE (INSTANTIATED | INITIALIZATION_MODE | STEP_COMPLETE | STEP_FAILED | TERMINATED | ERROR | EVENT_MODE \
+                  | CONTINUOUS_TIME_MODE)
+#define SETTABLE (INSTANTIATED | INITIALIZATION_MODE | STEP_COMPLETE | EVENT_MODE | CONTINUOUS_TIME_MODE)
 #define ARRAYS(function)                                                                             \
     NEED(nvr == 0 || (vr && value), function, "%s is NULL with nvr = %zu", vr ? "value" : "vr", nvr); \
     if (nvr == 0) return fmi2OK
@@ -820,3 +843,84 @@ fmi2Status fmi2GetStringStatus(fmi2Component c, const fmi2StatusKind s, fmi2Stri
     ENTER("fmi2GetStringStatus", STATUS_STATES);
     return fmi2Discard;
 }
+
+/* --- Model Exchange (FMI 2.0 section 3): the state machine of section 3.2.3 ------------------------ */
+
+/* A Model Exchange call of a Model Exchange instance in one of the `allowed` states. */
+#define ENTER_ME(function, allowed)                                                                  \
+    ENTER(function, allowed);                                                                        \
+    NEED(w->model_exchange, function, "the instance was instantiated as fmi2CoSimulation")
+
+#define EVALUABLE (INITIALIZATION_MODE | EVENT_MODE | CONTINUOUS_TIME_MODE | TERMINATED | ERROR)
+
+fmi2Status fmi2EnterEventMode(fmi2Component c) {
+    ENTER_ME("fmi2EnterEventMode", CONTINUOUS_TIME_MODE | EVENT_MODE);
+    w->state = EVENT_MODE;
+    return fmi2OK;
+}
+
+fmi2Status fmi2NewDiscreteStates(fmi2Component c, fmi2EventInfo *eventInfo) {
+    ENTER_ME("fmi2NewDiscreteStates", EVENT_MODE);
+    NEED(eventInfo, "fmi2NewDiscreteStates", "eventInfo is NULL");
+    fmi2Real update[3] = {0.0, 0.0, 0.0}; /* states changed, next event time defined, next event time */
+    fmi2Status status = finish(w, slave_model_exchange(w->slave, "me_new_discrete_states", "fmi2NewDiscreteStates",
+                                                       NULL, 0, update, 3), 0);
+    if (status > fmi2Warning) return status;
+    eventInfo->newDiscreteStatesNeeded = fmi2False;
+    eventInfo->terminateSimulation = fmi2False;
+    eventInfo->nominalsOfContinuousStatesChanged = fmi2False;
+    eventInfo->valuesOfContinuousStatesChanged = update[0] != 0.0 ? fmi2True : fmi2False;
+    eventInfo->nextEventTimeDefined = update[1] != 0.0 ? fmi2True : fmi2False;
+    eventInfo->nextEventTime = update[2];
+    return status;
+}
+
+fmi2Status fmi2EnterContinuousTimeMode(fmi2Component c) {
+    ENTER_ME("fmi2EnterContinuousTimeMode", EVENT_MODE);
+    w->state = CONTINUOUS_TIME_MODE;
+    return fmi2OK;
+}
+
+fmi2Status fmi2CompletedIntegratorStep(fmi2Component c, fmi2Boolean noSetFMUStatePriorToCurrentPoint,
+                                       fmi2Boolean *enterEventMode, fmi2Boolean *terminateSimulation) {
+    ENTER_ME("fmi2CompletedIntegratorStep", CONTINUOUS_TIME_MODE);
+    NEED(enterEventMode && terminateSimulation, "fmi2CompletedIntegratorStep", "%s is NULL",
+         enterEventMode ? "terminateSimulation" : "enterEventMode");
+    (void)noSetFMUStatePriorToCurrentPoint;
+    fmi2Status status = finish(w, slave_model_exchange(w->slave, "me_completed_step", "fmi2CompletedIntegratorStep",
+                                                       NULL, 0, NULL, 0), 0);
+    *enterEventMode = fmi2False;
+    *terminateSimulation = fmi2False;
+    return status;
+}
+
+fmi2Status fmi2SetTime(fmi2Component c, fmi2Real time) {
+    ENTER_ME("fmi2SetTime", EVENT_MODE | CONTINUOUS_TIME_MODE);
+    NEED(time == time && time - time == 0, "fmi2SetTime", "time = %g must be finite", time);
+    return finish(w, slave_model_exchange(w->slave, "me_set_time", "fmi2SetTime", &time, 1, NULL, 0), 0);
+}
+
+fmi2Status fmi2SetContinuousStates(fmi2Component c, const fmi2Real x[], size_t nx) {
+    ENTER_ME("fmi2SetContinuousStates", CONTINUOUS_TIME_MODE);
+    NEED(x || nx == 0, "fmi2SetContinuousStates", "x is NULL with nx = %zu", nx);
+    return finish(w, slave_model_exchange(w->slave, "me_set_states", "fmi2SetContinuousStates", x, nx, NULL, 0), 0);
+}
+
+/* fmi2GetDerivatives, fmi2GetEventIndicators, fmi2GetContinuousStates, fmi2GetNominalsOfContinuousStates: n values
+ * (the component refuses another count, naming its states or indicators); nothing is written on a refusal. */
+#define EVALUATE(name, array, count, method)                                                         \
+    fmi2Status fmi2##name(fmi2Component c, fmi2Real array[], size_t count) {                         \
+        ENTER_ME("fmi2" #name, EVALUABLE);                                                           \
+        NEED(array || count == 0, "fmi2" #name, #array " is NULL with " #count " = %zu", count);      \
+        fmi2Real *values = count ? malloc(count * sizeof *values) : NULL;                            \
+        NEED(values || count == 0, "fmi2" #name, "out of memory");                                   \
+        fmi2Status status = finish(w, slave_model_exchange(w->slave, method, "fmi2" #name, NULL, 0, values, count), 0); \
+        if (status <= fmi2Warning && count) memcpy(array, values, count * sizeof *values);          \
+        free(values);                                                                                \
+        return status;                                                                               \
+    }
+EVALUATE(GetDerivatives, derivatives, nx, "me_derivatives")
+EVALUATE(GetEventIndicators, eventIndicators, ni, "me_indicators")
+EVALUATE(GetContinuousStates, x, nx, "me_get_states")
+EVALUATE(GetNominalsOfContinuousStates, x_nominal, nx, "me_nominals")
+#undef EVALUATE

@@ -346,6 +346,24 @@ fmi2Status slave_do_step(Slave *s, fmi2Real t, fmi2Real h) {
     return status != fmi2OK || truth < 0 ? fmi2Fatal : truth ? fmi2OK : fmi2Discard;
 }
 
+fmi2Status slave_model_exchange(Slave *s, const char *method, const char *what, const fmi2Real in[], size_t nin,
+                                fmi2Real out[], size_t nout) {
+    int gil = py.GILStateEnsure();
+    PyObject *values = py.ListNew((Py_ssize_t_)nin);
+    for (size_t i = 0; values && i < nin; ++i) py.ListSetItem(values, (Py_ssize_t_)i, py.FloatFromDouble(in[i]));
+    PyObject *result = values && !py.ErrOccurred()
+                           ? py.CallMethod(s->instance, method, "(On)", values, (Py_ssize_t_)nout) : NULL;
+    if (values) py.DecRef(values);
+    if (result && result != py.None && !py.ErrOccurred()) {
+        if (py.ListSize(result) == (Py_ssize_t_)nout)
+            for (size_t i = 0; i < nout && !py.ErrOccurred(); ++i)
+                out[i] = py.FloatAsDouble(py.ListGetItem(result, (Py_ssize_t_)i));
+        else if (!py.ErrOccurred())
+            log_text(s, fmi2Fatal, "logStatusFatal", "the slave returned the wrong number of values");
+    }
+    return done(s, gil, result, what);
+}
+
 static PyObject *references(const fmi2ValueReference vr[], size_t nvr) {
     PyObject *list = py.ListNew((Py_ssize_t_)nvr);
     for (size_t i = 0; list && i < nvr; ++i) py.ListSetItem(list, (Py_ssize_t_)i, py.LongFromUnsignedLong(vr[i]));

@@ -38,6 +38,12 @@ fmi2Status slave_set_integer(Slave *s, const fmi2ValueReference vr[], size_t nvr
 fmi2Status slave_set_boolean(Slave *s, const fmi2ValueReference vr[], size_t nvr, const fmi2Boolean values[]);
 fmi2Status slave_set_string(Slave *s, const fmi2ValueReference vr[], size_t nvr, const fmi2String values[]);
 
+/* A Model Exchange call: the slave's `method`(values of in[0..nin), nout) returns nout values into out, or None
+ * after logging why it refuses (the returned status is then that of the logged error); `what` names the FMI
+ * function in messages. */
+fmi2Status slave_model_exchange(Slave *s, const char *method, const char *what, const fmi2Real in[], size_t nin,
+                                fmi2Real out[], size_t nout);
+
 /* FMU states are the slave's Python state objects (one reference each, released by slave_free_state). */
 fmi2Status slave_get_state(Slave *s, void **state);
 fmi2Status slave_set_state(Slave *s, void *state);

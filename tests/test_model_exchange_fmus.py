@@ -1,0 +1,149 @@
+"""Every FMU with a Model Exchange form is also an FMI 2.0 Model Exchange FMU (one modelIdentifier; fmuType
+selects): fmpy validates it and integrates it with CVode against closed forms, and the loader refuses what FMI
+2.0's Model Exchange state machine does not allow, naming the function, the instance unchanged."""
+import ctypes
+import shutil
+from ctypes.util import find_library
+
+import numpy as np
+import pytest
+from fmpy import read_model_description, simulate_fmu
+from fmpy.fmi1 import FMICallException
+from fmpy.fmi2 import (
+    FMU2Model,
+    fmi2CallbackAllocateMemoryTYPE,
+    fmi2CallbackFreeMemoryTYPE,
+    fmi2CallbackFunctions,
+    fmi2CallbackLoggerTYPE,
+)
+from fmpy.validation import validate_fmu
+from mechfmu.components import COMPONENTS
+
+_LIBC = ctypes.CDLL(find_library("c"))
+_LIBC.calloc.restype = ctypes.c_void_p
+_LIBC.calloc.argtypes = [ctypes.c_size_t, ctypes.c_size_t]
+_LIBC.free.argtypes = [ctypes.c_void_p]
+
+
+def calloc(n: int, size: int) -> int:
+    return _LIBC.calloc(n, size)
+
+
+def free(pointer: int) -> None:
+    _LIBC.free(pointer)
+
+
+@pytest.mark.parametrize("model", sorted(COMPONENTS))
+def test_fmpy_validates_both_interfaces_and_the_documentation_says_which(fmus, model):
+    assert validate_fmu(str(fmus[model])) == []
+    description = read_model_description(str(fmus[model]))
+    assert description.coSimulation is not None
+    cls = COMPONENTS[model]
+    if cls.co_simulation_only:
+        assert description.modelExchange is None
+        return
+    assert description.modelExchange.modelIdentifier == description.coSimulation.modelIdentifier == model
+    assert description.numberOfEventIndicators == len(cls.indicator_names())
+    states = [d.variable.derivative.name for d in description.derivatives]
+    assert states == [f"state.{n}" for n in cls.continuous_states]
+
+
+def test_a_mass_under_a_constant_force_in_fmpys_cvode_equals_the_closed_form(fmus):
+    """s = s0 + v0·t + F·t²/(2m) to 1e-8 m (CVode at rtol 1e-10). A force given as an input signal is not a test of
+    the FMU in fmpy: fmpy sets inputs only at its output points and CVode has by then integrated ahead past them
+    (an FMU without event indicators makes it stop nowhere else), so the force it integrates lags the signal by up
+    to an output interval; the force here is the parameter-like start of the input f_drive."""
+    m, force, s0, v0 = 2.0, 3.0, 0.25, -0.5
+    result = simulate_fmu(str(fmus["Mass"]), fmi_type="ModelExchange", solver="CVode",
+                          start_values={"m": m, "f_drive": force, "s_start": s0, "v_start": v0}, stop_time=1.0,
+                          output_interval=1e-2, output=["s", "v"], relative_tolerance=1e-10)
+    t = result["time"]
+    assert np.max(np.abs(result["s"] - (s0 + v0 * t + force * t ** 2 / (2 * m)))) < 1e-8
+    assert np.max(np.abs(result["v"] - (v0 + force * t / m))) < 1e-8
+
+
+def test_a_step_jumps_at_its_time_as_a_time_event(fmus):
+    result = simulate_fmu(str(fmus["Step"]), fmi_type="ModelExchange", solver="CVode",
+                          start_values={"height": 2.0, "offset": 0.5, "startTime": 0.3}, stop_time=1.0,
+                          output_interval=0.1, output=["y"])
+    at = np.abs(result["time"] - 0.3) < 1e-12
+    assert at.sum() == 2  # fmpy stopped at the FMU's nextEventTime (a row) besides its output grid's 0.1·3
+    before = result["time"] < 0.3 - 1e-12
+    assert np.all(result["y"][before] == 0.5) and np.all(result["y"][~before] == 2.5)
+
+
+@pytest.mark.parametrize("model, inputs", [
+    ("CoordinateSpringDamper", {"flange_a.s": 0.1, "flange_b.s": 0.35, "flange_a.v": -0.2, "flange_b.v": 0.4}),
+    ("ElastoGap", {"flange_a.s": 0.0, "flange_b.s": -0.02, "flange_a.v": 0.0, "flange_b.v": -0.3}),
+    ("SmoothSphereHalfSpaceForce", {"sphere.position.z": 0.098, "sphere.velocity.z": -0.5}),
+])
+def test_a_connector_outputs_its_law_at_the_given_inputs(fmus, model, inputs):
+    """The outputs fmpy's Model Exchange run reads are those of the component in-process at the same inputs."""
+    cls = COMPONENTS[model]
+    inputs = {k: v for k, v in inputs.items() if k in {i.name for i in cls.inputs}}
+    result = simulate_fmu(str(fmus[model]), fmi_type="ModelExchange", solver="CVode", stop_time=0.01,
+                          start_values={**cls.example_parameters, **inputs})
+    component = cls("it")
+    for name, value in {**cls.example_parameters, **inputs}.items():
+        component.set(name, value)
+    component.initialize(0.0)
+    component.set_time(float(result["time"][-1]))  # a user function may read t
+    expected = component.current_outputs()
+    for name in result.dtype.names[1:]:
+        assert result[name][-1] == expected[name], name
+
+
+def model_exchange_instance(fmus, tmp_path, model: str, messages: list[str]) -> FMU2Model:
+    """``model`` unpacked in tmp_path and instantiated as fmi2ModelExchange, its messages into ``messages``."""
+    folder = tmp_path / model
+    shutil.unpack_archive(str(fmus[model]), str(folder), "zip")
+    description = read_model_description(str(folder))
+    fmu = FMU2Model(guid=description.guid, unzipDirectory=str(folder), modelIdentifier=model, instanceName="it")
+    callbacks = fmi2CallbackFunctions()
+    callbacks.logger = fmi2CallbackLoggerTYPE(lambda env, name, status, category, message:
+                                              messages.append(message.decode()))
+    callbacks.allocateMemory = fmi2CallbackAllocateMemoryTYPE(lambda n, size: calloc(n, size))
+    callbacks.freeMemory = fmi2CallbackFreeMemoryTYPE(lambda p: free(p))
+    fmu.keep_callbacks = callbacks  # alive as long as the instance
+    fmu.instantiate(callbacks=callbacks, loggingOn=True)
+    return fmu
+
+
+def test_calls_outside_the_state_machine_and_bad_states_are_refused_by_name(fmus, tmp_path):
+    messages: list[str] = []
+    fmu = model_exchange_instance(fmus, tmp_path, "Mass", messages)
+    fmu.setupExperiment(startTime=0.0)
+    fmu.enterInitializationMode()
+    fmu.exitInitializationMode()
+    with pytest.raises(FMICallException):
+        fmu.setContinuousStates((ctypes.c_double * 2)(1.0, 2.0), 2)  # event mode: not allowed
+    assert any("fmi2SetContinuousStates: not allowed in state event mode" in m for m in messages)
+    fmu.newDiscreteStates()
+    fmu.enterContinuousTimeMode()
+    before = (ctypes.c_double * 2)()
+    fmu.getContinuousStates(before, 2)
+    for values, count, said in (((1.0,), 1, "continuous states = [1.0] must be 2 values (s, v)"),
+                                ((0.0, float("nan")), 2, "state v = nan must be finite")):
+        with pytest.raises(FMICallException):
+            fmu.setContinuousStates((ctypes.c_double * len(values))(*values), count)
+        assert any(said in m for m in messages), messages[-1]
+    with pytest.raises(FMICallException):
+        fmu.getDerivatives((ctypes.c_double * 3)(), 3)
+    assert any("fmi2GetDerivatives: nx = 3, but Mass has 2 (s, v)" in m for m in messages)
+    fmu.setTime(0.5)
+    fmu.completedIntegratorStep()
+    with pytest.raises(FMICallException):
+        fmu.setTime(0.25)
+    assert any("fmi2SetTime" in m and "time = 0.25 must be finite and not before 0.5 s" in m for m in messages)
+    after = (ctypes.c_double * 2)()
+    fmu.getContinuousStates(after, 2)
+    assert list(after) == list(before)
+    fmu.terminate()
+    fmu.freeInstance()
+
+
+def test_a_component_without_a_model_exchange_form_refuses_it_saying_why(fmus, tmp_path):
+    messages: list[str] = []
+    with pytest.raises(Exception, match="Failed to instantiate model"):
+        model_exchange_instance(fmus, tmp_path, "CoordinateConstraint", messages)
+    assert any("CoordinateConstraint has no Model Exchange form: an algebraic constraint" in m for m in messages)
