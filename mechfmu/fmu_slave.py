@@ -45,10 +45,12 @@ class FmuSlave(Slave):
             shutil.rmtree(folder, ignore_errors=True)
         cls._unzipped.clear()
 
-    def __init__(self, name: str, fmu: str | Path):
+    def __init__(self, name: str, fmu: str | Path, model_exchange: bool = False):
+        """``model_exchange``: instantiated as fmi2ModelExchange (``model_exchange_view``), not co-simulation."""
         super().__init__(name)
         import fmpy
         from fmpy.fmi2 import (
+            FMU2Model,
             FMU2Slave,
             fmi2CallbackAllocateMemoryTYPE,
             fmi2CallbackFreeMemoryTYPE,
@@ -60,6 +62,10 @@ class FmuSlave(Slave):
         md, unzipped = FmuSlave.unpacked(self.fmu)
         if md.coSimulation is None:
             raise SlaveError(f"{name}: {self.fmu} is not a co-simulation FMU")
+        if model_exchange and md.modelExchange is None:
+            raise SlaveError(f"{name}: {Path(self.fmu).name} is not a Model Exchange FMU (a component without a "
+                             "Model Exchange form: its documentation says why)")
+        self.model_exchange = model_exchange
         self.model_description = md
         #: the FMU can save and restore its state (rollback: iterative algorithms, event location)
         self.can_roll_back = bool(md.coSimulation.canGetAndSetFMUstate)
@@ -79,8 +85,8 @@ class FmuSlave(Slave):
         self._callbacks.logger = fmi2CallbackLoggerTYPE(log)
         self._callbacks.allocateMemory = fmi2CallbackAllocateMemoryTYPE(fmpy.calloc)
         self._callbacks.freeMemory = fmi2CallbackFreeMemoryTYPE(fmpy.free)
-        self._fmu = FMU2Slave(guid=md.guid, unzipDirectory=unzipped,
-                              modelIdentifier=md.coSimulation.modelIdentifier, instanceName=name)
+        self._fmu = (FMU2Model if model_exchange else FMU2Slave)(
+            guid=md.guid, unzipDirectory=unzipped, modelIdentifier=md.coSimulation.modelIdentifier, instanceName=name)
         try:
             self._call("instantiate", lambda: self._fmu.instantiate(callbacks=self._callbacks, loggingOn=True))
         except SlaveError:
@@ -102,7 +108,7 @@ class FmuSlave(Slave):
         functions, component = getattr(self._fmu, "_functions", None), self._fmu.component
         if not isinstance(functions, dict) or not {"fmi2GetReal", "fmi2SetReal", "fmi2DoStep"} <= set(functions):
             return (lambda refs, array, buffer: self._fmu.getReal(refs), lambda refs, array, buffer: self._fmu.setReal(
-                refs, list(buffer)), self._fmu.doStep)
+                refs, list(buffer)), getattr(self._fmu, "doStep", None))  # Model Exchange: no doStep
 
         def checked(name: str, function):
             def call(*args):
@@ -120,6 +126,15 @@ class FmuSlave(Slave):
 
         return (get_reals, lambda refs, array, buffer: set_real(array, len(refs), buffer),
                 lambda t, h: do_step(t, h, fmi2True))
+
+    def model_exchange_view(self) -> Any:
+        """The instance's Model Exchange calls (``mechfmu.fmu_model_exchange``); ValueError for co-simulation."""
+        from .fmu_model_exchange import ModelExchangeView
+        if not self.model_exchange:
+            raise ValueError(f"{self.name} is instantiated as a co-simulation FMU")
+        if not hasattr(self, "_view"):
+            self._view = ModelExchangeView(self)
+        return self._view
 
     def _errors_since(self, mark: int) -> str:
         return "; ".join(m for s, m in self.messages[mark:] if s >= 2)

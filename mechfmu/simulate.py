@@ -35,18 +35,20 @@ from .slaves import LocalSlave, Slave, SlaveError
 from .system import AlgebraicLoopError, CoupledSystem
 
 
-def instantiate(scenario: Scenario, local: bool = False, pool: InstancePool | None = None) -> dict[str, Slave]:
+def instantiate(scenario: Scenario, local: bool = False, pool: InstancePool | None = None,
+                model_exchange: bool = False) -> dict[str, Slave]:
     """One slave per scenario component (FMU via fmpy, or the component in-process, which reads relative files
-    such as a Table's from the scenario's folder); FMUs come from ``pool`` when it holds a reset instance."""
+    such as a Table's from the scenario's folder); FMUs come from ``pool`` when it holds a reset instance, and
+    with ``model_exchange`` are instantiated as fmi2ModelExchange."""
     slaves: dict[str, Slave] = {}
     try:
         for spec in scenario.components.values():
             if local:
                 slaves[spec.name] = LocalSlave(spec.name, component_class(spec.fmu), str(scenario.folder))
-            elif pool is not None:
+            elif pool is not None and not model_exchange:
                 slaves[spec.name] = pool.take(spec.name, spec.fmu)
             else:
-                slaves[spec.name] = FmuSlave(spec.name, spec.fmu)
+                slaves[spec.name] = FmuSlave(spec.name, spec.fmu, model_exchange)
     except Exception:
         for slave in slaves.values():
             slave.terminate()
@@ -160,7 +162,7 @@ def simulate(scenario: Scenario | str | Path, algorithm: str | CouplingAlgorithm
     status, message, end_time = "ok", "", math.nan
     with INTERRUPT.during_run():
         try:
-            slaves = instantiate(scenario, local=local, pool=pool)
+            slaves = instantiate(scenario, local=local, pool=pool, model_exchange=not algo.steps_slaves)
             system = CoupledSystem(slaves, algo.coupling_connections(scenario.connections, slaves))
             for name, slave in slaves.items():
                 values = dict(scenario.components[name].parameters)

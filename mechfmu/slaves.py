@@ -81,6 +81,10 @@ class Slave(ABC):
     def warnings(self) -> list[str]:
         """Warnings the slave reported so far (an FMU's fmi2Warning log messages)."""
         return []
+
+    def model_exchange_view(self) -> Any:
+        """Its Model Exchange calls (the monolithic master's); ValueError for a slave that has none."""
+        raise ValueError(f"{self.name} has no Model Exchange interface")
     @abstractmethod
     def serialize_state(self, state: Any) -> bytes: ...
     @abstractmethod
@@ -130,6 +134,10 @@ class LocalSlave(Slave):
 
     def exit_initialization(self) -> None:
         self._guard(self.component.initialize, self._start_time)
+
+    def model_exchange_view(self) -> Any:
+        """The component itself: its Model Exchange form (components/model_exchange.py)."""
+        return self.component
 
     def set(self, names: list[str], values: list[float]) -> None:
         self._guard(self.component.set_many, names, values)

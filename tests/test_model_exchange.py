@@ -123,11 +123,21 @@ def test_a_constraint_is_refused_before_the_run_with_its_reason(fmus):
     assert "algorithm 'monolithic' cannot" in result.message
 
 
-def test_the_monolithic_master_refuses_co_simulation_fmus(fmus):
-    result = simulate(ROOT / "scenarios/oscillator_linear", "monolithic", stop=0.01)
+@pytest.mark.parametrize("scenario", ["two_mass_oscillator", "elastogap"])
+def test_the_fmus_as_model_exchange_fmus_give_the_in_process_run_bit_for_bit(fmus, scenario):
+    """The FMUs instantiated as fmi2ModelExchange: the same numbers through C doubles, so the same solver steps,
+    events and results."""
+    through_fmus = simulate(ROOT / "scenarios" / scenario, "monolithic", stop=0.6)
+    in_process = simulate(ROOT / "scenarios" / scenario, "monolithic", local=True, stop=0.6)
+    assert through_fmus.ok and in_process.ok, through_fmus.message
+    assert all(np.array_equal(through_fmus.data[n], in_process.data[n]) for n in in_process.data.dtype.names)
+    assert through_fmus.events == in_process.events
+
+
+def test_an_fmu_without_a_model_exchange_form_is_refused(fmus):
+    result = simulate(ROOT / "scenarios/stick_slip", "monolithic", stop=0.01)
     assert result.status == "error"
-    assert ("ground is a Co-Simulation FMU; the monolithic master integrates the components' Model Exchange form "
-            "in-process: run with --local") in result.message
+    assert "CoordinateSpringDamperExt.fmu is not a Model Exchange FMU" in result.message
 
 
 def test_monolithic_two_mass_oscillator_against_its_closed_form(fmus):

@@ -16,9 +16,9 @@ the components' derivatives. scipy's ``solve_ivp`` integrates it (``method`` Rad
 - every accepted solver step is an accepted point of the components (``completed_integrator_step``).
 
 Results are on the communication grid; the recorded outputs are those at each point after the exchange.
-Located events go to the run's events (time, indicator). The master runs the components in-process:
-mechfmu's FMUs are Co-Simulation FMUs, and a component without an ODE form (a constraint) is refused before
-the run with its reason.
+Located events go to the run's events (time, indicator). The components run in-process (``--local``) or as
+FMUs instantiated as fmi2ModelExchange (``mechfmu.fmu_model_exchange``), bit for bit alike; a component
+without an ODE form (a constraint) is refused before the run with its reason.
 """
 from __future__ import annotations
 
@@ -27,7 +27,6 @@ from typing import Any
 import numpy as np
 from scipy.integrate import solve_ivp
 
-from ..slaves import LocalSlave
 from ..system import CoupledSystem
 from .base import CouplingAlgorithm, Option, register
 
@@ -62,25 +61,18 @@ class Monolithic(CouplingAlgorithm):
                              "events, switching_tolerance and adaptive off")
         self.components = []
         for slave in system.slaves.values():
-            if not isinstance(slave, LocalSlave):
-                raise ValueError(f"algorithm 'monolithic': {slave.name} is a Co-Simulation FMU; the monolithic "
-                                 "master integrates the components' Model Exchange form in-process: run with "
-                                 "--local (Python: local=True)")
-            reason = slave.component.co_simulation_only
-            if reason:
-                raise ValueError(f"algorithm 'monolithic': {slave.name} ({type(slave.component).__name__}) has no "
-                                 f"Model Exchange form: {reason}")
-            self.components.append(slave.component)
+            view = slave.model_exchange_view()
+            if view.co_simulation_only:
+                raise ValueError(f"algorithm 'monolithic': {slave.name} ({type(view).__name__}) has no "
+                                 f"Model Exchange form: {view.co_simulation_only}")
+            self.components.append(view)
         sizes = [len(c.continuous_states) for c in self.components]
         self.slices = [slice(sum(sizes[:i]), sum(sizes[:i + 1])) for i in range(len(sizes))]
         self.indicator_counts = [len(c.indicator_names()) for c in self.components]
         self.labels = [f"{s}.{n}" for s, c in zip(system.slaves, self.components) for n in c.indicator_names()]
         self.events: list[tuple[float, str]] = []
         self._evaluated: tuple[float, bytes] | None = None
-        for component in self.components:
-            component.set_time(start_time)
-        system.transfer(system.ordered_plan)
-        self._event_mode(system)
+        self._started = False  # event mode at the start time comes with the first step (after initialization)
 
     def snapshot(self) -> Any:
         return len(self.events)
@@ -136,6 +128,12 @@ class Monolithic(CouplingAlgorithm):
 
     # --- a communication step ------------------------------------------------------------------------------
     def _step_impl(self, system: CoupledSystem, t: float, h: float) -> None:
+        if not self._started:
+            for component in self.components:
+                component.set_time(t)
+            system.transfer(system.ordered_plan)
+            self._event_mode(system)
+            self._started = True
         end = t + h
         x = self._states()
         now = max([t] + [c.time for c in self.components])  # the last step's end may be an ulp past t
