@@ -7,6 +7,7 @@ from ctypes.util import find_library
 
 import numpy as np
 import pytest
+from conftest import slow_but
 from fmpy import read_model_description, simulate_fmu
 from fmpy.fmi1 import FMICallException
 from fmpy.fmi2 import (
@@ -19,6 +20,7 @@ from fmpy.fmi2 import (
 from fmpy.validation import validate_fmu
 from mechfmu.components import COMPONENTS
 
+MODEL_EXCHANGE = sorted(m for m in COMPONENTS if not COMPONENTS[m].co_simulation_only)
 _LIBC = ctypes.CDLL(find_library("c"))
 _LIBC.calloc.restype = ctypes.c_void_p
 _LIBC.calloc.argtypes = [ctypes.c_size_t, ctypes.c_size_t]
@@ -147,3 +149,85 @@ def test_a_component_without_a_model_exchange_form_refuses_it_saying_why(fmus, t
     with pytest.raises(Exception, match="Failed to instantiate model"):
         model_exchange_instance(fmus, tmp_path, "CoordinateConstraint", messages)
     assert any("CoordinateConstraint has no Model Exchange form: an algebraic constraint" in m for m in messages)
+
+
+@pytest.fixture(scope="module")
+def me_host(tmp_path_factory):
+    """tests/fmi2_me_host.c compiled by the system C compiler."""
+    import subprocess
+    from pathlib import Path
+
+    import fmpy
+    here = Path(__file__).resolve().parent
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    assert compiler, "a C compiler is needed to build the C host"
+    executable = tmp_path_factory.mktemp("me_host") / "fmi2_me_host"
+    subprocess.run([compiler, "-O2", "-Wall", "-Wextra", "-Werror", f"-I{Path(fmpy.__file__).parent / 'c-code'}",
+                    f"-I{here}", "-o", str(executable), str(here / "fmi2_me_host.c"), "-ldl"], check=True)
+    return executable
+
+
+def euler_in_process(model: str, parameters: dict, plan: dict, steps: int, h: float) -> tuple[list, int]:
+    """The C host's explicit Euler with event handling (tests/fmi2_me_host.c), call for call on the component in
+    this process: (rows of outputs and states, events)."""
+    component = COMPONENTS[model]("host")
+    for name, value in parameters.items():
+        component.set(name, value)
+    component.initialize(0.0)
+    component.in_model_exchange = True  # what fmi2Instantiate(fmi2ModelExchange) makes of it
+    component.update_discrete_states()
+    upcoming = component.next_time_event()
+    x = component.get_continuous_states()
+    inputs, outputs = plan["inputs"], plan["outputs"]
+    if inputs:
+        component.set_many(inputs, plan["sequence"][0])
+    z = component.event_indicators()
+    rows, events = [], 0
+    for k in range(steps):
+        component.set_time(k * h)
+        if inputs:
+            component.set_many(inputs, plan["sequence"][k])
+        component.set_continuous_states(x)
+        dx = component.derivatives()
+        rows.append(component.get_many(outputs) + list(x))
+        x = [a + h * b for a, b in zip(x, dx)]
+        component.set_time((k + 1) * h)
+        component.set_continuous_states(x)
+        component.completed_integrator_step()
+        z_new = component.event_indicators()
+        if any((a > 0) != (b > 0) for a, b in zip(z, z_new)) or (upcoming is not None and upcoming <= (k + 1) * h):
+            events += 1
+            if component.update_discrete_states():
+                x = component.get_continuous_states()
+            upcoming = component.next_time_event()
+            z_new = component.event_indicators()
+        z = z_new
+    return rows, events
+
+
+@pytest.mark.parametrize("model", slow_but(MODEL_EXCHANGE, "Mass", "Step", "ElastoGap"))
+def test_a_c_host_runs_every_model_exchange_fmu_as_the_component_in_process(fmus, me_host, tmp_path, model):
+    """No Python in the host process (dlopen RTLD_LOCAL, empty environment): explicit Euler over 300 steps of
+    1e-3 s with random inputs, event and time-event handling; every output and state equals the same calls on
+    the component in-process, bit for bit."""
+    import subprocess
+
+    from test_c_host import STEP_SIZE, STEPS, unzip, write_plan
+
+    unzipped = unzip(fmus[model], tmp_path / "fmu")
+    description = read_model_description(str(unzipped))
+    parameters = COMPONENTS[model].example_parameters
+    plan_path = tmp_path / "plan.txt"
+    plan = write_plan(description, parameters, plan_path)
+    plan_path.write_text(f"states {len(description.derivatives)} {description.numberOfEventIndicators}\n"
+                         + plan_path.read_text())
+    output = tmp_path / "rows.txt"
+    proc = subprocess.run([str(me_host), str(unzipped / "binaries" / "linux64" / f"{model}.so"),
+                           (unzipped / "resources").as_uri(), description.guid, str(plan_path), str(output)],
+                          env={}, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = output.read_text().splitlines()
+    rows = [[float.fromhex(v) for v in line.split()] for line in lines[:-1]]
+    expected, events = euler_in_process(model, parameters, plan, STEPS, STEP_SIZE)
+    assert rows == expected
+    assert lines[-1] == f"events {events}"
