@@ -73,6 +73,7 @@ class Monolithic(CouplingAlgorithm):
         self.events: list[tuple[float, str]] = []
         self._evaluated: tuple[float, bytes] | None = None
         self._started = False  # event mode at the start time comes with the first step (after initialization)
+        system.transfer(system.ordered_plan)  # the initial outputs reach the inputs, as in every algorithm
 
     def snapshot(self) -> Any:
         return len(self.events)
