@@ -25,7 +25,6 @@
 #include "host_logger.h"
 #include "host_plan.h"
 
-#define MAX_VARS 512
 
 /* How many distinct libpython files (by device and inode) the process has mapped. */
 static int libpython_mappings(void) {
@@ -49,32 +48,14 @@ static int libpython_mappings(void) {
     return count;
 }
 
-#define SYMBOL(type, name)                                                                           \
-    type *name = (type *)dlsym(lib, #name);                                                          \
-    if (!name) { printf("missing symbol %s\n", #name); return 1; }
 
-typedef struct {
-    size_t n_in, n_out, n_steps;
-    fmi2ValueReference in[MAX_VARS], out[MAX_VARS];
-    double h;
-    double *inputs;  /* n_steps x n_in */
-    long snapshot;   /* -1: none */
-} Plan;
 
 int run_host(const char *binary, const char *resources, const char *guid, const char *plan_path,
              const char *output_path) {
     printf("libpython_mappings_before %d\n", libpython_mappings());
     void *lib = dlopen(binary, RTLD_NOW | RTLD_LOCAL);
     if (!lib) { printf("dlopen failed: %s\n", dlerror()); return 1; }
-    SYMBOL(fmi2InstantiateTYPE, fmi2Instantiate)
-    SYMBOL(fmi2SetupExperimentTYPE, fmi2SetupExperiment)
-    SYMBOL(fmi2EnterInitializationModeTYPE, fmi2EnterInitializationMode)
-    SYMBOL(fmi2ExitInitializationModeTYPE, fmi2ExitInitializationMode)
-    SYMBOL(fmi2SetRealTYPE, fmi2SetReal)
-    SYMBOL(fmi2SetIntegerTYPE, fmi2SetInteger)
-    SYMBOL(fmi2SetBooleanTYPE, fmi2SetBoolean)
-    SYMBOL(fmi2SetStringTYPE, fmi2SetString)
-    SYMBOL(fmi2GetRealTYPE, fmi2GetReal)
+    COMMON_SYMBOLS
     SYMBOL(fmi2DoStepTYPE, fmi2DoStep)
     SYMBOL(fmi2GetFMUstateTYPE, fmi2GetFMUstate)
     SYMBOL(fmi2SetFMUstateTYPE, fmi2SetFMUstate)
@@ -90,38 +71,9 @@ int run_host(const char *binary, const char *resources, const char *guid, const 
     if (!c) { printf("fmi2Instantiate failed\n"); return 1; }
     CHECK(fmi2SetupExperiment(c, fmi2False, 0.0, 0.0, fmi2False, 0.0));
 
-    FILE *plan_file = fopen(plan_path, "r");
-    if (!plan_file) { printf("cannot open %s\n", plan_path); return 1; }
-    Plan plan = {.snapshot = -1};
-    char line[65536];
-    while (fgets(line, sizeof line, plan_file)) {
-        char kind[32];
-        if (sscanf(line, "%31s", kind) != 1) continue;
-        if (strcmp(kind, "param") == 0) {
-            Setters setters = {fmi2SetReal, fmi2SetInteger, fmi2SetBoolean, fmi2SetString};
-            if (set_plan_parameter(line, c, &setters)) return 1;
-        } else if (strcmp(kind, "inputs") == 0 || strcmp(kind, "outputs") == 0) {
-            int is_in = kind[0] == 'i';
-            char *p = line + strlen(kind);
-            size_t n = strtoul(p, &p, 10);
-            if (n > MAX_VARS) { printf("too many variables\n"); return 1; }
-            for (size_t i = 0; i < n; ++i) (is_in ? plan.in : plan.out)[i] = strtoul(p, &p, 10);
-            *(is_in ? &plan.n_in : &plan.n_out) = n;
-        } else if (strcmp(kind, "snapshot") == 0) {
-            plan.snapshot = atol(line + 8);
-        } else if (strcmp(kind, "steps") == 0) {
-            char *p = line + 5;
-            plan.n_steps = strtoul(p, &p, 10);
-            plan.h = strtod(p, NULL);
-            plan.inputs = calloc(plan.n_steps * plan.n_in + 1, sizeof(double));
-            for (size_t k = 0; k < plan.n_steps; ++k) {
-                if (!fgets(line, sizeof line, plan_file)) { printf("plan ends early\n"); return 1; }
-                p = line;
-                for (size_t i = 0; i < plan.n_in; ++i) plan.inputs[k * plan.n_in + i] = strtod(p, &p);
-            }
-        }
-    }
-    fclose(plan_file);
+    Plan plan;
+    Setters setters = {fmi2SetReal, fmi2SetInteger, fmi2SetBoolean, fmi2SetString};
+    if (read_plan(plan_path, c, &setters, &plan)) return 1;
 
     CHECK(fmi2EnterInitializationMode(c));
     CHECK(fmi2ExitInitializationMode(c));

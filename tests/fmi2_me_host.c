@@ -24,25 +24,13 @@
 #include "host_logger.h"
 #include "host_plan.h"
 
-#define MAX_VARS 512
 
-#define SYMBOL(type, name)                                                                           \
-    type *name = (type *)dlsym(lib, #name);                                                          \
-    if (!name) { printf("missing symbol %s\n", #name); return 1; }
 
 int main(int argc, char **argv) {
     if (argc != 6) { printf("usage: fmi2_me_host BINARY RESOURCE_URI GUID PLAN OUTPUT\n"); return 2; }
     void *lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
     if (!lib) { printf("dlopen failed: %s\n", dlerror()); return 1; }
-    SYMBOL(fmi2InstantiateTYPE, fmi2Instantiate)
-    SYMBOL(fmi2SetupExperimentTYPE, fmi2SetupExperiment)
-    SYMBOL(fmi2EnterInitializationModeTYPE, fmi2EnterInitializationMode)
-    SYMBOL(fmi2ExitInitializationModeTYPE, fmi2ExitInitializationMode)
-    SYMBOL(fmi2SetRealTYPE, fmi2SetReal)
-    SYMBOL(fmi2SetIntegerTYPE, fmi2SetInteger)
-    SYMBOL(fmi2SetBooleanTYPE, fmi2SetBoolean)
-    SYMBOL(fmi2SetStringTYPE, fmi2SetString)
-    SYMBOL(fmi2GetRealTYPE, fmi2GetReal)
+    COMMON_SYMBOLS
     SYMBOL(fmi2SetTimeTYPE, fmi2SetTime)
     SYMBOL(fmi2SetContinuousStatesTYPE, fmi2SetContinuousStates)
     SYMBOL(fmi2GetContinuousStatesTYPE, fmi2GetContinuousStates)
@@ -60,40 +48,12 @@ int main(int argc, char **argv) {
     if (!c) { printf("fmi2Instantiate failed\n"); return 1; }
     CHECK(fmi2SetupExperiment(c, fmi2False, 0.0, 0.0, fmi2False, 0.0));
 
-    FILE *plan_file = fopen(argv[4], "r");
-    if (!plan_file) { printf("cannot open %s\n", argv[4]); return 1; }
-    size_t nx = 0, ni = 0, n_in = 0, n_out = 0, n_steps = 0;
-    fmi2ValueReference in[MAX_VARS], out_vr[MAX_VARS];
-    double h = 0.0, *inputs = NULL;
-    static char line[65536];
-    while (fgets(line, sizeof line, plan_file)) {
-        char kind[32];
-        if (sscanf(line, "%31s", kind) != 1) continue;
-        if (strcmp(kind, "param") == 0) {
-            Setters setters = {fmi2SetReal, fmi2SetInteger, fmi2SetBoolean, fmi2SetString};
-            if (set_plan_parameter(line, c, &setters)) return 1;
-        } else if (strcmp(kind, "states") == 0) {
-            if (sscanf(line, "states %zu %zu", &nx, &ni) != 2 || nx > MAX_VARS || ni > MAX_VARS) return 1;
-        } else if (strcmp(kind, "inputs") == 0 || strcmp(kind, "outputs") == 0) {
-            int is_in = kind[0] == 'i';
-            char *p = line + strlen(kind);
-            size_t n = strtoul(p, &p, 10);
-            if (n > MAX_VARS) { printf("too many variables\n"); return 1; }
-            for (size_t i = 0; i < n; ++i) (is_in ? in : out_vr)[i] = strtoul(p, &p, 10);
-            *(is_in ? &n_in : &n_out) = n;
-        } else if (strcmp(kind, "steps") == 0) {
-            char *p = line + 5;
-            n_steps = strtoul(p, &p, 10);
-            h = strtod(p, NULL);
-            inputs = calloc(n_steps * n_in + 1, sizeof(double));
-            for (size_t k = 0; k < n_steps; ++k) {
-                if (!fgets(line, sizeof line, plan_file)) { printf("plan ends early\n"); return 1; }
-                p = line;
-                for (size_t i = 0; i < n_in; ++i) inputs[k * n_in + i] = strtod(p, &p);
-            }
-        }
-    }
-    fclose(plan_file);
+    Plan plan;
+    Setters setters = {fmi2SetReal, fmi2SetInteger, fmi2SetBoolean, fmi2SetString};
+    if (read_plan(argv[4], c, &setters, &plan)) return 1;
+    size_t nx = plan.nx, ni = plan.ni, n_in = plan.n_in, n_out = plan.n_out, n_steps = plan.n_steps;
+    fmi2ValueReference *in = plan.in, *out_vr = plan.out;
+    double h = plan.h, *inputs = plan.inputs;
 
     double x[MAX_VARS], dx[MAX_VARS], z[MAX_VARS], z_new[MAX_VARS], y[MAX_VARS];
     fmi2EventInfo info;

@@ -24,8 +24,6 @@
 #include "host_logger.h"
 #include "host_plan.h"
 
-#define MAX_VARS 512
-
 typedef struct {
     fmi2InstantiateTYPE *instantiate;
     fmi2SetupExperimentTYPE *setup_experiment;
@@ -42,11 +40,8 @@ typedef struct {
 } Functions;
 
 typedef struct {
-    size_t n_in, n_out, n_steps;
-    fmi2ValueReference in[MAX_VARS], out[MAX_VARS];
-    double h;
-    double *inputs; /* n_steps x n_in */
-    double *rows;   /* n_steps x n_out */
+    Plan plan;
+    double *rows; /* n_steps x n_out */
     fmi2Component c;
     int failed;
 } Instance;
@@ -69,46 +64,19 @@ static int resolve(void *lib) {
     return 0;
 }
 
-/* The plan's parameters are set on the instance; inputs, outputs and steps are kept. */
-static int read_plan(const char *path, Instance *x) {
-    FILE *file = fopen(path, "r");
-    if (!file) { printf("cannot open %s\n", path); return 1; }
-    static char line[65536];
-    while (fgets(line, sizeof line, file)) {
-        char kind[32];
-        if (sscanf(line, "%31s", kind) != 1) continue;
-        if (strcmp(kind, "param") == 0) {
-            Setters setters = {fmi.set_real, fmi.set_integer, fmi.set_boolean, fmi.set_string};
-            if (set_plan_parameter(line, x->c, &setters)) return 1;
-        } else if (strcmp(kind, "inputs") == 0 || strcmp(kind, "outputs") == 0) {
-            int is_in = kind[0] == 'i';
-            char *p = line + strlen(kind);
-            size_t n = strtoul(p, &p, 10);
-            if (n > MAX_VARS) { printf("too many variables\n"); return 1; }
-            for (size_t i = 0; i < n; ++i) (is_in ? x->in : x->out)[i] = strtoul(p, &p, 10);
-            *(is_in ? &x->n_in : &x->n_out) = n;
-        } else if (strcmp(kind, "steps") == 0) {
-            char *p = line + 5;
-            x->n_steps = strtoul(p, &p, 10);
-            x->h = strtod(p, NULL);
-            x->inputs = calloc(x->n_steps * x->n_in + 1, sizeof(double));
-            x->rows = calloc(x->n_steps * x->n_out + 1, sizeof(double));
-            for (size_t k = 0; k < x->n_steps; ++k) {
-                if (!fgets(line, sizeof line, file)) { printf("plan ends early\n"); return 1; }
-                p = line;
-                for (size_t i = 0; i < x->n_in; ++i) x->inputs[k * x->n_in + i] = strtod(p, &p);
-            }
-        }
-    }
-    fclose(file);
+/* The plan's parameters are set on the instance; inputs, outputs and steps are kept (host_plan.h). */
+static int read_instance_plan(const char *path, Instance *x) {
+    Setters setters = {fmi.set_real, fmi.set_integer, fmi.set_boolean, fmi.set_string};
+    if (read_plan(path, x->c, &setters, &x->plan)) return 1;
+    x->rows = calloc(x->plan.n_steps * x->plan.n_out + 1, sizeof(double));
     return 0;
 }
 
 /* One step of one instance, as ecos's algorithm takes it: inputs, step, outputs. */
 static int step(Instance *x, size_t k) {
-    if (x->n_in) CHECK(fmi.set_real(x->c, x->in, x->n_in, x->inputs + k * x->n_in));
-    CHECK(fmi.do_step(x->c, k * x->h, x->h, fmi2True));
-    CHECK(fmi.get_real(x->c, x->out, x->n_out, x->rows + k * x->n_out));
+    if (x->plan.n_in) CHECK(fmi.set_real(x->c, x->plan.in, x->plan.n_in, x->plan.inputs + k * x->plan.n_in));
+    CHECK(fmi.do_step(x->c, k * x->plan.h, x->plan.h, fmi2True));
+    CHECK(fmi.get_real(x->c, x->plan.out, x->plan.n_out, x->rows + k * x->plan.n_out));
     return 0;
 }
 
@@ -150,8 +118,8 @@ static int mappings_of(const char *binary) {
 static int write_rows(const Instance *x, const char *path) {
     FILE *out = fopen(path, "w");
     if (!out) { printf("cannot write %s\n", path); return 1; }
-    for (size_t k = 0; k < x->n_steps; ++k) {
-        for (size_t j = 0; j < x->n_out; ++j) fprintf(out, j ? " %a" : "%a", x->rows[k * x->n_out + j]);
+    for (size_t k = 0; k < x->plan.n_steps; ++k) {
+        for (size_t j = 0; j < x->plan.n_out; ++j) fprintf(out, j ? " %a" : "%a", x->rows[k * x->plan.n_out + j]);
         fprintf(out, "\n");
     }
     fclose(out);
@@ -182,10 +150,11 @@ int main(int argc, char **argv) {
     for (int i = 0; i < 2; ++i) {
         CHECK(fmi.setup_experiment(instances[i].c, fmi2False, 0.0, 0.0, fmi2False, 0.0));
         CHECK(fmi.enter_initialization_mode(instances[i].c));
-        if (read_plan(argv[4 + i], &instances[i]) != 0) return 1;
+        if (read_instance_plan(argv[4 + i], &instances[i]) != 0) return 1;
     }
     for (int i = 0; i < 2; ++i) CHECK(fmi.exit_initialization_mode(instances[i].c));
-    size_t n_steps = instances[0].n_steps < instances[1].n_steps ? instances[0].n_steps : instances[1].n_steps;
+    size_t n_steps = instances[0].plan.n_steps < instances[1].plan.n_steps ? instances[0].plan.n_steps
+                                                                  : instances[1].plan.n_steps;
     pthread_barrier_t barrier;
     pthread_barrier_init(&barrier, NULL, 2);
     Worker workers[2];
@@ -206,7 +175,7 @@ int main(int argc, char **argv) {
     dlclose(lib);
     printf("binary_mapped_after_close %d\n", mappings_of(binary));
     for (int i = 0; i < 2; ++i) {
-        free(instances[i].inputs);
+        free(instances[i].plan.inputs);
         free(instances[i].rows);
     }
     return 0;
