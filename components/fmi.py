@@ -1,4 +1,5 @@
-"""FMI 2.0 co-simulation wrapper (pythonfmu 0.7.0) around a ``Component``.
+"""FMI 2.0 co-simulation wrapper (pythonfmu 0.7.0) around a ``Component``; its Model Exchange interface is
+``ModelExchangeFmu`` (components/fmi_model_exchange.py).
 
 ``ComponentFmu`` (a mixin for ``Fmi2Slave``) makes a ``Component`` an FMU that
 - registers every parameter (causality=parameter, variability=fixed), input and output with

@@ -26,10 +26,10 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from .units import UnitDefinition, parse_units, si_units
+from .ssp_constructs import SSD
+from .units import SSC, UnitDefinition, parse_units, si_units
 from .xsd_numbers import exact_decimal, to_double
 
-SSC = "http://ssp-standard.org/SSP1/SystemStructureCommon"
 #: (factor, offset) exactly
 Map = tuple[Fraction, Fraction]
 IDENTITY: Map = (Fraction(1), Fraction(0))
@@ -129,7 +129,7 @@ def write_conversions(system: ET.Element, connections: list[Any]) -> None:
     components whose ends convert units gets that conversion as its ``ssc:LinearTransformation``, and its end
     connectors lose their declared unit: a tool that applies transformations but not units (libcosim) then
     runs what mechfmu runs, and none converts twice."""
-    ssd = "{http://ssp-standard.org/SSP1/SystemStructureDescription}"
+    ssd = f"{{{SSD}}}"
     maps = {(c.source, c.source_variable, c.target, c.target_variable): (c.factor, c.offset) for c in connections}
     components = {e.get("name"): e for e in system.iterfind(f"{ssd}Elements/{ssd}Component")}
     for connection in system.iterfind(f"{ssd}Connections/{ssd}Connection"):

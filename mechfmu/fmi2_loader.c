@@ -21,9 +21,11 @@
  * an error returns fmi2Error (a warning: fmi2Warning) unless the call itself already returned a worse
  * status (e.g. fmi2Discard of a refused step).
  *
- * No call sequence reaches a crashing path. Each instance keeps its FMI 2.0 co-simulation
- * state (instantiated, initialization mode, step complete, step failed, terminated, error, fatal) and
- * every call is checked against the state table of FMI 2.0 section 4.2.4 (two relaxations: fmi2Terminate
+ * No call sequence reaches a crashing path. Each instance keeps its FMI 2.0 state: co-simulation
+ * (instantiated, initialization mode, step complete, step failed, terminated, error, fatal), or, instantiated as
+ * fmi2ModelExchange (a component without a Model Exchange form refuses it, saying why), Model Exchange (event
+ * mode, continuous-time mode instead of the step states), and
+ * every call is checked against the state table of FMI 2.0 section 4.2.4 or 3.2.3 (two relaxations: fmi2Terminate
  * is also accepted before initialization ended and in the error state, as a cleanup call; the fmi2Get
  * functions also in the instantiated state, where they read the start values). A refused
  * call logs an error naming the function and the reason (the current state, a NULL pointer, an unknown

@@ -224,7 +224,7 @@ def simulate(scenario: Scenario | str | Path, algorithm: str | CouplingAlgorithm
                         counters, end_time, warnings=warnings, units=run.units if run is not None else {},
                         final=dict(zip(run.column_names, run.row)) if run is not None and run.row else {})
         result.wall_time = _time.perf_counter() - t_wall
-        result.events = list(algo.locator.events) if algo.locator is not None else list(getattr(algo, "events", []))
+        result.events = algo.located_events()
         result.steps = list(algo.controller.steps) if algo.controller is not None else []
         result.energy = algo.audit.statistics() if algo.audit is not None else {}
         try:

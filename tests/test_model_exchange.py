@@ -116,9 +116,11 @@ def test_time_may_not_go_before_the_last_accepted_point():
 
 def test_a_constraint_is_refused_before_the_run_with_its_reason(fmus):
     """It has no ODE form (its force is the unknown a solving master finds), which the component says."""
-    assert "algebraic constraint between bodies has no ODE form" in COMPONENTS["CoordinateConstraint"].co_simulation_only
+    reason = COMPONENTS["CoordinateConstraint"].co_simulation_only
+    assert "algebraic constraint between bodies has no ODE form" in reason
     result = simulate(ROOT / "scenarios/geared_masses", "monolithic", local=True, stop=0.01)
-    assert result.status == "error" and result.data is None or len(result.data) == 0
+    assert result.status == "error"
+    assert result.data is None or len(result.data) == 0
     assert "constraint 'gear': its force 'lambda' is an input that the master must solve" in result.message
     assert "algorithm 'monolithic' cannot" in result.message
 
@@ -221,3 +223,13 @@ def test_monolithic_msl_examples_inside_the_reference_tube(fmus, example):
     assert columns
     assert max(tube_violation(reference["time"], reference[c], result.data["time"], result.data[c])
                for c in columns) == 0.0
+
+
+@pytest.mark.parametrize("option", [{"events": "on"}, {"adaptive": "on"}, {"energy_audit": "on"},
+                                    {"switching_tolerance": "1"}])
+def test_options_of_a_coupling_are_refused_not_ignored(fmus, option):
+    """The monolithic master has no coupling to audit and no macro step to control: such an option would do
+    nothing, so it is refused with the reason."""
+    result = simulate(ROOT / "scenarios/oscillator_linear", "monolithic", local=True, stop=0.01, **option)
+    assert result.status == "error"
+    assert "leave the options events, switching_tolerance, adaptive and energy_audit off" in result.message

@@ -208,6 +208,10 @@ class CouplingAlgorithm(ABC):
         if self.audit is not None and self.status == "ok":
             self.audit.end(h)
 
+    def located_events(self) -> list[tuple[float, str]]:
+        """The events located in the run so far: (time [s], what crossed)."""
+        return list(self.locator.events) if self.locator is not None else []
+
     def bookkeeping(self) -> Any:
         """What ``advance`` records besides the slaves' states (located events, audited energy)."""
         return (len(self.locator.events) if self.locator is not None else 0, self.counters.get("events", 0),

@@ -3,8 +3,8 @@
 The system state x is every component's continuous states, in scenario order. At (t, x) each component gets
 the time and its states, the outputs pass to the inputs along the connections in dependency order (every
 output that feeds through is read after its inputs were set, as in a co-simulation exchange), and dx/dt is
-the components' derivatives. scipy's ``solve_ivp`` integrates it (``method`` Radau, BDF or LSODA, ``rtol``,
-``atol``) from one communication point to the next:
+the components' derivatives. scipy's ``solve_ivp`` integrates it (``method`` Radau, BDF or LSODA, ``ode_rtol``,
+``ode_atol``) from one communication point to the next:
 
 - time events (``next_time_event``: a Step's jump, a Ramp's kinks, a Table's rows) end an integration
   segment exactly there; the components then go through event mode (``update_discrete_states``);
@@ -13,7 +13,11 @@ the components' derivatives. scipy's ``solve_ivp`` integrates it (``method`` Rad
   An indicator that fired is not watched again until the next communication point: after the restart it is
   within round-off of zero, and one that stays there (a damper force held at its limit) would fire at every
   restart. The integrator still integrates across a second crossing, within its tolerance;
-- every accepted solver step is an accepted point of the components (``completed_integrator_step``).
+- the end of every integration segment is an accepted point of the components (``completed_integrator_step``):
+  no later evaluation goes before it.
+
+There is no coupling to audit or to control a macro step for: the options events, switching_tolerance,
+adaptive and energy_audit are refused, not ignored.
 
 Results are on the communication grid; the recorded outputs are those at each point after the exchange.
 Located events go to the run's events (time, indicator). The components run in-process (``--local``) or as
@@ -55,10 +59,15 @@ class Monolithic(CouplingAlgorithm):
     counter_names = ("derivative_evaluations", "solver_steps", "state_events", "time_events")
     steps_slaves = False
 
+    def __init__(self, **options: Any):
+        super().__init__(**options)
+        self.events: list[tuple[float, str]] = []  # located state events: (time [s], the indicators that crossed)
+
     def initialize(self, system: CoupledSystem, start_time: float) -> None:
-        if self.locator is not None or self.controller is not None:
-            raise ValueError("algorithm 'monolithic' locates events and controls its step itself: leave the options "
-                             "events, switching_tolerance and adaptive off")
+        if self.locator is not None or self.controller is not None or self.config["energy_audit"] != "off":
+            raise ValueError("algorithm 'monolithic' locates events and controls its step itself and injects no "
+                             "coupling energy: leave the options events, switching_tolerance, adaptive and "
+                             "energy_audit off")
         self.components = []
         for slave in system.slaves.values():
             view = slave.model_exchange_view()
@@ -68,12 +77,13 @@ class Monolithic(CouplingAlgorithm):
             self.components.append(view)
         sizes = [len(c.continuous_states) for c in self.components]
         self.slices = [slice(sum(sizes[:i]), sum(sizes[:i + 1])) for i in range(len(sizes))]
-        self.indicator_counts = [len(c.indicator_names()) for c in self.components]
         self.labels = [f"{s}.{n}" for s, c in zip(system.slaves, self.components) for n in c.indicator_names()]
-        self.events: list[tuple[float, str]] = []
         self._evaluated: tuple[float, bytes] | None = None
         self._started = False  # event mode at the start time comes with the first step (after initialization)
         system.transfer(system.ordered_plan)  # the initial outputs reach the inputs, as in every algorithm
+
+    def located_events(self) -> list[tuple[float, str]]:
+        return list(self.events)
 
     def snapshot(self) -> Any:
         return len(self.events)
