@@ -1,7 +1,8 @@
 """The monolithic master beside the co-simulation masters, per scenario with an independent solution.
 
 For each scenario: the largest error against its independent solution (closed form, scipy's piecewise
-integration, OpenSim), the component calls and the wall time of the monolithic run (in-process, Model Exchange
+integration, OpenSim; for stick_slip the largest error of its stick/slip instants [s], located events for a
+master that locates them, else the first row with the new mode), the component calls and the wall time of the monolithic run (in-process, Model Exchange
 form, ``ode_rtol``) and of the best of the co-simulation masters at the scenario's step (in-process too, so the
 calls count the same things), measured in this one run.
 
@@ -20,12 +21,13 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
 
 from mechfmu.simulate import simulate  # noqa: E402
 from validation.analytic import two_mass_oscillator_positions  # noqa: E402
 
 CO_SIMULATION = [("jacobi", {}), ("gauss-seidel", {}), ("linear-implicit", {}), ("fixed-point", {}),
-                 ("newton", {"coupling": "implicit"})]
+                 ("newton", {"coupling": "implicit"}), ("linear-implicit", {"events": "on"})]
 
 
 def damped_oscillator(data: np.ndarray) -> dict[str, np.ndarray]:
@@ -52,9 +54,31 @@ def ball_drop(data: np.ndarray) -> dict[str, np.ndarray]:
     return {f"ball.position.{a}": centre[:, i] for i, a in enumerate("xyz")}
 
 
+def limit_stops(data: np.ndarray) -> dict[str, np.ndarray]:
+    from test_events import SHIPPED, piecewise_linear_motion
+    return {"mass.s": piecewise_linear_motion(data["time"], **SHIPPED)[0]}
+
+
 SOLUTIONS: dict[str, Callable[[np.ndarray], dict[str, np.ndarray]]] = {
     "oscillator_linear": damped_oscillator, "two_mass_oscillator": two_masses, "elastogap": elastogap,
-    "ball_drop": ball_drop}
+    "ball_drop": ball_drop, "limit_stops": limit_stops}
+
+
+def stick_slip_instants_error(result) -> float:
+    """Largest |instant − reference| [s] of the stick/slip switches (tests/test_events.py's scipy reference)."""
+    from test_events import stick_slip_reference
+    reference = stick_slip_reference(result.end_time)
+    if result.events:
+        instants = [t for t, _ in result.events]
+    else:
+        mode, t = result.data["friction.frictionMode"], result.data["time"]
+        instants = list(t[1:][(mode[1:] == 0) != (mode[:-1] == 0)])
+    if len(instants) != len(reference):
+        return math.inf
+    return max(abs(a - b) for a, b in zip(instants, reference))
+
+
+SCENARIOS = sorted([*SOLUTIONS, "stick_slip"])
 
 
 def measured(scenario: str, algorithm: str, options: dict) -> tuple[float, int, float, str]:
@@ -64,6 +88,8 @@ def measured(scenario: str, algorithm: str, options: dict) -> tuple[float, int, 
     wall = time.perf_counter() - started
     if not result.ok:
         return math.nan, result.counters.get("fmu_calls", 0), wall, result.message.splitlines()[0][:60]
+    if scenario == "stick_slip":
+        return stick_slip_instants_error(result), result.counters.get("fmu_calls", 0), wall, "ok"
     exact = SOLUTIONS[scenario](result.data)
     error = max(float(np.max(np.abs(result.data[name] - values))) for name, values in exact.items())
     return error, result.counters.get("fmu_calls", 0), wall, "ok"
@@ -72,12 +98,13 @@ def measured(scenario: str, algorithm: str, options: dict) -> tuple[float, int, 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ode-rtol", type=float, default=1e-10, help="the monolithic integrator's rtol")
-    parser.add_argument("--scenario", action="append", choices=sorted(SOLUTIONS), help="default: all")
+    parser.add_argument("--scenario", action="append", choices=SCENARIOS, help="default: all")
     args = parser.parse_args()
     print(f"{'scenario':<21}{'master':<28}{'error':>11}{'calls':>11}{'wall s':>9}")
-    for scenario in args.scenario or sorted(SOLUTIONS):
+    for scenario in args.scenario or SCENARIOS:
         mono = measured(scenario, "monolithic", {"ode_rtol": args.ode_rtol, "ode_atol": args.ode_rtol * 1e-2})
-        runs = [(name, measured(scenario, name, options)) for name, options in CO_SIMULATION]
+        runs = [(name + " events" * ("events" in options), measured(scenario, name, options))
+                for name, options in CO_SIMULATION]
         ok = [(name, r) for name, r in runs if r[3] == "ok"]
         best_name, best = min(ok, key=lambda item: item[1][0]) if ok else ("none", (math.nan, 0, 0.0, ""))
         print(f"{scenario:<21}{'monolithic':<28}{mono[0]:>11.2e}{mono[1]:>11d}{mono[2]:>9.2f}")

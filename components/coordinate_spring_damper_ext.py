@@ -59,6 +59,18 @@ With ``immediateSwitching`` ``switchingError`` is that update's error at the cur
 jump of the switch the outputs make there; after a master's exchange, of a switch within the step
 just taken), which a master with ``switching_tolerance`` reads (mechfmu/algorithms/events.py).
 
+Model Exchange (FMI 2.0 §3; components/model_exchange.py): no continuous states; the friction mode, last
+sticking position and limit-stop state are discrete states that change only in event mode
+(``update_discrete_states``: the end-of-step update at the event's inputs, sticking again preloaded with
+±(f_d + f_so) as with ``immediateSwitching``, which has no further effect here). Between events the force uses
+the stored state. The indicators are those of the stored state: the stops' as above; friction while sticking
+the margin ``f_d + f_so − |sticking force|``, while slipping ``−(f_d + f_so)·v·sign(frictionMode)/v_exp``
+(< 0 while v keeps the slip's direction, > 0 once it has reversed). So a stop acts exactly while q is beyond
+it, slipping starts where the margin reaches 0 and sticking where v does: the laws Exudyn's end-of-step
+switching approaches as its step shrinks (it switches up to one step late, and sticks again preloaded with
+the last step's slip force, which tends to ±(f_d + f_so) as v -> 0); tests/test_model_exchange_ext.py
+measures the convergence.
+
 Seed text vs exudyn 1.13.6 code (this component follows the code):
 1. The seed's "CASE 2: frictionProportionalZone != 0" for the bristle model means == 0.
 2. The seed says sticking uses k_limits, d_limits; code and formula use stickingStiffness/Damping.
@@ -351,9 +363,6 @@ class CoordinateSpringDamperExt(UserFunctionConnector):
                "+(f_d + f_so)*|v|/v_exp where v has reversed and it sticks again); 0 without",
                FLANGE_INPUT_NAMES),
     )
-    co_simulation_only = ("its friction (stick/slip) and limit-stop modes switch at the end of a co-simulation "
-                          "step, as Exudyn's law does; a Model Exchange form, with the modes changed in event mode "
-                          "at the zeros of its indicators, is not implemented yet")
     initial_state = {"frictionMode": 0.0, "lastStickingPosition": 0.0, "limitStopState": 0.0,
                      SWITCHING_ERROR: 0.0}
 
@@ -369,12 +378,13 @@ class CoordinateSpringDamperExt(UserFunctionConnector):
     def updated_state(self, law: ExtLaw, q: float, v: float) -> tuple[SwitchingState, float]:
         """The end-of-step update (``post_newton``) of the stored state at (q, v), and its switching error."""
         data = self.switching_state()
-        return post_newton(law, q, v, data, data, immediate=bool(self.values[IMMEDIATE_SWITCHING]))
+        immediate = bool(self.values[IMMEDIATE_SWITCHING]) or self.in_model_exchange
+        return post_newton(law, q, v, data, data, immediate=immediate)
 
     def acting_state(self, law: ExtLaw, q: float, v: float) -> SwitchingState:
         """The switching state the force uses at (q, v): the stored one, or with ``immediateSwitching``
-        the one the end-of-step update gives there."""
-        if self.values[IMMEDIATE_SWITCHING] and law.discontinuous:
+        the one the end-of-step update gives there (in co-simulation)."""
+        if self.values[IMMEDIATE_SWITCHING] and law.discontinuous and not self.in_model_exchange:
             return self.updated_state(law, q, v)[0]
         return self.switching_state()
 
@@ -384,8 +394,14 @@ class CoordinateSpringDamperExt(UserFunctionConnector):
         if self.values["activeConnector"] and law.useLimitStops:
             lower, upper = q - law.limitStopsLower, law.limitStopsUpper - q
         if self.values["activeConnector"] and law.bristle_friction:
-            data = self.updated_state(law, q, v)[0]
             f_max = law.fDynamicFriction + law.fStaticFrictionOffset
+            if self.in_model_exchange:
+                data = self.switching_state()
+                friction = (f_max - abs(sticking_force(law, q, v, data.last_sticking_position))
+                            if data.friction_mode == 0 else
+                            -f_max * v * _sign(data.friction_mode) / law.exponentialDecayStatic)
+                return {indicator("lowerStop"): lower, indicator("upperStop"): upper, indicator("friction"): friction}
+            data = self.updated_state(law, q, v)[0]
             if data.friction_mode != 0:
                 friction = -f_max * abs(v) / law.exponentialDecayStatic
             elif self.values[IMMEDIATE_SWITCHING] and self.state["frictionMode"] != 0:
@@ -450,10 +466,24 @@ class CoordinateSpringDamperExt(UserFunctionConnector):
                           limitStopState=new.limit_stop_state)
         self.state[SWITCHING_ERROR] = error
 
+    def update_discrete_states(self) -> bool:
+        """Event mode: the end-of-step update at the current inputs becomes the stored state. A stop is in
+        contact from q = limitStopsUpper (or Lower) on, where its indicator is 0 and so, for FMI 2.0, on the
+        contact side (Exudyn's update frees it there): a penetration of 0 is stored as the least double of the
+        stop's sign."""
+        self.advance(self.time, 0.0)
+        law = self.law()
+        if law.useLimitStops and self.values["activeConnector"] and self.state["limitStopState"] == 0:
+            q = self.relative()[0]
+            if q == law.limitStopsUpper or q == law.limitStopsLower:
+                self.state["limitStopState"] = math.copysign(5e-324, 1.0 if q == law.limitStopsUpper else -1.0)
+        return super().update_discrete_states()
+
     def compute_outputs(self) -> dict[str, float]:
         outputs = super().compute_outputs()
         law = self.law()
-        if self.values[IMMEDIATE_SWITCHING] and law.discontinuous and self.values["activeConnector"]:
+        if (self.values[IMMEDIATE_SWITCHING] and law.discontinuous and self.values["activeConnector"]
+                and not self.in_model_exchange):
             outputs[SWITCHING_ERROR] = self.updated_state(law, *self.relative())[1]
         return outputs
 

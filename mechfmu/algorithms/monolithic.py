@@ -9,10 +9,11 @@ the components' derivatives. scipy's ``solve_ivp`` integrates it (``method`` Rad
 - time events (``next_time_event``: a Step's jump, a Ramp's kinks, a Table's rows) end an integration
   segment exactly there; the components then go through event mode (``update_discrete_states``);
 - state events: every ``indicator.*`` output is an event function; a change of its domain (FMI 2.0: z > 0 or
-  z <= 0) ends the segment at the located instant (scipy's root finding on the dense output), then event mode.
-  An indicator that fired is not watched again until the next communication point: after the restart it is
-  within round-off of zero, and one that stays there (a damper force held at its limit) would fire at every
-  restart. The integrator still integrates across a second crossing, within its tolerance;
+  z <= 0) ends the segment at the located instant (scipy's root finding on the dense output), moved on along
+  the dense output by the fewest ulps that put every indicator that fired strictly on its new side (the root
+  may lie a rounding error before the crossing, where event mode would see no switch), then event mode. An
+  indicator that fires more than ``MAX_FIRINGS`` times in one communication step (one chattering within
+  round-off of zero) is watched no more in that step;
 - the end of every integration segment is an accepted point of the components (``completed_integrator_step``):
   no later evaluation goes before it.
 
@@ -39,6 +40,10 @@ from .base import CouplingAlgorithm, Option, register
 ZERO_SIDE = 1e-300
 #: event mode iterations at one instant before the run stops (a chattering model)
 MAX_EVENT_ITERATIONS = 100
+#: firings of one indicator in one communication step after which it is watched no more in that step
+MAX_FIRINGS = 20
+#: the located instant is moved on by at most this fraction of its magnitude (or this many seconds near 0)
+MAX_NUDGE = 1e-12
 
 
 def _positive(x: float) -> bool:
@@ -137,6 +142,21 @@ class Monolithic(CouplingAlgorithm):
         raise RuntimeError(f"algorithm 'monolithic': event mode did not settle in {MAX_EVENT_ITERATIONS} iterations "
                            f"at t = {self.components[0].time!r} s")
 
+    def _past_crossing(self, system: CoupledSystem, solution: Any, t: float, fired: list[int],
+                       before: list[float], segment_end: float) -> tuple[float, np.ndarray]:
+        """The first instant from the located root t, by doubling ulps, at which every fired indicator is
+        strictly on the other side of 0 from ``before`` (its values at the segment's start), and the states
+        there (the dense output); the root itself if none is within ``MAX_NUDGE`` and the segment."""
+        limit, delta = min(MAX_NUDGE * max(1.0, abs(t)), segment_end - t), 0.0
+        while delta <= limit:
+            probe = t + delta
+            x = np.asarray(solution.sol(probe), dtype=float)
+            values = self._indicators(system, probe, x)
+            if all((values[i] < 0.0) if before[i] > 0.0 else (values[i] > 0.0) for i in fired):
+                return float(probe), x
+            delta = max(2.0 * delta, np.spacing(t))
+        return t, np.asarray(solution.sol(t), dtype=float)
+
     # --- a communication step ------------------------------------------------------------------------------
     def _step_impl(self, system: CoupledSystem, t: float, h: float) -> None:
         if not self._started:
@@ -149,15 +169,17 @@ class Monolithic(CouplingAlgorithm):
         x = self._states()
         now = max([t] + [c.time for c in self.components])  # the last step's end may be an ulp past t
         ignored: set[int] = set()
+        firings = [0] * len(self.labels)
         while now < end:
             upcoming = [e for c in self.components if (e := c.next_time_event()) is not None]
             segment_end = min([end] + [e for e in upcoming if e > now])
             functions = self._event_functions(system, ignored)
             watched = [i for i in range(len(self.labels)) if i not in ignored]
+            before = self._indicators(system, now, x) if watched else []
             solution = solve_ivp(lambda s, y: self._derivatives(system, s, y), (now, segment_end), x,
                                  method=self.config["method"], rtol=self.config["ode_rtol"],
                                  atol=self.config["ode_atol"],
-                                 events=functions or None)
+                                 events=functions or None, dense_output=bool(watched))
             if solution.status < 0:
                 self.status, self.message = "error", (f"algorithm 'monolithic': the ODE integrator failed after "
                                                        f"t = {float(solution.t[-1])!r} s: {solution.message}")
@@ -166,11 +188,14 @@ class Monolithic(CouplingAlgorithm):
             found = [k for k, times in enumerate(solution.t_events or []) if len(times)]
             fired = [watched[k] for k in found]
             if solution.status == 1 and fired:
-                now = float(solution.t_events[found[0]][0])
-                x = np.asarray(solution.y_events[found[0]][0], dtype=float)
+                now, x = self._past_crossing(system, solution, float(solution.t_events[found[0]][0]), fired, before,
+                                              segment_end)
                 self.counters["state_events"] += 1
                 self.events.append((now, ", ".join(self.labels[i] for i in fired)))
-                ignored |= set(fired)
+                for i in fired:
+                    firings[i] += 1
+                    if firings[i] > MAX_FIRINGS:
+                        ignored.add(i)
             else:
                 now, x = segment_end, solution.y[:, -1]
                 if now < end or now in upcoming:
