@@ -193,6 +193,7 @@ class FmuSlave(Slave):
             self._call(f"setting {name} = {value!r}", setter, vr, [value])
 
     def enter_initialization(self, start_time: float, stop_time: float | None) -> None:
+        self.stop_time = stop_time
         self._call("setupExperiment", self._fmu.setupExperiment, None, start_time, stop_time)
         self._call("enterInitializationMode", self._fmu.enterInitializationMode)
 

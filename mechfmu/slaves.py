@@ -46,6 +46,7 @@ class Slave(ABC):
     variables: dict[str, VariableInfo] = field(default_factory=dict)
     calls: int = 0
     last_error: str = ""
+    stop_time: float | None = None  # the run's stop time [s], given in enter_initialization (None: not defined)
 
     def inputs(self) -> list[str]:
         return [n for n, v in self.variables.items() if v.causality == "input"]
@@ -129,7 +130,7 @@ class LocalSlave(Slave):
 
     def enter_initialization(self, start_time: float, stop_time: float | None) -> None:
         # like the FMU: parameters may still change in initialization mode; they are checked at its end
-        self._start_time = start_time
+        self._start_time, self.stop_time = start_time, stop_time
         self.calls += 1
 
     def exit_initialization(self) -> None:

@@ -94,7 +94,7 @@ def test_evaluations_of_the_ext_change_no_mode():
 def test_monolithic_limit_stops_follow_the_exact_solution(case, parameters):
     """scenarios/limit_stops over its 2 s against the exact piecewise solution (matrix exponential per phase,
     contact instants by Brent's method): every contact change located, the position within 1e-7 m (measured
-    3.5e-11 m shipped, 6.7e-13 m spring at ode_rtol 1e-10) and the instants within 1e-8 s (4.4e-11 s, 1.2e-12
+    3.1e-12 m shipped, 8.1e-12 m spring at ode_rtol 1e-10) and the instants within 1e-8 s (3.7e-12 s, 2.4e-11
     s). The shipped case lands on its first stop exactly at a communication point."""
     result = simulate("scenarios/limit_stops", "monolithic", local=True, step=1e-3, ode_rtol=1e-10,
                       ode_atol=1e-12, parameters=parameters)
@@ -110,7 +110,7 @@ def test_monolithic_limit_stops_follow_the_exact_solution(case, parameters):
 
 def test_monolithic_stick_slip_switches_at_the_exact_instants():
     """scenarios/stick_slip over its 5 s: every breakaway and sticking within 1e-6 s of scipy's piecewise solution
-    (Radau, rtol 1e-12; tests/test_events.py), measured 2.1e-12 s at ode_rtol 1e-10. The communication step only
+    (Radau, rtol 1e-12; tests/test_events.py), measured 1.5e-13 s at ode_rtol 1e-10. The communication step only
     sets the result grid (1e-2 s here)."""
     result = simulate("scenarios/stick_slip", "monolithic", local=True, step=1e-2, ode_rtol=1e-10, ode_atol=1e-12)
     assert result.ok, result.message

@@ -3,19 +3,22 @@
 The system state x is every component's continuous states, in scenario order. At (t, x) each component gets
 the time and its states, the outputs pass to the inputs along the connections in dependency order (every
 output that feeds through is read after its inputs were set, as in a co-simulation exchange), and dx/dt is
-the components' derivatives. scipy's ``solve_ivp`` integrates it (``method`` Radau, BDF or LSODA, ``ode_rtol``,
-``ode_atol``) from one communication point to the next:
+the components' derivatives. One of scipy's integrators (``method`` Radau, BDF or LSODA, ``ode_rtol``,
+``ode_atol``) integrates it with its own steps, kept across communication points; the results at a
+communication point are the components evaluated at the integrator's dense output there:
 
-- time events (``next_time_event``: a Step's jump, a Ramp's kinks, a Table's rows) end an integration
-  segment exactly there; the components then go through event mode (``update_discrete_states``);
-- state events: every ``indicator.*`` output is an event function; a change of its domain (FMI 2.0: z > 0 or
-  z <= 0) ends the segment at the located instant (scipy's root finding on the dense output), moved on along
-  the dense output by the fewest ulps that put every indicator that fired strictly on its new side (the root
-  may lie a rounding error before the crossing, where event mode would see no switch), then event mode. An
-  indicator that fires more than ``MAX_FIRINGS`` times in one communication step (one chattering within
-  round-off of zero) is watched no more in that step;
-- the end of every integration segment is an accepted point of the components (``completed_integrator_step``):
-  no later evaluation goes before it.
+- time events (``next_time_event``: a Step's jump, a Ramp's kinks, a Table's rows) and the stop time bound the
+  integrator, which stops there exactly; the components then go through event mode (``update_discrete_states``)
+  and a new integrator starts;
+- state events: after every integrator step each ``indicator.*`` output is compared with its value at the
+  step's start; a change of domain (FMI 2.0: z > 0 or z <= 0) is located on the dense output (Brent's method,
+  to 4 ulps as ``solve_ivp``), moved on by the fewest ulps that put every indicator that fired strictly on its
+  new side (the root may lie a rounding error before the crossing, where event mode would see no switch), then
+  event mode and a new integrator from there. An indicator that fires more than ``MAX_FIRINGS`` times in one
+  communication step (one chattering within round-off of zero) is watched no more in that step;
+- communication points and events are the components' accepted points (``completed_integrator_step``): no
+  later evaluation goes before them. The integrator's trial points beyond a communication point are
+  evaluations only.
 
 There is no coupling to audit or to control a macro step for: the options events, switching_tolerance,
 adaptive and energy_audit are refused, not ignored.
@@ -27,10 +30,12 @@ without an ODE form (a constraint) is refused before the run with its reason.
 """
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
-from scipy.integrate import solve_ivp
+from scipy.integrate import BDF, LSODA, Radau
+from scipy.optimize import brentq
 
 from ..system import CoupledSystem
 from .base import CouplingAlgorithm, Option, register
@@ -38,6 +43,10 @@ from .base import CouplingAlgorithm, Option, register
 #: FMI 2.0's domains of an indicator are z > 0 and z <= 0: a zero is moved this far below 0 (so one that stays 0, as
 #: an inactive switch's does, is no event, and leaving z > 0 for z = 0 is one)
 ZERO_SIDE = 1e-300
+#: the integrators of the option method
+SOLVERS = {"Radau": Radau, "BDF": BDF, "LSODA": LSODA}
+#: the unit roundoff; roots are located to 4 of it (as solve_ivp does)
+EPS = float(np.finfo(float).eps)
 #: event mode iterations at one instant before the run stops (a chattering model)
 MAX_EVENT_ITERATIONS = 100
 #: firings of one indicator in one communication step after which it is watched no more in that step
@@ -55,7 +64,7 @@ class Monolithic(CouplingAlgorithm):
     """All Model Exchange components as one ODE, a stiff integrator, events located (module docstring)."""
 
     name = "monolithic"
-    options = {"method": Option("Radau", "the ODE integrator of scipy.integrate.solve_ivp",
+    options = {"method": Option("Radau", "the ODE integrator (scipy.integrate)",
                                 choices=("Radau", "BDF", "LSODA")),
                "ode_rtol": Option("1e-8", "relative tolerance of the ODE integrator", kind=float, check=_positive,
                                   requirement="must be > 0"),
@@ -120,17 +129,6 @@ class Monolithic(CouplingAlgorithm):
         self._put(system, t, x)
         return [v for c in self.components for v in c.event_indicators()]
 
-    def _event_functions(self, system: CoupledSystem, ignored: set[int]) -> list:
-        """solve_ivp's terminal event functions of the indicators not in ``ignored``."""
-        functions = []
-        for i in (i for i in range(len(self.labels)) if i not in ignored):
-            def event(t: float, x: np.ndarray, i: int = i) -> float:
-                value = self._indicators(system, t, x)[i]
-                return value if value > 0.0 else value - ZERO_SIDE
-            event.terminal = True  # type: ignore[attr-defined]
-            functions.append(event)
-        return functions
-
     def _event_mode(self, system: CoupledSystem) -> None:
         """Every component through event mode at its current time and states until none changes its states."""
         for _ in range(MAX_EVENT_ITERATIONS):
@@ -142,20 +140,60 @@ class Monolithic(CouplingAlgorithm):
         raise RuntimeError(f"algorithm 'monolithic': event mode did not settle in {MAX_EVENT_ITERATIONS} iterations "
                            f"at t = {self.components[0].time!r} s")
 
-    def _past_crossing(self, system: CoupledSystem, solution: Any, t: float, fired: list[int],
-                       before: list[float], segment_end: float) -> tuple[float, np.ndarray]:
-        """The first instant from the located root t, by doubling ulps, at which every fired indicator is
-        strictly on the other side of 0 from ``before`` (its values at the segment's start), and the states
-        there (the dense output); the root itself if none is within ``MAX_NUDGE`` and the segment."""
-        limit, delta = min(MAX_NUDGE * max(1.0, abs(t)), segment_end - t), 0.0
+    # --- the integrator, kept across communication points ---------------------------------------------------
+    def _restart(self, system: CoupledSystem, t: float, x: np.ndarray) -> None:
+        """A new integrator from (t, x) (after an event) up to the next time event or the stop time."""
+        bounds = [e for c in self.components if (e := c.next_time_event()) is not None and e > t]
+        self.solver = SOLVERS[self.config["method"]](lambda s, y: self._derivatives(system, s, y), t, x,
+                                                     min(bounds + [self.stop_time]), rtol=self.config["ode_rtol"],
+                                                     atol=self.config["ode_atol"])
+        self.dense: Any = None  # the dense output of the integrator's last step
+        self.z = self._indicators(system, t, x)  # the indicators at the integrator's point
+        self.pending: tuple[float, list[int]] | None = None  # a crossing in the last step: (root, indicators)
+
+    def _event_value(self, system: CoupledSystem, t: float, i: int) -> float:
+        """Indicator i along the last step's dense output, a zero on the side of z <= 0."""
+        value = self._indicators(system, t, np.asarray(self.dense(t), dtype=float))[i]
+        return value if value > 0.0 else value - ZERO_SIDE
+
+    def _watch(self, system: CoupledSystem, ignored: set[int]) -> None:
+        """After an integrator step from t_old to t: the earliest crossing of a watched indicator in it, if any
+        (Brent's method on the dense output, to 4 ulps as solve_ivp), as ``pending``; else the indicators at t."""
+        t_old, t = self.solver.t_old, self.solver.t
+        z = self._indicators(system, t, self.solver.y)
+        crossed = [i for i in range(len(z)) if i not in ignored and (z[i] > 0.0) != (self.z[i] > 0.0)]
+        if not crossed:
+            self.z = z
+            return
+        roots = {}
+        for i in crossed:
+            try:
+                roots[i] = brentq(lambda s, i=i: self._event_value(system, s, i), t_old, t, xtol=4 * EPS,
+                                  rtol=4 * EPS)
+            except ValueError:  # no change of sign along the dense output: at the step's end
+                roots[i] = t
+        first = min(roots.values())
+        self.pending = (first, [i for i in crossed if roots[i] == first])
+
+    def _past_crossing(self, system: CoupledSystem, t: float, fired: list[int], limit_time: float
+                       ) -> tuple[float, np.ndarray]:
+        """The first instant from the root t, by doubling ulps, at which every fired indicator is strictly on
+        the other side of 0 from where it was at the step's start, and the states there (the dense output); the
+        root itself if there is none within ``MAX_NUDGE`` and ``limit_time``."""
+        limit, delta = min(MAX_NUDGE * max(1.0, abs(t)), limit_time - t), 0.0
         while delta <= limit:
             probe = t + delta
-            x = np.asarray(solution.sol(probe), dtype=float)
+            x = np.asarray(self.dense(probe), dtype=float)
             values = self._indicators(system, probe, x)
-            if all((values[i] < 0.0) if before[i] > 0.0 else (values[i] > 0.0) for i in fired):
+            if all((values[i] < 0.0) if self.z[i] > 0.0 else (values[i] > 0.0) for i in fired):
                 return float(probe), x
-            delta = max(2.0 * delta, np.spacing(t))
-        return t, np.asarray(solution.sol(t), dtype=float)
+            delta = max(2.0 * delta, float(np.spacing(t)))
+        return t, np.asarray(self.dense(t), dtype=float)
+
+    def _accept(self, system: CoupledSystem, t: float, x: np.ndarray) -> None:
+        self._put(system, t, x)
+        for component in self.components:
+            component.completed_integrator_step()
 
     # --- a communication step ------------------------------------------------------------------------------
     def _step_impl(self, system: CoupledSystem, t: float, h: float) -> None:
@@ -164,46 +202,45 @@ class Monolithic(CouplingAlgorithm):
                 component.set_time(t)
             system.transfer(system.ordered_plan)
             self._event_mode(system)
+            stops = [s.stop_time for s in system.slaves.values() if s.stop_time is not None]
+            self.stop_time = min(stops) if stops else math.inf
+            self._restart(system, t, self._states())
             self._started = True
         end = t + h
-        x = self._states()
-        now = max([t] + [c.time for c in self.components])  # the last step's end may be an ulp past t
         ignored: set[int] = set()
         firings = [0] * len(self.labels)
-        while now < end:
-            upcoming = [e for c in self.components if (e := c.next_time_event()) is not None]
-            segment_end = min([end] + [e for e in upcoming if e > now])
-            functions = self._event_functions(system, ignored)
-            watched = [i for i in range(len(self.labels)) if i not in ignored]
-            before = self._indicators(system, now, x) if watched else []
-            solution = solve_ivp(lambda s, y: self._derivatives(system, s, y), (now, segment_end), x,
-                                 method=self.config["method"], rtol=self.config["ode_rtol"],
-                                 atol=self.config["ode_atol"],
-                                 events=functions or None, dense_output=bool(watched))
-            if solution.status < 0:
-                self.status, self.message = "error", (f"algorithm 'monolithic': the ODE integrator failed after "
-                                                       f"t = {float(solution.t[-1])!r} s: {solution.message}")
-                return
-            self.counters["solver_steps"] += len(solution.t) - 1
-            found = [k for k, times in enumerate(solution.t_events or []) if len(times)]
-            fired = [watched[k] for k in found]
-            if solution.status == 1 and fired:
-                now, x = self._past_crossing(system, solution, float(solution.t_events[found[0]][0]), fired, before,
-                                              segment_end)
+        while True:
+            solver = self.solver
+            if self.pending is not None and self.pending[0] <= end:  # a state event within this step
+                root, fired = self.pending
+                now, x = self._past_crossing(system, root, fired, min(solver.t, end))
                 self.counters["state_events"] += 1
                 self.events.append((now, ", ".join(self.labels[i] for i in fired)))
                 for i in fired:
                     firings[i] += 1
                     if firings[i] > MAX_FIRINGS:
                         ignored.add(i)
-            else:
-                now, x = segment_end, solution.y[:, -1]
-                if now < end or now in upcoming:
-                    self.counters["time_events"] += 1
-            self._put(system, now, x)
-            for component in self.components:
-                component.completed_integrator_step()
-            if solution.status == 1 or now in upcoming:
+                self._accept(system, now, x)
                 self._event_mode(system)
-                x = self._states()
-        self._put(system, end, x)
+                self._restart(system, now, self._states())
+            elif solver.status == "finished" and solver.t <= end:  # a time event (or the stop time)
+                now = solver.t
+                self._accept(system, now, solver.y)
+                if any(c.next_time_event() == now for c in self.components):
+                    self.counters["time_events"] += 1
+                    self._event_mode(system)
+                self._restart(system, now, self._states())
+                if now == end:
+                    return
+            elif solver.t >= end:  # the integrator is past the communication point: its dense output there
+                self._accept(system, end, solver.y if solver.t == end else np.asarray(self.dense(end), dtype=float))
+                return
+            else:
+                solver.step()
+                if solver.status == "failed":
+                    self.status, self.message = "error", (f"algorithm 'monolithic': the ODE integrator failed after "
+                                                           f"t = {solver.t!r} s")
+                    return
+                self.counters["solver_steps"] += 1
+                self.dense = solver.dense_output()
+                self._watch(system, ignored)
