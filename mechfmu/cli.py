@@ -208,8 +208,11 @@ def _export_ssp(args: argparse.Namespace) -> int:
         raise ValueError(f"-o {args.output}: not a regular file; an archive needs one")
     fmu_build.build()
     target = Path(args.output or f"{load_scenario(args.scenario, check=False).name}.ssp")
-    export_ssp(args.scenario, target, shared_fmus=args.shared_fmus)
-    if args.shared_fmus:
+    export_ssp(args.scenario, target, shared_fmus=args.shared_fmus, strongly_coupled=args.strongly_coupled)
+    if args.strongly_coupled:
+        print(f"wrote {target}: a strongly coupled system of Model Exchange FMUs (OMSimulator: CVODE; mechfmu: the "
+              "monolithic master)")
+    elif args.shared_fmus:
         print(f"wrote {target} (SystemStructure.ssd + resources/<Model>.fmu; values in the bindings only: runs in "
               "mechfmu, libcosim and OMSimulator)")
     else:

@@ -146,6 +146,9 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--shared-fmus", action="store_true",
                    help="one FMU per model shared by its instances, the values only in the SSD's bindings (a smaller "
                         "archive; fmpy's simulate_ssp and ecos then miss the values)")
+    p.add_argument("--strongly-coupled", action="store_true",
+                   help="OMSimulator's strongly coupled system: its FMUs as Model Exchange FMUs integrated by CVODE "
+                        "(ours: the monolithic master); every FMU needs a Model Exchange interface")
     p = sub.add_parser("crosscheck", help="the scenario through our master, in-process, libcosim and against its "
                                           "reference, compared pair by pair (exit 1 on a disagreement)")
     p.add_argument("scenario", help="scenario folder, SystemStructure.ssd or .ssp")

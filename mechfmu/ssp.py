@@ -18,9 +18,10 @@ still run the scenario's physics:
   connection that converts units carries the conversion as its ``ssc:LinearTransformation``;
 plus the annotations each tool reads:
 - libcosim: ``osp:FixedStepAlgorithm baseStepSize`` (already in every scenario);
-- OpenModelica's OMSimulator (release 2.1): on ``ssd:System`` an ``oms:FixedStepMaster`` with the
-  step size (without it OMSimulator's import fails with "[NewSystem] internal error"), and as the
-  first ``ssc:Annotation`` of ``ssd:DefaultExperiment`` its ``oms:SimulationInformation`` (result file);
+- OpenModelica's OMSimulator: its system annotations (mechfmu.ssp_openmodelica): a weakly coupled system
+  (fixed-step master), or with ``strongly_coupled`` a strongly coupled one, whose FMUs OMSimulator
+  instantiates as Model Exchange FMUs and integrates with CVODE (then our ``mechfmu:Master`` is the
+  monolithic master);
 - ours: ``mechfmu:Master`` (algorithm and options).
 
 ``load_scenario`` reads an archive too (``scenario.extract_ssp``).
@@ -38,46 +39,15 @@ from typing import Any
 
 from .connection_maps import write_conversions
 from .scenario import NS, SSD_NAME, ComponentSpec, component_class, load_scenario
+from .ssp_openmodelica import OMS_NS, openmodelica_annotations, strongly_coupled_refusal
 from .ssp_systems import flatten
 
-OMS_NS = "https://raw.githubusercontent.com/OpenModelica/OMSimulator/master/schema/oms.xsd"
-#: OMSimulator's defaults for the tolerances its fixed-step master declares (not used by a fixed step)
-OMS_TOLERANCE = "0.0001"
 #: the name of the one parameter set each component's binding has in an archive: the set ecos applies with
 #: ``init(parameter_set="initialValues")`` (its own examples' name)
 PARAMETER_SET = "initialValues"
 
 def _q(prefix: str, tag: str) -> str:
     return f"{{{OMS_NS if prefix == 'oms' else NS[prefix]}}}{tag}"
-
-
-def _openmodelica_annotations(root: ET.Element, step_size: float, name: str) -> None:
-    """Add OMSimulator's annotations unless the file has them (see the module docstring)."""
-    system = root.find("ssd:System", NS)
-    assert system is not None  # load_scenario refuses an SSD without one
-    if system.find("ssd:Annotations/ssc:Annotation[@type='org.openmodelica']", NS) is None:
-        annotations = system.find("ssd:Annotations", NS)
-        if annotations is None:
-            annotations = ET.SubElement(system, _q("ssd", "Annotations"))  # last child, as the schema orders it
-        annotation = ET.SubElement(annotations, _q("ssc", "Annotation"), type="org.openmodelica")
-        oms = ET.SubElement(annotation, _q("oms", "Annotations"))
-        information = ET.SubElement(oms, _q("oms", "SimulationInformation"))
-        ET.SubElement(information, _q("oms", "FixedStepMaster"), description="oms-ma", stepSize=repr(float(step_size)),
-                      absoluteTolerance=OMS_TOLERANCE, relativeTolerance=OMS_TOLERANCE)
-    experiment = root.find("ssd:DefaultExperiment", NS)
-    if experiment is None:  # optional in SSP; placed after System, Enumerations and Units as the schema orders
-        before = [i for i, child in enumerate(root) if child.tag in (_q("ssd", "System"), _q("ssd", "Enumerations"),
-                                                                     _q("ssd", "Units"))]
-        experiment = ET.Element(_q("ssd", "DefaultExperiment"))
-        root.insert(max(before, default=-1) + 1, experiment)
-    annotations = experiment.find("ssd:Annotations", NS)
-    if annotations is None:
-        annotations = ET.SubElement(experiment, _q("ssd", "Annotations"))
-    if annotations.find("ssc:Annotation[@type='org.openmodelica']", NS) is None:
-        annotation = ET.Element(_q("ssc", "Annotation"), type="org.openmodelica")
-        ET.SubElement(ET.SubElement(annotation, _q("oms", "Annotations")), _q("oms", "SimulationInformation"),
-                      resultFile=f"{name}_res.mat", loggingInterval="0", bufferSize="10")
-        annotations.insert(0, annotation)  # OMSimulator reads it only as the first annotation there
 
 
 def _value_text(kind: str, value: Any) -> str:
@@ -163,15 +133,21 @@ def _members(components: dict[str, ComponentSpec], shared: bool) -> dict[str, st
     return members
 
 
-def export_ssp(scenario: str | Path, target: str | Path, shared_fmus: bool = False) -> Path:
+def export_ssp(scenario: str | Path, target: str | Path, shared_fmus: bool = False,
+               strongly_coupled: bool = False) -> Path:
     """Write the scenario (folder, .ssd or .ssp) as a self-contained SSP archive at ``target``: one FMU
     per instance, ours carrying the instance's values; ``shared_fmus``: one FMU per model, shared by its
-    instances, the values only in the bindings (a smaller archive, for tools that apply bindings)."""
+    instances, the values only in the bindings (a smaller archive, for tools that apply bindings);
+    ``strongly_coupled``: OMSimulator's strongly coupled system of Model Exchange FMUs (ValueError naming a
+    component without a Model Exchange interface)."""
     loaded = load_scenario(scenario)
     ssd = Path(scenario) if Path(scenario).suffix == ".ssd" else loaded.folder / SSD_NAME
     for prefix, uri in {**NS, "oms": OMS_NS}.items():
         ET.register_namespace(prefix, uri)
     root = ET.parse(ssd).getroot()
+    refusal = strongly_coupled_refusal(root, loaded.components) if strongly_coupled else ""
+    if refusal:
+        raise ValueError(f"cannot export {loaded.name} as a strongly coupled system: {refusal}")
     members = _members(loaded.components, shared_fmus)
     files: dict[str, ComponentSpec] = {}
     system = root.find("ssd:System", NS)
@@ -185,7 +161,7 @@ def export_ssp(scenario: str | Path, target: str | Path, shared_fmus: bool = Fal
         element.set("source", member)
         _rebind(element, spec)
     write_conversions(system, loaded.connections)
-    _openmodelica_annotations(root, loaded.step_size, loaded.name)
+    openmodelica_annotations(root, loaded.step_size, loaded.name, strongly_coupled)
     ET.indent(root, space="  ")
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
