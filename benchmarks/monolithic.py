@@ -59,9 +59,18 @@ def limit_stops(data: np.ndarray) -> dict[str, np.ndarray]:
     return {"mass.s": piecewise_linear_motion(data["time"], **SHIPPED)[0]}
 
 
+def msl_example(name: str) -> Callable[[np.ndarray], dict[str, np.ndarray]]:
+    """The MSL example's compared signals from validation/msl_solutions.py (exact, matrix exponentials)."""
+    def solved(data: np.ndarray) -> dict[str, np.ndarray]:
+        from validation.msl_solutions import SOLUTIONS as MSL
+        return MSL[name](data["time"])
+    return solved
+
+
+MSL_EXAMPLES = ("Accelerate", "Damper", "InitialConditions", "Oscillator", "Sensors", "SignConvention", "WhyArrows")
 SOLUTIONS: dict[str, Callable[[np.ndarray], dict[str, np.ndarray]]] = {
     "oscillator_linear": damped_oscillator, "two_mass_oscillator": two_masses, "elastogap": elastogap,
-    "ball_drop": ball_drop, "limit_stops": limit_stops}
+    "ball_drop": ball_drop, "limit_stops": limit_stops, **{f"msl/{n}": msl_example(n) for n in MSL_EXAMPLES}}
 
 
 def stick_slip_instants_error(result) -> float:
@@ -100,15 +109,15 @@ def main() -> None:
     parser.add_argument("--ode-rtol", type=float, default=1e-10, help="the monolithic integrator's rtol")
     parser.add_argument("--scenario", action="append", choices=SCENARIOS, help="default: all")
     args = parser.parse_args()
-    print(f"{'scenario':<21}{'master':<28}{'error':>11}{'calls':>11}{'wall s':>9}")
+    print(f"{'scenario':<22}{'master':<44}{'error':>10}{'calls':>10}{'wall s':>8}")
     for scenario in args.scenario or SCENARIOS:
         mono = measured(scenario, "monolithic", {"ode_rtol": args.ode_rtol, "ode_atol": args.ode_rtol * 1e-2})
         runs = [(name + " events" * ("events" in options), measured(scenario, name, options))
                 for name, options in CO_SIMULATION]
         ok = [(name, r) for name, r in runs if r[3] == "ok"]
         best_name, best = min(ok, key=lambda item: item[1][0]) if ok else ("none", (math.nan, 0, 0.0, ""))
-        print(f"{scenario:<21}{'monolithic':<28}{mono[0]:>11.2e}{mono[1]:>11d}{mono[2]:>9.2f}")
-        print(f"{'':<21}{'best co-simulation: ' + best_name:<28}{best[0]:>11.2e}{best[1]:>11d}{best[2]:>9.2f}"
+        print(f"{scenario:<22}{'monolithic':<44}{mono[0]:>10.2e}{mono[1]:>10d}{mono[2]:>8.2f}")
+        print(f"{'':<22}{'best co-simulation: ' + best_name:<44}{best[0]:>10.2e}{best[1]:>10d}{best[2]:>8.2f}"
               f"   error ratio {best[0] / mono[0] if mono[0] else math.inf:.1e}, wall ratio "
               f"{mono[2] / best[2] if best[2] else math.nan:.1f}")
 

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import slow_but
 from scipy.integrate import solve_ivp
 
 from mechfmu.components import COMPONENTS, ComponentError
@@ -214,25 +213,6 @@ def test_monolithic_ball_drop_against_opensim(fmus):
     instants = [t for t, _ in result.events]
     reference = ball_drop_contact_changes()
     assert len(instants) == len(reference) and max(abs(a - b) for a, b in zip(instants, reference)) < 1e-8
-
-
-MSL_EXAMPLES = sorted(p.name for p in (ROOT / "scenarios/msl").iterdir() if (p / "SystemStructure.ssd").is_file())
-
-
-@pytest.mark.parametrize("example", slow_but(MSL_EXAMPLES, "Accelerate"))
-def test_monolithic_msl_examples_inside_the_reference_tube(fmus, example):
-    """The Modelica Association's reference results of MSL's Translational examples (DASSL at 1e-6) with
-    their tube: every compared signal inside it."""
-    from validation.msl import read_msl_reference, tube_violation
-
-    folder = ROOT / "scenarios/msl" / example
-    result = simulate(folder, "monolithic", local=True, ode_rtol=1e-10, ode_atol=1e-12)
-    assert result.ok, result.message
-    reference = read_msl_reference(sorted((folder / "reference").glob("*.csv"))[0])
-    columns = [c for c in reference.dtype.names if c != "time" and c in result.data.dtype.names]
-    assert columns
-    assert max(tube_violation(reference["time"], reference[c], result.data["time"], result.data[c])
-               for c in columns) == 0.0
 
 
 @pytest.mark.parametrize("option", [{"events": "on"}, {"adaptive": "on"}, {"energy_audit": "on"},

@@ -15,9 +15,10 @@ Modelica.Mechanics.Translational's laws used (SI units: m, m/s, N, kg, N/m, N.s/
 
 Every example is then linear with constant coefficients once its sources are states too: 1 for
 constants (forces, spring lengths, housing positions) and [sin ωt, cos ωt] for a sine (sin' = ω·cos,
-cos' = −ω·sin). So z' = M·z, z(t) = expm(M·t)·z(0) exactly; M is read off the hand-written right-hand
-side (its columns are rhs of the unit vectors) and expm(M·t) is taken at each requested time by itself
-(no stepping, nothing accumulated, no discontinuity anywhere in time).
+cos' = −ω·sin). So z' = M·z and z(t) = z* + exp(M·t)·(z(0) − z*) exactly, z* a rest point (M·z* = 0)
+where there is one. M is read off the hand-written right-hand side (its columns are rhs of the unit
+vectors); exp(M·t) is scipy's ``expm`` at each requested time by itself (no stepping, nothing accumulated;
+nothing is discontinuous in time), of M balanced (M = D·B·D⁻¹, D diagonal).
 
 - Accelerate: s'' = a_ref = 1, s(0) = v(0) = 0 (the source's own start values): s = t²/2, v = t.
 - SignConvention: three 1 kg masses pushed by 1 N (force1 on flange_a, force2 and force3 on flange_b):
@@ -37,11 +38,12 @@ side (its columns are rhs of the unit vectors) and expm(M·t) is taken at each r
   12.5) starts, and stays, at rest. Chain 2 (fixed1 −1 m, s1 1e3/1 m, m1 1 m, sd1 111/1 m/1, m2 2 m) starts
   from s1.s_rel = 0.5 and sd1.s_rel = 1 at rest: s_m1(0) = −1 + 0.5 + 0.5 = 0, s_m2(0) = 0.5 + 1 + 1 = 2.5.
 
-Accuracy (``cross_check()``, run by hand, nothing at import; times of the scenarios' 1 ms grid): the
-matrix exponential agrees with DOP853 (rtol 1e-13, atol 1e-15, same equations) to 3.9e-13 (Oscillator,
-mass1.v; 6e-14 m for positions) and with the closed forms above (Accelerate, SignConvention, Sensors,
-WhyArrows, Damper's damper1, Oscillator's mass1, InitialConditions' resting chain) to 2.2e-14 (Oscillator's
-mass1: 1.2e-15 m, 2.2e-14 m/s; others 4e-15 or less): the solutions are exact to 1e-12.
+Accuracy (``cross_check()``, run by hand, nothing at import; each scenario's 1 ms grid): these agree
+with the closed forms above to 3.6e-15 (Oscillator's mass1: 1.7e-16 m, 1.2e-14 m/s); with the eigenvector
+solution, where M's eigenvectors are well conditioned (WhyArrows, Damper, InitialConditions), to 3.4e-13
+(InitialConditions' sd1.v_rel, |v| up to 20 m/s; 3.6e-15 elsewhere); with DOP853 at rtol 1e-13 and Radau
+at 1e-12 to 7.9e-12 and 3.6e-12 (theirs). expm's rounding moves InitialConditions' resting chain by up to
+1.4e-12 m/s. So the solutions are exact to about 1.6e-12 (1e-13 of each signal's range).
 """
 from __future__ import annotations
 
@@ -51,7 +53,7 @@ from collections.abc import Callable
 
 import numpy as np
 from scipy.integrate import solve_ivp
-from scipy.linalg import expm
+from scipy.linalg import expm, matrix_balance
 
 Rhs = Callable[[np.ndarray], list]
 Read = Callable[[np.ndarray], dict]
@@ -183,20 +185,40 @@ def system_matrix(rhs: Rhs, n: int) -> np.ndarray:
     return np.column_stack([np.asarray(rhs(np.eye(n)[k]), dtype=float) for k in range(n)])
 
 
+def rest_point(matrix: np.ndarray, z0: np.ndarray) -> np.ndarray:
+    """A state z* with M·z* = 0 and z0's constant (the last state, where its row of M is zero): the rest
+    point of x' = A·x + b (least squares where A is singular); zeros where there is none (b not in A's range)."""
+    if matrix[-1].any():
+        return np.zeros_like(z0)
+    a, b = matrix[:-1, :-1], matrix[:-1, -1] * z0[-1]
+    x = np.zeros_like(b)
+    for _ in range(3):  # least squares with iterative refinement
+        x -= np.linalg.lstsq(a, a @ x + b, rcond=None)[0]
+    scale = np.max(np.abs(a)) * np.max(np.abs(x), initial=1.0) + np.max(np.abs(b))
+    return np.append(x, z0[-1]) if np.max(np.abs(a @ x + b)) <= 1e-14 * scale else np.zeros_like(z0)
+
+
 def solution(name: str, times, method: str = "expm") -> dict[str, np.ndarray]:
     """The compared signals of example ``name`` at ``times`` [s] (ascending, from 0): the exact
-    z(t) = expm(M·t)·z(0), or with ``method`` "DOP853"/"Radau" solve_ivp on the same equations at
-    rtol 1e-13 / 1e-12 (the cross-check)."""
+    z(t) = z* + exp(M·t)·(z(0) − z*) about a rest point z* (rounding then scales with the motion, not with
+    the positions), or for the cross-check: "eig" the same through M's eigenvectors (diagonalizable M only),
+    "DOP853"/"Radau" solve_ivp on the same equations at rtol 1e-13 / 1e-12."""
     rhs, z0, read = MODELS[name]
-    t = np.asarray(times, dtype=float)
+    t, z0 = np.asarray(times, dtype=float), np.asarray(z0, dtype=float)
     matrix = system_matrix(rhs, len(z0))
-    if method == "expm":
-        z = (expm(matrix[None] * t[:, None, None]) @ np.asarray(z0, dtype=float)).T
+    rest = rest_point(matrix, z0)
+    if method == "expm":  # M balanced: M = D·B·D⁻¹, D diagonal (powers of 2), B's rows and columns alike
+        balanced, (scale, _) = matrix_balance(matrix, permute=False, separate=True)
+        z = rest[:, None] + scale[:, None] * (expm(balanced[None] * t[:, None, None]) @ ((z0 - rest) / scale)).T
+    elif method == "eig":
+        values, vectors = np.linalg.eig(matrix)
+        modes = np.linalg.solve(vectors, (z0 - rest).astype(complex))
+        z = rest[:, None] + (vectors @ (modes[:, None] * np.exp(values[:, None] * t[None]))).real
     else:
         rtol = 1e-13 if method == "DOP853" else 1e-12
         jac = {"jac": matrix} if method == "Radau" else {}
-        ivp = solve_ivp(lambda _, y: matrix @ y, (0.0, float(t[-1])), np.asarray(z0, dtype=float), method=method,
-                        t_eval=t, rtol=rtol, atol=1e-15, **jac)
+        ivp = solve_ivp(lambda _, y: matrix @ y, (0.0, float(t[-1])), z0, method=method, t_eval=t, rtol=rtol,
+                        atol=1e-15, **jac)
         assert ivp.success, ivp.message
         z = ivp.y
     return {k: np.asarray(v, dtype=float) * np.ones(len(t)) for k, v in read(z).items()}
@@ -235,16 +257,18 @@ def closed_forms(t: np.ndarray) -> dict[str, dict[str, np.ndarray]]:
     }
 
 
-def cross_check(step: float = 1e-3) -> dict[str, dict[str, tuple[float, float, float]]]:
-    """Per example and signal: max |expm − DOP853|, max |expm − Radau|, max |expm − closed form| (nan where
-    there is none) over the scenario's grid (StopTime 5 s for InitialConditions, 1 s otherwise)."""
+def cross_check(step: float = 1e-3) -> dict[str, dict[str, tuple[float, ...]]]:
+    """Per example and signal: max |solution − x| for x = DOP853, Radau, eig (where M's
+    eigenvectors have a condition number under 1e3) and the closed form (nan where there is none), over the
+    scenario's grid (StopTime 5 s for InitialConditions, 1 s otherwise)."""
     out = {}
-    for name in MODELS:
-        t = np.linspace(0.0, 5.0 if name == "InitialConditions" else 1.0,
-                        round((5.0 if name == "InitialConditions" else 1.0) / step) + 1)
-        exact, closed = solution(name, t), closed_forms(t)[name]
-        dop, radau = solution(name, t, "DOP853"), solution(name, t, "Radau")
-        out[name] = {k: (float(np.max(np.abs(v - dop[k]))), float(np.max(np.abs(v - radau[k]))),
-                         float(np.max(np.abs(v - closed[k]))) if k in closed else math.nan)
+    for name, (rhs, z0, _) in MODELS.items():
+        stop = 5.0 if name == "InitialConditions" else 1.0
+        t = np.linspace(0.0, stop, round(stop / step) + 1)
+        well_conditioned = np.linalg.cond(np.linalg.eig(system_matrix(rhs, len(z0)))[1]) < 1e3
+        others = [solution(name, t, method) for method in ("DOP853", "Radau")]
+        others += [solution(name, t, "eig") if well_conditioned else {}, closed_forms(t)[name]]
+        exact = solution(name, t)
+        out[name] = {k: tuple(float(np.max(np.abs(v - o[k]))) if k in o else math.nan for o in others)
                      for k, v in exact.items()}
     return out
