@@ -1,10 +1,11 @@
 """The monolithic master beside the co-simulation masters, per scenario with an independent solution.
 
 For each scenario: the largest error against its independent solution (closed form, scipy's piecewise
-integration, OpenSim; for stick_slip the largest error of its stick/slip instants [s], located events for a
-master that locates them, else the first row with the new mode), the component calls and the wall time of the
-monolithic run (in-process, Model Exchange form, ``ode_rtol``) and of the best of the co-simulation masters at the scenario's step (in-process too, so the
-calls count the same things), measured in this one run.
+integration, OpenSim, the MSL examples' matrix exponentials; for stick_slip the largest error of its stick/slip
+instants [s], located events for a master that locates them, else the first row with the new mode), the
+component calls and the wall time of the monolithic run (in-process, Model Exchange form, ``ode_rtol``) and of
+the best of the co-simulation masters at the scenario's step (in-process too, so the calls count the same
+things), measured in this one run.
 
     python3 benchmarks/monolithic.py [--ode-rtol 1e-10] [--scenario NAME ...]
 """
