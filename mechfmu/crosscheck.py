@@ -5,7 +5,8 @@ Runs, over the same steps:
 - ours in-process (the same components without FMI);
 - libcosim (libcosimpy, its own process) on the scenario exported as an .ssp archive;
 - for a scenario with a constraint, its own constraint-solving algorithm, through the FMUs and in-process
-  (libcosim cannot solve a constraint force);
+  (libcosim cannot solve a constraint force); for one whose master is the monolithic master, that master (the
+  FMUs as Model Exchange FMUs) through the FMUs and in-process;
 - the scenario's reference result, where it has one (``reference/*.csv``), with its own algorithm.
 
 Pairs and what they must show (the verdicts):
@@ -127,7 +128,7 @@ def _libcosim_worker(archive: str, n_steps: int, columns: list[str]) -> None:
 def crosscheck(path: str | Path, steps: int | None = None, libcosim: bool = True) -> list[Comparison]:
     """Every comparison for the scenario at ``path`` over its first ``steps`` steps (default: all); without
     ``libcosim`` (libcosimpy not installed) its pair is listed as not run."""
-    from .algorithms import constraint_slaves
+    from .algorithms import ALGORITHMS, constraint_slaves
     from .simulate import instantiate
     from .ssp import export_ssp
 
@@ -140,7 +141,8 @@ def crosscheck(path: str | Path, steps: int | None = None, libcosim: bool = True
         slave.set_parameters(scenario.components[name].parameters)
     constrained = bool(constraint_slaves(slaves))
     comparisons = []
-    own = scenario.algorithm if constrained else "jacobi"
+    model_exchange = scenario.algorithm in ALGORITHMS and not ALGORITHMS[scenario.algorithm].steps_slaves
+    own = scenario.algorithm if constrained or model_exchange else "jacobi"
     fmus, local = (simulate(scenario, algorithm=own, stop=stop, local=flag) for flag in (False, True))
     for r in (fmus, local):
         if not r.ok:

@@ -55,6 +55,16 @@ def test_our_master_runs_the_archive_as_the_monolithic_master_like_the_folder(ar
     assert from_archive.events == from_folder.events and len(from_archive.events) == 2
 
 
+def test_the_crosscheck_of_the_archive_compares_its_monolithic_run_through_the_fmus_and_in_process(archive):
+    """The archive's master is the monolithic master: the crosscheck's first pair is that master through the Model
+    Exchange FMUs against the components in-process, bit for bit; libcosim still runs the co-simulation."""
+    from mechfmu.crosscheck import crosscheck
+    comparisons = crosscheck(archive, steps=2000)
+    assert comparisons[0].pair == "monolithic FMUs vs in-process"
+    assert comparisons[0].difference == 0.0 and comparisons[0].passed
+    assert all(c.passed for c in comparisons if c.tolerance is not None)
+
+
 def test_a_constraint_cannot_be_part_of_a_strongly_coupled_system(fmus, tmp_path):
     with pytest.raises(ValueError, match=r"cannot export geared_masses as a strongly coupled system: gear "
                                          r"\(CoordinateConstraint.fmu\) has no Model Exchange interface: an algebraic"):

@@ -87,6 +87,16 @@ def test_a_study_on_two_workers_equals_the_runs_alone(tmp_path):
         assert line[3:6] == expected_row(point) and line[6] == "ok"
 
 
+def test_a_study_runs_the_monolithic_master_as_the_runs_alone(tmp_path):
+    """The monolithic master is a study setting like any algorithm: each row equals simulate of its point."""
+    s = study(grid={"mass.m": "0.5:2:2", "algorithm": "monolithic"})
+    assert run_study(s, tmp_path / "m.csv", workers=0)["computed"] == 2
+    table = rows(tmp_path / "m.csv")
+    for line, point in zip(table[1:], s.points()):
+        assert line[3:6] == expected_row(point) and line[6] == "ok"
+        assert "derivative_evaluations" in line[8]
+
+
 def test_a_failing_run_is_recorded_and_the_study_goes_on(tmp_path):
     """m = 0 passes the declared range [0, inf] (checked before the study) and is refused by the
     component at initialization: a run that fails while the others go on."""
