@@ -33,9 +33,22 @@ BUILT = "built"
 SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*):")
 
 
+#: the longest file name [bytes] the file systems accept (Linux, Windows and macOS: 255)
+NAME_MAX = 255
+
+
 def source_path(source: str) -> str:
     """The file path an SSD ``source`` (a URI reference) names, ``%XX`` decoded; ValueError naming the source
-    if it has a scheme other than ``file:`` or a ``file:`` URI names another host."""
+    if it has a scheme other than ``file:``, a ``file:`` URI names another host, or a name in it is longer than
+    ``NAME_MAX`` bytes (no file can have it; the system's calls would fail on it)."""
+    path = _uri_path(source)
+    if any(len(part.encode("utf-8", "surrogateescape")) > NAME_MAX for part in path.split("/")):
+        raise ValueError(f"source {source[:80]!r}... ({len(source)} characters): a file name in it is longer than "
+                         f"{NAME_MAX} bytes, which no file has: give the FMU's path")
+    return path
+
+
+def _uri_path(source: str) -> str:
     scheme = SCHEME.match(source)
     if scheme is None:
         return unquote(source)
