@@ -58,6 +58,9 @@ def print_algorithms() -> None:
         for key, option in cls.options.items():
             if key not in shared:
                 show(key, option)
+    print("auto: the default where neither --algorithm nor the scenario names one; chooses newton (implicit coupling) "
+          "for a constraint, else linear-implicit, with events=on where a component switches; the run says what it "
+          "chose and why; --option values go to the chosen algorithm")
     print("every algorithm:")
     for key in shared:
         show(key, classes[0].options[key])
@@ -66,7 +69,7 @@ def print_algorithms() -> None:
 
 def make_parser() -> argparse.ArgumentParser:
     """The parser of ``mechfmu``: the command is ``args.command``."""
-    from .algorithms import ALGORITHMS
+    from .algorithms.auto import algorithm_names
     parser = argparse.ArgumentParser(prog="mechfmu", description=DESCRIPTION, epilog=EPILOG,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"mechfmu {__version__}")
@@ -76,7 +79,8 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--dir", help=f"where to build (default: {fmu_build.FMU_DIR}; $MECHFMU_FMU_DIR overrides)")
     p = sub.add_parser("run", help="run a scenario (builds missing or stale FMUs first)")
     p.add_argument("scenario", help="scenario folder, SystemStructure.ssd or .ssp archive")
-    p.add_argument("--algorithm", choices=sorted(ALGORITHMS), help="coupling algorithm (default: the scenario's)")
+    p.add_argument("--algorithm", choices=algorithm_names(),
+                   help="coupling algorithm (default: the scenario's, else auto)")
     p.add_argument("--option", action="append", metavar="KEY=VALUE", help="algorithm option, repeatable, "
                    "e.g. --option events=on (`mechfmu algorithms` lists every algorithm's options)")
     p.add_argument("--param", action="append", metavar="COMPONENT.PARAMETER=VALUE",
@@ -122,7 +126,7 @@ def make_parser() -> argparse.ArgumentParser:
                    "window (max(X, T0) or max(X, T0, T1) [s]), in a safe expression")
     p.add_argument("--param", action="append", metavar="COMPONENT.PARAMETER=VALUE", help="fixed for every run")
     p.add_argument("--option", action="append", metavar="KEY=VALUE", help="algorithm option for every run")
-    p.add_argument("--algorithm", choices=sorted(ALGORITHMS), help="coupling algorithm of every run")
+    p.add_argument("--algorithm", choices=algorithm_names(), help="coupling algorithm of every run")
     p.add_argument("--step", type=float, help="macro step size [s] of every run")
     p.add_argument("--stop", type=float, help="stop time [s] of every run")
     p.add_argument("--out", required=True, help="the table: .csv (streamed) or .parquet")

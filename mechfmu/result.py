@@ -38,6 +38,8 @@ class Result:
     steps: list[tuple[float, float]] = field(default_factory=list)  # adaptive: (end time, size) [s] per accepted step
     #: energy audit: per power bond, {"injected": J (signed), "absolute": J (sum of |residual|)}
     energy: dict[str, dict[str, float]] = field(default_factory=dict)
+    algorithm: str = ""  # the coupling algorithm that ran
+    choice: str = ""  # algorithm "auto": what it chose and why
 
     @property
     def ok(self) -> bool:
@@ -48,6 +50,8 @@ class Result:
         reached = (f"reached t = {self.end_time:.6g} s" if math.isfinite(self.end_time)
                    else "stopped before the first step")
         text = f"{self.status}: {reached} in {self.wall_time:.2f} s wall ({counters})"
+        if self.choice:
+            text += f"\n{self.choice}"
         if self.events:
             shown = "; ".join(f"{t:.9g} s {what}" for t, what in self.events[:EVENTS_SHOWN])
             more = f" (and {len(self.events) - EVENTS_SHOWN} more)" if len(self.events) > EVENTS_SHOWN else ""

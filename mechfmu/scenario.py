@@ -87,7 +87,7 @@ class Scenario:
     start_time: float = 0.0
     stop_time: float = 1.0
     step_size: float = 1e-3
-    algorithm: str = "jacobi"
+    algorithm: str = "auto"  # without a mechfmu:Master (mechfmu.algorithms.auto)
     algorithm_options: dict[str, str] = field(default_factory=dict)
     #: a recorded output beyond this multiple of the run's scale is divergence (None: ``mechfmu.simulate``'s
     #: DIVERGENCE_FACTOR)

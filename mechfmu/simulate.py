@@ -3,7 +3,9 @@
 Sequence: instantiate every slave (FMUs through fmpy, or ``local=True`` for the same components
 in-process), set the scenario's parameter and start values, enter initialization, propagate the
 outputs in dependency order, exit initialization, then take ``n_steps`` macro steps at
-``t_n = t0 + n·h`` (an integer step counter; the step must divide the run, ``step_count``).
+``t_n = t0 + n·h`` (an integer step counter; the step must divide the run, ``step_count``). The
+algorithm is the caller's, else the scenario's, else ``auto`` (mechfmu.algorithms.auto: chosen from the
+instantiated slaves; the choice and why are ``Result.choice``).
 A failure never raises out of ``simulate`` once the run has started: the result carries
 ``status="error"``, the message (naming the slave and the reason) and everything recorded up to the
 failure. Guards, each with its message:
@@ -25,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from .algorithms import CouplingAlgorithm, make_algorithm, refuse_unenforced_constraints
+from .algorithms.auto import AUTO, Choice, chosen_algorithm
 from .fmu_slave import FmuSlave, InstancePool
 from .interrupt import INTERRUPT
 from .observers import Observer, Recorder
@@ -130,19 +133,23 @@ def simulate(scenario: Scenario | str | Path, algorithm: str | CouplingAlgorithm
     t_wall = _time.perf_counter()
     if not isinstance(scenario, Scenario):
         scenario = load_scenario(scenario, local=local, built_fmus=built_fmus, outside_sources=outside_sources)
+    algo: CouplingAlgorithm | None = None  # auto: chosen once the slaves are there
+    choice: Choice | None = None
+    opts: dict[str, Any] = {}
     if isinstance(algorithm, CouplingAlgorithm):
         algo = algorithm
     else:
         opts = dict(scenario.algorithm_options) if algorithm is None else {}
         opts.update(options)
-        algo = make_algorithm(algorithm or scenario.algorithm, **opts)
+        if (algorithm or scenario.algorithm).lower() != AUTO:
+            algo = make_algorithm(algorithm or scenario.algorithm, **opts)
     h = float(step if step is not None else scenario.step_size)
     t0, t_stop = scenario.start_time, float(stop if stop is not None else scenario.stop_time)
     try:
         n_steps = step_count(t0, t_stop, h, max_steps)
     except ValueError as exc:
         raise ScenarioError(scenario.folder, [str(exc)]) from None
-    if algo.controller is not None:
+    if algo is not None and algo.controller is not None:
         algo.controller.check_interval(h)
     parameters = check_overrides(scenario, parameters, local)
     factor = float(next(f for f in (divergence_factor, scenario.divergence_factor, DIVERGENCE_FACTOR) if f is not None))
@@ -162,7 +169,14 @@ def simulate(scenario: Scenario | str | Path, algorithm: str | CouplingAlgorithm
     status, message, end_time = "ok", "", math.nan
     with INTERRUPT.during_run():
         try:
-            slaves = instantiate(scenario, local=local, pool=pool, model_exchange=not algo.steps_slaves)
+            slaves = instantiate(scenario, local=local, pool=pool,
+                                 model_exchange=algo is not None and not algo.steps_slaves)
+            if algo is None:
+                algo, choice = chosen_algorithm(slaves, {name: {**scenario.components[name].parameters,
+                                                                **(parameters or {}).get(name, {})}
+                                                         for name in slaves}, opts)
+                if algo.controller is not None:
+                    algo.controller.check_interval(h)
             system = CoupledSystem(slaves, algo.coupling_connections(scenario.connections, slaves))
             for name, slave in slaves.items():
                 values = dict(scenario.components[name].parameters)
@@ -218,15 +232,18 @@ def simulate(scenario: Scenario | str | Path, algorithm: str | CouplingAlgorithm
                         slave.terminate()
                 except Exception as exc:  # keep the first error; a failed terminate must not hide it
                     message = message or f"{slave.name}: terminate failed: {exc}"
-        counters = dict(algo.counters)
+        counters = dict(algo.counters) if algo is not None else {"steps": 0}
         counters["fmu_calls"] = sum(s.calls for s in slaves.values())
         result = Result(status, message, recorder.array() if recorder is not None and recorder.rows else None,
                         counters, end_time, warnings=warnings, units=run.units if run is not None else {},
                         final=dict(zip(run.column_names, run.row)) if run is not None and run.row else {})
         result.wall_time = _time.perf_counter() - t_wall
-        result.events = algo.located_events()
-        result.steps = list(algo.controller.steps) if algo.controller is not None else []
-        result.energy = algo.audit.statistics() if algo.audit is not None else {}
+        if algo is not None:
+            result.events = algo.located_events()
+            result.steps = list(algo.controller.steps) if algo.controller is not None else []
+            result.energy = algo.audit.statistics() if algo.audit is not None else {}
+            result.algorithm = algo.name
+        result.choice = choice.describe() if choice is not None else ""
         try:
             for obs in observers:
                 if run is not None:

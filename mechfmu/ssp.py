@@ -227,7 +227,7 @@ def flange_connections(components: list[tuple[str, str, dict[str, Any]]], connec
 
 def write_scenario(folder: str | Path, name: str, components: list[tuple[str, str, dict[str, Any]]],
                    connections: list[str], stop_time: float, step_size: float, description: str = "",
-                   algorithm: str = "jacobi", fmu_folder: str = "../../fmus", free: list[str] | tuple[str, ...] = (),
+                   algorithm: str = "auto", fmu_folder: str = "../../fmus", free: list[str] | tuple[str, ...] = (),
                    built_fmus: bool = True, **algorithm_options: str) -> Path:
     """Write ``folder/SystemStructure.ssd``: ``components`` as (instance name, model, parameter
     values), ``connections`` as ``"source.output -> target.input"`` or as Modelica connects of two

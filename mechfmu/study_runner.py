@@ -74,7 +74,8 @@ def check_study(study: Study, points: list[dict[str, Any]]) -> None:
     component, parameter, algorithm or option, a value a parameter does not take (every value of every axis),
     a step or stop that is not a number or a step that does not divide the run, a metric over an output the
     scenario does not have. ValueError listing every problem."""
-    from .algorithms import ALGORITHMS, make_algorithm
+    from .algorithms import make_algorithm
+    from .algorithms.auto import AUTO, algorithm_names
     from .result import declared_outputs
     from .scenario import ScenarioError
     from .simulate import MAX_STEPS, step_count
@@ -102,13 +103,15 @@ def check_study(study: Study, points: list[dict[str, Any]]) -> None:
             except ValueError as exc:
                 problems.append(f"{name} = {value!r}: not a number" if name in ("step", "stop") else str(exc))
                 break
-            if run.get("algorithm") is not None and run["algorithm"] not in ALGORITHMS:
-                problems.append(f"algorithm {run['algorithm']!r}: use one of {', '.join(sorted(ALGORITHMS))}")
+            if run.get("algorithm") is not None and run["algorithm"] not in algorithm_names():
+                problems.append(f"algorithm {run['algorithm']!r}: use one of {', '.join(algorithm_names())}")
                 break
     for settings in runs.values():
         chosen = settings.get("algorithm")
-        if chosen is not None and chosen not in ALGORITHMS:
+        if chosen is not None and chosen not in algorithm_names():
             continue  # said above
+        if (chosen or scenario.algorithm) == AUTO:
+            continue  # its options are the chosen algorithm's: checked when it is chosen
         try:
             _, _, options = split_settings(settings)
             make_algorithm(chosen or scenario.algorithm,

@@ -69,7 +69,7 @@ def test_a_sweep_with_a_mistyped_name_or_metric_runs_nothing_and_names_the_valid
     assert proc.returncode == 2, proc.stdout + proc.stderr
     for fragment in ("4 problem(s), nothing was run",
                      "mass.mm: unknown parameter; the parameters of mass are L, m, s_start, v_start",
-                     "algorithm 'jacoby': use one of fixed-point, gauss-seidel, jacobi, linear-implicit, monolithic, newton",
+                     "algorithm 'jacoby': use one of auto, fixed-point, gauss-seidel, jacobi, linear-implicit, monolithic, newton",
                      "algorithm 'jacobi': unknown option(s) ['tolerance']",
                      "metric v = 'final(mass.vv)': mass.vv is not an output of the scenario"):
         assert fragment in proc.stderr
