@@ -5,7 +5,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_events import piecewise_linear_motion
+from test_events import piecewise_linear_motion, stick_slip_reference
 
 from mechfmu.cli import main
 from mechfmu.scenario import load_scenario
@@ -25,6 +25,20 @@ def thrown(folder: Path) -> Path:
         ["ground.flange <-> stops.flange_a", "stops.flange_b <-> mass.flange_a"], stop_time=2.0, step_size=1e-4).parent
 
 
+def stick_slip(folder: Path) -> Path:
+    """A mass on a spring whose far end moves at 0.1 m/s, bristle friction to ground (static 10 N, dynamic 5 N), as a
+    new user writes it: test_events.stick_slip_reference's system."""
+    return write_scenario(folder, "stick_slip_of_a_user", [
+        ("drive", "ConstantSpeed", {"v_fixed": 0.1}), ("spring", "CoordinateSpringDamper", {"stiffness": 100.0,
+                                                                                            "damping": 0.5}),
+        ("mass", "Mass", {"m": 1.0}), ("ground", "Fixed", {}),
+        ("friction", "CoordinateSpringDamperExt", {"fDynamicFriction": 5.0, "fStaticFrictionOffset": 5.0,
+                                                   "exponentialDecayStatic": 0.05, "stickingStiffness": 1e4,
+                                                   "stickingDamping": 200.0})],
+        ["drive.flange <-> spring.flange_a", "spring.flange_b <-> mass.flange_a", "ground.flange <-> friction.flange_a",
+         "friction.flange_b <-> mass.flange_b"], stop_time=5.0, step_size=1e-4).parent
+
+
 def without_master(tmp_path: Path, scenario: str) -> Path:
     """A shipped scenario with its mechfmu:Master removed (sources made absolute)."""
     text = (ROOT / "scenarios" / scenario / "SystemStructure.ssd").read_text()
@@ -35,6 +49,7 @@ def without_master(tmp_path: Path, scenario: str) -> Path:
     return folder
 
 
+@pytest.mark.slow
 def test_a_new_users_limit_stops_run_with_no_options_is_accurate(fmus, tmp_path, capsys):
     """write_scenario names no master, so the scenario's is auto: linear-implicit with events, within 1e-6 m of the
     exact piecewise solution over 2 s (measured 4.3e-10 m), where Jacobi at the same step is 4.5e-2 m off. The
@@ -83,3 +98,17 @@ def test_a_named_algorithm_is_not_auto(fmus, tmp_path):
     chosen = simulate(folder, local=True, stop=0.2)
     assert named.choice == "" and chosen.choice
     assert all(np.array_equal(named.data[n], chosen.data[n]) for n in named.data.dtype.names)
+
+
+@pytest.mark.slow
+def test_a_new_users_stick_slip_run_with_no_options_switches_at_the_exact_instants(fmus, tmp_path):
+    """Written with write_scenario, run with no options: auto locates every breakaway and sticking, all 6 within
+    1e-6 s of scipy's piecewise solution (measured 2.8e-7 s: the step's O(h^2) error in the slip phases, carried
+    by the stick phases)."""
+    result = simulate(stick_slip(tmp_path / "user"), local=True)
+    assert result.ok, result.message
+    assert result.choice.startswith("auto chose linear-implicit events=on:")
+    located, reference = [t for t, _ in result.events], stick_slip_reference(result.end_time)
+    assert len(located) == len(reference) == 6
+    print(f"\nlargest difference {max(abs(a - b) for a, b in zip(located, reference)):.2e} s")
+    assert max(abs(a - b) for a, b in zip(located, reference)) < 1e-6
