@@ -19,9 +19,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..components.ports import ACTIVE, CONSTRAINT_EQUATION, INDICATOR, LAMBDA
+from ..components.ports import ACTIVE, INDICATOR
 from ..slaves import Slave
-from .base import ALGORITHMS, CouplingAlgorithm, make_algorithm
+from .base import ALGORITHMS, CouplingAlgorithm, is_constraint, make_algorithm
 
 AUTO = "auto"
 
@@ -43,15 +43,10 @@ class Choice:
         return f"auto chose {self.algorithm}{options}: {self.reason}"
 
 
-def _is_constraint(slave: Slave, values: dict[str, Any]) -> bool:
-    lam, equation = slave.variables.get(LAMBDA), slave.variables.get(CONSTRAINT_EQUATION)
-    return (lam is not None and lam.causality == "input" and equation is not None
-            and equation.causality == "output" and values.get(ACTIVE, True) not in (False, "false", 0))
-
-
 def choose(slaves: dict[str, Slave], values: dict[str, dict[str, Any]]) -> Choice:
     """The coupling for ``slaves`` whose parameter ``values`` (per slave, as the run sets them) are given."""
-    constraints = [name for name, slave in slaves.items() if _is_constraint(slave, values.get(name, {}))]
+    constraints = [name for name, slave in slaves.items()  # active as the run will set them (not yet set)
+                   if is_constraint(slave) and values.get(name, {}).get(ACTIVE, True) not in (False, "false", 0)]
     switching = [name for name, slave in slaves.items()
                  if any(n.startswith(INDICATOR) and v.causality == "output" for n, v in slave.variables.items())]
     rollback = all(getattr(slave, "can_roll_back", True) for slave in slaves.values())

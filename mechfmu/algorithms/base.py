@@ -249,16 +249,17 @@ def make_algorithm(name: str, **options: Any) -> CouplingAlgorithm:
     return cls(**options)
 
 
+def is_constraint(slave: Slave) -> bool:
+    """The slave is a constraint: an input ``lambda`` (the force a master solves) and an output
+    ``constraintEquation`` (components/coordinate_constraint.py)."""
+    lam, equation = slave.variables.get(LAMBDA), slave.variables.get(CONSTRAINT_EQUATION)
+    return lam is not None and lam.causality == "input" and equation is not None and equation.causality == "output"
+
+
 def constraint_slaves(slaves: dict[str, Slave]) -> list[Slave]:
-    """Active constraints: an input ``lambda`` (the force a master solves) and an output
-    ``constraintEquation`` (components/coordinate_constraint.py), ``activeConnector`` not false."""
-    found = []
-    for slave in slaves.values():
-        lam, equation = slave.variables.get(LAMBDA), slave.variables.get(CONSTRAINT_EQUATION)
-        if lam is not None and lam.causality == "input" and equation is not None and equation.causality == "output":
-            if ACTIVE not in slave.variables or slave.get([ACTIVE])[0]:
-                found.append(slave)
-    return found
+    """Active constraints: ``is_constraint`` and ``activeConnector`` not false."""
+    return [slave for slave in slaves.values()
+            if is_constraint(slave) and (ACTIVE not in slave.variables or slave.get([ACTIVE])[0])]
 
 
 def refuse_unenforced_constraints(algorithm: CouplingAlgorithm, slaves: dict[str, Slave]) -> None:
