@@ -109,11 +109,16 @@ def _run_with(args: argparse.Namespace, writer, plot: Path | None) -> int:
         guards["divergence_factor"] = args.divergence_factor
     if args.output_accepted:
         guards["output_accepted"] = True
+    for key in ("rtol", "atol"):
+        if getattr(args, key) is not None:
+            if key in options:
+                raise ValueError(f"--{key} and --option {key}= both given: the run's tolerance is one, use --{key}")
+            options[key] = getattr(args, key)
     result = simulate(scenario, algorithm=args.algorithm, step=args.step, stop=args.stop, observers=observers,
                       local=args.local,
                       parameters=check_overrides(scenario, parse_assignments(args.param or []), args.local, texts=True),
                       output_variables=args.output_variables, output_interval=args.output_interval,
-                      record=plotter is not None, **guards, **options)
+                      record=plotter is not None, estimate_error=not args.no_error_estimate, **guards, **options)
     written = writer.written if writer else None
     if args.events_out:
         write_events(args.events_out, result.events)

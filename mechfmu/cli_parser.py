@@ -80,7 +80,7 @@ def make_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("run", help="run a scenario (builds missing or stale FMUs first)")
     p.add_argument("scenario", help="scenario folder, SystemStructure.ssd or .ssp archive")
     p.add_argument("--algorithm", choices=algorithm_names(),
-                   help="coupling algorithm (default: the scenario's, else auto)")
+                   help="coupling algorithm (the scenario's, else auto)")
     p.add_argument("--option", action="append", metavar="KEY=VALUE", help="algorithm option, repeatable, "
                    "e.g. --option events=on (`mechfmu algorithms` lists every algorithm's options)")
     p.add_argument("--param", action="append", metavar="COMPONENT.PARAMETER=VALUE",
@@ -89,6 +89,9 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--exchange", choices=("ordered", "strict"), help="Jacobi exchange order")
     p.add_argument("--step", type=float, help="macro step size [s]")
     p.add_argument("--stop", type=float, help="stop time [s]")
+    p.add_argument("--rtol", type=float, help="relative tolerance (default: the scenario's, 1e-6)")
+    p.add_argument("--atol", type=float, help="absolute tolerance, SI (the scenario's, 1e-9)")
+    p.add_argument("--no-error-estimate", action="store_true", help="skip the error estimate (a run at 2x the step)")
     p.add_argument("--out", help="CSV result file (FMI cross-check format)")
     p.add_argument("--output-variables", nargs="+", metavar="NAME", help="record only these outputs "
                    "(component.variable, glob patterns allowed, e.g. 'mass.*' '*.f'); default: all")

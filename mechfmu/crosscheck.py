@@ -152,6 +152,10 @@ def crosscheck(path: str | Path, steps: int | None = None, libcosim: bool = True
     identical = all(np.array_equal(fmus.data[n], local.data[n]) for n in names)
     comparisons.append(Comparison(f"{own} FMUs vs in-process", len(names), 0.0 if identical else
                                   relative_difference(fmus.data, local.data, names), 0.0))
+    accuracy = fmus.accuracy
+    if accuracy is not None:  # the run's own error estimate against its tolerance (mechfmu.accuracy)
+        comparisons.append(Comparison(f"{own} error estimate / tolerance", len(accuracy.states), accuracy.ratio,
+                                      None, accuracy.describe()))  # reported: the crosscheck judges the tools
     if constrained:
         comparisons.append(Comparison("strict Jacobi vs libcosim", 0, float("nan"), None,
                                       "n/a: a constraint force needs a solving master"))

@@ -12,6 +12,7 @@ import numpy as np
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from .accuracy import Accuracy
     from .scenario import Scenario
     from .slaves import Slave
 
@@ -40,6 +41,15 @@ class Result:
     energy: dict[str, dict[str, float]] = field(default_factory=dict)
     algorithm: str = ""  # the coupling algorithm that ran
     choice: str = ""  # algorithm "auto": what it chose and why
+    accuracy: Accuracy | None = None  # the run's error estimate (mechfmu.accuracy)
+    #: what the error estimate reads of the run: its recorded body states, the coupling's order, substeps of
+    #: the step, the adaptive step's summed local errors, the components that switch, whether events were on
+    state_columns: list[str] = field(default_factory=list)
+    coupling_order: int = 1
+    substeps: int = 1
+    local_errors: dict[str, float] = field(default_factory=dict)
+    switching: list[str] = field(default_factory=list)
+    events_on: bool = False
 
     @property
     def ok(self) -> bool:
@@ -52,6 +62,8 @@ class Result:
         text = f"{self.status}: {reached} in {self.wall_time:.2f} s wall ({counters})"
         if self.choice:
             text += f"\n{self.choice}"
+        if self.accuracy is not None:
+            text += f"\n{self.accuracy.describe()}"
         if self.events:
             shown = "; ".join(f"{t:.9g} s {what}" for t, what in self.events[:EVENTS_SHOWN])
             more = f" (and {len(self.events) - EVENTS_SHOWN} more)" if len(self.events) > EVENTS_SHOWN else ""

@@ -4,7 +4,8 @@ Read from the SSD: components (``source`` = FMU path relative to the SSD's folde
 nested systems named by their path (``body/mass``, ``mechfmu.ssp_systems``), parameter bindings (applied to
 parameters, and to inputs as start values), connections, ``DefaultExperiment`` start/stop, the step size from
 the ``osp:FixedStepAlgorithm baseStepSize`` annotation (so libcosim reads the same file) and our own options
-from the ``org.mechfmu`` annotation (``<mechfmu:Master algorithm=".." exchange=".."/>``); in a component
+from the ``org.mechfmu`` annotation (``<mechfmu:Master algorithm=".." exchange=".." rtol=".." atol=".."/>``, rtol
+and atol the run's tolerance, ``mechfmu.accuracy``, and the adaptive step's); in a component
 ``<mechfmu:Free inputs=".."/>`` (``mechfmu.unconnected``), in the system ``<mechfmu:Sources fallback="built"/>``.
 
 ``load_scenario`` checks everything it can before any FMU is instantiated and reports all
@@ -26,6 +27,7 @@ from typing import Any
 
 from . import ssp_archive
 from .connection_maps import converted
+from .declarations import component_class, declared_variables, variable_unit
 from .fmu_sources import fallback_allowed, missing_fmu, resolve_source, source_path, stand_in_note
 from .parameters import NS as SSP_NS
 from .parameters import binding_values, value_problem
@@ -92,6 +94,8 @@ class Scenario:
     #: a recorded output beyond this multiple of the run's scale is divergence (None: ``mechfmu.simulate``'s
     #: DIVERGENCE_FACTOR)
     divergence_factor: float | None = None
+    #: the run's tolerance (rtol, atol), the Master's (None, or None for one not given: the default)
+    tolerance: tuple[float | None, float | None] | None = None
     #: likely mistakes found while loading, each naming the component and what to do (in ``Result.warnings`` too)
     warnings: list[str] = field(default_factory=list)
 
@@ -107,7 +111,7 @@ def declared_unit(spec: ComponentSpec, name: str) -> str | None:
         if not spec.fmu.is_file():
             return None
         variable = next((v for v in read_model_description(str(spec.fmu)).modelVariables if v.name == name), None)
-        return None if variable is None else _unit(variable)
+        return None if variable is None else variable_unit(variable)
     return None if variable is None else (variable.unit or None)
 
 
@@ -200,6 +204,8 @@ def load_scenario(path: str | Path, check: bool = True, local: bool = False, bui
                 if not scenario.divergence_factor > 1:
                     problems.append(f"divergenceFactor {scenario.divergence_factor!r} must be > 1")
             scenario.algorithm_options = options
+            if "rtol" in options or "atol" in options:
+                scenario.tolerance = (_tolerance(master, "rtol", problems), _tolerance(master, "atol", problems))
     if not scenario.stop_time > scenario.start_time:
         problems.append(f"stopTime {scenario.stop_time} must be greater than startTime {scenario.start_time}")
     if not scenario.step_size > 0:
@@ -211,6 +217,14 @@ def load_scenario(path: str | Path, check: bool = True, local: bool = False, bui
     if check:
         scenario.warnings += unconnected_inputs(components, connections)
     return scenario
+
+
+def _tolerance(element: ET.Element, attribute: str, problems: list[str]) -> float | None:
+    """A tolerance attribute of ``<mechfmu:Master>``: None if absent, else a number > 0 (a problem otherwise)."""
+    value = None if element.get(attribute) is None else _number(element, attribute, math.nan, problems)
+    if value is not None and not value > 0 and math.isfinite(value):
+        problems.append(f"Master {attribute} = {element.get(attribute)!r} must be > 0")
+    return value if value is not None and value > 0 else None
 
 
 def _number(element: ET.Element, attribute: str, default: float, problems: list[str]) -> float:
@@ -227,41 +241,6 @@ def _number(element: ET.Element, attribute: str, default: float, problems: list[
         problems.append(f"{tag} {attribute} = {text!r} is not a finite number{reason}")
         return default
     return value
-
-
-def _unit(variable) -> str | None:
-    """A variable's unit; None for one without (a signal, Modelica's plain Real: it connects to any unit)."""
-    return variable.unit or (variable.declaredType.unit if variable.declaredType else None) or None
-
-
-@dataclass(frozen=True)
-class DeclaredVariable:
-    """A component's declared variable with the attributes the checks read from a modelDescription."""
-    name: str
-    causality: str
-    type: str
-    unit: str | None
-    min: float | None = None
-    max: float | None = None
-    declaredType: None = None
-
-
-def component_class(fmu: Path):
-    """The in-process component class an SSD source names (``../../fmus/Mass.fmu`` -> Mass); the
-    file itself is not read. ValueError if it is not one of ours."""
-    from mechfmu.components import COMPONENTS
-    model = Path(fmu).stem
-    if model not in COMPONENTS:
-        raise ValueError(f"{Path(fmu).name}: {model} is not a mechfmu component; run it as an FMU")
-    return COMPONENTS[model]
-
-
-def declared_variables(cls) -> dict[str, DeclaredVariable]:
-    variables = [DeclaredVariable(p.name, "parameter", p.type, p.unit or None if p.type == "Real" else None, p.min,
-                                  p.max) for p in cls.parameters]
-    variables += [DeclaredVariable(i.name, "input", "Real", i.unit or None) for i in cls.inputs]
-    variables += [DeclaredVariable(o.name, "output", "Real", o.unit or None) for o in cls.outputs]
-    return {v.name: v for v in variables}
 
 
 def component_variables(spec: ComponentSpec, local: bool = False) -> dict[str, Any]:
@@ -300,7 +279,7 @@ def _check(scenario: Scenario, local: bool = False, units: dict | None = None) -
             elif kind != var.causality:
                 problems.append(f"{spec.name}: connector {cname!r} declared as {kind!r}, but it is an {var.causality}")
             elif cname in spec.types and (why := connector_problem(spec.name, cname, spec.types[cname], var,
-                                                                    _unit(var))):
+                                                                    variable_unit(var))):
                 problems.append(why)
         for pname, value in spec.parameters.items():
             var = variables[spec.name].get(pname)
@@ -338,7 +317,7 @@ def _check(scenario: Scenario, local: bool = False, units: dict | None = None) -
             problems.append(f"connection {con}: type mismatch {ends[0].type} -> {ends[1].type}")
         elif ends[0] is not None and ends[1] is not None:
             specs = (scenario.components[con.source], scenario.components[con.target])
-            source_unit, target_unit = (_unit(v) or spec.types.get(name, ("", None))[1] for v, spec, name in
+            source_unit, target_unit = (variable_unit(v) or spec.types.get(name, ("", None))[1] for v, spec, name in
                                         zip(ends, specs, (con.source_variable, con.target_variable)))
             con, why = converted(con, ends[0].type, (source_unit, target_unit), (specs[0].fmu, specs[1].fmu),
                                  units or {})

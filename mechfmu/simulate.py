@@ -20,14 +20,18 @@ failure. Guards, each with its message:
 """
 from __future__ import annotations
 
+import functools
 import math
 import time as _time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from .accuracy import Accuracy, estimated, scenario_tolerance
 from .algorithms import CouplingAlgorithm, make_algorithm, refuse_unenforced_constraints
 from .algorithms.auto import AUTO, Choice, chosen_algorithm
+from .algorithms.step_control import state_outputs
+from .components.ports import INDICATOR
 from .fmu_slave import FmuSlave, InstancePool
 from .interrupt import INTERRUPT
 from .observers import Observer, Recorder
@@ -114,6 +118,8 @@ def simulate(scenario: Scenario | str | Path, algorithm: str | CouplingAlgorithm
              output_interval: float | None = None, record: bool = True, max_steps: int = MAX_STEPS,
              divergence_factor: float | None = None, output_accepted: bool = False,
              pool: InstancePool | None = None, built_fmus: bool | None = None, outside_sources: bool = False,
+             rtol: float | str | None = None, atol: float | str | None = None,
+             estimate_error: bool = True,
              **options: Any) -> Result:
     """Run a scenario. ``parameters`` overrides values per component: ``{"mass": {"m": 2.0}}``.
     ``options`` go to the algorithm (e.g. ``exchange="strict"``). With ``record`` a ``Recorder`` is
@@ -129,12 +135,15 @@ def simulate(scenario: Scenario | str | Path, algorithm: str | CouplingAlgorithm
     run that ended well, for the next run in this process. ``built_fmus``: for a scenario given by its
     path, whether mechfmu's built FMUs may stand in for missing sources, ``outside_sources`` whether source
     files outside its folder may be read (``load_scenario``). The
-    scenario's warnings (unconnected physics inputs, built FMUs used) come first in ``Result.warnings``."""
+    scenario's warnings (unconnected physics inputs, built FMUs used) come first in ``Result.warnings``.
+    ``rtol``/``atol`` (default: the scenario's, else ``mechfmu.accuracy``'s) are the run's tolerance; with
+    ``estimate_error`` the run's error is estimated (``Result.accuracy``, ``mechfmu.accuracy``: a companion run
+    at twice the step; ``auto`` also divides its step for the tolerance) and a run beyond its tolerance ends
+    with a warning naming the cause and the cure."""
     t_wall = _time.perf_counter()
     if not isinstance(scenario, Scenario):
         scenario = load_scenario(scenario, local=local, built_fmus=built_fmus, outside_sources=outside_sources)
     algo: CouplingAlgorithm | None = None  # auto: chosen once the slaves are there
-    choice: Choice | None = None
     opts: dict[str, Any] = {}
     if isinstance(algorithm, CouplingAlgorithm):
         algo = algorithm
@@ -164,6 +173,32 @@ def simulate(scenario: Scenario | str | Path, algorithm: str | CouplingAlgorithm
         recorder = Recorder()
         observers.append(recorder)
 
+    tolerance = scenario_tolerance(scenario, rtol, atol)
+    for key, given in (("rtol", rtol), ("atol", atol)):  # the caller's tolerance is the adaptive step's too
+        if given is not None and algo is not None and algo.controller is not None:
+            setattr(algo.controller, key, tolerance[key == "atol"])
+        elif given is not None and algo is None:
+            opts[key] = str(given)
+    once = functools.partial(_run, scenario, t0=t0, local=local, parameters=parameters, max_steps=max_steps,
+                             factor=factor)
+    if not estimate_error:
+        result = once(algo, opts, h, t_stop, n_steps, observers, output_variables, every, output_accepted, pool)
+        result.accuracy = Accuracy(*tolerance, note="not asked for (estimate_error=False)")
+    else:
+        result = estimated(once, algo, opts, h, t0, t_stop, n_steps, observers, output_variables, every,
+                           output_accepted, pool, tolerance)
+    result.wall_time = _time.perf_counter() - t_wall
+    return result
+
+
+def _run(scenario: Scenario, algo: CouplingAlgorithm | None, opts: dict[str, Any], h: float, t_stop: float,
+         n_steps: int, observers: list[Observer], output_variables: list[str] | None, every: int,
+         output_accepted: bool, pool: InstancePool | None, *, t0: float, local: bool,
+         parameters: dict[str, dict[str, Any]] | None, max_steps: int, factor: float) -> Result:
+    """One run of ``simulate`` (its arguments checked): ``algo``, or ``auto`` with ``opts`` if None."""
+    recorder = next((o for o in observers if isinstance(o, Recorder)), None)
+    choice: Choice | None = None
+    states: list[str] = []
     slaves: dict[str, Slave] = {}
     run: Run | None = None
     status, message, end_time = "ok", "", math.nan
@@ -178,6 +213,7 @@ def simulate(scenario: Scenario | str | Path, algorithm: str | CouplingAlgorithm
                 if algo.controller is not None:
                     algo.controller.check_interval(h)
             system = CoupledSystem(slaves, algo.coupling_connections(scenario.connections, slaves))
+            states = [f"{slave.name}.{n}" for slave, names in state_outputs(system) for n in names]
             for name, slave in slaves.items():
                 values = dict(scenario.components[name].parameters)
                 values.update(algo.parameters_for(slave))
@@ -237,12 +273,18 @@ def simulate(scenario: Scenario | str | Path, algorithm: str | CouplingAlgorithm
         result = Result(status, message, recorder.array() if recorder is not None and recorder.rows else None,
                         counters, end_time, warnings=warnings, units=run.units if run is not None else {},
                         final=dict(zip(run.column_names, run.row)) if run is not None and run.row else {})
-        result.wall_time = _time.perf_counter() - t_wall
         if algo is not None:
             result.events = algo.located_events()
             result.steps = list(algo.controller.steps) if algo.controller is not None else []
             result.energy = algo.audit.statistics() if algo.audit is not None else {}
-            result.algorithm = algo.name
+            result.algorithm, result.coupling_order = algo.name, algo.coupling_order()
+            result.substeps = algo.config["substeps"] if algo.controller is None else 1
+            if algo.controller is not None and algo.controller.estimate == "doubling":
+                result.local_errors = dict(zip(algo.controller.labels, algo.controller.local_errors))
+            result.events_on = algo.locator is not None and algo.config["events"] == "on"
+        result.state_columns = states
+        result.switching = [name for name, slave in slaves.items() if any(
+            n.startswith(INDICATOR) and v.causality == "output" for n, v in slave.variables.items())]
         result.choice = choice.describe() if choice is not None else ""
         try:
             for obs in observers:
@@ -252,6 +294,8 @@ def simulate(scenario: Scenario | str | Path, algorithm: str | CouplingAlgorithm
             for obs in observers:
                 getattr(obs, "close", lambda: None)()  # observers written before close() existed
     return result
+
+
 
 
 def record_point(run: Run, observers: list[Observer], t: float) -> None:

@@ -228,7 +228,8 @@ def flange_connections(components: list[tuple[str, str, dict[str, Any]]], connec
 def write_scenario(folder: str | Path, name: str, components: list[tuple[str, str, dict[str, Any]]],
                    connections: list[str], stop_time: float, step_size: float, description: str = "",
                    algorithm: str = "auto", fmu_folder: str = "../../fmus", free: list[str] | tuple[str, ...] = (),
-                   built_fmus: bool = True, **algorithm_options: str) -> Path:
+                   built_fmus: bool = True, tolerance: tuple[float, float] | None = None,
+                   **algorithm_options: str) -> Path:
     """Write ``folder/SystemStructure.ssd``: ``components`` as (instance name, model, parameter
     values), ``connections`` as ``"source.output -> target.input"`` or as Modelica connects of two
     flanges, ``"mass.flange_b <-> spring.flange_a"`` (``flange_connections``). The ssd:Connectors (with
@@ -237,7 +238,8 @@ def write_scenario(folder: str | Path, name: str, components: list[tuple[str, st
     ``folder`` (the default fits ``scenarios/NAME/``). ``free``: inputs left unconnected on purpose,
     ``"COMPONENT.INPUT"`` or a port or flange for all its inputs (``"brake.flange_a"``), written as the
     component's ``<mechfmu:Free inputs=".."/>`` (``mechfmu.unconnected``); ``built_fmus``: the system's
-    ``<mechfmu:Sources fallback="built"/>``, a missing source is mechfmu's built FMU (``mechfmu.fmu_sources``).
+    ``<mechfmu:Sources fallback="built"/>``, a missing source is mechfmu's built FMU (``mechfmu.fmu_sources``);
+    ``tolerance``: the run's (rtol, atol), the Master's ``rtol``/``atol`` (``mechfmu.accuracy``; None: the defaults).
     ValueError naming a free mark that is not a free input of the scenario's components."""
     from .components import COMPONENTS
     from .unconnected import covers
@@ -313,7 +315,8 @@ def write_scenario(folder: str | Path, name: str, components: list[tuple[str, st
     ET.SubElement(ET.SubElement(osp, q("osp", "Algorithm")), q("osp", "FixedStepAlgorithm"),
                   baseStepSize=repr(float(step_size)))
     ours = ET.SubElement(annotations, q("ssc", "Annotation"), type="org.mechfmu")
-    ET.SubElement(ours, q("mechfmu", "Master"), {"algorithm": algorithm, **algorithm_options})
+    tolerances = {"rtol": repr(float(tolerance[0])), "atol": repr(float(tolerance[1]))} if tolerance else {}
+    ET.SubElement(ours, q("mechfmu", "Master"), {"algorithm": algorithm, **algorithm_options, **tolerances})
     ET.indent(root, space="  ")
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)

@@ -11,7 +11,9 @@ diverging run, a worker that died on it repeatedly) is its row's status and mess
 on. Dask runs again a task whose worker died (a killed or crashed process): its row still comes.
 
 Table: one row per run, columns ``index``, the varied settings, the metrics, ``status``,
-``message``, ``counters`` (JSON), ``wall_s`` (the run's wall time, the only column that differs
+``message``, ``counters`` (JSON), the run's error estimate (``mechfmu.accuracy``: ``error_estimate`` in the unit of
+``error_variable``, its worst state, and ``error_ratio``, estimate over tolerance; nan if not estimated),
+``wall_s`` (the run's wall time, the only column that differs
 between two runs of one study). A ``.csv`` table is appended to as runs finish (floats written
 with ``repr``: exact) and sorted by index at the end; for a ``.parquet`` table the rows stream to
 ``<table>.csv`` and the Parquet file is written at the end. ``<table>.study.json`` holds the study's
@@ -33,7 +35,7 @@ from typing import Any
 from .overrides import check_overrides
 from .study import Study, split_settings
 
-FIXED_COLUMNS = ("status", "message", "counters", "wall_s")
+FIXED_COLUMNS = ("status", "message", "counters", "error_estimate", "error_ratio", "error_variable", "wall_s")
 #: runs a study may have unless allowed more (``max_runs``, ``--max-runs``): a mistyped axis must not start
 #: a study of days (100,000 runs of 0.1 s are about 3 hours on two workers)
 MAX_RUNS = 100_000
@@ -147,6 +149,7 @@ def run_point(study: Study, index: int, settings: dict[str, Any]) -> dict[str, A
     started = time.perf_counter()
     metrics = {m.name: math.nan for m in study.parsed_metrics}
     counters: dict[str, Any] = {}
+    error: dict[str, Any] = {"error_estimate": math.nan, "error_ratio": math.nan, "error_variable": ""}
     try:
         run, overrides, options = split_settings(study.settings(settings))
         scenario = _scenario(study.scenario, study.local)
@@ -158,13 +161,16 @@ def run_point(study: Study, index: int, settings: dict[str, Any]) -> dict[str, A
         if result.status == "interrupted":
             raise KeyboardInterrupt  # Ctrl-C in this process: the study stops, the run is not a row
         status, message, counters = result.status, result.message, result.counters
+        if result.accuracy is not None:
+            error = {"error_estimate": result.accuracy.estimate, "error_ratio": result.accuracy.ratio,
+                     "error_variable": result.accuracy.variable}
         if result.ok and result.data is not None:
             for metric in study.parsed_metrics:
                 metrics[metric.name] = metric(result.data)
     except Exception as exc:  # a run's failure is its row, never the study's
         status, message = "error", f"{type(exc).__name__}: {exc}" if not isinstance(exc, ValueError) else str(exc)
     return {"index": index, **settings, **metrics, "status": status, "message": message,
-            "counters": json.dumps(counters, sort_keys=True), "wall_s": time.perf_counter() - started}
+            "counters": json.dumps(counters, sort_keys=True), **error, "wall_s": time.perf_counter() - started}
 
 
 def _text(value: Any) -> str:
@@ -325,7 +331,8 @@ def _run_on_dask(study: Study, pending: list[tuple[int, dict[str, Any]]], worker
             except Exception as exc:  # the worker died on this run every time Dask tried it
                 row = {"index": index, **settings, **{m.name: math.nan for m in study.parsed_metrics},
                        "status": "error", "message": f"worker failed: {type(exc).__name__}: {exc}",
-                       "counters": "{}", "wall_s": math.nan}
+                       "counters": "{}", "error_estimate": math.nan, "error_ratio": math.nan,
+                       "error_variable": "", "wall_s": math.nan}
             finished(row)
     finally:
         client.close()

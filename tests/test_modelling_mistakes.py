@@ -87,7 +87,8 @@ def test_the_spring_without_velocity_warns_in_the_result_and_a_free_mark_silence
     marked = edited(tmp_path, "oscillator", drop=("mass.flange_a.v -> spring.flange_b.v",),
                     edit=spring_marked_free("flange_b.v"))
     free = simulate(marked, local=True)
-    assert free.warnings == [] and all((free.data[n] == missing.data[n]).all() for n in missing.data.dtype.names)
+    assert not [w for w in free.warnings if "not connected" in w]  # (the undamped swing's error estimate warns)
+    assert all((free.data[n] == missing.data[n]).all() for n in missing.data.dtype.names)
 
 
 def test_a_connector_end_left_unconnected_warns_as_held_at_zero(tmp_path):

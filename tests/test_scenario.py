@@ -11,7 +11,8 @@ ROOT = Path(__file__).resolve().parent.parent
 def test_shipped_scenario_is_read_completely(fmus):
     sc = load_scenario(ROOT / "scenarios/oscillator")
     assert (sc.start_time, sc.stop_time, sc.step_size, sc.algorithm) == (0.0, 1.0, 1e-4, "jacobi")
-    assert sc.algorithm_options == {"exchange": "ordered"}
+    assert sc.algorithm_options == {"exchange": "ordered", "rtol": "0.0001", "atol": "1e-06"}
+    assert sc.tolerance == (1e-4, 1e-6)  # the run's tolerance, the adaptive step's too
     assert sc.components["spring"].parameters["springForceUserFunction"] == "0.1*k*u + k*u**3 + v*d"
     assert sc.components["mass"].parameters == {"m": 5.0, "f_drive": 1.0}
     assert len(sc.connections) == 5

@@ -82,9 +82,11 @@ def test_a_study_on_two_workers_equals_the_runs_alone(tmp_path):
     run_study(s, tmp_path / "here.csv", workers=0)
     table = rows(tmp_path / "dask.csv")
     assert table == rows(tmp_path / "here.csv")
-    assert table[0] == ["index", "mass.m", "algorithm", "v_end", "peak_mm", "contact", "status", "message", "counters"]
+    assert table[0] == ["index", "mass.m", "algorithm", "v_end", "peak_mm", "contact", "status", "message", "counters",
+                        "error_estimate", "error_ratio", "error_variable"]
     for line, point in zip(table[1:], s.points()):
         assert line[3:6] == expected_row(point) and line[6] == "ok"
+        assert float(line[9]) >= 0 and float(line[10]) >= 0 and line[11].startswith("mass.")  # each run's estimate
 
 
 def test_a_study_runs_the_monolithic_master_as_the_runs_alone(tmp_path):

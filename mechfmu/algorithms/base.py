@@ -122,6 +122,9 @@ class CouplingAlgorithm(ABC):
                        "error_estimate": Option("doubling", "adaptive step's error estimate: step doubling on the "
                                                 "body states, or ECCO's power-bond energy residual",
                                                 choices=("doubling", "energy")),
+                       "substeps": Option("1", "equal steps each communication interval is taken in (the "
+                                          "communication step stays the output grid)", kind=int,
+                                          check=lambda n: n >= 1, requirement="must be >= 1"),
                        "energy_audit": Option("off", "energy injected per power bond: in the statistics (on), also "
                                               "as result columns energy.* (columns)", choices=("off", "on", "columns"))}
 
@@ -143,6 +146,9 @@ class CouplingAlgorithm(ABC):
             self.counters.update(events=0, event_trials=0)
         self.controller: StepController | None = None
         if self.config["adaptive"] == "on":
+            if self.config["substeps"] > 1:
+                raise ValueError(f"algorithm {self.name!r}: substeps = {self.config['substeps']} and adaptive = on "
+                                 "exclude each other (the adaptive step chooses the steps in an interval)")
             self.controller = StepController(self.config)
             self.counters.update(accepted_steps=0, rejected_steps=0)
         self.audit: EnergyAudit | None = None
@@ -191,8 +197,15 @@ class CouplingAlgorithm(ABC):
         try:
             if self.controller is not None:
                 self.controller.step(self, system, t, h)
-            else:
+            elif self.config["substeps"] == 1:
                 self.advance(system, t, h)
+            else:
+                n = self.config["substeps"]
+                for i in range(n):  # equal steps; the last ends exactly on the grid point
+                    start = t + i * h / n
+                    self.advance(system, start, (t + h if i == n - 1 else t + (i + 1) * h / n) - start)
+                    if self.status != "ok":
+                        break
         finally:
             self.step_seconds += time.perf_counter() - started
         self.counters["steps"] += 1

@@ -68,6 +68,8 @@ class StepController:
         self.on_accepted: Callable[[float], None] | None = None
         self.outputs: list[tuple[Any, list[str]]] = []
         self.labels: list[str] = []
+        #: per label, the accepted steps' local error estimates summed [SI] (doubling)
+        self.local_errors: list[float] = []
 
     def check_interval(self, interval: float) -> None:
         """Refuse a ``min_step`` above the communication step: no step could be shorter than the grid's."""
@@ -79,6 +81,7 @@ class StepController:
         self.order = algorithm.coupling_order() if self.estimate == "doubling" else 1
         self.outputs = state_outputs(system)
         self.labels = [f"{slave.name}.{n}" for slave, names in self.outputs for n in names]
+        self.local_errors = [0.0] * len(self.labels)
 
     def values(self) -> list[float]:
         return [x for slave, names in self.outputs for x in slave.get(names)]
@@ -148,10 +151,14 @@ class StepController:
                     ok = self._try(algorithm, system, t, half) and self._try(algorithm, system, t + half, h - half)
                 if ok:
                     richardson = 2 ** self.order - 1
+                    kept = self.values()
                     ratios = [abs(a - b) / (richardson * (self.atol + self.rtol * max(abs(a), abs(b))))
-                              for a, b in zip(self.values(), whole)]
+                              for a, b in zip(kept, whole)]
                     err = max(ratios, default=0.0)
                     worst = self.labels[ratios.index(err)] if ratios else ""
+                    if err <= 1:
+                        self.local_errors = [s + abs(a - b) / richardson
+                                             for s, a, b in zip(self.local_errors, kept, whole)]
             if not ok:
                 if h <= self.min_step:
                     return math.inf, ""
