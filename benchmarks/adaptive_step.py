@@ -1,4 +1,4 @@
-"""Error against FMU calls, fixed against adaptive macro steps, per algorithm (issue 14, item 3).
+"""Error against FMU calls, fixed against adaptive macro steps, per algorithm.
 
 two_mass_oscillator (smooth, linear, undamped) against its closed form (validation/analytic.py): max
 position error over the 2 s run and the counted calls, in-process (the FMU path counts the same calls

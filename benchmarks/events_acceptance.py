@@ -1,4 +1,4 @@
-"""Issue 14's acceptance points for event location and the adaptive macro step, measured: each
+"""The acceptance points for event location and the adaptive macro step, measured: each
 scenario run with ``events="on"`` against independent references (validation/event_references.py).
 By default each runs the master of its acceptance test (``ACCEPTANCE``; tests/test_event_acceptance.py,
 tests/test_events.py); ``--scenario-master`` runs the scenario's own master and step instead, and
@@ -47,7 +47,7 @@ ACCEPTANCE: dict[str, tuple[str, float, float | None, dict[str, str]]] = {
     "ball_drop": ("fixed-point", 1e-2, 1.0, {"adaptive": "on", "tolerance": "1e-8"}),
     "stick_slip": ("linear-implicit", 1e-4, None, {}),
 }
-#: the acceptance points of issue 14
+#: the acceptance points of event location and the adaptive step
 GOALS = {"elastogap": dict(event=1e-6, error=3e-5, calls=90_094),
          "ball_drop": dict(event=1e-6, error=1e-5, calls=100_000),
          "stick_slip": dict()}

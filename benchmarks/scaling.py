@@ -1,4 +1,4 @@
-"""How our master scales with the number of FMUs, against libcosim (issue 15, item 4).
+"""How our master scales with the number of FMUs, against libcosim.
 
 Measured in one run, on a mass-spring chain generated into a temporary folder (``Fixed`` ground, then K
 ``CoordinateSpringDamper`` + K ``Mass`` alternating, each spring between its two neighbours, the last

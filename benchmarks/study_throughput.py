@@ -1,5 +1,5 @@
 """Study throughput: the same runs done one after another here, on a local Dask cluster of 1 worker and of 2
-(issue 15, item 4; target: 2 workers >= 1.8x the sequential throughput), and what reusing FMU instances
+(target: 2 workers >= 1.8x the sequential throughput), and what reusing FMU instances
 (fmi2Reset instead of a new instance) saves per run.
 
 1. ``--short`` runs of 0.2 s of the ElastoGap example, each on fresh FMU instances (load + instantiate) and on

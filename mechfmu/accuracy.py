@@ -19,6 +19,10 @@ range), as Richardson's extrapolation assumes; near a switch that the run does n
 as h, and the estimate, with p = 2, can be low by up to 3x. With an adaptive step the estimate is the step
 controller's instead: the sum over the accepted steps of each state's local error estimate, a bound of the
 global error where errors do not grow between steps.
+
+Memory: the estimate keeps the states' rows of the run (``StateProbe`` where the run records no Recorder or a
+selection of outputs) and of its companion, 8 bytes per state and point; ``estimate_error=False`` for a run too
+long for that.
 """
 from __future__ import annotations
 
@@ -176,15 +180,21 @@ class StateProbe(Observer):
         self.reads: list[tuple[Any, list[str]]] = []
         self.rows: list[tuple[float, ...]] = []
         self.units: dict[str, str] = {}
+        self.columns: list[int] | None = None  # where they are in the run's rows, if it reads them all
 
     def initialized(self, run: Run) -> None:
         self.reads = [(s, [n for n in s.outputs() if not s.variables[n].depends_on and s.variables[n].type == "Real"])
                       for s in run.slaves.values()]
         self.units = {f"{s.name}.{n}": s.variables[n].unit or "1" for s, names in self.reads for n in names}
+        recorded = {name: i for i, name in enumerate(run.column_names)}
+        self.columns = [recorded[n] for n in self.units] if all(n in recorded for n in self.units) else None
         self.step_completed(run)
 
     def step_completed(self, run: Run) -> None:
-        self.rows.append((run.time, *(x for slave, names in self.reads if names for x in slave.get(names))))
+        if self.columns is not None:  # the run reads them anyway: no further call
+            self.rows.append((run.time, *(run.row[i] for i in self.columns)))
+        else:
+            self.rows.append((run.time, *(x for slave, names in self.reads if names for x in slave.get(names))))
 
     def seen(self, result: Result) -> Result:
         """``result`` with the probe's rows as its data (for the comparison only)."""
@@ -217,7 +227,7 @@ def estimated(once: Callable[..., Result], algo: CouplingAlgorithm | None, opts:
     own_pool = InstancePool() if pool is None else None
     pool = pool or own_pool
     twin = copy.deepcopy(algo)  # the companion's algorithm, as the run's before it runs
-    kept = any(isinstance(o, Recorder) for o in observers)  # else the run is recorded for the estimate only
+    kept = any(isinstance(o, Recorder) for o in observers)  # else its states are kept for the estimate only
     result: Result | None = None
 
     def companion(factor: int) -> Result | None:
@@ -239,9 +249,8 @@ def estimated(once: Callable[..., Result], algo: CouplingAlgorithm | None, opts:
                     opts = {**opts, "substeps": str(n)}
                     predicted = (f"; {n} substeps of the step {h:g} s for the tolerance (the error at 2h and 4h: "
                                  f"{at_2h.estimate:.2g} {at_2h.unit} in {at_2h.variable} at 2h)")
-        probe = StateProbe() if output_variables is not None else None
-        result = once(algo, opts, h, t_stop, n_steps,
-                      [*observers, *([] if kept else [Recorder()]), *([probe] if probe else [])],
+        probe = StateProbe() if output_variables is not None or not kept else None
+        result = once(algo, opts, h, t_stop, n_steps, [*observers, *([probe] if probe else [])],
                       output_variables, every, output_accepted, pool)
         result.choice += predicted if result.choice else ""
         companions = [r for r in (coarse, coarser) if r is not None]
@@ -274,7 +283,5 @@ def estimated(once: Callable[..., Result], algo: CouplingAlgorithm | None, opts:
                                            result.coupling_order, auto, result.switching, result.events_on))
         return result
     finally:
-        if not kept and result is not None:
-            result.data = None
         if own_pool is not None:
             own_pool.close()

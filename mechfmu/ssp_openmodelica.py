@@ -73,12 +73,13 @@ def _system_annotation(root: ET.Element, step_size: float, strongly_coupled: boo
 
 
 def _monolithic_master(annotations: ET.Element) -> None:
-    """Our ``mechfmu:Master`` names the monolithic master (its other options belong to a coupling)."""
+    """Our ``mechfmu:Master`` names the monolithic master (its other options belong to a coupling; the run's
+    tolerance rtol/atol and divergenceFactor stay)."""
     master = annotations.find(".//mechfmu:Master", NS)
     if master is None:
         annotation = ET.SubElement(annotations, _q("ssc", "Annotation"), type="org.mechfmu")
         master = ET.SubElement(annotation, _q("mechfmu", "Master"))
-    kept = {k: v for k, v in master.attrib.items() if k == "divergenceFactor"}
+    kept = {k: v for k, v in master.attrib.items() if k in ("divergenceFactor", "rtol", "atol")}
     master.attrib.clear()
     master.attrib.update({"algorithm": "monolithic", **kept})
 

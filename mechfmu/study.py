@@ -1,4 +1,4 @@
-"""Parameter studies: what to vary, what to measure, one run per point (issue 15).
+"""Parameter studies: what to vary, what to measure, one run per point.
 
 A ``Study`` names a scenario, the settings every run shares (``fixed``), the axes to vary and the
 metrics to compute. A setting is ``COMPONENT.PARAMETER`` (an override, ``mechfmu.overrides``),

@@ -1,4 +1,4 @@
-"""The bad-input and fault corpus of the master side (issue 13): each case is refused with a message
+"""The bad-input and fault corpus of the master side: each case is refused with a message
 naming what and where, or completes with the right result; nothing hangs, crashes or passes silently.
 (FMU-level faults: tests/test_fmu_faults.py; fuzzing: tests/test_fuzzing.py.)"""
 import csv

@@ -82,7 +82,7 @@ def test_prescribed_motion_holds_the_constraint_and_gives_m_times_a():
 
 @pytest.mark.parametrize("local", [True, False], ids=["in-process", "fmus"])
 def test_position_constraint_needs_no_offset_derivative(fmus, local):
-    """Issue 13, item 13: without offsetUserFunction_t (exudyn needs none at position level) the
+    """Without offsetUserFunction_t (exudyn needs none at position level) the
     velocity companion of the position constraint uses the exact time derivative of
     offsetUserFunction (automatic differentiation, components/dual.py); before, it used 0 and gave
     v(1) = 0, f(1) = 2356 N (h = 1e-3) and 235.6 N (h = 1e-2), growing as 1/h.

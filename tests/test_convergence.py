@@ -114,7 +114,7 @@ def _on_the_coarse_grid(fine: np.ndarray, coarse: np.ndarray, name: str) -> floa
 
 @pytest.mark.slow
 def test_newton_at_an_impact_halves_the_step_and_agrees_with_a_fine_run(tmp_path):
-    """Issue 13, item 14 and issue 14, item 4: newton (coupling=implicit) at the ball's impact, h = 2e-3,
+    """Newton (coupling=implicit) at the ball's impact, h = 2e-3,
     stalls (the friction force flips by ~600 N per iteration). Without step reductions the message names
     the connection with the largest residual, the time, and remedies with the command line's own option
     names, the step first; the advised step completes. By default the failing step is halved instead and
@@ -130,7 +130,7 @@ def test_newton_at_an_impact_halves_the_step_and_agrees_with_a_fine_run(tmp_path
 
 @pytest.mark.slow
 def test_newton_at_a_friction_velocity_crossing_halves_the_step_and_agrees_with_a_fine_run(tmp_path):
-    """Issue 13, item 14, the second case, and issue 14, item 4: a mass dragged by a belt through
+    """A mass dragged by a belt through
     regularized Stribeck friction (belt_friction) reaches the belt's speed at t = 1.19 s, where the
     friction force turns within a step; newton (coupling=implicit) at h = 1e-3 stalls there (residual
     23 -> 13.8 N in 20 iterations). The message names the friction connection and advises h/10 first,

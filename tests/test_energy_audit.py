@@ -1,4 +1,4 @@
-"""Energy audit (issue 14, item 6): per power bond, the energy the coupling injected.
+"""Energy audit: per power bond, the energy the coupling injected.
 
 Independent expectation: two_mass_oscillator is conservative (undamped springs, no external force),
 so the change of its total mechanical energy over a run, ½·Σm·v² + Σf²/(2k) from the recorded

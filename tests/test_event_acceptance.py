@@ -1,4 +1,4 @@
-"""Issue 14's acceptance on the contact scenarios: events located and the macro step adapted, against
+"""Events and adaptive steps on the contact scenarios: events located and the macro step adapted, against
 independent references (validation/event_references.py: OpenSim integrating the same ball model to
 accuracy 1e-10, its contact onset by a Hermite root to ~1e-13 s)."""
 import numpy as np

@@ -1,4 +1,4 @@
-"""Event location (issue 14, items 1 and 2): the masters step to the zeros of the connectors' event
+"""Event location: the masters step to the zeros of the connectors' event
 indicators, so a contact acts at its instant instead of at the next communication point.
 
 The reference is exact: a mass between two limit stops is a piecewise-linear ODE, solved here

@@ -1,4 +1,4 @@
-"""Issue 16, item 2: flanges with many connections. A body has PORTS force ports per flange (``flange_a``,
+"""Flanges with many connections. A body has PORTS force ports per flange (``flange_a``,
 ``flange_a[2]``, ...; components/mass.py), each with its tangents, and ``write_scenario`` wires Modelica
 connects ``"A.x <-> B.y"`` by flange name, each element into the next free port. Expectations: forces on
 one flange add exactly as the old wiring added them; two identical contacts act as one with doubled

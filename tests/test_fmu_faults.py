@@ -1,4 +1,4 @@
-"""Issue 13, FMU layer: no FMU call sequence crashes the host, and every refused call says so.
+"""FMU layer: no FMU call sequence crashes the host, and every refused call says so.
 
 The real FMUs are driven through a plain C host (tests/fmi2_fault_host.c: dlopen RTLD_LOCAL, no Python in
 the process) and through fmpy (in a subprocess), with the reported fault sequences: calls after an

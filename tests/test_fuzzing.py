@@ -1,4 +1,4 @@
-"""Hypothesis fuzzing (issue 13): the expression evaluator and the scenario loader answer every input
+"""Hypothesis fuzzing: the expression evaluator and the scenario loader answer every input
 with a result or their own error (ExpressionError / ScenarioError, a ValueError), quickly: never
 another exception, a hang or a non-finite result. Derandomized, so CI sees the same cases every run;
 10,000 cases in all (5,000 + 2,000 + 3,000)."""

@@ -1,5 +1,5 @@
 """Ctrl-C: `mechfmu run` stops at the next macro step, writes what was computed as a partial CSV,
-prints one line and exits 130, with no traceback and no crash (issue 13, item 3)."""
+prints one line and exits 130, with no traceback and no crash."""
 import random
 import re
 import signal

@@ -1,4 +1,4 @@
-"""Issue 16, item 4 (begun): MSL 4.1 Translational examples as scenarios (scenarios/msl, written by
+"""MSL 4.1 Translational examples as scenarios (scenarios/msl, written by
 scenarios/msl/make_examples.py with MSL's instance names), each at its own master and step against the
 Modelica Association's reference result: inside the regression tube (csv-compare, 2e-3) for every
 compared signal, a stated max abs error, the FMU run equal to the in-process run bit for bit."""

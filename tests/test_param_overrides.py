@@ -1,4 +1,4 @@
-"""Issue 15 item 1: ``--param COMPONENT.PARAMETER=VALUE`` and ``simulate(parameters=...)`` set a
+"""``--param COMPONENT.PARAMETER=VALUE`` and ``simulate(parameters=...)`` set a
 parameter as an edited SSD would (bit-identical results), typed and range-checked like SSD values,
 unknown names refused with the valid ones listed."""
 import numpy as np

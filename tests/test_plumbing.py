@@ -1,4 +1,4 @@
-"""The master's per-step plumbing (issue 15, item 4): the native loader's set of live instances (O(1) per
+"""The master's per-step plumbing: the native loader's set of live instances (O(1) per
 call, open addressing with deletion by backward shift) and the components' batched get/set, which must
 answer exactly as the single-name calls do."""
 import ctypes

@@ -1,4 +1,4 @@
-"""Issue 16, item 3: ``Rod`` (a rigid length between flanges) and ``RotationalFixed``. Expectations: the
+"""``Rod`` (a rigid length between flanges) and ``RotationalFixed``. Expectations: the
 MSL laws in closed form; a body carrying an element through a rod of length L moves as the body with the
 element wired to it directly and the element's offset shifted by L (the same equations; the sums differ
 only in their rounding); a rotational connector grounded by RotationalFixed(phi0 = 0) runs as grounded

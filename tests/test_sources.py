@@ -1,4 +1,4 @@
-"""Sources (issue 16 item 1): signal sources exact at communication points (closed forms, in-process and
+"""Sources: signal sources exact at communication points (closed forms, in-process and
 through the FMU bit for bit), consistent derivatives, Table interpolation and its errors, Force's sign,
 the motion sources, units of signals, and Sine -> Force -> Mass against the closed-form response."""
 import csv

@@ -1,4 +1,4 @@
-"""Static checks of the package (issue 13): ruff and mypy report nothing on mechfmu, its components and
+"""Static checks of the package: ruff and mypy report nothing on mechfmu, its components and
 the validation models (configuration in pyproject.toml; versions pinned in the test extra)."""
 import subprocess
 import sys

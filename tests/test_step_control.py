@@ -1,4 +1,4 @@
-"""Adaptive macro step (issue 14, item 3): error estimate by step doubling (or ECCO's energy residual),
+"""Adaptive macro step: error estimate by step doubling (or ECCO's energy residual),
 rejection and growth, minimum step, results on the grid and at accepted points.
 
 Reference: two_mass_oscillator is linear and undamped (two 1 kg masses, springs k1 = k3 = 4π² N/m

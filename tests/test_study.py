@@ -1,4 +1,4 @@
-"""Issue 15: parameter studies (mechfmu/study.py, mechfmu/study_runner.py, ``mechfmu sweep``). The
+"""parameter studies (mechfmu/study.py, mechfmu/study_runner.py, ``mechfmu sweep``). The
 expectations are independent runs: a study's row equals ``simulate`` of that point alone, whatever
 the workers, their order, a killed worker or an interrupted and resumed study."""
 import csv

@@ -1,4 +1,4 @@
-"""Issue 15: what a study's worker and its user get besides the runs: FMU instances reused across runs
+"""what a study's worker and its user get besides the runs: FMU instances reused across runs
 (fmi2Reset), integral and time-window metrics, tied settings and ``mechfmu plot-study``. Expectations
 are independent: a run on reused instances equals one on fresh instances bit for bit; an integral of
 a velocity equals the displacement; a picture is a PNG of the size asked for."""

@@ -1,4 +1,4 @@
-"""Issue 14 item 5: a step whose connector switched with a force jump (``switchingError``) above
+"""a step whose connector switched with a force jump (``switchingError``) above
 ``switching_tolerance`` is taken again up to the switch (Exudyn's discontinuous iteration, located).
 The exact solutions are those of tests/test_events.py (piecewise-linear limit stops, scipy stick/slip)."""
 import numpy as np

@@ -1,4 +1,4 @@
-"""Independent references for event location (issue 14): the instants at which contacts change in
+"""Independent references for event location: the instants at which contacts change in
 ``scenarios/elastogap`` (scipy) and ``scenarios/ball_drop`` (OpenSim 4.6), and the solutions between
 them. Nothing here uses mechfmu's components: the ElastoGap law is transcribed from MSL 4.0, the
 ball's contact is Simbody's own (through OpenSim) and, as a cross-check, an independent transcription

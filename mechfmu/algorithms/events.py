@@ -1,5 +1,5 @@
 """Event location: a macro step whose end changes the sign of an event indicator is taken again up to
-the indicator's zero, so a contact or stick/slip switch acts at its instant (issue 14).
+the indicator's zero, so a contact or stick/slip switch acts at its instant.
 
 Event indicators are the outputs ``indicator.<what>`` of the slaves (components/ports.py): >= 0 on one
 side of a switch, < 0 on the other, evaluated at the inputs a slave holds, so after the algorithm's

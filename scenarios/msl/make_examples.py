@@ -1,4 +1,4 @@
-"""Writes the MSL 4.1 Translational examples our elements express as scenarios (issue 16, item 4), with
+"""Writes the MSL 4.1 Translational examples our elements express as scenarios, with
 MSL's instance names and parameters, and copies each one's Modelica Association reference result into
 its ``reference/`` folder (from ``../shared/reference-data``, see its README).
 
