@@ -1,9 +1,10 @@
 """How accurate a run is: its tolerance and an a-posteriori estimate of its error (``Result.accuracy``).
 
 The states: a run's recorded body configuration, the connected Real outputs without feed-through
-(``step_control.state_outputs``) that are not rates: positions [m], angles [rad], orientations. Not a connector's
-forces, which jump at a switch, nor velocities, which jump at an impact: a velocity's difference next to its jump
-says when the jump happened, which the positions say too, as an error of the size of the run's.
+(``step_control.state_outputs``) that are not rates, and every body's positions (``body_positions``):
+positions [m], angles [rad], orientations. Not a connector's forces, which jump at a switch, nor velocities,
+which jump at an impact: a velocity's difference next to its jump says when the jump happened, which the
+positions say too, as an error of the size of the run's.
 
 Tolerance: a state y is accurate when its error is at most ``atol + rtol·scale(y)``, scale the largest |y| of
 the run, SI units. Defaults ``RTOL`` = 1e-6 (six significant digits of each state's range: what a validation
@@ -77,6 +78,15 @@ class Accuracy:
         return (f"estimated error {self.estimate:.2g} {self.unit} in {self.variable} (largest near t = "
                 f"{self.time:.6g} s; tolerance {self.tolerance:.2g} {self.unit}: rtol {self.rtol:g}, atol "
                 f"{self.atol:g}); {self.method}")
+
+
+def body_positions(slaves: dict[str, Any]) -> list[str]:
+    """Every body's position outputs, wired or not (a body whose position only a sensor or the result reads):
+    Real outputs without feed-through named ``s``, ``phi``, ``*.s``, ``*.phi``, ``position.*``, ``orientation.*``."""
+    def is_position(name: str) -> bool:
+        return name in ("s", "phi") or name.endswith((".s", ".phi")) or name.startswith(("position.", "orientation."))
+    return [f"{slave.name}.{n}" for slave in slaves.values() for n in slave.outputs()
+            if is_position(n) and not slave.variables[n].depends_on and slave.variables[n].type == "Real"]
 
 
 def configuration(states: list[str], units: dict[str, str]) -> list[str]:

@@ -27,7 +27,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from .accuracy import Accuracy, estimated, scenario_tolerance
+from .accuracy import Accuracy, body_positions, estimated, scenario_tolerance
 from .algorithms import CouplingAlgorithm, make_algorithm, refuse_unenforced_constraints
 from .algorithms.auto import AUTO, Choice, chosen_algorithm
 from .algorithms.step_control import state_outputs
@@ -214,6 +214,7 @@ def _run(scenario: Scenario, algo: CouplingAlgorithm | None, opts: dict[str, Any
                     algo.controller.check_interval(h)
             system = CoupledSystem(slaves, algo.coupling_connections(scenario.connections, slaves))
             states = [f"{slave.name}.{n}" for slave, names in state_outputs(system) for n in names]
+            states += [name for name in body_positions(slaves) if name not in states]
             for name, slave in slaves.items():
                 values = dict(scenario.components[name].parameters)
                 values.update(algo.parameters_for(slave))
