@@ -36,7 +36,8 @@ def test_the_archive_is_a_strongly_coupled_system_of_model_exchange_fmus(archive
     assert information.find("oms:FixedStepMaster", OMS) is None
     assert solver.get("description") == "cvode" and float(solver.get("maximumStepSize")) == 1e-4
     assert float(solver.get("relativeTolerance")) == 1e-8 and float(solver.get("absoluteTolerance")) == 1e-10
-    assert root.find(".//mechfmu:Master", NS).attrib == {"algorithm": "monolithic"}
+    # the monolithic master, with the scenario's tolerance (the coupling's options dropped)
+    assert root.find(".//mechfmu:Master", NS).attrib == {"algorithm": "monolithic", "rtol": "0.0001", "atol": "1e-06"}
     sources = [c.get("source") for c in root.iterfind(".//ssd:Component", NS)]
     assert len(sources) == 3
     for source in sources:
