@@ -275,6 +275,8 @@ def estimated(once: Callable[..., Result], algo: CouplingAlgorithm | None, opts:
                 coarse = companion(2)
             if coarse is None:
                 result.accuracy.note = f"the run has {n_steps} steps, too few for a companion at twice the step"
+            elif coarse.status == "interrupted":
+                result.accuracy.note = "the companion run was interrupted (SIGINT)"
             elif not coarse.ok:
                 result.accuracy.note = (f"the companion run at twice the step ({2 * h:g} s) failed, a sign that this "
                                         f"step is near where {result.algorithm} fails: "

@@ -29,9 +29,8 @@ from typing import Any
 
 from .accuracy import Accuracy, body_positions, estimated, scenario_tolerance
 from .algorithms import CouplingAlgorithm, make_algorithm, refuse_unenforced_constraints
-from .algorithms.auto import AUTO, Choice, chosen_algorithm
+from .algorithms.auto import AUTO, Choice, chosen_algorithm, switching_slaves
 from .algorithms.step_control import state_outputs
-from .components.ports import INDICATOR
 from .fmu_slave import FmuSlave, InstancePool
 from .interrupt import INTERRUPT
 from .observers import Observer, Recorder
@@ -185,8 +184,9 @@ def simulate(scenario: Scenario | str | Path, algorithm: str | CouplingAlgorithm
         result = once(algo, opts, h, t_stop, n_steps, observers, output_variables, every, output_accepted, pool)
         result.accuracy = Accuracy(*tolerance, note="not asked for (estimate_error=False)")
     else:
-        result = estimated(once, algo, opts, h, t0, t_stop, n_steps, observers, output_variables, every,
-                           output_accepted, pool, tolerance)
+        with INTERRUPT.during_run():  # one request for the run and its companions: Ctrl-C in one stops them all
+            result = estimated(once, algo, opts, h, t0, t_stop, n_steps, observers, output_variables, every,
+                               output_accepted, pool, tolerance)
     result.wall_time = _time.perf_counter() - t_wall
     return result
 
@@ -284,8 +284,7 @@ def _run(scenario: Scenario, algo: CouplingAlgorithm | None, opts: dict[str, Any
                 result.local_errors = dict(zip(algo.controller.labels, algo.controller.local_errors))
             result.events_on = algo.locator is not None and algo.config["events"] == "on"
         result.state_columns = states
-        result.switching = [name for name, slave in slaves.items() if any(
-            n.startswith(INDICATOR) and v.causality == "output" for n, v in slave.variables.items())]
+        result.switching = switching_slaves(slaves)
         result.choice = choice.describe() if choice is not None else ""
         try:
             for obs in observers:

@@ -9,6 +9,7 @@ import pytest
 from test_events import SHIPPED, piecewise_linear_motion
 
 from mechfmu.cli import main
+from mechfmu.interrupt import INTERRUPT
 from mechfmu.scenario import ScenarioError, load_scenario
 from mechfmu.simulate import simulate
 from mechfmu.ssp import write_scenario
@@ -214,3 +215,22 @@ def test_substeps_divide_each_communication_interval(fmus):
     assert np.max(np.abs(divided.data["mass.s"] - fine.data["mass.s"])) < 1e-15
     with pytest.raises(ValueError, match="substeps = 2 and adaptive = on exclude each other"):
         simulate(ROOT / "scenarios" / "oscillator_linear", "jacobi", local=True, substeps=2, adaptive="on")
+
+
+@pytest.mark.slow
+def test_ctrl_c_in_a_companion_run_stops_the_run(fmus, tmp_path):
+    """One SIGINT request spans the run and its estimate's companions: Ctrl-C while auto's companions run stops
+    the whole run as interrupted (it did not start the run afresh)."""
+    import os
+    import signal
+    import threading
+    folder = two_bodies(tmp_path / "user")
+    timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        result = simulate(folder, local=True)
+    finally:
+        timer.cancel()
+        INTERRUPT.requested = False  # the request is this test's (a command line run in this process keeps it)
+    assert result.status == "interrupted", result.summary()
+    assert result.end_time < 1.0

@@ -45,12 +45,17 @@ class Choice:
         return f"auto chose {self.algorithm}{options}: {self.reason}"
 
 
+def switching_slaves(slaves: dict[str, Slave]) -> list[str]:
+    """The slaves that switch: those with event indicators (``indicator.*`` outputs)."""
+    return [name for name, slave in slaves.items()
+            if any(n.startswith(INDICATOR) and v.causality == "output" for n, v in slave.variables.items())]
+
+
 def choose(slaves: dict[str, Slave], values: dict[str, dict[str, Any]]) -> Choice:
     """The coupling for ``slaves`` whose parameter ``values`` (per slave, as the run sets them) are given."""
     constraints = [name for name, slave in slaves.items()  # active as the run will set them (not yet set)
                    if is_constraint(slave) and values.get(name, {}).get(ACTIVE, True) not in (False, "false", 0)]
-    switching = [name for name, slave in slaves.items()
-                 if any(n.startswith(INDICATOR) and v.causality == "output" for n, v in slave.variables.items())]
+    switching = switching_slaves(slaves)
     rollback = all(getattr(slave, "can_roll_back", True) for slave in slaves.values())
     if constraints:
         choice = Choice("newton", {"coupling": "implicit"},
