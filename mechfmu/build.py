@@ -34,14 +34,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from .native import PLATFORMS, SOURCES, compile_binary
+
 ROOT = Path(__file__).resolve().parent.parent
 #: the component sources, wherever the package is installed (the checkout's components/ when editable)
 _COMPONENTS_SPEC = importlib.util.find_spec("mechfmu.components")
 assert _COMPONENTS_SPEC is not None and _COMPONENTS_SPEC.origin is not None  # a package of this distribution
 COMPONENTS_DIR = Path(_COMPONENTS_SPEC.origin).parent
-LOADER_SOURCE = Path(__file__).with_name("fmi2_loader.c")
-#: the native binary's sources: the loader, and the Python side it calls
-NATIVE_SOURCES = [LOADER_SOURCE, LOADER_SOURCE.with_name("fmi2_python.c"), LOADER_SOURCE.with_name("fmi2_python.h")]
 DOCUMENTATION_SOURCE = Path(__file__).with_name("documentation.py")
 #: the FMU's GUID in its resources (a host need not unpack modelDescription.xml), checked at fmi2Instantiate
 GUID_FILE = "resources/mechfmu_guid.txt"
@@ -94,7 +93,7 @@ def source_hash(components_dir: Path = COMPONENTS_DIR) -> str:
     """Digest of everything that ends up in an FMU: component sources, entry template, native
     loader, documentation generator and the Python runtime it is built for."""
     digest = hashlib.sha256(ENTRY_SCRIPT.encode())
-    for path in sorted(Path(components_dir).glob("*.py")) + [*NATIVE_SOURCES, DOCUMENTATION_SOURCE]:
+    for path in sorted(Path(components_dir).glob("*.py")) + [*SOURCES, DOCUMENTATION_SOURCE]:
         digest.update(path.name.encode())
         digest.update(path.read_bytes())
     digest.update(json.dumps(python_runtime(), sort_keys=True).encode())
@@ -127,34 +126,44 @@ def fmu_path(model: str, directory: Path = FMU_DIR) -> Path:
     return Path(directory) / f"{model}.fmu"
 
 
-def is_current(path: Path, digest: str | None = None) -> bool:
-    """True if the FMU at ``path`` exists and was built from the current sources (digest)."""
+def binary_name(model: str, platform: str) -> str:
+    """The FMU's binary for ``platform`` (a ``mechfmu.native.PLATFORMS`` folder)."""
+    return f"binaries/{platform}/{model}{PLATFORMS[platform].extension}"
+
+
+def is_current(path: Path, digest: str | None = None, platforms: list[str] | None = None) -> bool:
+    """True if the FMU at ``path`` exists, was built from the current sources (digest) and holds a binary for
+    each of ``platforms`` (default: all)."""
     digest = digest or source_hash()
     try:
         with zipfile.ZipFile(path) as zf:
             module = zf.read("resources/slavemodule.txt").decode().strip()
+            names = set(zf.namelist())
     except (OSError, KeyError, zipfile.BadZipFile):
         return False
-    return module.endswith(f"_{digest}")
+    return module.endswith(f"_{digest}") and all(binary_name(path.stem, platform) in names
+                                                 for platform in platforms or PLATFORMS)
 
 
 def build(models: list[str] | None = None, directory: Path = FMU_DIR, force: bool = False,
-          components_dir: Path = COMPONENTS_DIR) -> list[Path]:
+          components_dir: Path = COMPONENTS_DIR, platforms: list[str] | None = None) -> list[Path]:
     """Build the given (default: all) FMUs of the components in ``components_dir`` into ``directory``
-    unless current; return built paths.
+    unless current, with binaries for ``platforms`` (default: all of ``mechfmu.native.PLATFORMS``); return
+    built paths.
 
     The build runs in a child Python so the builder's imports never leak into this process.
     """
+    platforms = list(platforms or PLATFORMS)
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     digest = source_hash(components_dir)
     with _build_lock(directory):  # staleness is judged under the lock: another builder may just have finished
         todo = [m for m in (models or model_names(components_dir))
-                if force or not is_current(fmu_path(m, directory), digest)]
+                if force or not is_current(fmu_path(m, directory), digest, platforms)]
         if not todo:
             return []
         cmd = [sys.executable, "-c", "import sys; from mechfmu.build import _build_here; _build_here(sys.argv[1:])",
-               str(directory), str(Path(components_dir).resolve()), digest, *todo]
+               str(directory), str(Path(components_dir).resolve()), digest, ",".join(platforms), *todo]
         proc = subprocess.run(cmd, capture_output=True, text=True, cwd=str(directory))
     if proc.returncode != 0:
         raise RuntimeError(f"FMU build failed for {', '.join(todo)}:\n{proc.stdout}{proc.stderr}")
@@ -174,29 +183,10 @@ def _build_lock(directory: Path) -> Iterator[None]:
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
-def compile_loader(target: Path, runtime: dict[str, str]) -> None:
-    """Compile the native binary (mechfmu/fmi2_loader.c, fmi2_python.c) for ``runtime`` with the system C
-    compiler."""
-    import fmpy
-    compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
-    if not compiler:
-        raise RuntimeError("building the FMUs needs a C compiler (cc or gcc, or $CC) for their native loader")
-    headers = Path(fmpy.__file__).parent / "c-code"  # the FMI 2.0 headers fmpy ships
-    defines = {"MECHFMU_PYTHON_VERSION": runtime["version"], "MECHFMU_LIBPYTHON_PATH": runtime["library"],
-               "MECHFMU_LIBPYTHON_SONAME": runtime["soname"]}
-    cmd = [compiler, "-shared", "-fPIC", "-O2", "-Wall", "-Wextra", "-Werror", "-fvisibility=hidden",
-           f"-I{headers}", *(f"-D{k}={json.dumps(v, ensure_ascii=False)}" for k, v in defines.items()),
-           "-o", str(target), *(str(path) for path in NATIVE_SOURCES if path.suffix == ".c"), "-lpthread", "-ldl"]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise RuntimeError(f"compiling the native loader failed ({' '.join(cmd)}):\n{proc.stderr}")
-
-
-def _package(fmu: Path, target_path: Path, model: str, loader: Path, documentation: str) -> None:
-    """pythonfmu's FMU ``fmu`` with the loader as the Linux model binary and the documentation, written
-    beside ``target_path`` and renamed to it (atomic). pythonfmu's own binaries (linux64, win64) are
-    dropped: an FMU lists a platform only where our loader serves and is tested."""
-    binary = f"binaries/linux64/{model}.so"
+def _package(fmu: Path, target_path: Path, model: str, binaries: dict[str, Path], documentation: str) -> None:
+    """pythonfmu's FMU ``fmu`` with our native binary for each platform (``binaries``: folder -> file) and the
+    documentation, written beside ``target_path`` and renamed to it (atomic). pythonfmu's own binaries are
+    dropped."""
     packed = target_path.with_name(f".{target_path.name}.{os.getpid()}.tmp")
     with zipfile.ZipFile(fmu) as source, zipfile.ZipFile(packed, "w", zipfile.ZIP_DEFLATED) as target:
         guid = ""
@@ -207,7 +197,8 @@ def _package(fmu: Path, target_path: Path, model: str, loader: Path, documentati
                 if item.filename == "modelDescription.xml":
                     guid = ET.fromstring(data).get("guid", "")
         target.writestr(GUID_FILE, guid)  # what the loader checks fmuGUID against
-        target.write(loader, binary)
+        for platform, binary in binaries.items():
+            target.write(binary, binary_name(model, platform))
         target.writestr("documentation/index.html", documentation)
     packed.replace(target_path)
 
@@ -216,19 +207,22 @@ def _build_here(argv: list[str]) -> None:
     from pythonfmu import FmuBuilder
 
     from .documentation import fmu_documentation
-    directory, components_dir, digest, models = Path(argv[0]), Path(argv[1]), argv[2], argv[3:]
+    directory, components_dir, digest, platforms = Path(argv[0]), Path(argv[1]), argv[2], argv[3].split(",")
+    models = argv[4:]
     components = components_in(components_dir)
     package = f"mechfmu_components_{digest}"
     runtime = python_runtime()
     with tempfile.TemporaryDirectory(prefix="mechfmu_build_") as tmp_name:
         tmp = Path(tmp_name)
-        loader = tmp / "loader.so"
-        compile_loader(loader, runtime)
+        binaries = {platform: tmp / f"binary_{platform}{PLATFORMS[platform].extension}" for platform in platforms}
+        for platform, binary in binaries.items():
+            compile_binary(binary, runtime, platform)
         shutil.copytree(components_dir, tmp / package, ignore=shutil.ignore_patterns("__pycache__"))
         for model in models:
             script = tmp / f"mechfmu_{model.lower()}_{digest}.py"
             script.write_text(ENTRY_SCRIPT.format(model=model, package=package))
             target, raw = fmu_path(model, directory), tmp / f"{model}.fmu"
             FmuBuilder.build_FMU(script, dest=raw, project_files=[tmp / package])
-            _package(raw, target, model, loader, fmu_documentation(model, components[model], runtime, digest))
+            _package(raw, target, model, binaries, fmu_documentation(model, components[model], runtime, digest,
+                                                                      platforms))
             print(f"built {target}")

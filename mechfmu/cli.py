@@ -20,8 +20,14 @@ from .interrupt import INTERRUPT
 
 
 def _build(args: argparse.Namespace) -> int:
+    from .native import parse_platforms
     directory = Path(args.dir) if args.dir else fmu_build.FMU_DIR
-    built = fmu_build.build(directory=directory, force=args.force)
+    try:
+        platforms = parse_platforms(args.platforms)
+    except ValueError as error:
+        print(f"mechfmu build: --platforms: {error}", file=sys.stderr)
+        return 2
+    built = fmu_build.build(directory=directory, force=args.force, platforms=platforms)
     print("\n".join(f"built {p}" for p in built) if built else f"all FMUs in {directory} are current")
     return 0
 

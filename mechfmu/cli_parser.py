@@ -77,6 +77,9 @@ def make_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("build", help="build all FMUs into fmus/")
     p.add_argument("--force", action="store_true", help="rebuild even if current")
     p.add_argument("--dir", help=f"where to build (default: {fmu_build.FMU_DIR}; $MECHFMU_FMU_DIR overrides)")
+    p.add_argument("--platforms", default="all", metavar="LIST",
+                   help="binaries to build: all (default: linux64, aarch64-linux, win64, darwin64), host "
+                        "(this machine's alone), or folder names separated by commas")
     p = sub.add_parser("run", help="run a scenario (builds missing or stale FMUs first)")
     p.add_argument("scenario", help="scenario folder, SystemStructure.ssd or .ssp archive")
     p.add_argument("--algorithm", choices=algorithm_names(),

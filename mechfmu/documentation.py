@@ -48,28 +48,46 @@ def _table(header: tuple[str, ...], rows: list[tuple[str, list[str]]]) -> str:
     return f"<table>\n<tr>{head}</tr>\n{body}</table>\n"
 
 
-def host_requirements(runtime: dict[str, str]) -> str:
+#: how each platform's binary is tested (mechfmu's own test suite)
+TESTED = {"linux64": "run: fmpy, libcosim, a C host that loads it as OMSimulator does, valgrind",
+          "win64": "run under Wine with python.org's Windows Python (a C host: steps, states, errors)",
+          "darwin64": "built and its exports checked; not run (no macOS machine in the tests)",
+          "aarch64-linux": "built and its exports checked; not run (no AArch64 machine in the tests)"}
+
+
+def host_requirements(runtime: dict[str, str], platforms: list[str] | None = None) -> str:
     """What a machine needs to run the FMU (HTML), for the FMU's page and the README's wording."""
-    version_, soname, library = runtime["version"], runtime["soname"], runtime["library"]
-    where = (f"first at <code>{_e(library)}</code> (the build machine's), then as <code>{_e(soname)}</code> "
-             "on the library search path" if library else f"as <code>{_e(soname)}</code> on the library search path")
-    return f"""<ul>
-<li><b>Linux x86-64</b> (<code>binaries/linux64</code>) with <b>Python {_e(version_)}</b> (CPython). The model
-runs in Python and uses its standard library only: no packages need to be installed; pythonfmu's runtime
-is inside the FMU (<code>resources/</code>).</li>
+    from .native import PLATFORMS
+    version_ = runtime["version"]
+    rows = []
+    for folder in platforms or list(PLATFORMS):
+        platform = PLATFORMS[folder]
+        rows.append(f"<li><b>{_e(platform.description)}</b> (<code>binaries/{_e(folder)}</code>): Python "
+                    f"{_e(version_)}'s <code>{_e(platform.library_name(version_))}</code>. Tested: "
+                    f"{_e(TESTED[folder])}.</li>")
+    return f"""<p>The model runs in <b>Python {_e(version_)}</b> (CPython) and uses its standard library only: no
+packages need to be installed; pythonfmu's runtime is inside the FMU (<code>resources/</code>).</p>
+<ul>
+{chr(10).join(rows)}
+</ul>
+<ul>
 <li>In a <b>Python host</b> (fmpy, libcosimpy, a Python script) the host's own interpreter runs the model,
-also if it is linked statically (Debian's <code>python3</code>); no second interpreter is loaded.</li>
-<li>In <b>any other host</b> (OpenModelica's OMSimulator and OMEdit, the FMI compliance checker, a C/C++
-program) the FMU loads Python's shared library <code>{_e(soname)}</code> itself, {where}; no environment
-variable and no preload is needed. On Debian/Ubuntu it comes with the package
-<code>libpython{_e(version_)}</code>; a Python built from source needs <code>--enable-shared</code>; a library
-in another place can be named in <code>LD_LIBRARY_PATH</code>. Without it, <code>fmi2Instantiate</code>
-fails with a message saying so.</li>
-<li>Linux x86-64 only: the FMU has no Windows or macOS binary.</li>
+also if it is linked statically (Debian's <code>python3</code>); no second interpreter is loaded. A host of
+another Python version runs it with a warning.</li>
+<li>In <b>any other host</b> (OpenModelica's OMSimulator and OMEdit, Dymola, Simulink, the FMI compliance
+checker, a C/C++ program) the FMU loads Python {_e(version_)}'s library itself; no preload is needed. It looks in
+the file or folder named by the environment variable <code>MECHFMU_PYTHON</code>, then where Python's installers
+put it: Linux: the library search path (Debian/Ubuntu: the package <code>libpython{_e(version_)}</code>; a
+Python built from source needs <code>--enable-shared</code>); Windows: beside the host's program, on
+<code>PATH</code>, and the installs registered by python.org's installer (per user and for all users); macOS:
+python.org's framework, Homebrew's <code>python@{_e(version_)}</code>, MacPorts, pyenv (with
+<code>--enable-shared</code>). Without it, <code>fmi2Instantiate</code> fails with a message that lists where it
+looked and what to install.</li>
 </ul>"""
 
 
-def fmu_documentation(model: str, cls: type[Component], runtime: dict[str, str], build_hash: str) -> str:
+def fmu_documentation(model: str, cls: type[Component], runtime: dict[str, str], build_hash: str,
+                      platforms: list[str] | None = None) -> str:
     """The HTML page for the FMU of component class ``cls`` (model identifier ``model``)."""
     law = sys.modules[cls.__module__].__doc__ or ""
     own = cls.__dict__.get("__doc__")
@@ -127,7 +145,7 @@ def fmu_documentation(model: str, cls: type[Component], runtime: dict[str, str],
         "<h2>FMI capabilities</h2>\n<p>Co-simulation with any communication step; "
         "<code>canGetAndSetFMUstate</code> and <code>canSerializeFMUstate</code> (every hidden state included, "
         "so a master can repeat steps); no directional derivatives, no input derivatives.</p>",
-        "<h2>What the host machine needs</h2>\n" + host_requirements(runtime),
+        "<h2>What the host machine needs</h2>\n" + host_requirements(runtime, platforms),
     ]
     return (f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<title>{_e(model)}</title>\n'
             f"<style>{_STYLE}</style>\n</head>\n<body>\n" + "\n".join(sections) + "\n</body>\n</html>\n")

@@ -1,19 +1,18 @@
 /*
- * mechfmu FMU binary: makes an FMU built with pythonfmu load in any FMI 2.0 host on Linux.
+ * mechfmu FMU binary: makes an FMU built with pythonfmu load in any FMI 2.0 host, on Linux (x86_64, aarch64),
+ * macOS (x86_64, arm64) and Windows (x86_64).
  *
  * pythonfmu 0.7.0's binary leaves every Python C-API symbol undefined and expects the host process
  * to provide them, so a C/C++ host (OMSimulator, the FMI compliance checker, ...) cannot load it,
  * and loading libpython next to it is not enough when the host opens the FMU with RTLD_LOCAL (the
  * interpreter's own extension modules then miss its symbols); it also crashes and bloats its hosts
- * (see fmi2_python.c) and is not used on Linux. This library is the FMU's
- * binaries/linux64/<modelIdentifier>.so. On the first fmi2Instantiate it
- *   1. uses the Python runtime already in the process if its symbols are global (a Python host,
- *      also one whose interpreter is linked statically, e.g. Debian's python3): no second
- *      interpreter is ever loaded;
- *   2. else promotes an already loaded libpython<VERSION> to the global scope, or loads it
- *      (the build machine's library first, then the soname through the normal library search path)
- *      with RTLD_GLOBAL;
- *   3. runs the model's pythonfmu slave class in that Python (fmi2_python.c), and passes every fmi2
+ * (see fmi2_python.c) and is not used. This library is the FMU's binaries/<platform>/<modelIdentifier>.so
+ * (.dylib, .dll). On the first fmi2Instantiate it
+ *   1. finds the Python runtime (fmi2_platform.c): the one already in the process (a Python host, also one
+ *      whose interpreter is linked statically, e.g. Debian's python3: no second interpreter is ever loaded),
+ *      else the FMU's Python version where the platform's Python installs put it, made global on POSIX;
+ *      if there is none, fmi2Instantiate fails with a message that lists what was tried and what to install;
+ *   2. runs the model's pythonfmu slave class in that Python (fmi2_python.c), and passes every fmi2
  *      call that its checks accept to it.
  *
  * Errors reach every importer: this layer forwards the slave's warnings and errors always (info
@@ -40,16 +39,14 @@
  * before fmi2DeSerializeFMUstate returns it. States not freed by the host are freed with the instance.
  * Every live instance holds this library open, so a host that closes and reopens it between two
  * instantiations does not unload it under its first instance; the library unloads with the host's last
- * dlclose after the last fmi2FreeInstance.
+ * dlclose (FreeLibrary) after the last fmi2FreeInstance.
  * Not supported, refused with fmi2Error: directional and input/output derivatives, fmi2CancelStep (no
  * asynchronous steps); status queries return fmi2Discard (fmi2Terminated: false).
  *
- * Configuration (compiler -D, set by mechfmu.build): MECHFMU_PYTHON_VERSION ("3.11"),
- * MECHFMU_LIBPYTHON_PATH (the build machine's libpython, may be ""), MECHFMU_LIBPYTHON_SONAME.
+ * Configuration (compiler -D, set by mechfmu.build): MECHFMU_PYTHON_VERSION ("3.11"); on POSIX also
+ * MECHFMU_LIBPYTHON_PATH (the build machine's libpython, "" for another machine) and MECHFMU_LIBPYTHON_SONAME
+ * (the library's name on the target: libpython3.11.so.1.0, libpython3.11.dylib).
  */
-#define _GNU_SOURCE
-#include <dlfcn.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -57,16 +54,11 @@
 #include <string.h>
 
 #include "fmi2Functions.h"
+#include "fmi2_platform.h"
 #include "fmi2_python.h"
 
 #ifndef MECHFMU_PYTHON_VERSION
 #error "MECHFMU_PYTHON_VERSION must be defined"
-#endif
-#ifndef MECHFMU_LIBPYTHON_PATH
-#define MECHFMU_LIBPYTHON_PATH ""
-#endif
-#ifndef MECHFMU_LIBPYTHON_SONAME
-#error "MECHFMU_LIBPYTHON_SONAME must be defined"
 #endif
 
 #define PATH_SIZE 4096
@@ -74,64 +66,29 @@
 
 /* --- the Python runtime ------------------------------------------------------------------ */
 
-static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+static platform_once_t load_once = PLATFORM_ONCE_INIT;
 static char load_error[MESSAGE_SIZE];  /* empty when loading succeeded */
 static char python_note[MESSAGE_SIZE]; /* a warning for every instance (e.g. another Python version) */
-static char library_path[PATH_SIZE];   /* this binary as the host opened it (dladdr) */
 
-static int version_matches(const char *version) {
-    size_t n = strlen(MECHFMU_PYTHON_VERSION);
-    return strncmp(version, MECHFMU_PYTHON_VERSION, n) == 0 && (version[n] < '0' || version[n] > '9');
-}
-
-/* Make the Python C API global in this process; 0 on success, else load_error says why. */
-static int ensure_python(void) {
-    const char *(*get_version)(void) = (const char *(*)(void))dlsym(RTLD_DEFAULT, "Py_GetVersion");
-    if (get_version) { /* a Python host: use its interpreter, never load a second one */
-        const char *version = get_version();
-        if (!version_matches(version))
-            snprintf(python_note, sizeof python_note,
-                     "this FMU was built for Python %s; the host process runs Python %.20s "
-                     "(it runs if that Python can execute the FMU's standard-library-only code)",
-                     MECHFMU_PYTHON_VERSION, version);
-        return 0;
-    }
-    const char *candidates[] = {MECHFMU_LIBPYTHON_PATH, MECHFMU_LIBPYTHON_SONAME};
-    char tried[PATH_SIZE] = "";
-    for (int load = 0; load < 2; ++load) { /* first promote a library already loaded locally */
-        for (size_t i = 0; i < sizeof candidates / sizeof *candidates; ++i) {
-            if (!candidates[i][0]) continue;
-            void *handle = dlopen(candidates[i], RTLD_NOW | RTLD_GLOBAL | (load ? 0 : RTLD_NOLOAD));
-            if (handle) return 0; /* kept open for the life of the process */
-            if (load) {
-                size_t used = strlen(tried);
-                snprintf(tried + used, sizeof tried - used, "%s%s", used ? "; " : "", dlerror());
-            }
-        }
-    }
-    snprintf(load_error, sizeof load_error,
-             "no Python %s runtime: this FMU runs its model in Python %s and needs its shared library "
-             "(%s, e.g. Debian's libpython%s package or any Python %s built with --enable-shared; "
-             "a library outside the default search path can be named in LD_LIBRARY_PATH). Tried: %s",
-             MECHFMU_PYTHON_VERSION, MECHFMU_PYTHON_VERSION, MECHFMU_LIBPYTHON_SONAME,
-             MECHFMU_PYTHON_VERSION, MECHFMU_PYTHON_VERSION, tried);
-    return -1;
-}
-
-/* The Python runtime, then the slave's: the model identifier is this binary's name. */
+/* The Python runtime, then the slave's: the model identifier is this binary's name without its folder and its
+ * extension (.so, .dylib, .dll). */
 static void load_python(void) {
-    if (ensure_python() != 0) return;
-    Dl_info info;
-    if (!dladdr((void *)&load_python, &info) || !info.dli_fname) {
-        snprintf(load_error, sizeof load_error, "cannot locate this FMU binary (dladdr failed)");
+    if (platform_load_python(MECHFMU_PYTHON_VERSION, load_error, sizeof load_error, python_note,
+                             sizeof python_note) != 0)
+        return;
+    char path[PATH_SIZE], model[PATH_SIZE];
+    if (platform_own_path(path, sizeof path) != 0) {
+        snprintf(load_error, sizeof load_error, "cannot locate this FMU binary");
         return;
     }
-    snprintf(library_path, sizeof library_path, "%s", info.dli_fname);
-    const char *base = strrchr(info.dli_fname, '/');
-    char model[256];
-    snprintf(model, sizeof model, "%s", base ? base + 1 : info.dli_fname);
-    size_t n = strlen(model);
-    if (n > 3 && strcmp(model + n - 3, ".so") == 0) model[n - 3] = '\0';
+    const char *base = path;
+    for (const char *p = path; *p; ++p)
+        if (*p == '/' || *p == '\\') base = p + 1;
+    snprintf(model, sizeof model, "%s", base);
+    char *extension = strrchr(model, '.');
+    if (extension && (!strcmp(extension, ".so") || !strcmp(extension, ".dylib") || !strcmp(extension, ".dll")
+                      || !strcmp(extension, ".DLL")))
+        *extension = '\0';
     slave_load(model, load_error, sizeof load_error);
 }
 
@@ -187,7 +144,7 @@ typedef struct Instance {
  * with linear probing (NULL = empty slot), at most half full, so a handle is checked in O(1) whatever the
  * number of instances, without ever reading through the handle itself (a freed or foreign pointer is
  * only compared, never dereferenced). */
-static pthread_mutex_t instances_lock = PTHREAD_MUTEX_INITIALIZER;
+static platform_mutex_t instances_lock = PLATFORM_MUTEX_INIT;
 static Instance **live;      /* live_capacity slots (a power of two), or NULL before the first instance */
 static size_t live_capacity;
 static size_t live_count;
@@ -210,20 +167,20 @@ static size_t find_slot(const void *p) {
 /* The instance behind a host's handle, or NULL for a handle that is not (or no more) a live instance. */
 static Instance *lookup(fmi2Component c) {
     Instance *w = NULL;
-    pthread_mutex_lock(&instances_lock);
+    platform_lock(&instances_lock);
     if (c && live) w = live[find_slot(c)];
-    pthread_mutex_unlock(&instances_lock);
+    platform_unlock(&instances_lock);
     return w;
 }
 
 /* Add a new instance to the live set (doubling it when half full); -1 when out of memory. */
 static int add_live(Instance *w) {
-    pthread_mutex_lock(&instances_lock);
+    platform_lock(&instances_lock);
     if (2 * (live_count + 1) > live_capacity) {
         size_t capacity = live_capacity ? 2 * live_capacity : 64;
         Instance **slots = calloc(capacity, sizeof *slots);
         if (!slots) {
-            pthread_mutex_unlock(&instances_lock);
+            platform_unlock(&instances_lock);
             return -1;
         }
         Instance **old = live;
@@ -236,16 +193,16 @@ static int add_live(Instance *w) {
     }
     live[find_slot(w)] = w;
     ++live_count;
-    pthread_mutex_unlock(&instances_lock);
+    platform_unlock(&instances_lock);
     return 0;
 }
 
 /* Take `w` out of the live set; 0 if it was not in it (freed twice, or not ours). Deletion by backward
  * shift: every later entry of the probe run that may move into the hole does, so no tombstones. */
 static int remove_live(const void *w) {
-    pthread_mutex_lock(&instances_lock);
+    platform_lock(&instances_lock);
     if (!w || !live || !live[find_slot(w)]) {
-        pthread_mutex_unlock(&instances_lock);
+        platform_unlock(&instances_lock);
         return 0;
     }
     size_t mask = live_capacity - 1, hole = find_slot(w);
@@ -263,7 +220,7 @@ static int remove_live(const void *w) {
         live = NULL;
         live_capacity = 0;
     }
-    pthread_mutex_unlock(&instances_lock);
+    platform_unlock(&instances_lock);
     return 1;
 }
 
@@ -312,8 +269,7 @@ static void host_log(const Instance *w, fmi2String instance, fmi2Status status, 
 }
 
 /* Refuse a call: log why (naming the function) and return fmi2Error; the instance's state is unchanged. */
-static fmi2Status refuse(const Instance *w, const char *function, const char *format, ...)
-    __attribute__((format(printf, 3, 4)));
+static fmi2Status refuse(const Instance *w, const char *function, const char *format, ...) PRINTF_LIKE(3, 4);
 static fmi2Status refuse(const Instance *w, const char *function, const char *format, ...) {
     char text[MESSAGE_SIZE];
     int n = snprintf(text, sizeof text, "%s: ", function);
@@ -330,13 +286,12 @@ static void forward_log(fmi2ComponentEnvironment env, fmi2String instance, fmi2S
     Instance *w = (Instance *)env;
     if (status > w->logged) w->logged = status;
     if (status == fmi2OK && !category_enabled(w, category)) return;
-    char *text = NULL;
     va_list args;
     va_start(args, message);
-    int n = vasprintf(&text, message ? message : "", args);
+    char *text = platform_format(message ? message : "", args);
     va_end(args);
-    host_log(w, instance, status, category, n >= 0 ? text : "(message lost: out of memory)");
-    if (n >= 0) free(text);
+    host_log(w, instance, status, category, text ? text : "(message lost: out of memory)");
+    free(text);
 }
 
 /* The status of a call into the slave, and the state it leaves: an fmi2Fatal (or a logged fatal: an
@@ -381,18 +336,10 @@ const char *fmi2GetVersion(void) { return fmi2Version; }
  * was packed with (resources/mechfmu_guid.txt, written with modelDescription.xml: a host need not unpack
  * the model description). 0, or -1 with `why` set. */
 static int check_location(const char *location, const char *guid, char *why, size_t size) {
-    if (strstr(location, "%00")) {  /* decoded, it would cut the path short: another folder than named */
-        snprintf(why, size, "fmuResourceLocation '%.300s' holds an encoded NUL (%%00)", location);
-        return -1;
-    }
-    if (strncmp(location, "file:", 5) != 0) {
-        snprintf(why, size, "fmuResourceLocation '%.300s' is not a file URI (file:///path/to/the/unpacked/FMU/"
-                 "resources)", location);
-        return -1;
-    }
-    char *folder = resource_path(location);
-    static const char name[] = "/mechfmu_guid.txt";
-    char *path = folder ? malloc(strlen(folder) + sizeof name) : NULL;
+    char *folder = platform_resource_path(location, why, size);
+    if (!folder) return -1;
+    static const char name[] = PATH_SEPARATOR "mechfmu_guid.txt";
+    char *path = malloc(strlen(folder) + sizeof name);
     if (!path) {
         free(folder);
         snprintf(why, size, "out of memory");
@@ -402,7 +349,7 @@ static int check_location(const char *location, const char *guid, char *why, siz
     strcat(path, name);
     free(folder);
     char own[128] = "";
-    FILE *file = fopen(path, "r");
+    FILE *file = platform_fopen(path, "r");
     int read = file && fgets(own, sizeof own, file) != NULL;
     if (file) fclose(file);
     own[strcspn(own, "\r\n")] = '\0';
@@ -424,7 +371,7 @@ static int check_location(const char *location, const char *guid, char *why, siz
 fmi2Component fmi2Instantiate(fmi2String instanceName, fmi2Type fmuType, fmi2String fmuGUID,
                               fmi2String fmuResourceLocation, const fmi2CallbackFunctions *functions,
                               fmi2Boolean visible, fmi2Boolean loggingOn) {
-    pthread_once(&load_once, load_python);
+    platform_once(&load_once, load_python);
     if (load_error[0]) {
         if (functions && functions->logger)
             functions->logger(functions->componentEnvironment, instanceName, fmi2Fatal, "logStatusFatal", "%s",
@@ -479,11 +426,11 @@ fmi2Component fmi2Instantiate(fmi2String instanceName, fmi2Type fmuType, fmi2Str
      * through fmi4c, does at every fmi2Instantiate): unloaded, this binary would come back without its
      * live instances (every call on the first one refused) while their Python objects live on. So each
      * instance holds the library open; fmi2FreeInstance lets go. */
-    w->library = dlopen(library_path, RTLD_NOW | RTLD_NOLOAD);
+    w->library = platform_hold_own_library();
     if (add_live(w) != 0) {
         refuse(w, "fmi2Instantiate", "out of memory");
         slave_free(w->slave);
-        if (w->library) dlclose(w->library);
+        if (w->library) platform_release_library(w->library);
         release(functions, w->name);
         release(functions, w);
         return NULL;
@@ -513,7 +460,7 @@ void fmi2FreeInstance(fmi2Component c) {
     void *library = w->library;
     release(&host, w->name);
     release(&host, w);
-    if (library) dlclose(library); /* the host's own handle keeps the code of this call loaded */
+    if (library) platform_release_library(library); /* the host's own handle keeps the code of this call loaded */
 }
 
 fmi2Status fmi2SetDebugLogging(fmi2Component c, fmi2Boolean loggingOn, size_t nCategories,
@@ -758,7 +705,7 @@ fmi2Status fmi2DeSerializeFMUstate(fmi2Component c, const fmi2Byte bytes[], size
     size_t n = 0;
     status = serialized(w, fresh, &check, &n);
     if (status > fmi2Warning || n == 0 || check[0] == '\0') {
-        char *reason = status <= fmi2Warning && n > 1 ? strndup(check + 1, n - 1) : NULL;
+        char *reason = status <= fmi2Warning && n > 1 ? platform_strndup(check + 1, n - 1) : NULL;
         fmi2Status refused = w->state == FATAL ? fmi2Fatal : refuse(w, "fmi2DeSerializeFMUstate", "%s",
             reason ? reason : "the component could not check the state");
         free(reason);

@@ -14,21 +14,21 @@
  * escaping the slave (a defect: the components log their errors) is logged with its traceback as
  * fatal and returns fmi2Fatal; the objects stay valid, so fmi2FreeInstance releases them.
  *
- * The Python C API is resolved at run time (the loader has made it global) through the stable
+ * The Python C API is resolved at run time (fmi2_platform.c has found the runtime) through the stable
  * function forms only (Py_IncRef/Py_DecRef, no macros): no Python headers, one binary for any
  * Python 3 build of the right version.
  */
-#define _GNU_SOURCE
-#include <dlfcn.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "fmi2_platform.h"
 #include "fmi2_python.h"
 
 typedef struct _object PyObject;
-typedef long Py_ssize_t_;
+typedef intptr_t Py_ssize_t_; /* Py_ssize_t: pointer-sized on every ABI (64 bits on Win64, where long has 32) */
 
 static struct {
     int (*IsInitialized)(void);
@@ -79,7 +79,7 @@ static char model_identifier[256];
 
 int slave_load(const char *model, char *error, size_t size) {
 #define RESOLVE(field, symbol)                                                                       \
-    if (!(*(void **)&py.field = dlsym(RTLD_DEFAULT, symbol))) {                                       \
+    if (!(*(void **)&py.field = platform_python_symbol(symbol))) {                                       \
         snprintf(error, size, "the Python runtime lacks %s", symbol);                                \
         return -1;                                                                                   \
     }
@@ -199,30 +199,8 @@ static char *copy(const char *text) {
     return strdup(text ? text : "");
 }
 
-/* fmuResourceLocation (a file URI) as a path: "file://" with an empty or "localhost" authority, or
- * "file:", then the percent-decoded path. */
-char *resource_path(const char *uri) {
-    const char *p = uri;
-    if (strncmp(p, "file://localhost/", 17) == 0) p += 16;
-    else if (strncmp(p, "file://", 7) == 0) p += 7;
-    else if (strncmp(p, "file:", 5) == 0) p += 5;
-    char *path = malloc(strlen(p) + 1), *out = path;
-    if (!path) return NULL;
-    for (; *p; ++p) {
-        unsigned int byte;
-        if (p[0] == '%' && p[1] && p[2] && sscanf(p + 1, "%2x", &byte) == 1) {
-            *out++ = (char)byte;
-            p += 2;
-        } else {
-            *out++ = *p;
-        }
-    }
-    *out = '\0';
-    return path;
-}
-
 static int read_first_line(const char *path, char *line, size_t size) {
-    FILE *file = fopen(path, "r");
+    FILE *file = platform_fopen(path, "r");
     if (!file) return -1;
     int ok = fgets(line, (int)size, file) != NULL;
     fclose(file);
@@ -260,7 +238,7 @@ static int construct(Slave *s) {
  * process with the resources folder on sys.path, its class named after the model. */
 static PyObject *slave_class(Slave *s) {
     char module_name[512], path[4096];
-    snprintf(path, sizeof path, "%s/slavemodule.txt", s->resources);
+    snprintf(path, sizeof path, "%s" PATH_SEPARATOR "slavemodule.txt", s->resources);
     if (read_first_line(path, module_name, sizeof module_name) != 0) {
         char text[4200];
         snprintf(text, sizeof text, "cannot read the model's module name from %s", path);
@@ -292,7 +270,8 @@ Slave *slave_instantiate(fmi2String instanceName, fmi2String fmuResourceLocation
     s->functions = *functions;
     s->visible = visible != fmi2False;
     s->name = copy(instanceName);
-    s->resources = resource_path(fmuResourceLocation);
+    char why[1024];
+    s->resources = platform_resource_path(fmuResourceLocation, why, sizeof why); /* checked by the loader */
     int gil = py.GILStateEnsure();
     s->cls = s->name && s->resources ? slave_class(s) : NULL;
     int ok = s->cls && construct(s) == 0;

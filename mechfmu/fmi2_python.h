@@ -14,9 +14,6 @@ typedef struct Slave Slave;
  * none; `model` is the model identifier (the slave class's name). 0, or -1 with `error` set. */
 int slave_load(const char *model, char *error, size_t size);
 
-/* fmuResourceLocation (a file URI) as a path (malloc'd; NULL if out of memory). */
-char *resource_path(const char *uri);
-
 /* A new slave instance, or NULL (logged); messages go to functions->logger. */
 Slave *slave_instantiate(fmi2String instanceName, fmi2String fmuResourceLocation, fmi2Boolean visible,
                          const fmi2CallbackFunctions *functions);

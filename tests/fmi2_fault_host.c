@@ -19,15 +19,17 @@
  *   rss                                   resident set size in kB
  */
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "fmi2Functions.h"
+#include "host_dl.h"
 #include "host_logger.h"
+
+#ifndef _WIN32
+#include <unistd.h>
 
 static long rss_kb(void) {
     FILE *f = fopen("/proc/self/statm", "r");
@@ -37,6 +39,15 @@ static long rss_kb(void) {
         fclose(f);
     }
     return resident * (sysconf(_SC_PAGESIZE) / 1024);
+}
+#endif
+
+/* The first occurrence of `text` in bytes[0..size) (memmem, which Windows lacks), or NULL. */
+static char *find_bytes(char *bytes, size_t size, const char *text) {
+    size_t n = strlen(text);
+    for (size_t i = 0; n <= size && i <= size - n; ++i)
+        if (memcmp(bytes + i, text, n) == 0) return bytes + i;
+    return NULL;
 }
 
 #define SLOTS 16
@@ -55,6 +66,7 @@ static fmi2Component instantiate(void) {
 }
 
 int main(int argc, char **argv) {
+    utf8_arguments(&argc, &argv);
     if (argc != 5) {
         fprintf(stderr, "usage: %s BINARY RESOURCE_URI GUID SCRIPT\n", argv[0]);
         return 2;
@@ -154,7 +166,7 @@ int main(int argc, char **argv) {
             else if (!strcmp(b, "truncate")) size = strtoul(d, NULL, 10) < size ? strtoul(d, NULL, 10) : size;
             else if (!strcmp(b, "replace")) { /* replace the first OLD by NEW (the rest of the line) */
                 const char *replacement = strstr(line, d) + strlen(d) + 1;
-                char *at = memmem(bytes, size, d, strlen(d));
+                char *at = find_bytes(bytes, size, d);
                 if (at) {
                     size_t tail = size - (at - bytes) - strlen(d), n = strlen(replacement);
                     memmove(at + n, at + strlen(d), tail);

@@ -15,17 +15,18 @@
  * Exit status:   0 if every call returned fmi2OK/fmi2Warning, else 1 (the failing call is printed).
  */
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fmi2Functions.h"
+#include "host_dl.h"
 #include "host_logger.h"
 #include "host_plan.h"
 
 
+#ifndef _WIN32
 /* How many distinct libpython files (by device and inode) the process has mapped. */
 static int libpython_mappings(void) {
     FILE *maps = fopen("/proc/self/maps", "r");
@@ -47,6 +48,7 @@ static int libpython_mappings(void) {
     fclose(maps);
     return count;
 }
+#endif
 
 
 
@@ -123,6 +125,7 @@ int run_host(const char *binary, const char *resources, const char *guid, const 
 
 #ifndef HOST_LIBRARY
 int main(int argc, char **argv) {
+    utf8_arguments(&argc, &argv);
     if (argc != 6) {
         fprintf(stderr, "usage: %s BINARY RESOURCE_URI GUID PLAN OUTPUT\n", argv[0]);
         return 2;

@@ -2,12 +2,12 @@
  * and their plans' lines (written by the tests; "param T VR VALUE" sets a parameter of type T: R, I, B or S). */
 #ifndef MECHFMU_HOST_PLAN_H
 #define MECHFMU_HOST_PLAN_H
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fmi2Functions.h"
+#include "host_dl.h"
 #include "host_logger.h"
 
 /* In a function returning int: a call that fails (above fmi2Warning) prints itself and returns 1. */

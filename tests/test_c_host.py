@@ -8,12 +8,16 @@ import subprocess
 import sysconfig
 import zipfile
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 from conftest import slow_but
 from fmpy import read_model_description
 from fmpy_driver import initialized_slave
 from mechfmu.components import COMPONENTS
+
+from mechfmu.build import python_runtime
+from mechfmu.native import compile_binary
 
 STEPS, SNAPSHOT, STEP_SIZE = 300, 149, 1e-3
 STATIC_PYTHON = Path("/usr/bin/python3")
@@ -162,9 +166,8 @@ def test_constraint_warns_in_a_host_that_does_not_drive_lambda(fmus, host, tmp_p
 def test_missing_python_runtime_is_reported_through_the_logger(fmus, host, tmp_path):
     """A machine without the FMU's Python: fmi2Instantiate fails with a message naming the library,
     not with an unresolved symbol. (A loader built for a Python 0.0 that exists nowhere.)"""
-    from mechfmu.build import compile_loader
     unzipped = unzip(fmus["Mass"], tmp_path / "fmu")
-    compile_loader(unzipped / "binaries" / "linux64" / "Mass.so",
+    compile_binary(unzipped / "binaries" / "linux64" / "Mass.so",
                    {"version": "0.0", "soname": "libpython0.0.so.1.0", "library": ""})
     md = read_model_description(str(unzipped))
     write_plan(md, {}, tmp_path / "plan.txt")
@@ -194,14 +197,13 @@ def test_errors_reach_a_c_host_with_logging_off(fmus, host, tmp_path, model, par
 def test_loader_finds_libpython_by_soname_on_a_target_machine(fmus, host, tmp_path):
     """A target machine without the build machine's Python: a loader that knows only the soname
     finds the system's libpython (Debian's libpython3.11 package here) and gives fmpy's bits."""
-    from mechfmu.build import compile_loader, python_runtime
     runtime = dict(python_runtime(), library="")
     found = subprocess.run(["/sbin/ldconfig", "-p"], capture_output=True, text=True).stdout
     system_library = next((line.split("=>")[-1].strip() for line in found.splitlines()
                            if line.strip().startswith(runtime["soname"] + " ")), None)
     assert system_library, f"no {runtime['soname']} on this machine's library search path (Debian: libpython3.11)"
     unzipped = unzip(fmus["CoordinateSpringDamperExt"], tmp_path / "fmu")
-    compile_loader(unzipped / "binaries" / "linux64" / "CoordinateSpringDamperExt.so", runtime)
+    compile_binary(unzipped / "binaries" / "linux64" / "CoordinateSpringDamperExt.so", runtime)
     md = read_model_description(str(unzipped))
     parameters = COMPONENTS["CoordinateSpringDamperExt"].example_parameters
     plan = write_plan(md, parameters, tmp_path / "plan.txt")
@@ -210,3 +212,42 @@ def test_loader_finds_libpython_by_soname_on_a_target_machine(fmus, host, tmp_pa
     rows, facts = read_output(tmp_path / "out.txt")
     assert facts == {"replay_equal": 1, "serialized_equal": 1, "libpython_mappings": 1}
     assert rows == fmpy_rows(unzipped, md, parameters, plan)
+
+
+@pytest.mark.parametrize("form", ["percent-encoded", "raw UTF-8", "file:/path", "localhost"])
+def test_resources_in_a_folder_with_spaces_and_non_ascii_characters(fmus, host, form, tmp_path):
+    """The resource URI as hosts write it, of a folder whose name has spaces and non-ASCII characters."""
+    unzipped = unzip(fmus["Mass"], tmp_path / "dir with spaces" / "ünïcødé Ω")
+    resources = unzipped / "resources"
+    uri = {"percent-encoded": resources.as_uri(), "raw UTF-8": f"file://{resources}",
+           "file:/path": f"file:{quote(str(resources))}", "localhost": f"file://localhost{quote(str(resources))}"}[form]
+    md = read_model_description(str(unzipped))
+    parameters = COMPONENTS["Mass"].example_parameters
+    plan = write_plan(md, parameters, tmp_path / "plan.txt")
+    arguments = host_arguments(unzipped, md, tmp_path / "plan.txt", tmp_path / "out.txt")
+    proc = run_c_host(host[0], [arguments[0], uri, *arguments[2:]])
+    assert proc.returncode == 0, proc.stdout
+    rows, facts = read_output(tmp_path / "out.txt")
+    assert facts == {"replay_equal": 1, "serialized_equal": 1, "libpython_mappings": 1}
+    assert rows == fmpy_rows(unzipped, md, parameters, plan)
+
+
+@pytest.mark.parametrize("names", ["the library", "its folder"])
+def test_mechfmu_python_names_the_python_library(fmus, host, names, tmp_path):
+    """MECHFMU_PYTHON, the file or the folder, is where the loader looks first: a loader built for a Python 0.0
+    runs with the library it names (in the folder: under the name it looks for)."""
+    library = Path(python_runtime()["library"])
+    assert library.is_file(), "this Python has no shared libpython"
+    unzipped = unzip(fmus["Mass"], tmp_path / "fmu")
+    compile_binary(unzipped / "binaries" / "linux64" / "Mass.so",
+                   {"version": "0.0", "soname": "libpython0.0.so.1.0", "library": ""})
+    folder = tmp_path / "python"
+    folder.mkdir()
+    (folder / "libpython0.0.so.1.0").symlink_to(library)
+    md = read_model_description(str(unzipped))
+    write_plan(md, {}, tmp_path / "plan.txt")
+    named = str(library) if names == "the library" else str(folder)
+    proc = subprocess.run([str(host[0]), *host_arguments(unzipped, md, tmp_path / "plan.txt", tmp_path / "out.txt")],
+                          env={"MECHFMU_PYTHON": named}, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and "[FATAL]" not in proc.stdout, proc.stdout
+    assert read_output(tmp_path / "out.txt")[1]["serialized_equal"] == 1

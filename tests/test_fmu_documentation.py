@@ -9,6 +9,7 @@ from html.parser import HTMLParser
 import pytest
 from fmpy import read_model_description
 from mechfmu.components import COMPONENTS
+from mechfmu.native import PLATFORMS
 from mechfmu.components.base import SIGN_CONVENTION
 
 
@@ -79,6 +80,11 @@ def check_documentation(fmu, cls) -> None:
     assert SIGN_CONVENTION in text
     version = sysconfig.get_config_var("VERSION")
     assert f"Python {version}" in text and f"libpython{version}.so.1.0" in text
+    with zipfile.ZipFile(fmu) as zf:  # each platform the FMU holds, what it needs there, and only those
+        folders = {name.split("/")[1] for name in zf.namelist() if name.startswith("binaries/")}
+    for folder in PLATFORMS:
+        listed = f"binaries/{folder} ): Python {version}'s {PLATFORMS[folder].library_name(version)} . Tested:"
+        assert (listed in text) == (folder in folders), (model, folder)
     for output in md.outputs:  # feed-through as declared in ModelStructure
         deps = {d.name for d in output.dependencies} if output.dependencies else set()
         cell = documented[output.variable.name][2]

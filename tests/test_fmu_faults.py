@@ -13,6 +13,8 @@ import shutil
 import subprocess
 import sys
 import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -64,24 +66,38 @@ def fault_host(tmp_path_factory):
 def probe_fmu(tmp_path_factory, fmus):
     work = tmp_path_factory.mktemp("fault_probe")
     components = components_with(work, "fault_probe", PROBE)
-    return build(["FaultProbe"], directory=work / "fmus", components_dir=components)[0]
+    return build(["FaultProbe"], directory=work / "fmus", components_dir=components, platforms=["linux64"])[0]
+
+
+@dataclass(frozen=True)
+class HostPlatform:
+    """Where a C host runs: the FMU's binaries folder and extension, paths and resource URIs as the host writes
+    them, and how its program is started (here: directly, with an empty environment)."""
+    folder: str = "linux64"
+    extension: str = ".so"
+    path: Callable[[Path], str] = str
+    uri: Callable[[Path], str] = Path.as_uri
+    launch: Callable[[Path, list[str]], subprocess.CompletedProcess] = (
+        lambda executable, arguments: subprocess.run([str(executable), *arguments], capture_output=True, text=True,
+                                                     timeout=300, env={}))
 
 
 class Run:
     """One C host process over a script: every line's status and value, and the messages logged."""
 
     def __init__(self, executable: Path, fmu: Path, lines: list[str], directory: Path, guid: str | None = None,
-                 location: str | None = None):
+                 location: str | None = None, platform: HostPlatform = HostPlatform()):
         unzipped = directory / fmu.stem
         if not unzipped.exists():
             with zipfile.ZipFile(fmu) as zf:
                 zf.extractall(unzipped)
         md = read_model_description(str(unzipped))
-        binary = unzipped / "binaries" / "linux64" / f"{md.coSimulation.modelIdentifier}.so"
+        binary = unzipped / "binaries" / platform.folder / f"{md.coSimulation.modelIdentifier}{platform.extension}"
         script = directory / "script.txt"
         script.write_text("\n".join(lines) + "\n")
-        self.proc = subprocess.run([str(executable), str(binary), location or (unzipped / "resources").as_uri(),
-                                    guid or md.guid, str(script)], capture_output=True, text=True, timeout=300, env={})
+        arguments = [platform.path(binary), location or platform.uri(unzipped / "resources"), guid or md.guid,
+                     platform.path(script)]
+        self.proc = platform.launch(executable, arguments)
         self.output = self.proc.stdout + self.proc.stderr
         assert self.proc.returncode == 0 and self.output.rstrip().endswith("end"), self.output  # no crash
         self.results: list[tuple[str, str, str, str]] = []  # (line, status, value, messages logged by it)
@@ -363,6 +379,9 @@ def test_fmpy_fault_sequence_gives_the_exact_statuses_without_crashing(fmus):
     (None, "/tmp/resources", "fmi2Instantiate: fmuResourceLocation '/tmp/resources' is not a file URI"),
     (None, "http://example.invalid/resources", "is not a file URI"),
     (None, "{resources}%00x", "holds an encoded NUL (%00)"),  # decoded, the NUL cut the path back to resources
+    (None, "{resources}%zz", "holds a '%' not followed by two hex digits at '%zz'"),
+    (None, "file://server/share/resources", "names the host 'server': only a local folder can be read"),
+    (None, "file:resources", "holds no absolute path"),
     (None, "file:///nonexistent/resources", "cannot read this FMU's GUID from /nonexistent/resources/mechfmu_guid.txt"),
 ])
 def test_instantiate_refuses_another_fmus_guid_and_a_location_that_is_not_its_resources(fault_host, fmus, tmp_path,

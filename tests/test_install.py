@@ -39,6 +39,8 @@ def test_installed_package_works_from_elsewhere(tmp_path):
     shutil.copytree(ROOT / "scenarios" / "oscillator", work / "oscillator")
     env = {k: v for k, v in os.environ.items() if k != "MECHFMU_FMU_DIR"}
     env["XDG_CACHE_HOME"] = str(tmp_path / "cache")
+    # zig's own cache (its C libraries for each target, built once a machine) stays where it is
+    env.setdefault("ZIG_GLOBAL_CACHE_DIR", str(Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "zig"))
 
     def run(*argv):
         result = subprocess.run([mechfmu, *argv], capture_output=True, text=True, cwd=work, env=env, timeout=600)
