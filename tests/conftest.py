@@ -31,6 +31,18 @@ def host(tmp_path_factory):
     return executable, library
 
 
+@pytest.fixture(scope="session")
+def fault_host(tmp_path_factory):
+    """tests/fmi2_fault_host.c compiled by the system C compiler (tests/test_fmu_faults.py has its script)."""
+    directory = tmp_path_factory.mktemp("fault_host")
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    assert compiler, "a C compiler is needed to build the C host"
+    executable = directory / "fmi2_fault_host"
+    subprocess.run([compiler, "-O2", "-Wall", "-Wextra", "-Werror", f"-I{HEADERS}", "-o", str(executable),
+                    str(HERE / "fmi2_fault_host.c"), "-ldl"], check=True)
+    return executable
+
+
 def slow_but(cases, *fast) -> list:
     """``cases`` (values, or tuples of values for several argument names) as parametrize cases, each marked
     slow except those in ``fast``, which stay in the fast tier (``pytest -m "not slow"``)."""

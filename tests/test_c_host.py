@@ -251,3 +251,23 @@ def test_mechfmu_python_names_the_python_library(fmus, host, names, tmp_path):
                           env={"MECHFMU_PYTHON": named}, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0 and "[FATAL]" not in proc.stdout, proc.stdout
     assert read_output(tmp_path / "out.txt")[1]["serialized_equal"] == 1
+
+
+def test_a_python_host_of_another_version_runs_the_fmu_with_a_warning(fmus, host, tmp_path):
+    """A loader built for Python 3.10 in a Python 3.11 host (Debian's static python3): the host's interpreter runs
+    the model (its code is the standard library's and its own), and every instance says so through the logger."""
+    python = _static_python()
+    unzipped = unzip(fmus["Mass"], tmp_path / "fmu")
+    compile_binary(unzipped / "binaries" / "linux64" / "Mass.so",
+                   {"version": "3.10", "soname": "libpython3.10.so.1.0", "library": ""})
+    md = read_model_description(str(unzipped))
+    parameters = COMPONENTS["Mass"].example_parameters
+    plan = write_plan(md, parameters, tmp_path / "plan.txt")
+    arguments = host_arguments(unzipped, md, tmp_path / "plan.txt", tmp_path / "out.txt")
+    proc = subprocess.run([str(python), "-I", "-c", STATIC_HOST, str(host[1]), *arguments], env={},
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    version = sysconfig.get_config_var("VERSION")
+    assert (f"[WARNING] host: this FMU was built for Python 3.10; the host process runs Python {version}"
+            in proc.stdout), proc.stdout
+    assert read_output(tmp_path / "out.txt")[0] == fmpy_rows(unzipped, md, parameters, plan)

@@ -3,13 +3,10 @@ negative numbers as values, reports what it cannot do and why, and has short, co
 import os
 import subprocess
 import sys
-import zipfile
 from pathlib import Path
 
-import fmpy
 import pytest
 
-from mechfmu import build
 from mechfmu.algorithms import ALGORITHMS
 from mechfmu.cli import joined_negative_values, main
 
@@ -105,19 +102,6 @@ def test_help_texts_are_short_and_complete():
     for name, cls in ALGORITHMS.items():
         assert f"\n{name}: " in "\n" + listing
         assert all(f"  {key} " in listing for key in cls.options), name
-
-
-def test_fmus_list_only_the_platform_they_serve(fmus):
-    """Windows and macOS are not served, so no FMU carries a binary for them (pythonfmu's own win64 DLL
-    was shipped before), and the documentation says so."""
-    for model in build.model_names():
-        path = build.fmu_path(model)
-        assert fmpy.supported_platforms(str(path)) == ["linux64"], model
-        with zipfile.ZipFile(path) as zf:
-            binaries = [n for n in zf.namelist() if n.startswith("binaries/")]
-            page = zf.read("documentation/index.html").decode()
-        assert binaries == [f"binaries/linux64/{model}.so"], binaries
-        assert "win64" not in page and "no Windows or macOS binary" in page
 
 
 def test_an_output_interval_that_is_not_finite_is_refused_naming_it():

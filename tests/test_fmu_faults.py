@@ -9,7 +9,6 @@ A fatal is provoked with a probe component (built from a copy of components/) wh
 exception that is not an ``Exception``. Leaks: RSS over instantiate/free cycles in the C host, and the
 Python slave freed without the garbage collector (fmpy, gc disabled)."""
 import json
-import shutil
 import subprocess
 import sys
 import zipfile
@@ -18,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import HEADERS, HERE, components_with
+from conftest import components_with
 from fmpy import read_model_description
 
 from mechfmu.build import build
@@ -50,16 +49,6 @@ class FaultProbe(Component):
 K, U, Y = 0, 1, 2  # the probe's value references
 # CoordinateSpringDamper: stiffness, springForceUserFunction (String), flange_b.s (input), f (output)
 STIFFNESS, USER_FUNCTION, FLANGE_B_S, FORCE = 0, 4, 8, 14
-
-
-@pytest.fixture(scope="module")
-def fault_host(tmp_path_factory):
-    directory = tmp_path_factory.mktemp("fault_host")
-    compiler = shutil.which("cc") or shutil.which("gcc")
-    executable = directory / "fmi2_fault_host"
-    subprocess.run([compiler, "-O2", "-Wall", "-Wextra", "-Werror", f"-I{HEADERS}", "-o", str(executable),
-                    str(HERE / "fmi2_fault_host.c"), "-ldl"], check=True)
-    return executable
 
 
 @pytest.fixture(scope="module")

@@ -18,10 +18,11 @@ import pytest
 from conftest import slow_but
 from fmpy import read_model_description
 from mechfmu.components import COMPONENTS
-from test_c_host import read_output, run_c_host, unzip, write_plan
+from test_c_host import STATIC_HOST, read_output, run_c_host, unzip, write_plan
 from test_fmu_faults import INITIALIZED, HostPlatform, Run
-from test_fmu_faults import fault_host as linux_fault_host  # noqa: F401 (the fixture fault_host)
 from windows_host import Wine, compile_windows_host, windows_path, windows_python, windows_uri
+
+from mechfmu.native import compile_binary
 
 pytestmark = pytest.mark.slow  # Wine: a prefix made, then about a second a process
 
@@ -39,7 +40,9 @@ def python_folder(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def windows_hosts(tmp_path_factory) -> dict[str, Path]:
     directory = tmp_path_factory.mktemp("windows_hosts")
-    return {name: compile_windows_host(name, directory) for name in ("fmi2_host", "fmi2_fault_host")}
+    hosts = {name: compile_windows_host(name, directory) for name in ("fmi2_host", "fmi2_fault_host")}
+    hosts["library"] = compile_windows_host("fmi2_host", directory, library=True)  # run_host() for a Python host
+    return hosts
 
 
 def windows_arguments(unzipped: Path, md, plan: Path, output: Path, uri: str | None = None) -> list[str]:
@@ -211,3 +214,24 @@ def test_a_unc_share_is_looked_up_as_such(fmus, wine, python_folder, windows_hos
     assert proc.returncode == 1, proc.stdout
     assert ("cannot read this FMU's GUID from \\\\fileserver.invalid\\share\\Mass\\resources\\mechfmu_guid.txt"
             in proc.stdout), proc.stdout
+
+
+@pytest.mark.parametrize("built_for", ["3.11", "3.10"])
+def test_in_a_windows_python_host_the_fmu_uses_its_interpreter(fmus, host, wine, python_folder, windows_hosts,
+                                                                built_for, tmp_path):
+    """The C host's code in Windows Python 3.11 (python.exe, ctypes), as fmpy on Windows loads an FMU: no
+    MECHFMU_PYTHON, the FMU uses the process's python311.dll; one built for another version says so and runs."""
+    unzipped = unzip(fmus["Mass"], tmp_path / "fmu")
+    if built_for != "3.11":
+        compile_binary(unzipped / "binaries" / "win64" / "Mass.dll",
+                       {"version": built_for, "soname": "", "library": ""}, "win64")
+    md = read_model_description(str(unzipped))
+    plan = tmp_path / "plan.txt"
+    write_plan(md, COMPONENTS["Mass"].example_parameters, plan)
+    arguments = windows_arguments(unzipped, md, plan, tmp_path / "windows.txt")
+    proc = wine.run(python_folder / "python.exe", ["-I", "-c", STATIC_HOST, windows_path(windows_hosts["library"]),
+                                                   *arguments])
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    warned = "[WARNING] host: this FMU was built for Python 3.10; the host process runs Python 3.11" in proc.stdout
+    assert warned == (built_for == "3.10"), proc.stdout
+    assert read_output(tmp_path / "windows.txt") == linux_rows(host, unzipped, md, plan, tmp_path)

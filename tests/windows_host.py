@@ -88,11 +88,13 @@ def windows_python(directory: Path) -> Path:
     return directory
 
 
-def compile_windows_host(source: str, directory: Path) -> Path:
-    """tests/<source>.c as a Windows x86-64 program (zig, as the FMUs' win64 binary is built)."""
-    executable = directory / f"{source}.exe"
+def compile_windows_host(source: str, directory: Path, library: bool = False) -> Path:
+    """tests/<source>.c as a Windows x86-64 program, or as a DLL with HOST_LIBRARY defined (zig, as the FMUs' win64
+    binary is built)."""
+    executable = directory / f"{source}.{'dll' if library else 'exe'}"
+    shared = ["-shared", "-DHOST_LIBRARY"] if library else []
     proc = subprocess.run([*zig(), "cc", "-target", "x86_64-windows-gnu", "-O2", "-Wall", "-Wextra", "-Werror",
-                           f"-I{HEADERS}", "-o", str(executable), str(HERE / f"{source}.c"), "-lshell32"],
+                           *shared, f"-I{HEADERS}", "-o", str(executable), str(HERE / f"{source}.c"), "-lshell32"],
                           capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr
     return executable
