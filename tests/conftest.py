@@ -18,29 +18,33 @@ def fmus():
     return {m: build.fmu_path(m) for m in build.model_names()}
 
 
+def compile_c_host(source: str, target: Path, *flags: str) -> Path:
+    """tests/<source>.c compiled by the system C compiler into ``target``."""
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    assert compiler, "a C compiler is needed to build the C hosts"
+    subprocess.run([compiler, "-O2", "-Wall", "-Wextra", "-Werror", f"-I{HEADERS}", *flags, "-o", str(target),
+                    str(HERE / f"{source}.c"), "-ldl"], check=True)
+    return target
+
+
 @pytest.fixture(scope="session")
 def host(tmp_path_factory):
-    """tests/fmi2_host.c compiled by the system C compiler: (executable, shared library for Python hosts)."""
+    """tests/fmi2_host.c: (executable, shared library for Python hosts: run_host())."""
     directory = tmp_path_factory.mktemp("c_host")
-    compiler = shutil.which("cc") or shutil.which("gcc")
-    assert compiler, "a C compiler is needed to build the C host"
-    executable, library = directory / "fmi2_host", directory / "libfmi2_host.so"
-    common = ["-O2", "-Wall", "-Wextra", "-Werror", f"-I{HEADERS}", str(HERE / "fmi2_host.c"), "-ldl"]
-    subprocess.run([compiler, "-o", str(executable), *common], check=True)
-    subprocess.run([compiler, "-shared", "-fPIC", "-DHOST_LIBRARY", "-o", str(library), *common], check=True)
-    return executable, library
+    return (compile_c_host("fmi2_host", directory / "fmi2_host"),
+            compile_c_host("fmi2_host", directory / "libfmi2_host.so", "-shared", "-fPIC", "-DHOST_LIBRARY"))
 
 
 @pytest.fixture(scope="session")
 def fault_host(tmp_path_factory):
-    """tests/fmi2_fault_host.c compiled by the system C compiler (tests/test_fmu_faults.py has its script)."""
-    directory = tmp_path_factory.mktemp("fault_host")
-    compiler = shutil.which("cc") or shutil.which("gcc")
-    assert compiler, "a C compiler is needed to build the C host"
-    executable = directory / "fmi2_fault_host"
-    subprocess.run([compiler, "-O2", "-Wall", "-Wextra", "-Werror", f"-I{HEADERS}", "-o", str(executable),
-                    str(HERE / "fmi2_fault_host.c"), "-ldl"], check=True)
-    return executable
+    """tests/fmi2_fault_host.c (tests/test_fmu_faults.py has its scripts)."""
+    return compile_c_host("fmi2_fault_host", tmp_path_factory.mktemp("fault_host") / "fmi2_fault_host")
+
+
+@pytest.fixture(scope="session")
+def me_host(tmp_path_factory):
+    """tests/fmi2_me_host.c, the Model Exchange host."""
+    return compile_c_host("fmi2_me_host", tmp_path_factory.mktemp("me_host") / "fmi2_me_host")
 
 
 def slow_but(cases, *fast) -> list:

@@ -15,18 +15,19 @@
  * Exit status:   0 if every call returned fmi2OK/fmi2Warning, else 1 (the failing call is printed).
  */
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fmi2Functions.h"
+#include "host_dl.h"
 #include "host_logger.h"
 #include "host_plan.h"
 
 
 
 int main(int argc, char **argv) {
+    utf8_arguments(&argc, &argv);
     if (argc != 6) { printf("usage: fmi2_me_host BINARY RESOURCE_URI GUID PLAN OUTPUT\n"); return 2; }
     void *lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
     if (!lib) { printf("dlopen failed: %s\n", dlerror()); return 1; }

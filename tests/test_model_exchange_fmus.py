@@ -168,22 +168,6 @@ def test_a_component_without_a_model_exchange_form_refuses_it_saying_why(fmus, t
     assert any("CoordinateConstraint has no Model Exchange form: an algebraic constraint" in m for m in messages)
 
 
-@pytest.fixture(scope="module")
-def me_host(tmp_path_factory):
-    """tests/fmi2_me_host.c compiled by the system C compiler."""
-    import subprocess
-    from pathlib import Path
-
-    import fmpy
-    here = Path(__file__).resolve().parent
-    compiler = shutil.which("cc") or shutil.which("gcc")
-    assert compiler, "a C compiler is needed to build the C host"
-    executable = tmp_path_factory.mktemp("me_host") / "fmi2_me_host"
-    subprocess.run([compiler, "-O2", "-Wall", "-Wextra", "-Werror", f"-I{Path(fmpy.__file__).parent / 'c-code'}",
-                    f"-I{here}", "-o", str(executable), str(here / "fmi2_me_host.c"), "-ldl"], check=True)
-    return executable
-
-
 def euler_in_process(model: str, parameters: dict, plan: dict, steps: int, h: float) -> tuple[list, int]:
     """The C host's explicit Euler with event handling (tests/fmi2_me_host.c), call for call on the component in
     this process: (rows of outputs and states, events)."""

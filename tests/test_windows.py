@@ -40,7 +40,7 @@ def python_folder(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def windows_hosts(tmp_path_factory) -> dict[str, Path]:
     directory = tmp_path_factory.mktemp("windows_hosts")
-    hosts = {name: compile_windows_host(name, directory) for name in ("fmi2_host", "fmi2_fault_host")}
+    hosts = {name: compile_windows_host(name, directory) for name in ("fmi2_host", "fmi2_fault_host", "fmi2_me_host")}
     hosts["library"] = compile_windows_host("fmi2_host", directory, library=True)  # run_host() for a Python host
     return hosts
 
@@ -235,3 +235,28 @@ def test_in_a_windows_python_host_the_fmu_uses_its_interpreter(fmus, host, wine,
     warned = "[WARNING] host: this FMU was built for Python 3.10; the host process runs Python 3.11" in proc.stdout
     assert warned == (built_for == "3.10"), proc.stdout
     assert read_output(tmp_path / "windows.txt") == linux_rows(host, unzipped, md, plan, tmp_path)
+
+
+@pytest.mark.parametrize("model", ["Mass", "ElastoGap", "Step", "CoordinateSpringDamperExt"])
+def test_model_exchange_on_windows_as_on_linux_bit_for_bit(fmus, me_host, wine, python_folder, windows_hosts,
+                                                          model, tmp_path):
+    """The Model Exchange host (explicit Euler with state and time events, tests/fmi2_me_host.c), built for
+    both platforms: every output, state and the event count equal."""
+    unzipped = unzip(fmus[model], tmp_path / "fmu")
+    md = read_model_description(str(unzipped))
+    plan = tmp_path / "plan.txt"
+    write_plan(md, COMPONENTS[model].example_parameters, plan)
+    plan.write_text(f"states {len(md.derivatives)} {md.numberOfEventIndicators}\n" + plan.read_text())
+    proc = wine.run(windows_hosts["fmi2_me_host"], windows_arguments(unzipped, md, plan, tmp_path / "windows.txt"),
+                    MECHFMU_PYTHON=windows_path(python_folder))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    binary = unzipped / "binaries" / "linux64" / f"{model}.so"
+    linux = run_c_host(me_host, [str(binary), (unzipped / "resources").as_uri(), md.guid, str(plan),
+                                 str(tmp_path / "linux.txt")])
+    assert linux.returncode == 0, linux.stdout
+    windows_lines = (tmp_path / "windows.txt").read_text().splitlines()
+    linux_lines = (tmp_path / "linux.txt").read_text().splitlines()
+    assert len(windows_lines) == 301 and windows_lines[-1].startswith("events ")
+    assert [[float.fromhex(v) for v in line.split()] for line in windows_lines[:-1]] == \
+        [[float.fromhex(v) for v in line.split()] for line in linux_lines[:-1]]
+    assert windows_lines[-1] == linux_lines[-1]
