@@ -12,6 +12,7 @@ test hosts (cross-compiled with the zig that builds the FMUs):
   file:/C:, file://localhost/C:, file://C:; a UNC share is looked up as \\\\host\\share."""
 import math
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -28,8 +29,10 @@ pytestmark = pytest.mark.slow  # Wine: a prefix made, then about a second a proc
 
 
 @pytest.fixture(scope="module")
-def wine(tmp_path_factory) -> Wine:
-    return Wine(tmp_path_factory.mktemp("wine") / "prefix")
+def wine(tmp_path_factory) -> Iterator[Wine]:
+    prefix = Wine(tmp_path_factory.mktemp("wine") / "prefix")
+    yield prefix
+    prefix.close()
 
 
 @pytest.fixture(scope="module")

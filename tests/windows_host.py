@@ -34,15 +34,27 @@ def windows_uri(path: Path) -> str:
 
 
 class Wine:
-    """A Wine prefix of its own (made at construction, ``wineboot``) and programs run in it."""
+    """A Wine prefix of its own (made at construction, ``wineboot``) and programs run in it, its server kept
+    running until ``close`` (else each program pays for the server's and its services' start, about 2 s)."""
 
     def __init__(self, prefix: Path):
         program = next((found for name in WINE_CANDIDATES if (found := shutil.which(name))), None)
         assert program, "the Windows tests need Wine: apt-get install wine64 (.ci/run installs it)"
         self.program, self.prefix = program, prefix
-        proc = subprocess.run([program, "wineboot", "--init"], env=self.environment(), capture_output=True,
-                              text=True, timeout=300)
-        assert proc.returncode == 0, proc.stdout + proc.stderr
+        self.server = shutil.which("wineserver") or str(Path(program).resolve().with_name("wineserver"))
+        # Wine's services start with the first program and inherit its output: not the pipes of a test's process
+        # (whose reader would wait for them), /dev/null
+        quiet = {"env": self.environment(), "stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL,
+                 "timeout": 300, "check": True}
+        subprocess.run([program, "wineboot", "--init"], **quiet)
+        subprocess.run([self.server, "-k"], **{**quiet, "check": False})  # wineboot's server: gone, then
+        subprocess.run([self.server, "-w"], **quiet)  # a persistent one (-p with a server running is refused)
+        subprocess.run([self.server, "-p"], **quiet)
+        subprocess.run([program, "cmd", "/c", "exit"], **quiet)
+
+    def close(self) -> None:
+        """Stop the prefix's server and every program of it."""
+        subprocess.run([self.server, "-k"], env=self.environment(), timeout=60)
 
     def environment(self, **variables: str) -> dict[str, str]:
         """A minimal environment: the prefix, Wine's messages off, a UTF-8 locale (Wine converts arguments and file
