@@ -1,6 +1,7 @@
 """The structure the README's architecture section describes, kept true: no import cycle among our
 modules, modules of a readable size, every component complete for the generic tests."""
 import ast
+import re
 from pathlib import Path
 
 from mechfmu.components import COMPONENTS
@@ -69,3 +70,23 @@ def test_every_component_is_complete_for_the_generic_tests():
         assert cls.description and cls.source, name
         assert cls.example_parameters or not cls.parameters, f"{name}: example_parameters drive the generic FMU tests"
         assert set(cls.example_parameters) <= {p.name for p in cls.parameters}, name
+
+
+#: what the project's own text (code, tests, docs, configuration) never names: its tracker's issue numbers, and
+#: files outside the repository (a reader of the project has neither); the patterns are split so this file passes
+FOREIGN = re.compile("issue" r"s?\s*#?\d+|\.\./" "shared|DESIGN" r"\.md|REFERENCES" r"\.md", re.IGNORECASE)
+SKIPPED = {".git", ".venv", "build", "fmus", "results", "__pycache__", ".pytest_cache", "mechfmu.egg-info"}
+
+
+def project_texts() -> list[Path]:
+    texts = [ROOT / ".ci" / "run"]
+    for path in ROOT.rglob("*"):
+        if not SKIPPED & set(path.relative_to(ROOT).parts) and path.suffix in (".py", ".md", ".c", ".h", ".toml"):
+            texts.append(path)
+    return texts
+
+
+def test_the_project_speaks_of_itself_alone():
+    found = [f"{path.relative_to(ROOT)}:{number}: {line.strip()}" for path in project_texts()
+             for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if FOREIGN.search(line)]
+    assert len(project_texts()) > 100 and found == [], "\n".join(found)
