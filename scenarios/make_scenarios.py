@@ -1,4 +1,4 @@
-"""Writes the generated scenarios with ``mechfmu.scenario.write_scenario``: the
+"""Writes the generated scenarios with ``mechfmu.ssp.write_scenario``: the
 CoordinateSpringDamperExt scenarios (also solved by exudyn from the same file, ``validation.exudyn_model``)
 and the Modelica ElastoGap example.
 
