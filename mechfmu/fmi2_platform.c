@@ -138,7 +138,7 @@ char *platform_resource_path(const char *uri, char *why, size_t size) {
     }
     for (const char *p = path; *p; ++p) {
         if (*p != '%') {
-            *out++ = *p == '|' && p == path + 1 ? ':' : *p;
+            *out++ = *p;
             continue;
         }
         int high = hex_digit(p[1]), low = high < 0 ? -1 : hex_digit(p[2]);
@@ -154,6 +154,7 @@ char *platform_resource_path(const char *uri, char *why, size_t size) {
     }
     *out = '\0';
 #ifdef _WIN32
+    if (!host_length && is_letter(decoded[0]) && decoded[1] == '|') decoded[1] = ':'; /* the old C| */
     for (out = decoded; *out; ++out)
         if (*out == '/') *out = '\\';
     if (MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, decoded, -1, NULL, 0) == 0) {
