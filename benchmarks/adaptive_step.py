@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from mechfmu.simulate import simulate  # noqa: E402
+from mechfmu.master.simulate import simulate  # noqa: E402
 from validation.analytic import two_mass_oscillator_positions  # noqa: E402
 
 

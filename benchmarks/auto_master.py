@@ -28,8 +28,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from monolithic import SOLUTIONS, stick_slip_instants_error  # noqa: E402
 
-from mechfmu.scenario import load_scenario  # noqa: E402
-from mechfmu.simulate import simulate  # noqa: E402
+from mechfmu.master.simulate import simulate  # noqa: E402
+from mechfmu.ssp.scenario import load_scenario  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -35,7 +35,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from mechfmu.simulate import simulate  # noqa: E402
+from mechfmu.master.simulate import simulate  # noqa: E402
 from validation import event_references as refs  # noqa: E402
 from validation.msl import read_msl_reference, tube_violation  # noqa: E402
 

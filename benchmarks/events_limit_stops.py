@@ -20,7 +20,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from test_events import SHIPPED, piecewise_linear_motion  # noqa: E402
 
-from mechfmu.simulate import simulate  # noqa: E402
+from mechfmu.master.simulate import simulate  # noqa: E402
 
 
 def measure(algorithm: str, step: float, events: str, local: bool) -> tuple[float, int, float]:

@@ -14,8 +14,8 @@ import time
 
 import numpy as np
 
+from mechfmu.master.simulate import simulate
 from validation.exudyn_model import exudyn_solution
-from mechfmu.simulate import simulate
 
 #: scenario -> (our macro steps, exudyn steps)
 STUDY = {

@@ -4,7 +4,7 @@ Builds the FMUs of REV (default 3ea44fb, the last commit before the native loade
 then runs every scenario with both FMU sets, measured in one run:
 - through fmpy with our master (the scenario's own algorithm, its first N steps), every recorded
   output compared bit for bit (outputs the newer FMUs add are listed, not compared);
-- in libcosim (libcosimpy, its own process; mechfmu.crosscheck.run_libcosim), every output of every scenario
+- in libcosim (libcosimpy, its own process; mechfmu.crosscheck.tools.run_libcosim), every output of every scenario
   (the constraint scenarios run there with lambda = 0, which libcosim cannot solve);
 and prints the wall-time ratio of the two FMU sets under our master.
 
@@ -25,11 +25,12 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from mechfmu.build import FMU_DIR, build  # noqa: E402
-from mechfmu.crosscheck import run_libcosim  # noqa: E402
-from mechfmu.scenario import load_scenario  # noqa: E402
-from mechfmu.simulate import simulate  # noqa: E402
 from test_libcosim import CASES as LIBCOSIM_CASES  # noqa: E402  (their step counts)
+
+from mechfmu.crosscheck.tools import run_libcosim  # noqa: E402
+from mechfmu.fmu.build import FMU_DIR, build  # noqa: E402
+from mechfmu.master.simulate import simulate  # noqa: E402
+from mechfmu.ssp.scenario import load_scenario  # noqa: E402
 
 
 @contextmanager
@@ -56,7 +57,7 @@ def build_revision(revision: str, models: list[str], work: Path) -> Path:
     """The FMUs of ``revision``, built by that revision's own build code."""
     out = work / "fmus"
     with checkout(revision, work) as (tree, env):
-        code = "import sys; from mechfmu.build import build; build(sys.argv[2:], directory=sys.argv[1])"
+        code = "import sys; from mechfmu.fmu.build import build; build(sys.argv[2:], directory=sys.argv[1])"
         subprocess.run([sys.executable, "-c", code, str(out), *models], cwd=tree, env=env, check=True)
     return out
 

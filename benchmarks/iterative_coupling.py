@@ -14,7 +14,7 @@ import sys
 
 import numpy as np
 
-from mechfmu.simulate import simulate
+from mechfmu.master.simulate import simulate
 
 STIFF = {"spring2": {"stiffness": 1e6}}
 RUNS = (("jacobi", {}), ("linear-implicit", {}), ("fixed-point", {}), ("fixed-point", {"order": "gauss-seidel"}),

@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from mechfmu.simulate import simulate  # noqa: E402
+from mechfmu.master.simulate import simulate  # noqa: E402
 from validation.analytic import two_mass_oscillator_positions  # noqa: E402
 
 CO_SIMULATION = [("jacobi", {}), ("gauss-seidel", {}), ("linear-implicit", {}), ("fixed-point", {}),

@@ -8,7 +8,7 @@ h = 1e-3 s:
 1. for about 20, 200 and 2,000 FMUs (``--sizes``), each run three ways over the same steps:
    ours through the FMUs (fmpy, dependency-ordered Jacobi, the default), ours in-process (``local=True``,
    the same components without FMI) and libcosimpy 0.0.6 (the chain exported with ``export_ssp``, run in
-   its own process as ``mechfmu.crosscheck.run_libcosim`` does; libcosim's Jacobi with its last-value
+   its own process as ``mechfmu.crosscheck.tools.run_libcosim`` does; libcosim's Jacobi with its last-value
    observer). Printed separately: set-up (instantiate + initialize; ours: ``simulate`` until its observers'
    ``initialized``, the scenario already loaded; libcosim: ``from_ssp_file`` plus its first step, which
    initializes, less one step), time per macro step and µs per FMU step (a step of one FMU: time per
@@ -118,8 +118,8 @@ class Timing:
 def time_ours(scenario, steps: int, local: bool, record: bool, collect: bool = True):
     """(Timing, Result) of one run of ours over ``steps`` steps (``collect=False``: Python's cyclic
     garbage collector off during the run, a diagnostic)."""
-    from mechfmu.observers import Observer
-    from mechfmu.simulate import simulate
+    from mechfmu.master.observers import Observer
+    from mechfmu.master.simulate import simulate
 
     class Clock(Observer):
         def initialized(self, run) -> None:
@@ -171,7 +171,7 @@ def libcosim_worker(archive: str, steps: int) -> None:
     print(json.dumps({"instantiate": instantiated - t0, "first_step": t2 - t1, "step": step,
                       "wall": t3 - t0, "mass1.flange_a.s": final}), flush=True)
     del observer, execution  # libcosim frees the FMUs while Python is alive; then no interpreter teardown
-    os._exit(0)                # (see mechfmu.crosscheck._libcosim_worker)
+    os._exit(0)                # (see mechfmu.crosscheck.tools._libcosim_worker)
 
 
 def time_libcosim(archive: Path, steps: int) -> tuple[Timing, dict]:
@@ -205,8 +205,8 @@ def verdict(value: float, target: float) -> str:
 
 
 def scaling(sizes: list[int], quick: bool, repeat: int, work: Path) -> None:
-    from mechfmu.scenario import load_scenario
     from mechfmu.ssp import export_ssp
+    from mechfmu.ssp.scenario import load_scenario
 
     print(f"1. mass-spring chain, Jacobi, h = {STEP:g} s; set-up = instantiate + initialize, step = one macro step, "
           f"µs/FMU = step / FMUs; min of up to {repeat} runs")
@@ -307,8 +307,8 @@ def where(path: str) -> str:
 
 
 def profile(work: Path, fmus: int, top: int) -> None:
-    from mechfmu.scenario import load_scenario
-    from mechfmu.simulate import simulate
+    from mechfmu.master.simulate import simulate
+    from mechfmu.ssp.scenario import load_scenario
 
     masses = max(1, fmus // 2)
     fmus = 2 * masses + 1
@@ -357,7 +357,7 @@ def main() -> None:
     if args.memory_worker:
         memory_worker(args.memory_worker, local=False)
         return
-    from mechfmu.build import FMU_DIR, build
+    from mechfmu.fmu.build import FMU_DIR, build
 
     build(MODELS)
     print(f"code: {code}; FMUs: {FMU_DIR}")

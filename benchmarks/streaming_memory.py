@@ -5,7 +5,7 @@ STEPS * 1e-4 s) with the FMUs, sampling the process's resident set size (VmRSS) 
 prints the RSS once the run has started (its CSV exists), at the end, and the growth in between; then
 the same for a run of STEPS/10 steps that records in memory (`--plot`, which needs the whole array),
 so the ratio of growth per step shows what streaming saves. Target: growth < 10 MB over 1e6 steps. Both
-with --no-error-estimate: the error estimate keeps the states' rows (mechfmu/accuracy.py).
+with --no-error-estimate: the error estimate keeps the states' rows (mechfmu/master/accuracy.py).
 
     python3 benchmarks/streaming_memory.py [--steps 1000000] [--local]
 """

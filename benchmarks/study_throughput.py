@@ -32,8 +32,8 @@ def table_without_wall(path: Path) -> list[list[str]]:
 
 
 def throughput(runs: int, stop: float, work: Path) -> None:
-    from mechfmu.study import load_study
-    from mechfmu.study_runner import run_study
+    from mechfmu.studies.runner import run_study
+    from mechfmu.studies.study import load_study
 
     side = max(2, round(math.sqrt(runs)))
     study = load_study(ROOT / "scenarios" / "elastogap" / "study.toml",
@@ -58,8 +58,8 @@ def throughput(runs: int, stop: float, work: Path) -> None:
 
 
 def reuse(short: int) -> None:
-    from mechfmu.scenario import load_scenario
-    from mechfmu.simulate import InstancePool, simulate
+    from mechfmu.master.simulate import InstancePool, simulate
+    from mechfmu.ssp.scenario import load_scenario
 
     scenario = load_scenario(ROOT / "scenarios" / "elastogap")
     simulate(scenario, stop=0.2)  # FMUs unpacked, libraries and modules loaded: both ways start warm
@@ -86,7 +86,7 @@ def main() -> None:
     parser.add_argument("--short", type=int, default=20, help="short runs for the instance-reuse measurement")
     args = parser.parse_args()
     print(f"code: {use_this_checkout()}")
-    from mechfmu import build
+    from mechfmu.fmu import build
     build.build()
     reuse(args.short)
     with tempfile.TemporaryDirectory(prefix="mechfmu_study_") as tmp:

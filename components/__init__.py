@@ -2,7 +2,7 @@
 
 Standard library only: this package is copied into every FMU and runs in whatever Python loads it.
 Import name: ``mechfmu.components`` (the folder ``components/`` through the package-dir mapping in
-pyproject.toml); inside an FMU it is vendored as ``mechfmu_components_<hash>`` (``mechfmu.build``).
+pyproject.toml); inside an FMU it is vendored as ``mechfmu_components_<hash>`` (``mechfmu.fmu.build``).
 
 ``COMPONENTS`` is found, not listed: every concrete ``Component`` subclass defined in a module of this
 package (except ``fmi``, the pythonfmu glue that only FMU entry scripts import) is a component, built

@@ -1,7 +1,7 @@
 """What ``ComponentFmu`` (``fmi``) relies on of pythonfmu, stated for the type checker.
 
 ``ComponentFmu`` is a mixin: every slave class is ``class Model(ComponentFmu, Fmi2Slave)`` (the entry
-script ``mechfmu.build`` writes), so the attributes and methods of ``Fmi2SlaveApi`` come from the class
+script ``mechfmu.fmu.build`` writes), so the attributes and methods of ``Fmi2SlaveApi`` come from the class
 after it in the MRO; pythonfmu has no type information, and the mixin alone does not show it. At run
 time ``Fmi2SlaveApi`` is ``object``: the mixin's MRO, and so its behaviour, is that of a class without a
 base.

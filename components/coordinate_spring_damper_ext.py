@@ -57,7 +57,7 @@ the fewest ulps that keep the bristle force within ±(f_d + f_so) (rounding left
 a margin of −4e-14 N hid the switch, which then acted at the next step's end, up to a step late).
 With ``immediateSwitching`` ``switchingError`` is that update's error at the current inputs (the force
 jump of the switch the outputs make there; after a master's exchange, of a switch within the step
-just taken), which a master with ``switching_tolerance`` reads (mechfmu/algorithms/events.py).
+just taken), which a master with ``switching_tolerance`` reads (mechfmu/master/algorithms/events.py).
 
 Model Exchange (FMI 2.0 §3; components/model_exchange.py): no continuous states; the friction mode, last
 sticking position and limit-stop state are discrete states that change only in event mode

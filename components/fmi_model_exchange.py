@@ -11,7 +11,7 @@ selects. The model description gets
 - ``ModelStructure/Derivatives`` (each derivative depending on every state and input: none is left out) and the
   states and derivatives among the ``InitialUnknowns``.
 
-The native loader (mechfmu/fmi2_loader.c) enforces FMI 2.0's Model Exchange state machine and calls the
+The native loader (mechfmu/fmu/fmi2_loader.c) enforces FMI 2.0's Model Exchange state machine and calls the
 ``me_*`` methods below through one entry: ``me_<what>(values, count)`` returns a list of floats, or None after
 logging why the call is refused (a wrong count, a non-finite state, a time before the last accepted point),
 which the loader returns as fmi2Error with the instance unchanged.

@@ -10,7 +10,7 @@ variable is ``<flange>.<quantity>``:
 
 A single-flange element (Fixed, sources) uses ``flange``. Linear-implicit coupling pairs a wired force
 ``A.x.f -> B.y.f`` with ``x.c -> y.c``, ``x.d -> y.d``, ``x.f_rate -> y.f_rate`` and a wired position
-``B.y.s -> A.x.s`` with ``y.a -> x.a`` (``mechfmu.algorithms.tangent_connections``).
+``B.y.s -> A.x.s`` with ``y.a -> x.a`` (``mechfmu.master.algorithms.tangent_connections``).
 
 The suffix ``_rate`` means the time derivative over the coming step: a signal source outputs ``y``,
 ``y_rate`` and ``y_rate_rate`` (right derivatives at its time), ``Force`` reads ``f`` and ``f_rate``,

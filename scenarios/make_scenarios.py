@@ -1,4 +1,4 @@
-"""Writes the generated scenarios with ``mechfmu.ssp.write_scenario``: the
+"""Writes the generated scenarios with ``mechfmu.ssp.writer.write_scenario``: the
 CoordinateSpringDamperExt scenarios (also solved by exudyn from the same file, ``validation.exudyn_model``)
 and the Modelica ElastoGap example.
 
@@ -11,7 +11,7 @@ from mechfmu.ssp import write_scenario as write_ssd
 
 
 def write_scenario(folder: Path, *args, **kwargs) -> Path:
-    """``write_ssd`` with the tolerance the scenario is validated to (``mechfmu.accuracy``): the balls' positions
+    """``write_ssd`` with the tolerance the scenario is validated to (``mechfmu.master.accuracy``): the balls' positions
     to OpenSim's 1e-4 m, orientations relative 1e-3; the belt drive 1 % of its range (Exudyn's own solution
     moves by 1e-3 m as its step halves); the others relative 1e-4 of each state's range; the master they are
     validated with (Jacobi unless named)."""

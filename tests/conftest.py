@@ -5,7 +5,7 @@ from pathlib import Path
 import fmpy
 import pytest
 
-from mechfmu import build
+from mechfmu.fmu import build
 
 HERE = Path(__file__).resolve().parent
 HEADERS = Path(fmpy.__file__).parent / "c-code"  # the FMI 2.0 headers fmpy ships
@@ -57,7 +57,7 @@ def slow_but(cases, *fast) -> list:
 def components_with(work: Path, module: str, source: str) -> Path:
     """A copy of our components folder in ``work`` with one more module ``module`` (its ``source``), for
     building FMUs of a component that is not shipped."""
-    from mechfmu.build import COMPONENTS_DIR
+    from mechfmu.fmu.build import COMPONENTS_DIR
     components = work / "components"
     shutil.copytree(COMPONENTS_DIR, components, ignore=shutil.ignore_patterns("__pycache__"))
     (components / f"{module}.py").write_text(source)

@@ -1,4 +1,4 @@
-"""Every run says how accurate it is (mechfmu/accuracy.py): the Richardson estimate against independent
+"""Every run says how accurate it is (mechfmu/master/accuracy.py): the Richardson estimate against independent
 solutions, the warning with its cause and cure on inaccurate runs and none on accurate ones, the run's tolerance
 (scenario annotation, --rtol/--atol), and auto dividing its step for the tolerance."""
 import math
@@ -9,10 +9,10 @@ import pytest
 from test_events import SHIPPED, piecewise_linear_motion
 
 from mechfmu.cli import main
-from mechfmu.interrupt import INTERRUPT
-from mechfmu.scenario import ScenarioError, load_scenario
-from mechfmu.simulate import simulate
+from mechfmu.master.interrupt import INTERRUPT
+from mechfmu.master.simulate import simulate
 from mechfmu.ssp import write_scenario
+from mechfmu.ssp.scenario import ScenarioError, load_scenario
 from validation.analytic import two_mass_oscillator_positions
 
 ROOT = Path(__file__).resolve().parent.parent

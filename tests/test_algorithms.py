@@ -8,10 +8,10 @@ import math
 import pytest
 from mechfmu.components import COMPONENTS
 
-from mechfmu.algorithms import ALGORITHMS, make_algorithm, refuse_unenforced_constraints
-from mechfmu.scenario import Connection
-from mechfmu.slaves import LocalSlave, Slave, VariableInfo
-from mechfmu.system import CoupledSystem, StepRefused
+from mechfmu.master.algorithms import ALGORITHMS, make_algorithm, refuse_unenforced_constraints
+from mechfmu.master.coupled_system import CoupledSystem, StepRefused
+from mechfmu.master.slaves import LocalSlave, Slave, VariableInfo
+from mechfmu.ssp.scenario import Connection
 
 #: options an algorithm needs for a system without constraints (newton iterates on the connections)
 WITHOUT_CONSTRAINTS = {"newton": {"coupling": "implicit"}}

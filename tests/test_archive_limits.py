@@ -1,5 +1,5 @@
 """Archives unpacked within limits, their folders removed even after a killed run, and FMU sources kept
-inside the scenario's folder or archive (``mechfmu.ssp_archive``, ``mechfmu.fmu_sources``)."""
+inside the scenario's folder or archive (``mechfmu.ssp.archive``, ``mechfmu.ssp.fmu_sources``)."""
 import os
 import re
 import shutil
@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 from conftest import rebind
 
-from mechfmu.build import fmu_path
-from mechfmu.scenario import ScenarioError, load_scenario
+from mechfmu.fmu.build import fmu_path
 from mechfmu.ssp import export_ssp
-from mechfmu.ssp_archive import MARKER, remove_orphans
+from mechfmu.ssp.archive import MARKER, remove_orphans
+from mechfmu.ssp.scenario import ScenarioError, load_scenario
 
 ROOT = Path(__file__).resolve().parent.parent
 ZEROS = 20 * 1024**2  # packs to 20 kB: ratio about 1000
@@ -105,7 +105,7 @@ def test_killed_run_leaves_its_folder_to_the_next_start(oscillator, tmp_path):
     tmp = tmp_path / "tmp"
     tmp.mkdir()
     env = {**os.environ, "TMPDIR": str(tmp)}
-    script = ("import sys; from mechfmu.scenario import load_scenario; from mechfmu.simulate import simulate\n"
+    script = ("import sys; from mechfmu.ssp.scenario import load_scenario; from mechfmu.master.simulate import simulate\n"
               "load_scenario(sys.argv[1]); print('unpacked', flush=True); simulate(sys.argv[1], stop=1000.0)")
     run = subprocess.Popen([sys.executable, "-c", script, str(oscillator)], env=env, stdout=subprocess.PIPE, text=True)
     try:
@@ -118,7 +118,7 @@ def test_killed_run_leaves_its_folder_to_the_next_start(oscillator, tmp_path):
     finally:
         run.kill()
     assert unpacked(tmp) == [folder]  # killed: nothing removed it
-    again = subprocess.run([sys.executable, "-c", "import sys; from mechfmu.scenario import load_scenario; "
+    again = subprocess.run([sys.executable, "-c", "import sys; from mechfmu.ssp.scenario import load_scenario; "
                             "print(load_scenario(sys.argv[1]).folder)", str(oscillator)], env=env,
                            capture_output=True, text=True, timeout=120)
     assert again.returncode == 0, again.stderr

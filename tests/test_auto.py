@@ -1,4 +1,4 @@
-"""The automatic master ``auto`` (mechfmu/algorithms/auto.py): the default where neither the caller nor the
+"""The automatic master ``auto`` (mechfmu/master/algorithms/auto.py): the default where neither the caller nor the
 scenario names an algorithm; it chooses from what the components are and says what and why."""
 import re
 from pathlib import Path
@@ -8,9 +8,9 @@ import pytest
 from test_events import piecewise_linear_motion, stick_slip_reference
 
 from mechfmu.cli import main
-from mechfmu.scenario import load_scenario
-from mechfmu.simulate import simulate
+from mechfmu.master.simulate import simulate
 from mechfmu.ssp import write_scenario
+from mechfmu.ssp.scenario import load_scenario
 
 ROOT = Path(__file__).resolve().parent.parent
 #: a mass thrown at 1 m/s between two stiff limit stops to ground, as a new user writes it (no master named)

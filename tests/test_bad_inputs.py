@@ -14,11 +14,11 @@ import pytest
 from fmpy.util import read_csv
 from mechfmu.components import COMPONENTS
 
-from mechfmu.observers import CsvWriter
-from mechfmu.scenario import ComponentSpec, Connection, Scenario, ScenarioError, load_scenario
-from mechfmu.simulate import DIVERGENCE_FACTOR, MAX_STEPS, simulate
-from mechfmu.fmu_slave import FmuSlave
-from mechfmu.slaves import LocalSlave, SlaveError
+from mechfmu.master.fmu_slave import FmuSlave
+from mechfmu.master.observers import CsvWriter
+from mechfmu.master.simulate import DIVERGENCE_FACTOR, MAX_STEPS, simulate
+from mechfmu.master.slaves import LocalSlave, SlaveError
+from mechfmu.ssp.scenario import ComponentSpec, Connection, Scenario, ScenarioError, load_scenario
 
 ROOT = Path(__file__).resolve().parent.parent
 OSCILLATOR = ROOT / "scenarios" / "oscillator"
@@ -85,7 +85,7 @@ def test_integer_parameters_are_not_cut_or_converted(fmus, local, value, fragmen
 @pytest.mark.parametrize("local", [True, False])
 @pytest.mark.parametrize("value", ["yes", 2, 0.5, "false"])
 def test_boolean_parameters_accept_only_booleans(fmus, local, value):
-    with pytest.raises(ScenarioError) as info:  # refused before the run (mechfmu/overrides.py)
+    with pytest.raises(ScenarioError) as info:  # refused before the run (mechfmu/ssp/overrides.py)
         simulate(OSCILLATOR, local=local, stop=0.01, parameters={"spring": {"activeConnector": value}})
     assert f"activeConnector = {value!r} is not a Boolean" in str(info.value)
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mechfmu.scenario import load_scenario
-from mechfmu.simulate import simulate
+from mechfmu.master.simulate import simulate
+from mechfmu.ssp.scenario import load_scenario
 from validation.opensim_model import opensim_solution
 
 pytest.importorskip("opensim")

@@ -17,15 +17,15 @@ from conftest import rebind
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from mechfmu.scenario import ScenarioError, load_scenario
-from mechfmu.xsd_numbers import exact_decimal, read_boolean, read_double, read_integer
+from mechfmu.ssp.scenario import ScenarioError, load_scenario
+from mechfmu.ssp.xsd_numbers import exact_decimal, read_boolean, read_double, read_integer
 
 ROOT = Path(__file__).resolve().parent.parent
 SSV = "http://ssp-standard.org/SSP1/SystemStructureParameterValues"
 SSC = "http://ssp-standard.org/SSP1/SystemStructureCommon"
 SSM = "http://ssp-standard.org/SSP1/SystemStructureParameterMapping"
 MASS_INLINE = '<ssv:Parameter name="m"><ssv:Real value="5.0"/></ssv:Parameter>'
-#: the xs:double lexical space as XML Schema states it, written independently of mechfmu.xsd_numbers
+#: the xs:double lexical space as XML Schema states it, written independently of mechfmu.ssp.xsd_numbers
 XSD_DOUBLE = r"(\+|-)?([0-9]+(\.[0-9]*)?|\.[0-9]+)([Ee](\+|-)?[0-9]+)?|(\+|-)?INF|NaN"
 HUGE = "1e999999999"
 
@@ -107,7 +107,7 @@ def test_huge_exponents_are_refused_within_a_second_each(tmp_path):
     folders["transformed value"] = mapped(tmp_path / "tv", 'factor="0.001"', value=HUGE)
     script = textwrap.dedent("""
         import json, sys, time
-        from mechfmu.scenario import ScenarioError, load_scenario
+        from mechfmu.ssp.scenario import ScenarioError, load_scenario
         out = {}
         for name, folder in json.loads(sys.argv[1]).items():
             start = time.perf_counter()

@@ -16,8 +16,8 @@ from fmpy import read_model_description
 from fmpy_driver import initialized_slave
 from mechfmu.components import COMPONENTS
 
-from mechfmu.build import python_runtime
-from mechfmu.native import compile_binary
+from mechfmu.fmu.build import python_runtime
+from mechfmu.fmu.native import compile_binary
 
 STEPS, SNAPSHOT, STEP_SIZE = 300, 149, 1e-3
 STATIC_PYTHON = Path("/usr/bin/python3")

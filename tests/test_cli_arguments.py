@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from mechfmu.algorithms import ALGORITHMS
-from mechfmu.cli import joined_negative_values, main
+from mechfmu.cli import main
+from mechfmu.cli.parser import joined_negative_values
+from mechfmu.master.algorithms import ALGORITHMS
 
 ROOT = Path(__file__).resolve().parent.parent
 OSCILLATOR = str(ROOT / "scenarios" / "oscillator")

@@ -5,7 +5,7 @@ import random
 import pytest
 from mechfmu.components import ComponentError, CoordinateSpringDamper, Mass
 
-from mechfmu.simulate import simulate
+from mechfmu.master.simulate import simulate
 
 SCENARIOS = "scenarios"
 
@@ -93,10 +93,10 @@ def test_two_free_masses_joined_by_a_connector_conserve_momentum(model, params):
     second body steps with a force computed after the first one moved.)"""
     from mechfmu.components import COMPONENTS
 
-    from mechfmu.algorithms import make_algorithm
-    from mechfmu.scenario import Connection
-    from mechfmu.slaves import LocalSlave
-    from mechfmu.system import CoupledSystem
+    from mechfmu.master.algorithms import make_algorithm
+    from mechfmu.master.coupled_system import CoupledSystem
+    from mechfmu.master.slaves import LocalSlave
+    from mechfmu.ssp.scenario import Connection
 
     f0, f1 = params.get("factor0", 1.0), params.get("factor1", 1.0)
     for exchange in ("ordered", "strict"):
@@ -143,7 +143,7 @@ def test_streamed_csv_is_the_result_in_fmi_cross_check_format(tmp_path):
     """The CSV the observer streams reads back with fmpy.util.read_csv, equal to the recorded array."""
     from fmpy.util import read_csv
 
-    from mechfmu.observers import CsvWriter
+    from mechfmu.master.observers import CsvWriter
     path = tmp_path / "out.csv"
     result = simulate(f"{SCENARIOS}/two_mass_oscillator", local=True, stop=0.1, observers=[CsvWriter(path)])
     back = read_csv(path)

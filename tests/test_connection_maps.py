@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 from test_ssp_constructs import oscillator, refused, with_child
 
-from mechfmu.scenario import ScenarioError, load_scenario
-from mechfmu.simulate import simulate
+from mechfmu.master.simulate import simulate
 from mechfmu.ssp import write_scenario
+from mechfmu.ssp.scenario import ScenarioError, load_scenario
 
 ROOT = Path(__file__).resolve().parent.parent
 DOUBLED = ("<ssv:Parameter name=\"stiffness\"><ssv:Real value=\"10000.0\"/></ssv:Parameter>",
@@ -194,7 +194,7 @@ def test_libcosim_applies_the_same_transformation(fmus, tmp_path):
     """libcosim reads ``ssc:LinearTransformation`` from the exported archive: its run equals our strict Jacobi
     (the same algorithm) to round-off, while the transformation moves the mass by millimetres."""
     pytest.importorskip("libcosimpy")
-    from mechfmu.crosscheck import crosscheck
+    from mechfmu.crosscheck.tools import crosscheck
 
     folder = oscillator(tmp_path, with_child('<ssc:LinearTransformation factor="2" offset="0.5"/>'))
     comparisons = {c.pair: c for c in crosscheck(folder, 300)}
@@ -217,5 +217,5 @@ def test_an_exported_archive_carries_a_unit_conversion_as_a_transformation(fmus,
     mine, exported = simulate(folder, stop=0.05), simulate(archive, stop=0.05)
     assert all(np.array_equal(mine.data[n], exported.data[n]) for n in mine.data.dtype.names)
     pytest.importorskip("libcosimpy")
-    from mechfmu.crosscheck import crosscheck
+    from mechfmu.crosscheck.tools import crosscheck
     assert {c.pair: c for c in crosscheck(folder, 200)}["strict Jacobi vs libcosim"].difference < 1e-12

@@ -11,7 +11,7 @@ from conftest import slow_but
 from mechfmu.components import ComponentError, CoordinateConstraint
 from scipy.integrate import solve_ivp
 
-from mechfmu.simulate import simulate
+from mechfmu.master.simulate import simulate
 
 
 def exudyn_constraint_equation(q0, q1, v0, v1, offset, factor, velocity_level):
@@ -302,7 +302,7 @@ def test_no_constraint_warning_under_newton_through_the_fmus(fmus, scenario):
 def test_constraint_fmu_warns_once_when_lambda_is_not_driven(fmus):
     """Through fmpy: a violated constraint whose lambda nobody writes warns once (status fmi2Warning,
     the step still succeeds); writing lambda after initialization, as a solving master does, silences it."""
-    from mechfmu.fmu_slave import FmuSlave
+    from mechfmu.master.fmu_slave import FmuSlave
     for drive in (False, True):
         slave = FmuSlave("c", fmus["CoordinateConstraint"])
         slave.set_parameters({"offset": 0.1})

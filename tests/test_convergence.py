@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from fmpy.util import read_csv
 
-from mechfmu.simulate import simulate
+from mechfmu.master.simulate import simulate
 
 STEPS = (1e-3, 5e-4, 2.5e-4, 1.25e-4)
 

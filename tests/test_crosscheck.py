@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from conftest import slow_but
 
-from mechfmu.crosscheck import Comparison, crosscheck, table
+from mechfmu.crosscheck.tools import Comparison, crosscheck, table
 
 ROOT = Path(__file__).resolve().parent.parent
 

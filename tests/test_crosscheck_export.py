@@ -8,7 +8,7 @@ from fmpy import simulate_fmu
 from fmpy.cross_check.validate_vendor_repo import validate_test_fmu
 from fmpy.util import read_csv, read_ref_opt_file
 
-from mechfmu.crosscheck_export import LIMIT, export_crosscheck
+from mechfmu.crosscheck.export import LIMIT, export_crosscheck
 
 
 @pytest.mark.parametrize("name", ["oscillator", "elastogap", "prescribed_motion", "ball_drop"])

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from mechfmu.components import ComponentError, ElastoGap
 
-from mechfmu.scenario import load_scenario
-from mechfmu.simulate import simulate
+from mechfmu.master.simulate import simulate
+from mechfmu.ssp.scenario import load_scenario
 from validation.event_references import monolithic_example
 from validation.msl import event_times, read_msl_reference, tube_violation
 

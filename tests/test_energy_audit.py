@@ -6,9 +6,9 @@ outputs, is exactly the energy the couplings created. The audit must account for
 import numpy as np
 import pytest
 
-from mechfmu.energy import power_bonds
-from mechfmu.scenario import load_scenario
-from mechfmu.simulate import instantiate, simulate
+from mechfmu.master.energy import power_bonds
+from mechfmu.master.simulate import instantiate, simulate
+from mechfmu.ssp.scenario import load_scenario
 
 STIFFNESS = {"spring1": 39.47841760435743, "spring2": 157.91367041742973, "spring3": 39.47841760435743}
 

@@ -4,7 +4,7 @@ accuracy 1e-10, its contact onset by a Hermite root to ~1e-13 s)."""
 import numpy as np
 import pytest
 
-from mechfmu.simulate import simulate
+from mechfmu.master.simulate import simulate
 from validation import event_references as refs
 from validation.msl import read_msl_reference
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from conftest import slow_but
 
-from mechfmu.simulate import simulate
+from mechfmu.master.simulate import simulate
 
 CASES = [
     ("jacobi", "limit_stops", dict(events="on", adaptive="on", step=1e-2, stop=0.6)),

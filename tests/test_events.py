@@ -12,7 +12,7 @@ from conftest import slow_but
 from scipy.linalg import expm
 from scipy.optimize import brentq
 
-from mechfmu.simulate import simulate
+from mechfmu.master.simulate import simulate
 
 
 def piecewise_linear_motion(times, m, k, d, k_stop, d_stop, lower, upper, x0, v0):
@@ -172,7 +172,7 @@ def test_elastogap_events_are_the_gap_and_the_damper_clamp():
 
 
 def test_an_fmu_without_rollback_is_refused_with_events(monkeypatch):
-    from mechfmu.slaves import LocalSlave
+    from mechfmu.master.slaves import LocalSlave
     monkeypatch.setattr(LocalSlave, "can_roll_back", False, raising=False)
     r = simulate("scenarios/limit_stops", local=True, stop=0.01, events="on")
     assert r.status == "error" and "cannot save its state (canGetAndSetFMUstate is false)" in r.message

@@ -86,7 +86,7 @@ def test_derivative_that_does_not_exist_is_an_error():
 
 def test_a_huge_integer_literal_in_a_user_function_is_a_named_error_through_the_master():
     """It used to escape as a raw OverflowError traceback; now the run is refused naming component and parameter."""
-    from mechfmu.simulate import simulate
+    from mechfmu.master.simulate import simulate
     law = "1" + "0" * 309 + "*k*u"
     result = simulate("scenarios/oscillator", stop=0.01, local=True,
                       parameters={"spring": {"springForceUserFunction": law}})

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from conftest import slow_but
 
-from mechfmu.simulate import simulate
+from mechfmu.master.simulate import simulate
 
 pytest.importorskip("exudyn")  # the reference solutions need the test extra
 from validation.exudyn_model import exudyn_solution  # noqa: E402
@@ -63,7 +63,7 @@ def test_rollback_reproduces_switching_state_exactly(fmus):
     """Through the FMU: at every step of a stick-slip run with limit stops, save the state, step, restore,
     step with other inputs, restore, step again with the original inputs: friction mode, sticking
     position, stop state, switching error and force equal the first attempt bit for bit."""
-    from mechfmu.fmu_slave import FmuSlave
+    from mechfmu.master.fmu_slave import FmuSlave
 
     run = simulate("scenarios/stick_slip", step=1e-3, stop=2.5, local=True)
     assert run.ok

@@ -8,10 +8,11 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 import pytest
-
 from mechfmu.components.mass import PORTS, mass_acceleration
-from mechfmu.simulate import simulate
-from mechfmu.ssp import NS, flange_connections, write_scenario
+
+from mechfmu.master.simulate import simulate
+from mechfmu.ssp import flange_connections, write_scenario
+from mechfmu.ssp.scenario import NS
 
 GAP = {"c": 1000.0, "d": 5.0, "s_rel0": 0.1}
 

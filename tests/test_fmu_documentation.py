@@ -9,8 +9,9 @@ from html.parser import HTMLParser
 import pytest
 from fmpy import read_model_description
 from mechfmu.components import COMPONENTS
-from mechfmu.native import PLATFORMS
 from mechfmu.components.base import SIGN_CONVENTION
+
+from mechfmu.fmu.native import PLATFORMS
 
 
 class Rows(HTMLParser):

@@ -9,8 +9,8 @@ import sys
 import pytest
 from mechfmu.components import COMPONENTS
 
-from mechfmu.fmu_slave import FmuSlave
-from mechfmu.slaves import LocalSlave, SlaveError
+from mechfmu.master.fmu_slave import FmuSlave
+from mechfmu.master.slaves import LocalSlave, SlaveError
 
 #: (model, start values, the call that must fail, the message the FMU logs)
 CASES = [

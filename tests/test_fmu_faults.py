@@ -20,7 +20,7 @@ import pytest
 from conftest import components_with
 from fmpy import read_model_description
 
-from mechfmu.build import build
+from mechfmu.fmu.build import build
 
 PROBE = '''"""FaultProbe: a test component. Its step fails (fmi2Discard) for u = 7 and raises an exception that is not
 an ``Exception`` for u = 13, which pythonfmu turns into fmi2Fatal."""

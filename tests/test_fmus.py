@@ -10,8 +10,9 @@ import zipfile
 import pytest
 from conftest import slow_but
 from fmpy.validation import validate_fmu
-from mechfmu.build import is_current
 from mechfmu.components import COMPONENTS
+
+from mechfmu.fmu.build import is_current
 
 
 @pytest.mark.parametrize("model", sorted(COMPONENTS))
@@ -77,7 +78,7 @@ def check_round_trip(fmu, cls, tmp_path) -> None:
 def test_scenario_through_fmus_equals_in_process_bit_for_bit(fmus):
     """Three instances of one FMU in one process, two runs in a row (pythonfmu 0.7.0 used to crash
     here), and the FMU run is identical to the in-process run for both algorithms."""
-    from mechfmu.simulate import simulate
+    from mechfmu.master.simulate import simulate
     for algorithm in ("jacobi", "gauss-seidel"):
         runs = [simulate("scenarios/two_mass_oscillator", algorithm=algorithm, stop=0.5, local=local)
                 for local in (False, False, True)]
@@ -93,7 +94,7 @@ def test_fmus_appear_complete_while_another_process_builds(fmus, tmp_path):
     (both see stale FMUs at start) could read an FMU half written, or pythonfmu's own before our loader
     was packed in. Now each FMU is written beside its target and renamed, and builders take turns."""
     shutil.copy(fmus["Mass"], tmp_path / "Mass.fmu")
-    code = ("import sys; from pathlib import Path; from mechfmu.build import build; "
+    code = ("import sys; from pathlib import Path; from mechfmu.fmu.build import build; "
             "build(['Mass'], directory=Path(sys.argv[1]), force=True)")
     builders = [subprocess.Popen([sys.executable, "-c", code, str(tmp_path)], stderr=subprocess.PIPE, text=True)
                 for _ in range(2)]

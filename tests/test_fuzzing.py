@@ -14,8 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mechfmu.components.expressions import Expression, ExpressionError
 
-from mechfmu.scenario import Scenario, ScenarioError, load_scenario
-from mechfmu.simulate import simulate
+from mechfmu.master.simulate import simulate
+from mechfmu.ssp.scenario import Scenario, ScenarioError, load_scenario
 
 pytestmark = pytest.mark.slow  # 10,000 cases
 ROOT = Path(__file__).resolve().parent.parent

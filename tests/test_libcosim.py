@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 from conftest import slow_but
 
-from mechfmu.scenario import load_scenario
-from mechfmu.simulate import simulate
+from mechfmu.master.simulate import simulate
+from mechfmu.ssp.scenario import load_scenario
 
-pytest.importorskip("libcosimpy")  # the test extra; libcosim runs in its own process (mechfmu.crosscheck)
-from mechfmu.crosscheck import run_libcosim  # noqa: E402
+pytest.importorskip("libcosimpy")  # the test extra; libcosim runs in its own process (mechfmu.crosscheck.tools)
+from mechfmu.crosscheck.tools import run_libcosim  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 #: scenario -> (steps, compared outputs); the step counts cover stick -> slip, two bounces, ...
@@ -49,10 +49,10 @@ def test_given_libcosims_times_strict_jacobi_equals_libcosim_bit_for_bit(fmus, t
     """The only arithmetic difference is the clock: libcosim's times are integer nanoseconds converted
     to seconds, ours t0 + n·h. Stepping our strict Jacobi on libcosim's clock gives libcosim's numbers
     exactly, here through limit_stops' stiff impacts (which amplify any ulp)."""
-    from mechfmu.algorithms import make_algorithm
-    from mechfmu.simulate import instantiate
+    from mechfmu.master.algorithms import make_algorithm
+    from mechfmu.master.coupled_system import CoupledSystem
+    from mechfmu.master.simulate import instantiate
     from mechfmu.ssp import export_ssp
-    from mechfmu.system import CoupledSystem
 
     scenario = load_scenario(ROOT / "scenarios" / "limit_stops")
     slaves = instantiate(scenario, local=True)

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from mechfmu.components import COMPONENTS, ComponentError
 from scipy.integrate import solve_ivp
 
-from mechfmu.components import COMPONENTS, ComponentError
-from mechfmu.simulate import simulate
+from mechfmu.master.simulate import simulate
 from validation.analytic import two_mass_oscillator_positions
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -4,10 +4,10 @@ scenarios/limit_stops and scenarios/stick_slip to their exact (piecewise) soluti
 switching (the co-simulation law) converges to the same solutions as its step shrinks."""
 import numpy as np
 import pytest
+from mechfmu.components import COMPONENTS
 from test_events import SHIPPED, SPRING, SPRING_PARAMETERS, piecewise_linear_motion, stick_slip_reference
 
-from mechfmu.components import COMPONENTS
-from mechfmu.simulate import simulate
+from mechfmu.master.simulate import simulate
 
 STOPS = {"useLimitStops": True, "limitStopsUpper": 0.1, "limitStopsLower": -0.1, "limitStopsStiffness": 1e4,
          "limitStopsDamping": 2.0}

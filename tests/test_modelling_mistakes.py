@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from mechfmu.scenario import ScenarioError, load_scenario
-from mechfmu.simulate import simulate, step_count
+from mechfmu.master.simulate import simulate, step_count
 from mechfmu.ssp import write_scenario
+from mechfmu.ssp.scenario import ScenarioError, load_scenario
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIOS = ROOT / "scenarios"

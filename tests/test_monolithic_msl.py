@@ -26,7 +26,7 @@ import numpy as np
 import pytest
 from conftest import slow_but
 
-from mechfmu.simulate import simulate
+from mechfmu.master.simulate import simulate
 from validation.msl import read_msl_reference, tube_violation
 from validation.msl_solutions import SOLUTIONS
 

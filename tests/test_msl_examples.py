@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from conftest import slow_but
 
-from mechfmu.simulate import simulate
+from mechfmu.master.simulate import simulate
 from validation.msl import read_msl_reference, tube_violation
 
 #: example -> max abs error allowed per compared signal, and why

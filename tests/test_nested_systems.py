@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mechfmu.overrides import parse_assignments
-from mechfmu.scenario import Connection, ScenarioError, load_scenario
-from mechfmu.simulate import simulate
+from mechfmu.master.simulate import simulate
+from mechfmu.ssp.overrides import parse_assignments
+from mechfmu.ssp.scenario import Connection, ScenarioError, load_scenario
 
 ROOT = Path(__file__).resolve().parent.parent
 FLAT = ROOT / "scenarios/oscillator/SystemStructure.ssd"

@@ -11,9 +11,9 @@ from test_c_host import check_c_host
 from test_fmu_documentation import check_documentation
 from test_fmus import check_round_trip
 
-from mechfmu.build import build, components_in
-from mechfmu.scenario import ComponentSpec, Connection, Scenario
-from mechfmu.simulate import simulate
+from mechfmu.fmu.build import build, components_in
+from mechfmu.master.simulate import simulate
+from mechfmu.ssp.scenario import ComponentSpec, Connection, Scenario
 
 LINEAR_DAMPER = '''"""LinearDamper: Modelica.Mechanics.Translational.Components.Damper.
 

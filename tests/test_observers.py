@@ -8,8 +8,8 @@ import sys
 import numpy as np
 from fmpy.util import read_csv
 
-from mechfmu.observers import CsvWriter, Observer
-from mechfmu.simulate import simulate
+from mechfmu.master.observers import CsvWriter, Observer
+from mechfmu.master.simulate import simulate
 
 
 class Counting(Observer):

@@ -7,9 +7,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mechfmu.observers import plot_result
-from mechfmu.scenario import load_scenario
-from mechfmu.simulate import simulate
+from mechfmu.master.observers import plot_result
+from mechfmu.master.simulate import simulate
+from mechfmu.ssp.scenario import load_scenario
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIOS = sorted(p.parent.name for p in (ROOT / "scenarios").glob("*/SystemStructure.ssd"))

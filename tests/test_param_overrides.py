@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 from test_bad_inputs import cli, edited
 
-from mechfmu.scenario import ScenarioError
-from mechfmu.simulate import simulate
+from mechfmu.master.simulate import simulate
+from mechfmu.ssp.scenario import ScenarioError
 
 
 def read_csv(path):

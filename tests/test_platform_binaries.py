@@ -1,4 +1,4 @@
-"""Every FMU holds our native binary for each platform (mechfmu.native), and each binary is one its platform
+"""Every FMU holds our native binary for each platform (mechfmu.fmu.native), and each binary is one its platform
 loads: the right machine, every FMI 2.0 function exported, no Python library linked (the binary finds Python at
 run time), only the system's own libraries imported; macOS: both architectures in one universal binary, macOS 11
 and later, the arm64 slice signed (Apple silicon runs no unsigned code). linux64 and win64 also run in the tests
@@ -13,8 +13,8 @@ import lief
 import pytest
 from conftest import HEADERS
 
-from mechfmu.build import binary_name
-from mechfmu.native import PLATFORMS, universal_binary
+from mechfmu.fmu.build import binary_name
+from mechfmu.fmu.native import PLATFORMS, universal_binary
 
 #: the functions an FMI 2.0 binary exports (both interfaces), from the standard's header
 FMI2_FUNCTIONS = set(re.findall(r"FMI2_Export\s+fmi2\w+TYPE\s+(fmi2\w+);", (HEADERS / "fmi2Functions.h").read_text()))
@@ -87,7 +87,7 @@ def test_universal_binary_takes_thin_64_bit_mach_o_only():
 
 
 def test_a_build_for_this_machine_alone_holds_its_binary_only(tmp_path):
-    from mechfmu.build import build, is_current
+    from mechfmu.fmu.build import build, is_current
     fmu = build(["Mass"], directory=tmp_path, platforms=["linux64"])[0]
     with zipfile.ZipFile(fmu) as zf:
         assert sorted(name for name in zf.namelist() if name.startswith("binaries/")) == ["binaries/linux64/Mass.so"]

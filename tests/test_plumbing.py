@@ -8,9 +8,9 @@ import random
 import pytest
 from fmpy.fmi1 import FMICallException
 from fmpy.fmi2 import FMU2Slave
-
 from mechfmu.components import COMPONENTS
-from mechfmu.fmu_slave import FmuSlave
+
+from mechfmu.master.fmu_slave import FmuSlave
 
 
 def test_hundreds_of_instances_freed_in_any_order_stay_told_apart(fmus):

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from mechfmu.interrupt import INTERRUPT
-from mechfmu.observers import CsvWriter
-from mechfmu.simulate import simulate
+from mechfmu.master.interrupt import INTERRUPT
+from mechfmu.master.observers import CsvWriter
+from mechfmu.master.simulate import simulate
 
 ROOT = Path(__file__).resolve().parent.parent
 OSCILLATOR = ROOT / "scenarios" / "oscillator"

@@ -5,9 +5,9 @@ only in their rounding); a rotational connector grounded by RotationalFixed(phi0
 by its unwired inputs, bit for bit."""
 import numpy as np
 import pytest
-
 from mechfmu.components import COMPONENTS
-from mechfmu.simulate import simulate
+
+from mechfmu.master.simulate import simulate
 from mechfmu.ssp import write_scenario
 
 L = 0.35

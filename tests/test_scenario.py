@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from mechfmu.scenario import ScenarioError, load_scenario
+from mechfmu.ssp.scenario import ScenarioError, load_scenario
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -42,7 +42,7 @@ def test_local_run_needs_no_fmu_file(tmp_path):
     a scenario folder copied where no FMU exists runs with local=True and equals the FMU run."""
     import shutil
 
-    from mechfmu.simulate import simulate
+    from mechfmu.master.simulate import simulate
     folder = tmp_path / "a" / "b" / "oscillator"
     shutil.copytree(ROOT / "scenarios" / "oscillator", folder)
     assert not (folder / "../../fmus/Mass.fmu").exists()

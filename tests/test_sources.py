@@ -13,11 +13,11 @@ from fmpy.validation import validate_fmu
 from mechfmu.components import COMPONENTS, ComponentError
 from mechfmu.components.table import interpolate, parse_rows
 
-from mechfmu.fmu_slave import FmuSlave
-from mechfmu.scenario import ScenarioError, load_scenario
-from mechfmu.simulate import simulate
-from mechfmu.slaves import LocalSlave, SlaveError
+from mechfmu.master.fmu_slave import FmuSlave
+from mechfmu.master.simulate import simulate
+from mechfmu.master.slaves import LocalSlave, SlaveError
 from mechfmu.ssp import write_scenario
+from mechfmu.ssp.scenario import ScenarioError, load_scenario
 
 NEW = ["Sine", "Step", "Ramp", "Constant", "Table", "Force", "Torque", "Position", "Speed", "Accelerate"]
 REFERENCE = Path("/work/shared/reference-data/MAP-LIB_ReferenceResults-v4.1.0/Modelica/Mechanics/Translational/"

@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 from conftest import slow_but
 
-from mechfmu.crosscheck import run_libcosim, state_outputs
-from mechfmu.scenario import NS, ScenarioError, load_scenario
-from mechfmu.simulate import simulate
-from mechfmu.ssp import OMS_NS, export_ssp
+from mechfmu.crosscheck.tools import run_libcosim, state_outputs
+from mechfmu.master.simulate import simulate
+from mechfmu.ssp.export import OMS_NS, export_ssp
+from mechfmu.ssp.scenario import NS, ScenarioError, load_scenario
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIOS = sorted(p.parent.name for p in (ROOT / "scenarios").glob("*/SystemStructure.ssd"))

@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mechfmu.scenario import ScenarioError, load_scenario
-from mechfmu.simulate import simulate
+from mechfmu.master.simulate import simulate
+from mechfmu.ssp.scenario import ScenarioError, load_scenario
 
 ROOT = Path(__file__).resolve().parent.parent
 SSV = "http://ssp-standard.org/SSP1/SystemStructureParameterValues"

@@ -29,11 +29,11 @@ import numpy as np
 import pytest
 from conftest import slow_but
 
-from mechfmu.crosscheck import state_outputs
-from mechfmu.observers import Observer
-from mechfmu.scenario import NS, component_class, load_scenario
-from mechfmu.simulate import simulate
-from mechfmu.ssp import PARAMETER_SET, export_ssp
+from mechfmu.crosscheck.tools import state_outputs
+from mechfmu.master.observers import Observer
+from mechfmu.master.simulate import simulate
+from mechfmu.ssp.export import PARAMETER_SET, export_ssp
+from mechfmu.ssp.scenario import NS, component_class, load_scenario
 
 ROOT = Path(__file__).resolve().parent.parent
 #: the oscillator (a String user law), elastogap (two instances each of Mass, CoordinateSpringDamper,

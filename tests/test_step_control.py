@@ -10,10 +10,10 @@ from conftest import slow_but
 from mechfmu.components.mass import Mass
 from test_events import SHIPPED, piecewise_linear_motion
 
-from mechfmu.algorithms import make_algorithm
-from mechfmu.simulate import simulate
-from mechfmu.slaves import LocalSlave
-from mechfmu.system import CoupledSystem
+from mechfmu.master.algorithms import make_algorithm
+from mechfmu.master.coupled_system import CoupledSystem
+from mechfmu.master.simulate import simulate
+from mechfmu.master.slaves import LocalSlave
 from validation.analytic import two_mass_oscillator_positions
 
 

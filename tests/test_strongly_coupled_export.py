@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from fmpy import read_model_description
 
-from mechfmu.scenario import NS
-from mechfmu.simulate import simulate
-from mechfmu.ssp import OMS_NS, export_ssp
+from mechfmu.master.simulate import simulate
+from mechfmu.ssp.export import OMS_NS, export_ssp
+from mechfmu.ssp.scenario import NS
 
 ROOT = Path(__file__).resolve().parent.parent
 OMS = {"oms": OMS_NS, **NS}
@@ -59,7 +59,7 @@ def test_our_master_runs_the_archive_as_the_monolithic_master_like_the_folder(ar
 def test_the_crosscheck_of_the_archive_compares_its_monolithic_run_through_the_fmus_and_in_process(archive):
     """The archive's master is the monolithic master: the crosscheck's first pair is that master through the Model
     Exchange FMUs against the components in-process, bit for bit; libcosim still runs the co-simulation."""
-    from mechfmu.crosscheck import crosscheck
+    from mechfmu.crosscheck.tools import crosscheck
     comparisons = crosscheck(archive, steps=2000)
     assert comparisons[0].pair == "monolithic FMUs vs in-process"
     assert comparisons[0].difference == 0.0 and comparisons[0].passed

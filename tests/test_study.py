@@ -1,4 +1,4 @@
-"""parameter studies (mechfmu/study.py, mechfmu/study_runner.py, ``mechfmu sweep``). The
+"""parameter studies (mechfmu/studies/study.py, mechfmu/studies/runner.py, ``mechfmu sweep``). The
 expectations are independent runs: a study's row equals ``simulate`` of that point alone, whatever
 the workers, their order, a killed worker or an interrupted and resumed study."""
 import csv
@@ -12,9 +12,9 @@ import time
 import numpy as np
 import pytest
 
-from mechfmu.simulate import simulate
-from mechfmu.study import Metric, Study, grid_values, load_study
-from mechfmu.study_runner import run_study
+from mechfmu.master.simulate import simulate
+from mechfmu.studies.runner import run_study
+from mechfmu.studies.study import Metric, Study, grid_values, load_study
 
 #: limit_stops in-process, 0.5 s (0.2-0.4 s a run): mass and stop stiffness on a grid, two couplings
 GRID = {"mass.m": "0.5:2:3", "algorithm": "jacobi,linear-implicit"}

@@ -9,9 +9,9 @@ import sys
 import numpy as np
 import pytest
 
-from mechfmu.simulate import InstancePool, simulate
-from mechfmu.study import Metric, Study
-from mechfmu.study_runner import instance_pool, run_point, run_study
+from mechfmu.master.simulate import InstancePool, simulate
+from mechfmu.studies.runner import instance_pool, run_point, run_study
+from mechfmu.studies.study import Metric, Study
 
 LIMIT_STOPS = "scenarios/limit_stops"
 

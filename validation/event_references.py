@@ -179,7 +179,7 @@ def _ball_drop_geometry(scenario) -> tuple[float, np.ndarray, np.ndarray, str]:
     half-space on ground; the distance sphere - half-space is ``-(c - point)·normal - radius``."""
     from scipy.spatial.transform import Rotation
 
-    from mechfmu.scenario import Scenario, load_scenario
+    from mechfmu.ssp.scenario import Scenario, load_scenario
 
     if not isinstance(scenario, Scenario):
         scenario = load_scenario(scenario, check=False)
@@ -267,7 +267,7 @@ def ball_drop_contact_changes(scenario=BALL_DROP, t_end: float = 1.0, accuracy: 
 def ball_drop_contact_onset(scenario=BALL_DROP, accuracy: float = 1e-10) -> float:
     """The first instant [s] at which the ball touches the ground in OpenSim's solution (distance 0):
     the first of ``ball_drop_contact_changes`` (see there for method and accuracy: < 1e-11 s)."""
-    from mechfmu.scenario import load_scenario
+    from mechfmu.ssp.scenario import load_scenario
 
     radius, point, normal, body = _ball_drop_geometry(scenario)
     spec = load_scenario(scenario, check=False).components[body].parameters
@@ -301,7 +301,7 @@ def ball_drop_onset_1dof(scenario=BALL_DROP, rtol: float = 1e-13) -> float:
     3.7's normal force ``f = 4/3·k·√(R·k)·(δ² + cf)^(3/4)·(1/2 + tanh(bd·δ)/2)·(1 + 3/2·c·v_n)·(1/2 +
     tanh(bv·(v_n + 2/(3c)))/2)``, k = E^(2/3)/2, integrated by scipy (DOP853, ``rtol``, atol 1e-16)
     with event location on δ = 0. Agrees with OpenSim to 4.4e-15 s (measured)."""
-    from mechfmu.scenario import load_scenario
+    from mechfmu.ssp.scenario import load_scenario
 
     radius, point, normal, body = _ball_drop_geometry(scenario)
     specs = load_scenario(scenario, check=False).components

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 from mechfmu.components.ports import IMMEDIATE_SWITCHING
 
-from mechfmu.scenario import Scenario, load_scenario
+from mechfmu.ssp.scenario import Scenario, load_scenario
 
 BODIES = ("Mass", "Inertia")
 CONNECTORS = ("CoordinateSpringDamper", "CoordinateSpringDamperExt", "RotationalSpringDamperExt",

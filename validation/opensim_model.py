@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from mechfmu.scenario import Scenario, load_scenario
+from mechfmu.ssp.scenario import Scenario, load_scenario
 
 from .exudyn_model import component, model_name
 

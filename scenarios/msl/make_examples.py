@@ -18,7 +18,7 @@ its ``reference/`` folder; without it, the ``reference/`` folders in the reposit
   from the flange positions (``flange_a.s = s - L/2``, ``flange_b.s = s + L/2``).
 - ``Oscillator`` and ``Damper``: MSL's Spring, Damper and SpringDamper are CoordinateSpringDampers; where
   MSL connects two elements to one flange of a mass (spring2 and damper1, damper2 and spring2) each gets
-  a force port of that flange (connects ``<->``: mechfmu.ssp.flange_connections).
+  a force port of that flange (connects ``<->``: mechfmu.ssp.writer.flange_connections).
 - ``WhyArrows``: ``fixed1``/``fixed2`` (s0 = -1.9 m), ``spring1``/``spring2`` (MSL Spring c = 11 N/m,
   s_rel0 = 2 m: a CoordinateSpringDamper without damping), ``mass1``/``inertia2`` (1 kg, L = 2 m). Its
   rods and position sensors only measure a housing; they are left out.

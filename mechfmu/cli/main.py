@@ -1,0 +1,323 @@
+"""Command line: ``mechfmu build | run | algorithms | sweep | plot-study | export-ssp | crosscheck |
+export-crosscheck | validate | info``.
+
+Every failure ends with one clear message on stderr and a non-zero exit code, never a traceback:
+2 for a refused command (bad arguments, scenario, paths), 1 for a run that failed, 130 after Ctrl-C
+(``run`` stops at its next step and keeps what it computed).
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import signal
+import sys
+from pathlib import Path
+
+from mechfmu.cli.parser import joined_negative_values, make_parser, print_algorithms
+from mechfmu.fmu import build as fmu_build
+from mechfmu.master.interrupt import INTERRUPT
+
+
+def _build(args: argparse.Namespace) -> int:
+    from mechfmu.fmu.native import parse_platforms
+    directory = Path(args.dir) if args.dir else fmu_build.FMU_DIR
+    try:
+        platforms = parse_platforms(args.platforms)
+    except ValueError as error:
+        print(f"mechfmu build: --platforms: {error}", file=sys.stderr)
+        return 2
+    built = fmu_build.build(directory=directory, force=args.force, platforms=platforms)
+    print("\n".join(f"built {p}" for p in built) if built else f"all FMUs in {directory} are current")
+    return 0
+
+
+def _writable(path: str | None, option: str) -> Path | None:
+    """The output path of ``option``, its folder created now: a bad path fails before the run. A character
+    device or FIFO (``/dev/null``, a pipe) is written through; a folder, a block device or a socket is refused."""
+    from mechfmu.master.observers import is_stream
+
+    if path is None:
+        return None
+    target = Path(path)
+    try:
+        stream = is_stream(path)
+    except ValueError as exc:
+        raise ValueError(f"{option} {exc}") from None
+    if stream:
+        if not os.access(target, os.W_OK):
+            raise ValueError(f"{option} {path}: not writable (a device or FIFO without write permission for you)")
+        return target
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ValueError(f"{option} {path}: cannot create its folder ({exc.strerror})") from None
+    if target.is_dir() or not os.access(target.parent, os.W_OK):
+        raise ValueError(f"{option} {path}: not a writable file path")
+    return target
+
+
+def write_events(path: Path, events: list[tuple[float, str]]) -> None:
+    """The located events as CSV: ``"time","event"``, the time [s] exact (repr) and the indicators that
+    crossed there (``component.indicator.x``, or ``component.switchingError``)."""
+    with path.open("w", encoding="utf-8", newline="") as file:
+        file.write('"time","event"\n')
+        file.writelines(f'{t!r},"{what}"\n' for t, what in events)
+
+
+#: final values worth printing: body positions and velocities (1D and 3D)
+FINAL_NAMES = ("s", "v", "phi", "w", "position.x", "position.y", "position.z", "velocity.x", "velocity.y", "velocity.z")
+
+
+def _run(args: argparse.Namespace) -> int:
+    from mechfmu.master.observers import CsvWriter
+
+    out, plot = _writable(args.out, "--out"), _writable(args.plot, "--plot")
+    args.events_out = _writable(args.events_out, "--events-out")
+    writer = CsvWriter(out) if out else None  # refuses a file another run is writing, before the run
+    try:
+        return _run_with(args, writer, plot)
+    finally:
+        if writer:
+            writer.close()
+
+
+def _run_with(args: argparse.Namespace, writer, plot: Path | None) -> int:
+    from mechfmu.master.observers import PlotWriter, ProgressBar
+    from mechfmu.master.simulate import simulate
+    from mechfmu.ssp.overrides import check_overrides, parse_assignments
+    from mechfmu.ssp.scenario import load_scenario
+
+    if not args.local:
+        built = fmu_build.build()
+        if built:
+            print(f"built {len(built)} FMU(s) in {fmu_build.FMU_DIR}: {', '.join(p.stem for p in built)}")
+    scenario = load_scenario(args.scenario, local=args.local, built_fmus=args.built_fmus or None,
+                             outside_sources=args.outside_sources)
+    _check_variables(args, scenario, plot)
+    for warning in scenario.warnings:  # likely modelling mistakes, before the run
+        print(f"warning: {warning}", file=sys.stderr)
+    observers: list = [writer] if writer else []
+    plotter = PlotWriter(plot, args.plot_variables) if plot else None
+    observers += [plotter] if plotter else []
+    if sys.stderr.isatty():
+        observers.append(ProgressBar())
+    options = {"exchange": args.exchange} if args.exchange else {}
+    for item in args.option or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ValueError(f"--option {item!r}: use KEY=VALUE, e.g. --option tolerance=1e-9")
+        options[key.strip()] = value.strip()
+    if INTERRUPT.requested:
+        raise KeyboardInterrupt
+    guards = {"max_steps": args.max_steps} if args.max_steps is not None else {}
+    if args.divergence_factor is not None:
+        guards["divergence_factor"] = args.divergence_factor
+    if args.output_accepted:
+        guards["output_accepted"] = True
+    for key in ("rtol", "atol"):
+        if getattr(args, key) is not None:
+            if key in options:
+                raise ValueError(f"--{key} and --option {key}= both given: the run's tolerance is one, use --{key}")
+            options[key] = getattr(args, key)
+    result = simulate(scenario, algorithm=args.algorithm, step=args.step, stop=args.stop, observers=observers,
+                      local=args.local,
+                      parameters=check_overrides(scenario, parse_assignments(args.param or []), args.local, texts=True),
+                      output_variables=args.output_variables, output_interval=args.output_interval,
+                      record=plotter is not None, estimate_error=not args.no_error_estimate, **guards, **options)
+    written = writer.written if writer else None
+    if args.events_out:
+        write_events(args.events_out, result.events)
+        print(f"{len(result.events)} located event(s) written to {args.events_out}")
+    if result.status == "interrupted":
+        print(f"{scenario.name}: {result.message}"
+              + (f"; results up to there written to {written}" if written else ""))
+        return 130
+    result.warnings = [w for w in result.warnings if w not in scenario.warnings]  # said before the run
+    print(f"{scenario.name} ({'in-process' if args.local else 'FMUs'}, {args.algorithm or scenario.algorithm}): "
+          f"{result.summary()}")
+    shown = [n for n in list(result.final)[1:] if n.split(".", 1)[1] in FINAL_NAMES][:12]
+    if shown:
+        print(f"final values at t = {result.final['time']:.6g} s: "
+              + ", ".join(f"{n} = {result.final[n]:.6g} {result.units.get(n, '')}".rstrip() for n in shown))
+    if written:
+        print(f"results written to {written}" if result.ok else f"results up to the failure written to {written}")
+    if plotter and plotter.plotted:
+        print(f"plot written to {plot}")
+    return 0 if result.ok else 1
+
+
+def _check_variables(args: argparse.Namespace, scenario, plot: Path | None) -> None:
+    """Refuse, before the run, output and plot variables that match no output of the scenario."""
+    from mechfmu.master.result import declared_outputs, selector
+    if args.plot_variables and plot is None:
+        raise ValueError("--plot-variables chooses what --plot draws: give --plot FILE.png as well")
+    if args.output_variables is None and args.plot_variables is None:
+        return
+    outputs = declared_outputs(scenario, args.local)
+    select = selector(args.output_variables, outputs, "--output-variables")
+    recorded = [name for name in outputs if select(name)]
+    selector(args.plot_variables, recorded, "--plot-variables" + (" (of the recorded --output-variables)"
+                                                                  if args.output_variables else ""))
+
+
+def _pairs(items: list[str] | None, option: str) -> dict[str, str]:
+    found = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            raise ValueError(f"{option} {item!r}: use NAME=VALUE")
+        found[key.strip()] = value.strip()
+    return found
+
+
+def _sweep(args: argparse.Namespace) -> int:
+    from mechfmu.studies.runner import run_study
+    from mechfmu.studies.study import load_study
+
+    study = load_study(args.study, metrics=_pairs(args.metric, "--metric"), grid=_pairs(args.grid, "--grid"),
+                       ranges=_pairs(args.range, "--range"), samples=args.samples, method=args.method,
+                       seed=args.seed, fixed={**_pairs(args.param, "--param"),
+                                              **{f"option.{k}": v for k, v in _pairs(args.option, "--option").items()},
+                                              **{k: getattr(args, k) for k in ("algorithm", "step", "stop")
+                                                 if getattr(args, k) is not None}},
+                       local=args.local, tied=_pairs(args.tie, "--tie"))
+    if not study.local and args.scheduler is None:
+        fmu_build.build()
+    out = _writable(args.out, "--out")
+    assert out is not None  # --out is required
+    reasons: list[str] = []
+
+    def note_failure(row: dict) -> None:
+        if row["status"] != "ok" and len(reasons) < 3:
+            reasons.append(f"run {row['index']}: {row['message']}")
+    counts = run_study(study, out, workers=args.workers, scheduler=args.scheduler,
+                       progress=sys.stderr.isatty() and not args.no_progress, on_row=note_failure,
+                       **({"max_runs": args.max_runs} if args.max_runs is not None else {}))
+    print(f"{Path(study.scenario).name}: {counts['runs']} runs, {counts['done_before']} already in {out}, "
+          f"{counts['computed']} computed, {counts['failed']} failed; table {out}")
+    if reasons:
+        print("first failures:\n" + "\n".join(f"  {reason}" for reason in reasons), file=sys.stderr)
+    return 1 if counts["computed"] and counts["failed"] == counts["computed"] else 0
+
+
+def _plot_study(args: argparse.Namespace) -> int:
+    from mechfmu.studies.plot import plot_study
+    out = _writable(args.out, "--out")
+    target = plot_study(args.table, args.metric, args.x, args.y, out, tuple(args.log or ()))
+    print(f"plot written to {target}")
+    return 0
+
+
+def _export_ssp(args: argparse.Namespace) -> int:
+    from mechfmu.master.observers import is_stream
+    from mechfmu.ssp import export_ssp
+    from mechfmu.ssp.scenario import load_scenario
+    if args.output is not None and not args.output.strip():
+        raise ValueError("-o/--output is empty: give the archive's path, e.g. -o scenario.ssp")
+    if args.output is not None and is_stream(args.output):  # a zip archive is written with seeks
+        raise ValueError(f"-o {args.output}: not a regular file; an archive needs one")
+    fmu_build.build()
+    target = Path(args.output or f"{load_scenario(args.scenario, check=False).name}.ssp")
+    export_ssp(args.scenario, target, shared_fmus=args.shared_fmus, strongly_coupled=args.strongly_coupled)
+    if args.strongly_coupled:
+        print(f"wrote {target}: a strongly coupled system of Model Exchange FMUs (OMSimulator: CVODE; mechfmu: the "
+              "monolithic master)")
+    elif args.shared_fmus:
+        print(f"wrote {target} (SystemStructure.ssd + resources/<Model>.fmu; values in the bindings only: runs in "
+              "mechfmu, libcosim and OMSimulator)")
+    else:
+        print(f"wrote {target} (SystemStructure.ssd + resources/<instance>/<Model>.fmu carrying its values; runs in "
+              "mechfmu, libcosim, OMSimulator, fmpy's simulate_ssp and ecos)")
+    return 0
+
+
+def _crosscheck(args: argparse.Namespace) -> int:
+    from mechfmu.crosscheck.tools import crosscheck, table
+    from mechfmu.ssp.scenario import load_scenario
+    fmu_build.build()
+    if args.steps is not None and args.steps < 1:
+        raise ValueError(f"--steps {args.steps}: give a number of steps >= 1")
+    with_libcosim = importlib.util.find_spec("libcosimpy") is not None
+    if not with_libcosim:
+        print("libcosim is not installed: its comparison is left out (pip install libcosimpy==0.0.6, or "
+              "pip install 'mechfmu[test]')", file=sys.stderr)
+    comparisons = crosscheck(args.scenario, args.steps, libcosim=with_libcosim)
+    print(table(load_scenario(args.scenario, check=False).name, comparisons))
+    return 0 if all(c.passed for c in comparisons) else 1
+
+
+def _export_crosscheck(args: argparse.Namespace) -> int:
+    from mechfmu.crosscheck.export import export_crosscheck
+    fmu_build.build()
+    for folder in export_crosscheck(args.scenario, args.directory):
+        print(f"wrote {folder}")
+    return 0
+
+
+def _validate(args: argparse.Namespace) -> int:
+    from fmpy.validation import validate_fmu
+    fmu_build.build()
+    failed = 0
+    for model in fmu_build.model_names():
+        path = fmu_build.fmu_path(model)
+        problems = validate_fmu(str(path))
+        print(f"{path.name}: " + ("no problems" if not problems else f"{len(problems)} problem(s)"))
+        for p in problems:
+            print(f"  - {p}")
+        failed += bool(problems)
+    return 1 if failed else 0
+
+
+def _info(args: argparse.Namespace) -> int:
+    from fmpy import read_model_description
+    path = Path(args.fmu)
+    if not path.exists() and (fmu_build.FMU_DIR / f"{args.fmu}.fmu").exists():
+        path = fmu_build.FMU_DIR / f"{args.fmu}.fmu"
+    if not path.is_file():
+        raise FileNotFoundError(f"no FMU at {args.fmu}")
+    try:
+        md = read_model_description(str(path))
+    except Exception as exc:  # not a zip, no or a broken modelDescription.xml
+        raise ValueError(f"{path}: not an FMU that can be read ({exc})") from None
+    print(f"{md.modelName}: {md.description or ''}")
+    for v in md.modelVariables:
+        unit = v.unit or (v.declaredType.unit if v.declaredType else "") or ""
+        start = f" = {v.start}" if v.start is not None else ""
+        print(f"  {v.causality:<10} {v.type:<8} {v.name}{start} {unit}  {v.description or ''}")
+    return 0
+
+
+def _algorithms(args: argparse.Namespace) -> int:
+    print_algorithms()
+    return 0
+
+
+#: the function of each command (``mechfmu.cli.parser`` has their arguments)
+HANDLERS = {"build": _build, "run": _run, "algorithms": _algorithms, "sweep": _sweep, "plot-study": _plot_study,
+            "export-ssp": _export_ssp, "crosscheck": _crosscheck, "export-crosscheck": _export_crosscheck,
+            "validate": _validate, "info": _info}
+
+
+def main(argv: list[str] | None = None) -> int:
+    # Ctrl-C during `run` stops the run at its next step and keeps the results (exit 130): SIGINT is a
+    # request from here on (before the heavier imports); the other commands get KeyboardInterrupt back
+    INTERRUPT.install()
+    parser = make_parser()
+    args = parser.parse_args(joined_negative_values(sys.argv[1:] if argv is None else argv))
+    if args.command != "run":
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        if INTERRUPT.requested:
+            raise KeyboardInterrupt
+        return HANDLERS[args.command](args)
+    except KeyboardInterrupt:
+        print(f"mechfmu {args.command}: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # one clear line, no traceback
+        print(f"mechfmu {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

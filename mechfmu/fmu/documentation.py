@@ -1,0 +1,151 @@
+"""Each FMU's ``documentation/index.html``, generated from the component it wraps.
+
+The page is built from what the code declares, so it cannot drift from it: the law is the
+component module's docstring, the tables are the ``parameters``/``inputs``/``outputs`` declarations
+(name, unit, start value, range, feed-through, description), the source system is the class's
+``source``, the port convention is ``components.base.SIGN_CONVENTION``, and the host requirements
+come from the Python runtime the FMU was built for (``mechfmu.fmu.build.python_runtime``). Every
+variable has a table row whose ``id`` is its name.
+"""
+from __future__ import annotations
+
+import html
+import sys
+from importlib.metadata import PackageNotFoundError, version
+
+from mechfmu.components.base import SIGN_CONVENTION, Component, Param
+from mechfmu.components.fmi_model_exchange import state_variables
+
+_STYLE = """body{font-family:sans-serif;max-width:60em;margin:2em auto;line-height:1.4}
+pre{background:#f4f4f4;padding:1em;overflow-x:auto}table{border-collapse:collapse;width:100%}
+td,th{border:1px solid #ccc;padding:.2em .5em;text-align:left;vertical-align:top}code{white-space:nowrap}"""
+
+
+def _e(text: object) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _range(p: Param) -> str:
+    if p.type != "Real":
+        return ""
+    low = "" if p.min is None else f"{'>' if p.min_exclusive else '≥'} {p.min:g}"
+    high = "" if p.max is None else f"≤ {p.max:g}"
+    return ", ".join(x for x in (low, high) if x) or "any finite value"
+
+
+def _start(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return f'"{value}"'
+    return repr(value)
+
+
+def _table(header: tuple[str, ...], rows: list[tuple[str, list[str]]]) -> str:
+    head = "".join(f"<th>{_e(h)}</th>" for h in header)
+    body = "".join(f'<tr id="{_e(name)}">' + "".join(f"<td>{cell}</td>" for cell in cells) + "</tr>\n"
+                   for name, cells in rows)
+    return f"<table>\n<tr>{head}</tr>\n{body}</table>\n"
+
+
+#: how each platform's binary is tested (mechfmu's own test suite)
+TESTED = {"linux64": "run: fmpy, libcosim, a C host that loads it as OMSimulator does, valgrind",
+          "win64": "run under Wine with python.org's Windows Python (a C host: steps, states, errors)",
+          "darwin64": "built and its exports checked; not run (no macOS machine in the tests)",
+          "aarch64-linux": "built and its exports checked; not run (no AArch64 machine in the tests)"}
+
+
+def host_requirements(runtime: dict[str, str], platforms: list[str] | None = None) -> str:
+    """What a machine needs to run the FMU (HTML), for the FMU's page and the README's wording."""
+    from mechfmu.fmu.native import PLATFORMS
+    version_ = runtime["version"]
+    rows = []
+    for folder in platforms or list(PLATFORMS):
+        platform = PLATFORMS[folder]
+        rows.append(f"<li><b>{_e(platform.description)}</b> (<code>binaries/{_e(folder)}</code>): Python "
+                    f"{_e(version_)}'s <code>{_e(platform.library_name(version_))}</code>. Tested: "
+                    f"{_e(TESTED[folder])}.</li>")
+    return f"""<p>The model runs in <b>Python {_e(version_)}</b> (CPython) and uses its standard library only: no
+packages need to be installed; pythonfmu's runtime is inside the FMU (<code>resources/</code>).</p>
+<ul>
+{chr(10).join(rows)}
+</ul>
+<ul>
+<li>In a <b>Python host</b> (fmpy, libcosimpy, a Python script) the host's own interpreter runs the model,
+also if it is linked statically (Debian's <code>python3</code>); no second interpreter is loaded. A host of
+another Python version runs it with a warning.</li>
+<li>In <b>any other host</b> (OpenModelica's OMSimulator and OMEdit, Dymola, Simulink, the FMI compliance
+checker, a C/C++ program) the FMU loads Python {_e(version_)}'s library itself; no preload is needed. It looks in
+the file or folder named by the environment variable <code>MECHFMU_PYTHON</code>, then where Python's installers
+put it: Linux: the library search path (Debian/Ubuntu: the package <code>libpython{_e(version_)}</code>; a
+Python built from source needs <code>--enable-shared</code>); Windows: beside the host's program, on
+<code>PATH</code>, and the installs registered by python.org's installer (per user and for all users); macOS:
+python.org's framework, Homebrew's <code>python@{_e(version_)}</code>, MacPorts, pyenv (with
+<code>--enable-shared</code>). Without it, <code>fmi2Instantiate</code> fails with a message that lists where it
+looked and what to install.</li>
+</ul>"""
+
+
+def fmu_documentation(model: str, cls: type[Component], runtime: dict[str, str], build_hash: str,
+                      platforms: list[str] | None = None) -> str:
+    """The HTML page for the FMU of component class ``cls`` (model identifier ``model``)."""
+    law = sys.modules[cls.__module__].__doc__ or ""
+    own = cls.__dict__.get("__doc__")
+    if own and own.strip() and own.strip() not in law:
+        law += "\n" + own
+    try:
+        mechfmu_version = version("mechfmu")
+    except PackageNotFoundError:  # running from a source tree that is not installed
+        mechfmu_version = "unknown"
+    parameters = [(p.name, [f"<code>{_e(p.name)}</code>", _e(p.type), _e(p.unit if p.type == "Real" else ""),
+                            f"<code>{_e(_start(p.default))}</code>", _e(_range(p)), _e(p.description)])
+                  for p in cls.parameters]
+    inputs = [(i.name, [f"<code>{_e(i.name)}</code>", _e(i.unit), f"<code>{_e(_start(i.start))}</code>",
+                        _e(i.description)]) for i in cls.inputs]
+    outputs = [(o.name, [f"<code>{_e(o.name)}</code>", _e(o.unit),
+                         ", ".join(f"<code>{_e(d)}</code>" for d in o.depends_on) or "state only",
+                         _e(o.description)]) for o in cls.outputs]
+    states = [(name, [f"<code>{_e(name)}</code>", _e(unit), _e(text)]) for name, unit, text in state_variables(cls)]
+    interfaces = (f"Co-simulation only: {_e(cls.co_simulation_only)}." if cls.co_simulation_only else
+                  "Co-simulation and Model Exchange, one <code>modelIdentifier</code>: <code>fmi2Instantiate</code>'s "
+                  f"<code>fmuType</code> selects. Model Exchange: {len(cls.continuous_states)} continuous states, "
+                  f"{len(cls.indicator_names())} event indicators (the <code>indicator.*</code> outputs), time events "
+                  "through <code>nextEventTime</code>; no evaluation has a side effect; a call outside FMI 2.0's "
+                  "Model Exchange state machine, a wrong number of states or indicators, a non-finite state or a time "
+                  "before the last event or completed integrator step is refused with <code>fmi2Error</code>, the "
+                  "instance unchanged.")
+    sections = [
+        f"<h1>{_e(model)}</h1>\n<p>{_e(cls.description)}</p>",
+        f"<p><b>Physics from:</b> {_e(cls.source)}.<br><b>Built by</b> mechfmu {_e(mechfmu_version)} "
+        f"(build {_e(build_hash)}) with pythonfmu 0.7.0 for Python {_e(runtime['version'])}; FMI 2.0 "
+        + ("co-simulation.</p>" if cls.co_simulation_only else "co-simulation and model exchange.</p>"),
+        f"<h2>Law</h2>\n<pre>{_e(law.strip())}</pre>",
+        "<h2>Parameters</h2>\n<p>Fixed parameters: set them before <code>fmi2ExitInitializationMode</code>. "
+        "A value outside its range is refused at once (<code>fmi2SetReal</code> returns <code>fmi2Error</code>); "
+        "rules between parameters and user-function expressions are checked when initialization ends.</p>\n"
+        + _table(("name", "type", "unit", "default", "range", "description"), parameters),
+        "<h2>Inputs</h2>\n" + (_table(("name", "unit", "start", "description"), inputs) if inputs else "<p>none</p>"),
+        "<h2>Outputs</h2>\n<p>“Depends on” lists the inputs an output feeds through within a step "
+        "(the modelDescription's dependencies); “state only” outputs change only in <code>fmi2DoStep</code>.</p>\n"
+        + _table(("name", "unit", "depends on", "description"), outputs),
+        "<h2>Continuous states (Model Exchange)</h2>\n" + (_table(("name", "unit", "description"), states) if states
+                                                             else "<p>none</p>"),
+        f"<h2>Ports and sign convention</h2>\n<p>{_e(SIGN_CONVENTION)}</p>",
+        "<h2>Errors</h2>\n<p>Every error names the component, the variable and the value, and reaches the "
+        "host through the FMI logger whatever <code>loggingOn</code> says; the call that finds it returns "
+        "<code>fmi2Error</code> and leaves the instance unchanged: a value out of range or not finite, a parameter "
+        "after initialization, an unknown value reference or one of another type, a call the FMI 2.0 state machine "
+        "does not allow in the current state, a NULL pointer, an FMU state this instance did not hand out (or "
+        "already freed), a serialized state that is not a complete valid state of this component, a step whose "
+        "time is not the instance's current time or whose size is not finite and positive. Reading a non-finite "
+        "output (e.g. after inputs of 1e308) returns <code>fmi2Error</code>. A step the component cannot take "
+        "(e.g. a user function that fails at the current inputs) returns <code>fmi2Discard</code> with the reason "
+        "logged. After <code>fmi2Fatal</code> every call but <code>fmi2FreeInstance</code> is refused.</p>",
+        f"<h2>FMI interfaces</h2>\n<p>{interfaces}</p>",
+        "<h2>FMI capabilities</h2>\n<p>Co-simulation with any communication step; "
+        "<code>canGetAndSetFMUstate</code> and <code>canSerializeFMUstate</code> (every hidden state included, "
+        "so a master can repeat steps); no directional derivatives, no input derivatives.</p>",
+        "<h2>What the host machine needs</h2>\n" + host_requirements(runtime, platforms),
+    ]
+    return (f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<title>{_e(model)}</title>\n'
+            f"<style>{_STYLE}</style>\n</head>\n<body>\n" + "\n".join(sections) + "\n</body>\n</html>\n")

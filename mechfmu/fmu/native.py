@@ -1,0 +1,146 @@
+"""The FMU's native binary (``mechfmu/fmu/fmi2_loader.c``, ``fmi2_python.c``, ``fmi2_platform.c``) for every platform.
+
+One binary per platform serves every FMU: it is named after the model when packed (the model identifier is the
+binary's name). linux64 is compiled with the system C compiler (``$CC``, ``cc`` or ``gcc``; zig if there is none);
+the other platforms with zig (the PyPI package ``ziglang``, pinned, so every builder has the same cross compiler):
+
+============== ===================================== ============================================
+folder         binary                                the target machine needs
+============== ===================================== ============================================
+linux64        ``<model>.so``, x86-64 ELF            ``libpython3.X.so.1.0``
+aarch64-linux  ``<model>.so``, AArch64 ELF           ``libpython3.X.so.1.0``
+win64          ``<model>.dll``, x86-64 PE (UCRT)     ``python3X.dll`` (python.org installer or
+                                                     embeddable package)
+darwin64       ``<model>.dylib``, universal Mach-O   ``libpython3.X.dylib`` or a Python.framework
+               (x86_64 and arm64 slices, macOS 11+)
+============== ===================================== ============================================
+
+FMI 2.0 names linux64, win64 and darwin64; for AArch64 Linux it names nothing, and the folder is FMI 3.0's
+platform tuple, which FMI 2.0.4 tools also look for. darwin64 holds both Mac architectures in one universal
+binary, as Apple silicon hosts (which look in darwin64 only) need.
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+SOURCES_DIR = Path(__file__).resolve().parent
+#: the native binary's sources: the loader, the Python side it calls, the operating system under both
+SOURCES = [SOURCES_DIR / f"fmi2_{name}" for name in ("loader.c", "python.c", "python.h", "platform.c", "platform.h")]
+ZIG_VERSION = "0.17.1"  # the pinned cross compiler (pyproject.toml: ziglang==ZIG_VERSION)
+NAME = "mechfmu_fmi2"  # the name a binary has inside (DLL export name, Mach-O install name), the same in every FMU
+MACOS_MINIMUM = "11.0"  # the oldest macOS the darwin64 binary loads on (the first with Apple silicon)
+
+
+@dataclass(frozen=True)
+class Platform:
+    """A binaries/ folder: the binary's extension, zig's targets (several: one universal binary; none: the system
+    C compiler) and the name of the Python library on the target ({version} "3.11", {digits} "311")."""
+    folder: str
+    extension: str
+    zig_targets: tuple[str, ...]
+    python_library: str
+    description: str
+
+    def library_name(self, version: str) -> str:
+        return self.python_library.format(version=version, digits=version.replace(".", ""))
+
+
+PLATFORMS = {platform.folder: platform for platform in (
+    Platform("linux64", ".so", (), "libpython{version}.so.1.0", "Linux x86-64"),
+    Platform("aarch64-linux", ".so", ("aarch64-linux-gnu",), "libpython{version}.so.1.0", "Linux AArch64"),
+    Platform("win64", ".dll", ("x86_64-windows-gnu",), "python{digits}.dll", "Windows x86-64"),
+    Platform("darwin64", ".dylib", (f"x86_64-macos.{MACOS_MINIMUM}", f"aarch64-macos.{MACOS_MINIMUM}"),
+             "libpython{version}.dylib", "macOS, Intel and Apple silicon"),
+)}
+HOST_PLATFORM = "linux64"  # the platform the builder runs on (the FMU build runs on Linux x86-64)
+
+
+def parse_platforms(text: str) -> list[str]:
+    """``--platforms``: "all", "host" or folder names separated by commas; ValueError names an unknown one."""
+    if text.strip() in ("", "all"):
+        return list(PLATFORMS)
+    names = [HOST_PLATFORM if name.strip() == "host" else name.strip() for name in text.split(",") if name.strip()]
+    unknown = [name for name in names if name not in PLATFORMS]
+    if unknown:
+        raise ValueError(f"unknown platform {unknown[0]!r}: the platforms are {', '.join(PLATFORMS)} (or all, host)")
+    return list(dict.fromkeys(names))
+
+
+def zig() -> list[str]:
+    """The command that runs the pinned zig (``python -m ziglang``); RuntimeError says how to install it."""
+    if importlib.util.find_spec("ziglang") is None:
+        raise RuntimeError(f"building the FMUs' Windows, macOS and AArch64 binaries needs zig: pip install "
+                           f"ziglang=={ZIG_VERSION} (or build for this machine alone: mechfmu build --platforms host)")
+    return [sys.executable, "-m", "ziglang"]
+
+
+def _defines(platform: Platform, runtime: dict[str, str]) -> list[str]:
+    defines = {"MECHFMU_PYTHON_VERSION": runtime["version"],
+               "MECHFMU_LIBPYTHON_SONAME": platform.library_name(runtime["version"]),
+               # the build machine's own library, for a target that is this machine
+               "MECHFMU_LIBPYTHON_PATH": runtime["library"] if platform.folder == HOST_PLATFORM else ""}
+    return [f"-D{k}={json.dumps(v, ensure_ascii=False)}" for k, v in defines.items()]
+
+
+def _compile(compiler: list[str], arguments: list[str], target: Path) -> None:
+    cmd = [*compiler, *arguments, "-o", str(target), *(str(path) for path in SOURCES if path.suffix == ".c")]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"compiling the native binary failed ({' '.join(cmd)}):\n{proc.stderr}")
+
+
+def compile_binary(target: Path, runtime: dict[str, str], platform: str = HOST_PLATFORM) -> None:
+    """Compile the native binary for ``platform`` (a PLATFORMS key) and the Python ``runtime``
+    (``mechfmu.fmu.build.python_runtime``) into ``target``."""
+    import fmpy
+    spec = PLATFORMS[platform]
+    headers = Path(fmpy.__file__).parent / "c-code"  # the FMI 2.0 headers fmpy ships
+    warnings = ["-O2", "-Wall", "-Wextra", "-Werror", f"-I{headers}", *_defines(spec, runtime)]
+    if not spec.zig_targets:
+        compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+        command, extra = ([compiler], []) if compiler else ([*zig(), "cc"], ["-target", "x86_64-linux-gnu"])
+        _compile(command, [*extra, "-shared", "-fPIC", "-fvisibility=hidden", *warnings, "-lpthread", "-ldl"], target)
+        return
+    system_libraries = {".dll": ["-ladvapi32"], ".so": ["-lpthread", "-ldl"],
+                        ".dylib": [f"-Wl,-install_name,@rpath/{NAME}.dylib"]}[spec.extension]
+    with tempfile.TemporaryDirectory(prefix="mechfmu_native_") as tmp:
+        slices = []
+        for zig_target in spec.zig_targets:
+            thin = Path(tmp) / zig_target / f"{NAME}{spec.extension}"  # the name the binary calls itself
+            thin.parent.mkdir()
+            _compile([*zig(), "cc"], ["-target", zig_target, "-shared", "-fPIC", "-fvisibility=hidden", "-g0",
+                                      *warnings, *system_libraries], thin)
+            slices.append(thin.read_bytes())
+        target.write_bytes(slices[0] if len(slices) == 1 else universal_binary(slices))
+
+
+MACH_O_64 = 0xFEEDFACF
+FAT_MAGIC = 0xCAFEBABE
+SLICE_ALIGNMENT = 14  # 2**14 bytes: the page size of arm64 macOS
+
+
+def universal_binary(slices: list[bytes]) -> bytes:
+    """Thin 64-bit Mach-O files as one universal binary (what ``lipo -create`` writes): a big-endian fat header
+    (FAT_MAGIC, the count), a fat_arch per slice (cputype, cpusubtype, offset, size, log2 alignment), then each
+    slice at an offset aligned to 2**SLICE_ALIGNMENT."""
+    header, body = struct.pack(">II", FAT_MAGIC, len(slices)), b""
+    offset = 8 + 20 * len(slices)
+    for data in slices:
+        magic, cputype, cpusubtype = struct.unpack_from("<IiI", data)
+        if magic != MACH_O_64:
+            raise ValueError(f"not a thin 64-bit Mach-O file (magic {magic:#x})")
+        padding = -(offset + len(body)) % (1 << SLICE_ALIGNMENT)
+        body += b"\0" * padding
+        header += struct.pack(">iIIII", cputype, cpusubtype & 0x00FFFFFF, offset + len(body), len(data),
+                              SLICE_ALIGNMENT)
+        body += data
+    return header + body

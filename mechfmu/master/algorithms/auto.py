@@ -1,0 +1,86 @@
+"""The automatic master ``auto``: the coupling an expert would choose for a scenario, from what its components
+are, decided once they are instantiated (``choose``). It is the default wherever neither the caller nor the
+scenario names an algorithm.
+
+- An active constraint (an input ``lambda`` that a master must solve, with an output ``constraintEquation``;
+  ``activeConnector`` not false): ``newton`` with implicit coupling, the master that solves it.
+- Otherwise ``linear-implicit``: Jacobi plus the tangents (∂f/∂s, ∂f/∂v) of every connector that outputs them,
+  with which the body integrates the connector's force implicitly: a linear connector to ground adds no coupling
+  error and a stiff one stays stable at any step; where there are no tangents it is Jacobi.
+- Events on where a component has event indicators (``indicator.*`` outputs: a contact, a limit stop, a
+  stick/slip switch), every slave can take a step again (rollback) and there is no constraint: each switch is
+  located within its step and acts there, not at the step's end. With a constraint the switches act at the
+  steps' ends, as in Exudyn: on belt_friction (a belt drive's velocity constraint and stick/slip friction)
+  located switches put the mass 2e-3 m from Exudyn's solution, switches at the steps' ends 6e-4 m.
+
+Options the caller gives go to the chosen algorithm and win over these choices (``events="off"``); one the
+chosen algorithm does not take is a ValueError naming it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from mechfmu.components.ports import ACTIVE, INDICATOR
+from mechfmu.master.algorithms.base import ALGORITHMS, CouplingAlgorithm, is_constraint, make_algorithm
+from mechfmu.master.slaves import Slave
+
+AUTO = "auto"
+
+
+def algorithm_names() -> list[str]:
+    """Every name a caller or a scenario may give: the algorithms and ``auto``."""
+    return sorted([*ALGORITHMS, AUTO])
+
+
+@dataclass
+class Choice:
+    """What ``auto`` chose: the algorithm, its options and why."""
+    algorithm: str
+    options: dict[str, str] = field(default_factory=dict)
+    reason: str = ""
+
+    def describe(self) -> str:
+        options = "".join(f" {k}={v}" for k, v in self.options.items())
+        return f"auto chose {self.algorithm}{options}: {self.reason}"
+
+
+def switching_slaves(slaves: dict[str, Slave]) -> list[str]:
+    """The slaves that switch: those with event indicators (``indicator.*`` outputs)."""
+    return [name for name, slave in slaves.items()
+            if any(n.startswith(INDICATOR) and v.causality == "output" for n, v in slave.variables.items())]
+
+
+def choose(slaves: dict[str, Slave], values: dict[str, dict[str, Any]]) -> Choice:
+    """The coupling for ``slaves`` whose parameter ``values`` (per slave, as the run sets them) are given."""
+    constraints = [name for name, slave in slaves.items()  # active as the run will set them (not yet set)
+                   if is_constraint(slave) and values.get(name, {}).get(ACTIVE, True) not in (False, "false", 0)]
+    switching = switching_slaves(slaves)
+    rollback = all(getattr(slave, "can_roll_back", True) for slave in slaves.values())
+    if constraints:
+        choice = Choice("newton", {"coupling": "implicit"},
+                        f"the constraint(s) {', '.join(constraints)} need a master that solves their force")
+    else:
+        choice = Choice("linear-implicit", {}, "no constraint: the connectors' tangents couple them implicitly "
+                                               "(stable for stiff ones)")
+    if switching and constraints:
+        choice.reason += (f"; {', '.join(switching)} switch at the steps' ends, as in Exudyn (with a constraint's "
+                          "solved force, located switches ended farther from Exudyn's solution)")
+    elif switching and rollback:
+        choice.options["events"] = "on"
+        choice.reason += f"; {', '.join(switching)} switch (event indicators): each switch located in its step"
+    elif switching:
+        choice.reason += (f"; {', '.join(switching)} switch, but not every FMU can take a step again "
+                          "(canGetAndSetFMUstate): switches act at the step's end")
+    return choice
+
+
+def chosen_algorithm(slaves: dict[str, Slave], values: dict[str, dict[str, Any]],
+                     options: dict[str, Any]) -> tuple[CouplingAlgorithm, Choice]:
+    """The algorithm ``choose`` picks, made with its options and the caller's ``options`` (which win)."""
+    choice = choose(slaves, values)
+    choice.options.update({k: str(v) for k, v in options.items()})
+    try:
+        return make_algorithm(choice.algorithm, **choice.options), choice
+    except ValueError as exc:
+        raise ValueError(f"algorithm 'auto' chose {choice.algorithm} ({choice.reason}): {exc}") from None

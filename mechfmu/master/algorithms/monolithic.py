@@ -1,0 +1,246 @@
+"""The monolithic master: every component's Model Exchange form integrated as one ODE, with no coupling error.
+
+The system state x is every component's continuous states, in scenario order. At (t, x) each component gets
+the time and its states, the outputs pass to the inputs along the connections in dependency order (every
+output that feeds through is read after its inputs were set, as in a co-simulation exchange), and dx/dt is
+the components' derivatives. One of scipy's integrators (``method`` Radau, BDF or LSODA, ``ode_rtol``,
+``ode_atol``) integrates it with its own steps, kept across communication points; the results at a
+communication point are the components evaluated at the integrator's dense output there:
+
+- time events (``next_time_event``: a Step's jump, a Ramp's kinks, a Table's rows) and the stop time bound the
+  integrator, which stops there exactly; the components then go through event mode (``update_discrete_states``)
+  and a new integrator starts;
+- state events: after every integrator step each ``indicator.*`` output is compared with its value at the
+  step's start; a change of domain (FMI 2.0: z > 0 or z <= 0) is located on the dense output (Brent's method,
+  to 4 ulps as ``solve_ivp``), moved on by the fewest ulps that put every indicator that fired strictly on its
+  new side (the root may lie a rounding error before the crossing, where event mode would see no switch), then
+  event mode and a new integrator from there. An indicator that fires more than ``MAX_FIRINGS`` times in one
+  communication step (one chattering within round-off of zero) is watched no more in that step;
+- communication points and events are the components' accepted points (``completed_integrator_step``): no
+  later evaluation goes before them. The integrator's trial points beyond a communication point are
+  evaluations only.
+
+There is no coupling to audit or to control a macro step for: the options events, switching_tolerance,
+adaptive and energy_audit are refused, not ignored.
+
+Results are on the communication grid; the recorded outputs are those at each point after the exchange.
+Located events go to the run's events (time, indicator). The components run in-process (``--local``) or as
+FMUs instantiated as fmi2ModelExchange (``mechfmu.master.fmu_model_exchange``), bit for bit alike; a component
+without an ODE form (a constraint) is refused before the run with its reason.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from scipy.integrate import BDF, LSODA, Radau
+from scipy.optimize import brentq
+
+from mechfmu.master.algorithms.base import CouplingAlgorithm, Option, register
+from mechfmu.master.coupled_system import CoupledSystem
+
+#: FMI 2.0's domains of an indicator are z > 0 and z <= 0: a zero is moved this far below 0 (so one that stays 0, as
+#: an inactive switch's does, is no event, and leaving z > 0 for z = 0 is one)
+ZERO_SIDE = 1e-300
+#: the integrators of the option method
+SOLVERS = {"Radau": Radau, "BDF": BDF, "LSODA": LSODA}
+#: the unit roundoff; roots are located to 4 of it (as solve_ivp does)
+EPS = float(np.finfo(float).eps)
+#: event mode iterations at one instant before the run stops (a chattering model)
+MAX_EVENT_ITERATIONS = 100
+#: firings of one indicator in one communication step after which it is watched no more in that step
+MAX_FIRINGS = 20
+#: the located instant is moved on by at most this fraction of its magnitude (or this many seconds near 0)
+MAX_NUDGE = 1e-12
+
+
+def _positive(x: float) -> bool:
+    return x > 0
+
+
+@register
+class Monolithic(CouplingAlgorithm):
+    """All Model Exchange components as one ODE, a stiff integrator, events located (module docstring)."""
+
+    name = "monolithic"
+    options = {"method": Option("Radau", "the ODE integrator (scipy.integrate)",
+                                choices=("Radau", "BDF", "LSODA")),
+               "ode_rtol": Option("1e-8", "relative tolerance of the ODE integrator", kind=float, check=_positive,
+                                  requirement="must be > 0"),
+               "ode_atol": Option("1e-10", "absolute tolerance of the ODE integrator (SI units)", kind=float,
+                                  check=_positive, requirement="must be > 0")}
+    counter_names = ("derivative_evaluations", "solver_steps", "state_events", "time_events")
+    steps_slaves = False
+
+    def __init__(self, **options: Any):
+        super().__init__(**options)
+        self.events: list[tuple[float, str]] = []  # located state events: (time [s], the indicators that crossed)
+
+    def initialize(self, system: CoupledSystem, start_time: float) -> None:
+        if self.locator is not None or self.controller is not None or self.config["energy_audit"] != "off":
+            raise ValueError("algorithm 'monolithic' locates events and controls its step itself and injects no "
+                             "coupling energy: leave the options events, switching_tolerance, adaptive and "
+                             "energy_audit off")
+        self.components = []
+        for slave in system.slaves.values():
+            view = slave.model_exchange_view()
+            if view.co_simulation_only:
+                raise ValueError(f"algorithm 'monolithic': {slave.name} ({type(view).__name__}) has no "
+                                 f"Model Exchange form: {view.co_simulation_only}")
+            self.components.append(view)
+        sizes = [len(c.continuous_states) for c in self.components]
+        self.slices = [slice(sum(sizes[:i]), sum(sizes[:i + 1])) for i in range(len(sizes))]
+        self.labels = [f"{s}.{n}" for s, c in zip(system.slaves, self.components) for n in c.indicator_names()]
+        self._evaluated: tuple[float, bytes] | None = None
+        self._started = False  # event mode at the start time comes with the first step (after initialization)
+        system.transfer(system.ordered_plan)  # the initial outputs reach the inputs, as in every algorithm
+
+    def located_events(self) -> list[tuple[float, str]]:
+        return list(self.events)
+
+    def snapshot(self) -> Any:
+        return len(self.events)
+
+    def restore(self, memory: Any) -> None:
+        del self.events[memory:]
+
+    # --- the ODE -------------------------------------------------------------------------------------------
+    def _put(self, system: CoupledSystem, t: float, x: np.ndarray) -> None:
+        """Every component at time t with its part of x, the outputs passed along the connections."""
+        key = (t, x.tobytes())
+        if self._evaluated == key:
+            return
+        for component, part in zip(self.components, self.slices):
+            component.set_time(t)
+            component.set_continuous_states(x[part].tolist())
+        system.transfer(system.ordered_plan)
+        self._evaluated = key
+
+    def _states(self) -> np.ndarray:
+        return np.array([v for c in self.components for v in c.get_continuous_states()], dtype=float)
+
+    def _derivatives(self, system: CoupledSystem, t: float, x: np.ndarray) -> np.ndarray:
+        self._put(system, t, x)
+        self.counters["derivative_evaluations"] += 1
+        return np.array([v for c in self.components for v in c.derivatives()], dtype=float)
+
+    def _indicators(self, system: CoupledSystem, t: float, x: np.ndarray) -> list[float]:
+        self._put(system, t, x)
+        return [v for c in self.components for v in c.event_indicators()]
+
+    def _event_mode(self, system: CoupledSystem) -> None:
+        """Every component through event mode at its current time and states until none changes its states."""
+        for _ in range(MAX_EVENT_ITERATIONS):
+            changed = [c.update_discrete_states() for c in self.components]
+            self._evaluated = None
+            system.transfer(system.ordered_plan)
+            if not any(changed):
+                return
+        raise RuntimeError(f"algorithm 'monolithic': event mode did not settle in {MAX_EVENT_ITERATIONS} iterations "
+                           f"at t = {self.components[0].time!r} s")
+
+    # --- the integrator, kept across communication points ---------------------------------------------------
+    def _restart(self, system: CoupledSystem, t: float, x: np.ndarray) -> None:
+        """A new integrator from (t, x) (after an event) up to the next time event or the stop time."""
+        bounds = [e for c in self.components if (e := c.next_time_event()) is not None and e > t]
+        self.solver = SOLVERS[self.config["method"]](lambda s, y: self._derivatives(system, s, y), t, x,
+                                                     min(bounds + [self.stop_time]), rtol=self.config["ode_rtol"],
+                                                     atol=self.config["ode_atol"])
+        self.dense: Any = None  # the dense output of the integrator's last step
+        self.z = self._indicators(system, t, x)  # the indicators at the integrator's point
+        self.pending: tuple[float, list[int]] | None = None  # a crossing in the last step: (root, indicators)
+
+    def _event_value(self, system: CoupledSystem, t: float, i: int) -> float:
+        """Indicator i along the last step's dense output, a zero on the side of z <= 0."""
+        value = self._indicators(system, t, np.asarray(self.dense(t), dtype=float))[i]
+        return value if value > 0.0 else value - ZERO_SIDE
+
+    def _watch(self, system: CoupledSystem, ignored: set[int]) -> None:
+        """After an integrator step from t_old to t: the earliest crossing of a watched indicator in it, if any
+        (Brent's method on the dense output, to 4 ulps as solve_ivp), as ``pending``; else the indicators at t."""
+        t_old, t = self.solver.t_old, self.solver.t
+        z = self._indicators(system, t, self.solver.y)
+        crossed = [i for i in range(len(z)) if i not in ignored and (z[i] > 0.0) != (self.z[i] > 0.0)]
+        if not crossed:
+            self.z = z
+            return
+        roots = {}
+        for i in crossed:
+            try:
+                roots[i] = brentq(lambda s, i=i: self._event_value(system, s, i), t_old, t, xtol=4 * EPS,
+                                  rtol=4 * EPS)
+            except ValueError:  # no change of sign along the dense output: at the step's end
+                roots[i] = t
+        first = min(roots.values())
+        self.pending = (first, [i for i in crossed if roots[i] == first])
+
+    def _past_crossing(self, system: CoupledSystem, t: float, fired: list[int], limit_time: float
+                       ) -> tuple[float, np.ndarray]:
+        """The first instant from the root t, by doubling ulps, at which every fired indicator is strictly on
+        the other side of 0 from where it was at the step's start, and the states there (the dense output); the
+        root itself if there is none within ``MAX_NUDGE`` and ``limit_time``."""
+        limit, delta = min(MAX_NUDGE * max(1.0, abs(t)), limit_time - t), 0.0
+        while delta <= limit:
+            probe = t + delta
+            x = np.asarray(self.dense(probe), dtype=float)
+            values = self._indicators(system, probe, x)
+            if all((values[i] < 0.0) if self.z[i] > 0.0 else (values[i] > 0.0) for i in fired):
+                return float(probe), x
+            delta = max(2.0 * delta, float(np.spacing(t)))
+        return t, np.asarray(self.dense(t), dtype=float)
+
+    def _accept(self, system: CoupledSystem, t: float, x: np.ndarray) -> None:
+        self._put(system, t, x)
+        for component in self.components:
+            component.completed_integrator_step()
+
+    # --- a communication step ------------------------------------------------------------------------------
+    def _step_impl(self, system: CoupledSystem, t: float, h: float) -> None:
+        if not self._started:
+            for component in self.components:
+                component.set_time(t)
+            system.transfer(system.ordered_plan)
+            self._event_mode(system)
+            stops = [s.stop_time for s in system.slaves.values() if s.stop_time is not None]
+            self.stop_time = min(stops) if stops else math.inf
+            self._restart(system, t, self._states())
+            self._started = True
+        end = t + h
+        ignored: set[int] = set()
+        firings = [0] * len(self.labels)
+        while True:
+            solver = self.solver
+            if self.pending is not None and self.pending[0] <= end:  # a state event within this step
+                root, fired = self.pending
+                now, x = self._past_crossing(system, root, fired, min(solver.t, end))
+                self.counters["state_events"] += 1
+                self.events.append((now, ", ".join(self.labels[i] for i in fired)))
+                for i in fired:
+                    firings[i] += 1
+                    if firings[i] > MAX_FIRINGS:
+                        ignored.add(i)
+                self._accept(system, now, x)
+                self._event_mode(system)
+                self._restart(system, now, self._states())
+            elif solver.status == "finished" and solver.t <= end:  # a time event (or the stop time)
+                now = solver.t
+                self._accept(system, now, solver.y)
+                if any(c.next_time_event() == now for c in self.components):
+                    self.counters["time_events"] += 1
+                    self._event_mode(system)
+                self._restart(system, now, self._states())
+                if now == end:
+                    return
+            elif solver.t >= end:  # the integrator is past the communication point: its dense output there
+                self._accept(system, end, solver.y if solver.t == end else np.asarray(self.dense(end), dtype=float))
+                return
+            else:
+                solver.step()
+                if solver.status == "failed":
+                    self.status, self.message = "error", (f"algorithm 'monolithic': the ODE integrator failed after "
+                                                           f"t = {solver.t!r} s")
+                    return
+                self.counters["solver_steps"] += 1
+                self.dense = solver.dense_output()
+                self._watch(system, ignored)

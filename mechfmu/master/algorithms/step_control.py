@@ -1,0 +1,176 @@
+"""Adaptive macro step (option ``adaptive="on"``, every algorithm): each communication interval of the
+run's grid (``step``) is covered by accepted steps whose size follows a local error estimate.
+
+Error estimate (``error_estimate``):
+- ``doubling`` (default): from saved states the step h is taken once and, again, as two halves; the
+  halves are kept and ``err = max_i |y½_i − y1_i| / ((2^p − 1)·(atol + rtol·max(|y½_i|, |y1_i|)))``
+  over the connected state outputs (without feed-through) of the bodies: positions, velocities,
+  orientations, Richardson's estimate of the kept result's local error for a coupling of order p
+  (``CouplingAlgorithm.coupling_order``: 1 for Jacobi and Gauss-Seidel, 2 for linear-implicit and for
+  fixed-point and newton with ``inputs="average"``). Each attempt costs three steps.
+- ``energy``: ECCO's measure (Sadjina et al. 2017; libcosim's ``ecco_algorithm``): the step is taken
+  once and ``err = max_bonds |ΔE| / (atol + rtol·h·|f·v|)``, ΔE the power-bond residual of the step
+  (``mechfmu/master/energy.py``) [J], atol then in J. One step per attempt; it needs power bonds.
+
+A step is accepted when err ≤ 1; the next size is ``h·min(GROW, max(SHRINK, SAFETY·err^(−1/(p+1))))``
+(for the energy estimate p = 1); a rejected step is taken again from the saved states with that size.
+Steps stay within [``min_step``, ``max_step``] (``max_step`` 0: the communication interval; only the
+last one or two before a grid point may be shorter, to end on it) and end exactly on the grid, where
+the results are recorded (every accepted point too with ``simulate(..., output_accepted=True)``). A
+step that still fails at ``min_step`` stops the run with the error, the variable and what to change.
+Events (``events="on"``) are located within each attempted step.
+Counters ``accepted_steps``, ``rejected_steps``; ``Result.steps`` lists (end time, size) of every
+accepted step.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from mechfmu.master.coupled_system import CoupledSystem
+
+if TYPE_CHECKING:
+    from mechfmu.master.algorithms.base import CouplingAlgorithm
+
+SAFETY, GROW, SHRINK = 0.9, 5.0, 0.2
+#: a step that would leave less than this fraction of itself before the grid point is stretched to it
+STRETCH = 1e-3
+
+
+def state_outputs(system: CoupledSystem) -> list[tuple[Any, list[str]]]:
+    """Per slave, its connected Real outputs without feed-through: the bodies' states that couple
+    (positions, velocities, orientations), not a connector's switching diagnostics."""
+    found = []
+    for slave in system.slaves.values():
+        wired = {c.source_variable for c in system.connections if c.source == slave.name}
+        names = [n for n in slave.outputs() if n in wired and not slave.variables[n].depends_on
+                 and slave.variables[n].type == "Real"]
+        if names:
+            found.append((slave, names))
+    return found
+
+
+class StepController:
+    """Covers each communication interval with accepted steps (module docstring)."""
+
+    def __init__(self, config: dict[str, Any]):
+        self.rtol, self.atol = config["rtol"], config["atol"]
+        self.min_step, self.max_step = config["min_step"], config["max_step"]
+        if 0 < self.max_step < self.min_step:
+            raise ValueError(f"adaptive step: min_step = {self.min_step!r} s exceeds max_step = {self.max_step!r} s")
+        self.estimate = config["error_estimate"]
+        self.order = 1
+        self.h_next = math.inf
+        #: (end time [s], size [s]) of every accepted step
+        self.steps: list[tuple[float, float]] = []
+        #: called with the end time of every accepted step inside an interval (not its last)
+        self.on_accepted: Callable[[float], None] | None = None
+        self.outputs: list[tuple[Any, list[str]]] = []
+        self.labels: list[str] = []
+        #: per label, the accepted steps' local error estimates summed [SI] (doubling)
+        self.local_errors: list[float] = []
+
+    def check_interval(self, interval: float) -> None:
+        """Refuse a ``min_step`` above the communication step: no step could be shorter than the grid's."""
+        if self.min_step > interval:
+            raise ValueError(f"adaptive step: min_step = {self.min_step!r} s exceeds the communication step "
+                             f"{interval!r} s (--step); lower --option min_step")
+
+    def initialize(self, algorithm: CouplingAlgorithm, system: CoupledSystem) -> None:
+        self.order = algorithm.coupling_order() if self.estimate == "doubling" else 1
+        self.outputs = state_outputs(system)
+        self.labels = [f"{slave.name}.{n}" for slave, names in self.outputs for n in names]
+        self.local_errors = [0.0] * len(self.labels)
+
+    def values(self) -> list[float]:
+        return [x for slave, names in self.outputs for x in slave.get(names)]
+
+    def step(self, algorithm: CouplingAlgorithm, system: CoupledSystem, t: float, interval: float) -> None:
+        """Advance from t to t + interval in accepted steps."""
+        end = t + interval
+        largest = self.max_step if self.max_step > 0 else interval
+        while algorithm.status == "ok":
+            h = min(self.h_next, largest)
+            clamped = h >= end - t - STRETCH * h
+            if clamped:
+                h = end - t
+            elif end - t < 2 * h:
+                h = 0.5 * (end - t)  # two equal steps instead of a sliver before the grid point
+            err, worst = self._attempt(algorithm, system, t, h)
+            if algorithm.status != "ok":
+                return
+            factor = GROW if err == 0 else min(GROW, max(SHRINK, SAFETY * err ** (-1.0 / (self.order + 1))))
+            if err <= 1:
+                algorithm.counters["accepted_steps"] += 1
+                self.steps.append((end if clamped else t + h, h))
+                grown = max(h * factor, self.h_next) if clamped and h < self.h_next else h * factor
+                self.h_next = max(grown, self.min_step)
+                if clamped:
+                    return
+                t = t + h
+                if self.on_accepted is not None:
+                    self.on_accepted(t)
+                continue
+            algorithm.counters["rejected_steps"] += 1
+            if h <= self.min_step:
+                algorithm.status = "error"
+                algorithm.message = (f"step control: the error estimate is {err:.6g} x the tolerance at t={t!r} s "
+                                     f"with the smallest step min_step = {self.min_step!r} s (largest at {worst}); "
+                                     "raise --option rtol / atol, lower --option min_step, or run with events=on "
+                                     "if a switch falls in the step")
+                return
+            self.h_next = max(h * factor, self.min_step)
+
+    def _attempt(self, algorithm: CouplingAlgorithm, system: CoupledSystem, t: float, h: float) -> tuple[float, str]:
+        """Take the step t → t + h with its error estimate; a rejected one is undone. (err, worst label);
+        err = inf if the algorithm refused the step (it is then taken again shorter, if it can be)."""
+        saved, memory, books = system.save_states(), algorithm.snapshot(), algorithm.bookkeeping()
+
+        def undo() -> None:
+            algorithm.restore_bookkeeping(books)
+            algorithm.restore(memory)
+            system.restore_states(saved)
+
+        try:
+            if self.estimate == "energy":
+                assert algorithm.audit is not None
+                before = list(algorithm.audit.absolute)
+                ok = self._try(algorithm, system, t, h)
+                if ok:
+                    scale = [self.atol + self.rtol * h * p for p in algorithm.audit.power]
+                    ratios = [(a - b) / s for a, b, s in zip(algorithm.audit.absolute, before, scale)]
+                    err = max(ratios, default=0.0)
+                    worst = algorithm.audit.labels[ratios.index(err)] if ratios else ""
+            else:
+                ok = self._try(algorithm, system, t, h)
+                if ok:
+                    whole = self.values()
+                    undo()
+                    half = 0.5 * h
+                    ok = self._try(algorithm, system, t, half) and self._try(algorithm, system, t + half, h - half)
+                if ok:
+                    richardson = 2 ** self.order - 1
+                    kept = self.values()
+                    ratios = [abs(a - b) / (richardson * (self.atol + self.rtol * max(abs(a), abs(b))))
+                              for a, b in zip(kept, whole)]
+                    err = max(ratios, default=0.0)
+                    worst = self.labels[ratios.index(err)] if ratios else ""
+                    if err <= 1:
+                        self.local_errors = [s + abs(a - b) / richardson
+                                             for s, a, b in zip(self.local_errors, kept, whole)]
+            if not ok:
+                if h <= self.min_step:
+                    return math.inf, ""
+                algorithm.status, algorithm.message = "ok", ""
+                err, worst = math.inf, "a refused step"
+            if not err <= 1:
+                undo()
+            return err, worst
+        finally:
+            system.free_states(saved)
+
+    @staticmethod
+    def _try(algorithm: CouplingAlgorithm, system: CoupledSystem, t: float, h: float) -> bool:
+        algorithm.advance(system, t, h)
+        return algorithm.status == "ok"

@@ -1,0 +1,298 @@
+"""``FmuSlave``: an FMI 2.0 co-simulation FMU as a ``Slave`` (mechfmu/master/slaves.py), through fmpy's library
+loading and the FMU's own functions; ``InstancePool``: instances kept for the next run of a process.
+
+The one way into the FMU is ``FmuSlave._call``: it counts the call and turns an error status or a logged
+error into a ``SlaveError`` with the FMU's messages (a discarded step is a refusal, not an error). Batched
+Real reads and writes (the master's every step) call fmi2GetReal/fmi2SetReal directly with value-reference
+arrays and buffers prepared once per list of names; everything else goes through fmpy's wrappers.
+"""
+from __future__ import annotations
+
+import atexit
+import math
+import shutil
+from pathlib import Path
+from typing import Any
+
+from mechfmu.components.base import coerce
+from mechfmu.master.slaves import Slave, SlaveError, VariableInfo
+
+#: what ``FmuSlave._call`` returns for a refused (discarded) step
+REFUSED = object()
+
+
+class FmuSlave(Slave):
+    """An FMI 2.0 co-simulation FMU loaded with fmpy (unzipped once per FMU file and process)."""
+
+    _unzipped: dict[str, tuple[Any, str]] = {}
+
+    @classmethod
+    def unpacked(cls, fmu: str) -> tuple[Any, str]:
+        """(model description, folder) of an FMU file, unpacked once per process into the temporary
+        directory; every folder is removed when the process ends (``remove_unpacked``)."""
+        import fmpy
+        if fmu not in cls._unzipped:
+            md = fmpy.read_model_description(fmu)
+            if not cls._unzipped:
+                atexit.register(cls.remove_unpacked)
+            cls._unzipped[fmu] = (md, fmpy.extract(fmu))
+        return cls._unzipped[fmu]
+
+    @classmethod
+    def remove_unpacked(cls) -> None:
+        for _, folder in cls._unzipped.values():
+            shutil.rmtree(folder, ignore_errors=True)
+        cls._unzipped.clear()
+
+    def __init__(self, name: str, fmu: str | Path, model_exchange: bool = False):
+        """``model_exchange``: instantiated as fmi2ModelExchange (``model_exchange_view``), not co-simulation."""
+        super().__init__(name)
+        import fmpy
+        from fmpy.fmi2 import (
+            FMU2Model,
+            FMU2Slave,
+            fmi2CallbackAllocateMemoryTYPE,
+            fmi2CallbackFreeMemoryTYPE,
+            fmi2CallbackFunctions,
+            fmi2CallbackLoggerTYPE,
+        )
+
+        self.fmu = str(Path(fmu).resolve())
+        md, unzipped = FmuSlave.unpacked(self.fmu)
+        if md.coSimulation is None:
+            raise SlaveError(f"{name}: {self.fmu} is not a co-simulation FMU")
+        if model_exchange and md.modelExchange is None:
+            raise SlaveError(f"{name}: {Path(self.fmu).name} is not a Model Exchange FMU (a component without a "
+                             "Model Exchange form: its documentation says why)")
+        self.model_exchange = model_exchange
+        self.model_description = md
+        #: the FMU can save and restore its state (rollback: iterative algorithms, event location)
+        self.can_roll_back = bool(md.coSimulation.canGetAndSetFMUstate)
+        deps = {u.variable.name: u.dependencies for u in md.outputs}
+        for v in md.modelVariables:
+            dep = deps.get(v.name)
+            self.variables[v.name] = VariableInfo(
+                v.name, v.causality, v.type, v.unit or (v.declaredType.unit if v.declaredType else None),
+                v.start, _num(v.min), _num(v.max),
+                None if dep is None else tuple(d.name for d in dep), v.valueReference)
+        self.messages: list[tuple[int, str]] = []
+
+        def log(_env, _instance, status, _category, message):
+            self.messages.append((status, message.decode("utf-8", "replace")))
+
+        self._callbacks = fmi2CallbackFunctions()
+        self._callbacks.logger = fmi2CallbackLoggerTYPE(log)
+        self._callbacks.allocateMemory = fmi2CallbackAllocateMemoryTYPE(fmpy.calloc)
+        self._callbacks.freeMemory = fmi2CallbackFreeMemoryTYPE(fmpy.free)
+        self._fmu = (FMU2Model if model_exchange else FMU2Slave)(
+            guid=md.guid, unzipDirectory=unzipped, modelIdentifier=md.coSimulation.modelIdentifier, instanceName=name)
+        try:
+            self._call("instantiate", lambda: self._fmu.instantiate(callbacks=self._callbacks, loggingOn=True))
+        except SlaveError:
+            raise
+        except Exception as exc:  # fmpy raises a plain Exception when fmi2Instantiate returns NULL
+            reason = self._errors_since(0) or str(exc)
+            raise SlaveError(f"{name}: instantiate failed: {reason}") from None
+        self._vr: dict[str, int] = {n: v.value_reference for n, v in self.variables.items()}
+        #: per list of names: (value references, their ctypes array, a value buffer), None unless all Real
+        self._plan: dict[tuple[str, ...], tuple[list[int], Any, Any] | None] = {}
+        self._get_reals, self._set_reals, self._step = self._direct_functions()
+
+    def _direct_functions(self):
+        """fmi2GetReal, fmi2SetReal and fmi2DoStep of this instance called straight through ctypes (no
+        per-call argument conversion and logging wrapper of fmpy), raising fmpy's FMICallException on a
+        status above warning as fmpy does; fmpy's own methods if its loaded functions are not at hand."""
+        from fmpy.fmi1 import FMICallException
+        from fmpy.fmi2 import fmi2True
+        functions, component = getattr(self._fmu, "_functions", None), self._fmu.component
+        if not isinstance(functions, dict) or not {"fmi2GetReal", "fmi2SetReal", "fmi2DoStep"} <= set(functions):
+            return (lambda refs, array, buffer: self._fmu.getReal(refs), lambda refs, array, buffer: self._fmu.setReal(
+                refs, list(buffer)), getattr(self._fmu, "doStep", None))  # Model Exchange: no doStep
+
+        def checked(name: str, function):
+            def call(*args):
+                status = function(component, *args)
+                if status > 1:
+                    raise FMICallException(function=name, status=status)
+                return status
+            return call
+
+        get_real, set_real, do_step = (checked(n, functions[n]) for n in ("fmi2GetReal", "fmi2SetReal", "fmi2DoStep"))
+
+        def get_reals(refs: list[int], array, buffer) -> list[float]:
+            get_real(array, len(refs), buffer)
+            return list(buffer)
+
+        return (get_reals, lambda refs, array, buffer: set_real(array, len(refs), buffer),
+                lambda t, h: do_step(t, h, fmi2True))
+
+    def model_exchange_view(self) -> Any:
+        """The instance's Model Exchange calls (``mechfmu.master.fmu_model_exchange``); ValueError for co-simulation."""
+        from mechfmu.master.fmu_model_exchange import ModelExchangeView
+        if not self.model_exchange:
+            raise ValueError(f"{self.name} is instantiated as a co-simulation FMU")
+        if not hasattr(self, "_view"):
+            self._view = ModelExchangeView(self)
+        return self._view
+
+    def _errors_since(self, mark: int) -> str:
+        return "; ".join(m for s, m in self.messages[mark:] if s >= 2)
+
+    def warnings(self) -> list[str]:
+        """Every warning the FMU has logged (status fmi2Warning)."""
+        return [m for s, m in self.messages if s == 1]
+
+    def _call(self, what, fn, *args, refusable: bool = False):
+        """The one way into the FMU: counts the call, and turns an error status or a logged error into
+        a SlaveError with the FMU's messages. With ``refusable`` a discard (a refused step) returns
+        ``REFUSED`` with the reason in ``last_error`` instead. ``what`` names the call in the message (a
+        text, or a function that writes it, called only on a failure)."""
+        from fmpy.fmi1 import FMICallException
+        mark = len(self.messages)
+        self.calls += 1
+        try:
+            result = fn(*args)
+        except FMICallException as exc:
+            self.last_error = self._errors_since(mark) or str(exc)
+            if refusable and exc.status == 2:  # fmi2Discard
+                return REFUSED
+            raise SlaveError(f"{self.name}: {what() if callable(what) else what} failed: {self.last_error}") from None
+        if len(self.messages) > mark:
+            errors = self._errors_since(mark)
+            if errors:
+                self.last_error = errors
+                raise SlaveError(f"{self.name}: {what() if callable(what) else what} failed: {errors}")
+        return result
+
+    def _real_plan(self, names: list[str]) -> tuple[list[int], Any, Any] | None:
+        """Value references, their ctypes array and a value buffer if every name is a Real (one batched
+        call), else None; prepared once per list of names."""
+        key = tuple(names)
+        if key not in self._plan:
+            from fmpy.fmi2 import fmi2Real, fmi2ValueReference
+            all_real = all(self.variables[n].type == "Real" for n in names)
+            refs = [self._vr[n] for n in names]
+            self._plan[key] = ((refs, (fmi2ValueReference * len(refs))(*refs), (fmi2Real * len(refs))())
+                               if all_real else None)
+        return self._plan[key]
+
+    def set_parameters(self, values: dict[str, Any]) -> None:
+        for name, value in values.items():
+            info = self.variables.get(name)
+            if info is None:
+                raise SlaveError(f"{self.name}: no variable named {name!r}")
+            vr = [info.value_reference]
+            setter = {"Real": self._fmu.setReal, "Integer": self._fmu.setInteger,
+                      "Boolean": self._fmu.setBoolean, "String": self._fmu.setString}[info.type]
+            try:
+                value = coerce(info.type, value)
+            except (TypeError, ValueError, OverflowError) as exc:
+                problem = exc if isinstance(exc, ValueError) else f"is not a {info.type}"
+                raise SlaveError(f"{self.name}: {name} = {value!r} {problem}") from None
+            self._call(f"setting {name} = {value!r}", setter, vr, [value])
+
+    def enter_initialization(self, start_time: float, stop_time: float | None) -> None:
+        self.stop_time = stop_time
+        self._call("setupExperiment", self._fmu.setupExperiment, None, start_time, stop_time)
+        self._call("enterInitializationMode", self._fmu.enterInitializationMode)
+
+    def exit_initialization(self) -> None:
+        self._call("initialization", self._fmu.exitInitializationMode)
+
+    def set(self, names: list[str], values: list[float]) -> None:
+        plan = self._real_plan(names)
+        if plan is not None:
+            refs, array, buffer = plan
+            buffer[:] = values  # a value that is not a number is refused here (TypeError), as by fmpy
+            self._call("setting inputs", self._set_reals, refs, array, buffer)
+        else:
+            for n, v in zip(names, values):
+                self.set_parameters({n: v})
+
+    def get(self, names: list[str]) -> list[float]:
+        plan = self._real_plan(names)
+        if plan is None:
+            getter = {"Integer": self._fmu.getInteger, "Boolean": self._fmu.getBoolean,
+                      "String": self._fmu.getString, "Real": self._fmu.getReal}
+            return [self._call(f"reading {n}", getter[self.variables[n].type], [self._vr[n]])[0] for n in names]
+        return self._call("reading outputs", self._get_reals, *plan)
+
+    def do_step(self, current_time: float, step_size: float) -> bool:
+        def what() -> str:
+            return f"step at t={current_time!r} h={step_size!r}"
+        return self._call(what, self._step, current_time, step_size, refusable=True) is not REFUSED
+
+    def get_state(self) -> Any:
+        return self._call("getFMUstate", self._fmu.getFMUstate)
+
+    def set_state(self, state: Any) -> None:
+        self._call("setFMUstate", self._fmu.setFMUstate, state)
+
+    def free_state(self, state: Any) -> None:
+        self._call("freeFMUstate", self._fmu.freeFMUstate, state)
+
+    def serialize_state(self, state: Any) -> bytes:
+        return self._call("serializeFMUstate", self._fmu.serializeFMUstate, state)
+
+    def deserialize_state(self, data: bytes) -> Any:
+        return self._call("deSerializeFMUstate", self._fmu.deSerializeFMUstate, data)
+
+    def terminate(self) -> None:
+        try:
+            self._call("terminate", self._fmu.terminate)
+        finally:
+            self._call("freeInstance", self._fmu.freeInstance)
+
+    def reset(self) -> None:
+        """fmi2Terminate, then fmi2Reset: the instance is back at its start values (instantiated), ready
+        for another run without loading and instantiating again; its log starts afresh."""
+        self._call("terminate", self._fmu.terminate)
+        self._call("reset", self._fmu.reset)
+        self.messages.clear()
+        self.last_error = ""
+
+
+def _num(text: Any) -> float | None:
+    if text is None:
+        return None
+    try:
+        value = float(text)
+    except (TypeError, ValueError):
+        return None
+    return value if math.isfinite(value) else None
+
+
+class InstancePool:
+    """FMU instances kept in this process for the next run (a study's worker): after a run that ended
+    well they are reset (``FmuSlave.reset``: fmi2Reset, back to their start values) instead of freed, so
+    the next run of a scenario skips loading and instantiating. Keyed by FMU file and instance name; a
+    run that failed frees its instances (an FMU in error is not trusted again)."""
+
+    def __init__(self) -> None:
+        self._free: dict[tuple[str, str], list[FmuSlave]] = {}
+        self.reused = 0
+
+    def take(self, name: str, fmu: str | Path) -> FmuSlave:
+        kept = self._free.get((str(Path(fmu).resolve()), name))
+        if kept:
+            self.reused += 1
+            slave = kept.pop()
+            slave.calls = 1  # its fmi2Reset stands for fmi2Instantiate: a run's counters do not depend on reuse
+            return slave
+        return FmuSlave(name, fmu)
+
+    def give_back(self, slave: FmuSlave) -> None:
+        """Reset the slave and keep it; if the reset fails it is freed and the error raised."""
+        try:
+            slave.reset()
+        except SlaveError:
+            slave._call("freeInstance", slave._fmu.freeInstance)
+            raise
+        self._free.setdefault((slave.fmu, slave.name), []).append(slave)
+
+    def close(self) -> None:
+        """Free every kept instance."""
+        for kept in self._free.values():
+            for slave in kept:
+                slave.terminate()
+        self._free.clear()

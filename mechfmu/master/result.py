@@ -1,0 +1,142 @@
+"""What a run shows while it runs (``Run``, handed to observers) and what it leaves (``Result``)."""
+from __future__ import annotations
+
+import fnmatch
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from mechfmu.master.accuracy import Accuracy
+    from mechfmu.master.slaves import Slave
+    from mechfmu.ssp.scenario import Scenario
+
+    #: columns a run adds besides the outputs: (names, units, a function returning their values)
+    Extra = tuple[list[str], list[str], Callable[[], list[float]]]
+
+
+#: located events listed in a run's summary (all of them: ``Result.events``, ``mechfmu run --events-out``)
+EVENTS_SHOWN = 4
+
+
+@dataclass
+class Result:
+    status: str                      # "ok", "error" or "interrupted" (SIGINT)
+    message: str
+    data: np.ndarray | None          # structured array, "time" first (None if nothing was recorded)
+    counters: dict[str, int] = field(default_factory=dict)
+    end_time: float = math.nan       # last completed communication point
+    wall_time: float = 0.0
+    warnings: list[str] = field(default_factory=list)  # Scenario.warnings, then what the slaves reported
+    units: dict[str, str] = field(default_factory=dict)  # column -> unit
+    final: dict[str, float] = field(default_factory=dict)  # the last recorded point, column -> value
+    events: list[tuple[float, str]] = field(default_factory=list)  # located events: (time [s], indicators)
+    steps: list[tuple[float, float]] = field(default_factory=list)  # adaptive: (end time, size) [s] per accepted step
+    #: energy audit: per power bond, {"injected": J (signed), "absolute": J (sum of |residual|)}
+    energy: dict[str, dict[str, float]] = field(default_factory=dict)
+    algorithm: str = ""  # the coupling algorithm that ran
+    choice: str = ""  # algorithm "auto": what it chose and why
+    accuracy: Accuracy | None = None  # the run's error estimate (mechfmu.master.accuracy)
+    #: what the error estimate reads of the run: its recorded body states, the coupling's order, substeps of
+    #: the step, the adaptive step's summed local errors, the components that switch, whether events were on
+    state_columns: list[str] = field(default_factory=list)
+    coupling_order: int = 1
+    substeps: int = 1
+    local_errors: dict[str, float] = field(default_factory=dict)
+    switching: list[str] = field(default_factory=list)
+    events_on: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    def summary(self) -> str:
+        counters = ", ".join(f"{k} {v}" for k, v in self.counters.items())
+        reached = (f"reached t = {self.end_time:.6g} s" if math.isfinite(self.end_time)
+                   else "stopped before the first step")
+        text = f"{self.status}: {reached} in {self.wall_time:.2f} s wall ({counters})"
+        if self.choice:
+            text += f"\n{self.choice}"
+        if self.accuracy is not None:
+            text += f"\n{self.accuracy.describe()}"
+        if self.events:
+            shown = "; ".join(f"{t:.9g} s {what}" for t, what in self.events[:EVENTS_SHOWN])
+            more = f" (and {len(self.events) - EVENTS_SHOWN} more)" if len(self.events) > EVENTS_SHOWN else ""
+            text += f"\nevents located at {shown}{more}"
+        if self.steps:
+            sizes = [h for _, h in self.steps]
+            text += f"\nadaptive steps from {min(sizes):.3g} s to {max(sizes):.3g} s"
+        text += "".join(f"\nenergy injected at {bond}: {e['injected']:.6g} J (sum of |residuals| {e['absolute']:.6g} J)"
+                        for bond, e in self.energy.items())
+        text += "".join(f"\nwarning: {w}" for w in self.warnings)
+        return text + (f"\n{self.message}" if self.message else "")
+
+
+class Run:
+    """What observers see of a running simulation: scenario name, step count, the current step index
+    and time, the column names, and ``row``, the values of the current communication point (time
+    first, then every output of every slave), read once per point by ``simulate`` (``read_row``)."""
+
+    def __init__(self, scenario_name: str, slaves: dict[str, Slave], n_steps: int, t0: float,
+                 output_variables: list[str] | None = None, extra: Extra | None = None):
+        self.scenario_name = scenario_name
+        self.slaves = slaves
+        self.n_steps = n_steps
+        self.step_index = 0
+        self.time = t0
+        select = selector(output_variables, [f"{s.name}.{n}" for s in slaves.values() for n in s.outputs()])
+        self._reads = [(s, [n for n in s.outputs() if select(f"{s.name}.{n}")]) for s in slaves.values()]
+        self.column_names = ["time"] + [f"{s.name}.{n}" for s, names in self._reads for n in names]
+        self._extra = extra
+        if extra is not None:
+            self.column_names += extra[0]
+        twice = sorted(n for n, count in Counter(self.column_names).items() if count > 1)
+        if twice:
+            raise ValueError(f"result columns {twice} would be written twice (a component named like another's "
+                             "component.variable, e.g. 'x.flange' beside 'x'); rename a component")
+        self.units = {"time": "s", **{f"{s.name}.{n}": s.variables[n].unit or "1" for s, names in self._reads
+                                      for n in names}}
+        if extra is not None:
+            self.units.update(zip(extra[0], extra[1]))
+        self.row: tuple[float, ...] = ()
+        #: the batched gets of a row: each slave's bound ``get`` and its selected outputs (none: no call)
+        self._getters = [(s.get, names) for s, names in self._reads if names]
+
+    def read_row(self) -> tuple[float, ...]:
+        """Read every output now (one batched get per slave) and keep it as ``row``."""
+        values = [self.time]
+        extend = values.extend
+        for get, names in self._getters:
+            extend(get(names))
+        if self._extra is not None:
+            extend(self._extra[2]())
+        self.row = tuple(values)
+        return self.row
+
+
+def selector(patterns: list[str] | None, names: list[str], what: str = "output variables"):
+    """A test for ``component.variable`` names: every name if ``patterns`` is None, else the names a
+    pattern matches (exactly or as a glob, ``*`` and ``?``). A pattern that matches nothing is an
+    error naming it and ``what`` it was given as (a misspelt variable must not silently vanish from the
+    results)."""
+    if patterns is None:
+        return lambda name: True
+    unmatched = [p for p in patterns if not any(fnmatch.fnmatchcase(n, p) for n in names)]
+    if unmatched:
+        components = sorted({n.split(".", 1)[0] for n in names})
+        raise ValueError(f"{what} {unmatched} match no output; outputs are named component.variable "
+                         f"(components: {', '.join(components)}), e.g. {', '.join(names[:4])}")
+    return lambda name: any(fnmatch.fnmatchcase(name, p) for p in patterns)
+
+
+def declared_outputs(scenario: Scenario, local: bool = False) -> list[str]:
+    """Every output of the scenario as ``component.variable``, in result-column order, from the FMUs'
+    model descriptions (``local``: the components' declarations): known before anything is instantiated."""
+    from mechfmu.ssp.scenario import component_variables
+    return [f"{name}.{variable}" for name, spec in scenario.components.items()
+            for variable, declared in component_variables(spec, local).items() if declared.causality == "output"]

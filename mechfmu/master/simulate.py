@@ -1,0 +1,321 @@
+"""simulate(scenario, algorithm=..., observers=...) -> Result.
+
+Sequence: instantiate every slave (FMUs through fmpy, or ``local=True`` for the same components
+in-process), set the scenario's parameter and start values, enter initialization, propagate the
+outputs in dependency order, exit initialization, then take ``n_steps`` macro steps at
+``t_n = t0 + n·h`` (an integer step counter; the step must divide the run, ``step_count``). The
+algorithm is the caller's, else the scenario's, else ``auto`` (mechfmu.master.algorithms.auto: chosen from the
+instantiated slaves; the choice and why are ``Result.choice``).
+A failure never raises out of ``simulate`` once the run has started: the result carries
+``status="error"``, the message (naming the slave and the reason) and everything recorded up to the
+failure. Guards, each with its message:
+- work: more than ``max_steps`` macro steps (default ``MAX_STEPS``) is refused before anything runs
+  (so is a non-finite start, stop or step, and a step that does not divide the run), with the count and
+  what to do;
+- divergence: a recorded output beyond ``divergence_factor`` (default ``DIVERGENCE_FACTOR``, or the
+  scenario's ``divergenceFactor``) times the scale of the run, max(1, largest |output| at the
+  start) in SI units, ends the run as an error long before overflow (a non-finite value too);
+- SIGINT (Ctrl-C): the run stops at the next macro step with status "interrupted" and keeps
+  everything computed (``mechfmu.master.interrupt``).
+"""
+from __future__ import annotations
+
+import functools
+import math
+import time as _time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from mechfmu.master.accuracy import Accuracy, body_positions, estimated, scenario_tolerance
+from mechfmu.master.algorithms import CouplingAlgorithm, make_algorithm, refuse_unenforced_constraints
+from mechfmu.master.algorithms.auto import AUTO, Choice, chosen_algorithm, switching_slaves
+from mechfmu.master.algorithms.step_control import state_outputs
+from mechfmu.master.coupled_system import AlgebraicLoopError, CoupledSystem
+from mechfmu.master.fmu_slave import FmuSlave, InstancePool
+from mechfmu.master.interrupt import INTERRUPT
+from mechfmu.master.observers import Observer, Recorder
+from mechfmu.master.result import Result, Run, declared_outputs, selector
+from mechfmu.master.slaves import LocalSlave, Slave, SlaveError
+from mechfmu.ssp.overrides import check_overrides
+from mechfmu.ssp.scenario import Scenario, ScenarioError, component_class, load_scenario
+
+
+def instantiate(scenario: Scenario, local: bool = False, pool: InstancePool | None = None,
+                model_exchange: bool = False) -> dict[str, Slave]:
+    """One slave per scenario component (FMU via fmpy, or the component in-process, which reads relative files
+    such as a Table's from the scenario's folder); FMUs come from ``pool`` when it holds a reset instance, and
+    with ``model_exchange`` are instantiated as fmi2ModelExchange."""
+    slaves: dict[str, Slave] = {}
+    try:
+        for spec in scenario.components.values():
+            if local:
+                slaves[spec.name] = LocalSlave(spec.name, component_class(spec.fmu), str(scenario.folder))
+            elif pool is not None and not model_exchange:
+                slaves[spec.name] = pool.take(spec.name, spec.fmu)
+            else:
+                slaves[spec.name] = FmuSlave(spec.name, spec.fmu, model_exchange)
+    except Exception:
+        for slave in slaves.values():
+            slave.terminate()
+        raise
+    return slaves
+
+
+def output_every(interval: float | None, h: float) -> int:
+    """Steps between recorded points for an output interval (None: every step); it must be a
+    positive multiple of the step h."""
+    if interval is None:
+        return 1
+    if not (interval > 0 and math.isfinite(interval / h)):  # round() of an infinite ratio would fail unnamed
+        raise ValueError(f"output interval {interval!r} s must be a positive multiple of the step {h!r} s")
+    every = round(interval / h)
+    if not (every >= 1 and abs(interval - every * h) <= 1e-9 * interval):
+        raise ValueError(f"output interval {interval!r} s must be a positive multiple of the step {h!r} s")
+    return every
+
+
+#: most macro steps a run may take unless the caller allows more (``max_steps``, ``--max-steps``)
+MAX_STEPS = 100_000_000
+#: a step divides the run if (stop − start)/step is within this fraction of a whole number of steps: the
+#: rounding of the division and of the times, as the FMUs' own check of a step's time (relative 1e-9)
+DIVIDES = 1e-9
+#: a recorded output beyond this multiple of the run's scale (max(1, largest |output| at the start),
+#: SI units) is divergence; the shipped scenarios stay below 1e4 (limit_stops' stiff stops)
+DIVERGENCE_FACTOR = 1e8
+
+
+def step_count(t0: float, t_stop: float, h: float, max_steps: int) -> int:
+    """Macro steps from t0 to t_stop with step h; refused beyond ``max_steps`` and unless h divides the run
+    (to ``DIVIDES``). A run ends at t_stop, on a uniform grid: a step that does not divide the run is refused,
+    not cut short at the end (a last step shortened to a sliver is a different step for the coupling, which
+    can turn a stable explicit run unstable, and a non-uniform grid is not what co-simulation tools expect)."""
+    if not all(map(math.isfinite, (t0, t_stop, h))) or not h > 0 or not t_stop > t0:
+        raise ValueError(f"step {h!r} s must be positive and finite, and stop {t_stop!r} s finite and after "
+                         f"start {t0!r} s")
+    steps = (t_stop - t0) / h
+    if not steps <= max_steps:
+        raise ValueError(f"the run needs {steps:.3g} steps (from {t0!r} s to {t_stop!r} s with step {h!r} s), "
+                         f"more than max_steps = {max_steps}; use a larger step or a shorter run, or allow it "
+                         f"with max_steps=N (command line: --max-steps N)")
+    whole = round(steps)
+    if whole < 1 or abs(steps - whole) > DIVIDES * steps:
+        fewer, more = math.floor(steps), math.floor(steps) + 1
+        steps_to = [f"{(t_stop - t0) / n:.12g} s ({n} step{'s' if n > 1 else ''})" for n in (more, fewer) if n >= 1]
+        stops = [f"{t0 + n * h:.12g} s" for n in (fewer, more) if n >= 1]
+        raise ValueError(f"step {h!r} s does not divide the run from start {t0!r} s to stop {t_stop!r} s: that is "
+                         f"{steps:.6g} steps, the {'last' if fewer else 'only'} one cut to "
+                         f"{(t_stop - t0) - fewer * h:.6g} s; use a step that divides it, e.g. "
+                         f"{' or '.join(steps_to)}, or a stop the steps reach, e.g. {' or '.join(stops)}")
+    return whole
+
+
+def simulate(scenario: Scenario | str | Path, algorithm: str | CouplingAlgorithm | None = None,
+             step: float | None = None, stop: float | None = None,
+             observers: Iterable[Observer] = (), local: bool = False,
+             parameters: dict[str, dict[str, Any]] | None = None, output_variables: list[str] | None = None,
+             output_interval: float | None = None, record: bool = True, max_steps: int = MAX_STEPS,
+             divergence_factor: float | None = None, output_accepted: bool = False,
+             pool: InstancePool | None = None, built_fmus: bool | None = None, outside_sources: bool = False,
+             rtol: float | str | None = None, atol: float | str | None = None,
+             estimate_error: bool = True,
+             **options: Any) -> Result:
+    """Run a scenario. ``parameters`` overrides values per component: ``{"mass": {"m": 2.0}}``.
+    ``options`` go to the algorithm (e.g. ``exchange="strict"``). With ``record`` a ``Recorder`` is
+    added if ``observers`` has none; its array is ``Result.data`` (without, ``data`` is None and
+    memory stays flat however long the run; ``Result.final`` still has the last point).
+    ``output_variables`` (names or glob patterns of ``component.variable``) chooses the recorded
+    outputs (default: all); ``output_interval`` [s], a multiple of the step, records every that often
+    (and the last point); observers see exactly the recorded points; with an adaptive step
+    (``adaptive="on"``) ``output_accepted`` records every accepted step's end as well. Bad arguments (unknown
+    components or parameters in ``parameters``, values out of range, too many steps, ...) raise
+    ``ValueError`` before anything runs (``mechfmu.ssp.overrides``: texts are read as the parameter's type).
+    With a ``pool`` (``InstancePool``) the FMU instances are taken from it and reset into it after a
+    run that ended well, for the next run in this process. ``built_fmus``: for a scenario given by its
+    path, whether mechfmu's built FMUs may stand in for missing sources, ``outside_sources`` whether source
+    files outside its folder may be read (``load_scenario``). The
+    scenario's warnings (unconnected physics inputs, built FMUs used) come first in ``Result.warnings``.
+    ``rtol``/``atol`` (default: the scenario's, else ``mechfmu.master.accuracy``'s) are the run's tolerance; with
+    ``estimate_error`` the run's error is estimated (``Result.accuracy``, ``mechfmu.master.accuracy``: a companion run
+    at twice the step; ``auto`` also divides its step for the tolerance) and a run beyond its tolerance ends
+    with a warning naming the cause and the cure."""
+    t_wall = _time.perf_counter()
+    if not isinstance(scenario, Scenario):
+        scenario = load_scenario(scenario, local=local, built_fmus=built_fmus, outside_sources=outside_sources)
+    algo: CouplingAlgorithm | None = None  # auto: chosen once the slaves are there
+    opts: dict[str, Any] = {}
+    if isinstance(algorithm, CouplingAlgorithm):
+        algo = algorithm
+    else:
+        opts = dict(scenario.algorithm_options) if algorithm is None else {}
+        opts.update(options)
+        if (algorithm or scenario.algorithm).lower() != AUTO:
+            algo = make_algorithm(algorithm or scenario.algorithm, **opts)
+    h = float(step if step is not None else scenario.step_size)
+    t0, t_stop = scenario.start_time, float(stop if stop is not None else scenario.stop_time)
+    try:
+        n_steps = step_count(t0, t_stop, h, max_steps)
+    except ValueError as exc:
+        raise ScenarioError(scenario.folder, [str(exc)]) from None
+    if algo is not None and algo.controller is not None:
+        algo.controller.check_interval(h)
+    parameters = check_overrides(scenario, parameters, local)
+    factor = float(next(f for f in (divergence_factor, scenario.divergence_factor, DIVERGENCE_FACTOR) if f is not None))
+    if not (factor > 1 and math.isfinite(factor)):
+        raise ValueError(f"divergence factor {factor!r} must be finite and > 1")
+    every = output_every(output_interval, h)
+    if output_variables is not None:
+        selector(output_variables, declared_outputs(scenario, local))  # a misspelt name is refused now
+    observers = list(observers)
+    recorder = next((o for o in observers if isinstance(o, Recorder)), None)
+    if recorder is None and record:
+        recorder = Recorder()
+        observers.append(recorder)
+
+    tolerance = scenario_tolerance(scenario, rtol, atol)
+    for key, given in (("rtol", rtol), ("atol", atol)):  # the caller's tolerance is the adaptive step's too
+        if given is not None and algo is not None and algo.controller is not None:
+            setattr(algo.controller, key, tolerance[key == "atol"])
+        elif given is not None and algo is None:
+            opts[key] = str(given)
+    once = functools.partial(_run, scenario, t0=t0, local=local, parameters=parameters, max_steps=max_steps,
+                             factor=factor)
+    if not estimate_error:
+        result = once(algo, opts, h, t_stop, n_steps, observers, output_variables, every, output_accepted, pool)
+        result.accuracy = Accuracy(*tolerance, note="not asked for (estimate_error=False)")
+    else:
+        with INTERRUPT.during_run():  # one request for the run and its companions: Ctrl-C in one stops them all
+            result = estimated(once, algo, opts, h, t0, t_stop, n_steps, observers, output_variables, every,
+                               output_accepted, pool, tolerance)
+    result.wall_time = _time.perf_counter() - t_wall
+    return result
+
+
+def _run(scenario: Scenario, algo: CouplingAlgorithm | None, opts: dict[str, Any], h: float, t_stop: float,
+         n_steps: int, observers: list[Observer], output_variables: list[str] | None, every: int,
+         output_accepted: bool, pool: InstancePool | None, *, t0: float, local: bool,
+         parameters: dict[str, dict[str, Any]] | None, max_steps: int, factor: float) -> Result:
+    """One run of ``simulate`` (its arguments checked): ``algo``, or ``auto`` with ``opts`` if None."""
+    recorder = next((o for o in observers if isinstance(o, Recorder)), None)
+    choice: Choice | None = None
+    states: list[str] = []
+    slaves: dict[str, Slave] = {}
+    run: Run | None = None
+    status, message, end_time = "ok", "", math.nan
+    with INTERRUPT.during_run():
+        try:
+            slaves = instantiate(scenario, local=local, pool=pool,
+                                 model_exchange=algo is not None and not algo.steps_slaves)
+            if algo is None:
+                algo, choice = chosen_algorithm(slaves, {name: {**scenario.components[name].parameters,
+                                                                **(parameters or {}).get(name, {})}
+                                                         for name in slaves}, opts)
+                if algo.controller is not None:
+                    algo.controller.check_interval(h)
+            system = CoupledSystem(slaves, algo.coupling_connections(scenario.connections, slaves))
+            states = [f"{slave.name}.{n}" for slave, names in state_outputs(system) for n in names]
+            states += [name for name in body_positions(slaves) if name not in states]
+            for name, slave in slaves.items():
+                values = dict(scenario.components[name].parameters)
+                values.update(algo.parameters_for(slave))
+                values.update((parameters or {}).get(name, {}))
+                slave.set_parameters(values)
+            refuse_unenforced_constraints(algo, slaves)
+            for slave in slaves.values():
+                slave.enter_initialization(t0, t_stop)
+            algo.initialize(system, t0)
+            for slave in slaves.values():
+                slave.exit_initialization()
+            audit = algo.audit
+            columns = None
+            if audit is not None and algo.config["energy_audit"] == "columns":
+                columns = ([f"energy.{label}" for label in audit.labels], ["J"] * len(audit.labels),
+                           lambda: audit.injected)
+            run = Run(scenario.name, slaves, n_steps, t0, output_variables, columns)
+            if output_accepted and algo.controller is not None:
+                algo.controller.on_accepted = lambda t_point: record_point(run, observers, t_point)
+            bound = factor * max(1.0, max(map(abs, run.read_row()[1:]), default=0.0))
+            for obs in observers:
+                obs.initialized(run)
+            end_time = t0
+            for n in range(n_steps):
+                if INTERRUPT.requested:
+                    status, message = "interrupted", f"interrupted (SIGINT) at t={end_time!r} s"
+                    break
+                t = t0 + n * h
+                t_next = min(t0 + (n + 1) * h, t_stop) if n == n_steps - 1 else t0 + (n + 1) * h
+                algo.step(system, t, t_next - t)
+                if algo.status != "ok":
+                    status, message = algo.status, algo.message
+                    break
+                run.step_index, run.time = n + 1, t_next
+                end_time = t_next
+                if (n + 1) % every and n + 1 < n_steps:
+                    continue
+                record_point(run, observers, t_next)
+                problem = divergence(run, bound, factor)
+                if problem:
+                    status, message = "error", f"{problem} at t={t_next!r} s (step {h!r} s too large for {algo.name}?)"
+                    break
+        except (SlaveError, AlgebraicLoopError, ValueError, OSError) as exc:
+            status, message = "error", str(exc)
+        finally:
+            warnings = scenario.warnings + [w for slave in slaves.values() for w in slave.warnings()]
+            for slave in slaves.values():
+                try:
+                    if pool is not None and isinstance(slave, FmuSlave) and status == "ok":
+                        pool.give_back(slave)
+                    else:
+                        slave.terminate()
+                except Exception as exc:  # keep the first error; a failed terminate must not hide it
+                    message = message or f"{slave.name}: terminate failed: {exc}"
+        counters = dict(algo.counters) if algo is not None else {"steps": 0}
+        counters["fmu_calls"] = sum(s.calls for s in slaves.values())
+        result = Result(status, message, recorder.array() if recorder is not None and recorder.rows else None,
+                        counters, end_time, warnings=warnings, units=run.units if run is not None else {},
+                        final=dict(zip(run.column_names, run.row)) if run is not None and run.row else {})
+        if algo is not None:
+            result.events = algo.located_events()
+            result.steps = list(algo.controller.steps) if algo.controller is not None else []
+            result.energy = algo.audit.statistics() if algo.audit is not None else {}
+            result.algorithm, result.coupling_order = algo.name, algo.coupling_order()
+            result.substeps = algo.config["substeps"] if algo.controller is None else 1
+            if algo.controller is not None and algo.controller.estimate == "doubling":
+                result.local_errors = dict(zip(algo.controller.labels, algo.controller.local_errors))
+            result.events_on = algo.locator is not None and algo.config["events"] == "on"
+        result.state_columns = states
+        result.switching = switching_slaves(slaves)
+        result.choice = choice.describe() if choice is not None else ""
+        try:
+            for obs in observers:
+                if run is not None:
+                    obs.finished(run, result)
+        finally:
+            for obs in observers:
+                getattr(obs, "close", lambda: None)()  # observers written before close() existed
+    return result
+
+
+
+
+def record_point(run: Run, observers: list[Observer], t: float) -> None:
+    """Read the outputs at time t (a communication point, or an accepted adaptive step's end between two)
+    and hand the row to the observers."""
+    run.time = t
+    run.read_row()
+    for obs in observers:
+        obs.step_completed(run)
+
+
+def divergence(run: Run, bound: float, factor: float) -> str:
+    """What diverged in the current row ('' if nothing): a non-finite value or one beyond ``bound``."""
+    values = run.row[1:]
+    if math.isfinite(sum(values)) and max(map(abs, values), default=0.0) <= bound:
+        return ""
+    bad = [n for n, x in zip(run.column_names[1:], values) if not abs(x) <= bound]
+    listed = ", ".join(f"{n} = {run.row[run.column_names.index(n)]:.6g}" for n in bad[:5])
+    listed += " ..." if len(bad) > 5 else ""
+    if all(map(math.isfinite, values)):
+        return (f"the coupled system diverged: {listed} beyond {bound:.3g} ({factor:g} x the run's scale; "
+                f"divergence_factor / divergenceFactor sets the bound)")
+    return f"the coupled system diverged: non-finite {listed}"

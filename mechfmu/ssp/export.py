@@ -1,0 +1,173 @@
+"""Writing SSP 1.0 archives with their FMUs, that other tools run unchanged (``export_ssp``).
+
+``export_ssp(scenario, target)`` writes ``SystemStructure.ssd`` with the FMUs inside, so that tools which
+ignore the SSD's parameter bindings (fmpy's ``simulate_ssp``) or apply only one named set of them (ecos)
+still run the scenario's physics:
+- every instance gets its own FMU, ``resources/<instance>/<Model>.fmu``; one of ours carries the instance's
+  parameter values as its own defaults (start attributes and ``resources/start_values.json``, which it
+  applies at instantiation) and a GUID of its own; ``shared_fmus=True``: ``resources/<Model>.fmu`` as
+  built, one per model (a small archive for tools that apply the bindings);
+- every component's bindings become one inline parameter set named ``initialValues`` (``PARAMETER_SET``)
+  with the values as this master reads them (units converted; ``.ssv`` files, prefixes and mappings
+  applied), so ecos applies them all as one set and no tool has units or mappings to handle; likewise a
+  connection that converts units carries the conversion as its ``ssc:LinearTransformation``;
+plus the annotations each tool reads:
+- libcosim: ``osp:FixedStepAlgorithm baseStepSize`` (already in every scenario);
+- OpenModelica's OMSimulator: its system annotations (mechfmu.ssp.openmodelica): a weakly coupled system
+  (fixed-step master), or with ``strongly_coupled`` a strongly coupled one, whose FMUs OMSimulator
+  instantiates as Model Exchange FMUs and integrates with CVODE (then our ``mechfmu:Master`` is the
+  monolithic master);
+- ours: ``mechfmu:Master`` (algorithm and options).
+
+``load_scenario`` reads an archive too (``scenario.extract_ssp``).
+"""
+from __future__ import annotations
+
+import json
+import re
+import tempfile
+import uuid
+import xml.etree.ElementTree as ET
+import zipfile
+from pathlib import Path
+from typing import Any
+
+from mechfmu.ssp.connection_maps import write_conversions
+from mechfmu.ssp.openmodelica import OMS_NS, openmodelica_annotations, strongly_coupled_refusal
+from mechfmu.ssp.scenario import NS, SSD_NAME, ComponentSpec, component_class, load_scenario
+from mechfmu.ssp.systems import flatten
+
+#: the name of the one parameter set each component's binding has in an archive: the set ecos applies with
+#: ``init(parameter_set="initialValues")`` (its own examples' name)
+PARAMETER_SET = "initialValues"
+
+def _q(prefix: str, tag: str) -> str:
+    return f"{{{OMS_NS if prefix == 'oms' else NS[prefix]}}}{tag}"
+
+
+def _value_text(kind: str, value: Any) -> str:
+    """An ``ssv:<kind>`` value attribute that reads back as exactly ``value``."""
+    return str(value).lower() if kind == "Boolean" else repr(float(value)) if kind == "Real" else str(value)
+
+
+def _rebind(element: ET.Element, spec: ComponentSpec) -> None:
+    """Replace the component's parameter bindings, in place, by one inline set ``PARAMETER_SET`` of the
+    values as loaded (no unit: each value is in its parameter's unit)."""
+    old = element.find("ssd:ParameterBindings", NS)
+    if old is None or not spec.parameters:
+        if old is not None:
+            element.remove(old)
+        return
+    bindings = ET.Element(_q("ssd", "ParameterBindings"))
+    values = ET.SubElement(ET.SubElement(bindings, _q("ssd", "ParameterBinding")), _q("ssd", "ParameterValues"))
+    parameters = ET.SubElement(ET.SubElement(values, _q("ssv", "ParameterSet"), version="1.0", name=PARAMETER_SET),
+                               _q("ssv", "Parameters"))
+    for name, value in spec.parameters.items():
+        kind = spec.kinds[name]
+        ET.SubElement(ET.SubElement(parameters, _q("ssv", "Parameter"), name=name), _q("ssv", kind),
+                      value=_value_text(kind, value))
+    element[list(element).index(old)] = bindings
+
+
+def _ours(fmu: Path) -> bool:
+    """True for an FMU built by mechfmu (it applies ``resources/start_values.json`` at instantiation)."""
+    try:
+        component_class(fmu)
+        with zipfile.ZipFile(fmu) as zf:
+            return zf.read("resources/slavemodule.txt").decode().startswith("mechfmu_")
+    except (ValueError, OSError, KeyError, zipfile.BadZipFile):
+        return False
+
+
+def _carrying(fmu: Path, target: Path, values: dict[str, Any]) -> None:
+    """``fmu`` copied to ``target`` with ``values`` as its own defaults: start attributes and
+    ``resources/start_values.json`` (which it applies at instantiation, merged with any it has), and a GUID
+    of its own, derived from the original's and the values: libcosim unpacks FMUs of one GUID only once,
+    so two instances with different values would read one instance's file."""
+    from mechfmu.components.fmi import START_VALUES
+    from mechfmu.fmu.build import GUID_FILE
+
+    member = f"resources/{START_VALUES}"
+    with zipfile.ZipFile(fmu) as source, zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as out:
+        names = source.namelist()
+        values = {**(json.loads(source.read(member)) if member in names else {}), **values}
+        guid = ""
+        for item in source.infolist():
+            data = source.read(item)
+            if item.filename == "modelDescription.xml":
+                root = ET.fromstring(data)
+                fingerprint = root.get("guid", "") + json.dumps(values, sort_keys=True)
+                guid = str(uuid.uuid5(uuid.NAMESPACE_OID, fingerprint))
+                root.set("guid", guid)
+                for variable in root.iter("ScalarVariable"):
+                    if (name := variable.get("name")) in values:
+                        declared = next(iter(variable))
+                        declared.set("start", _value_text(declared.tag, values[name]))
+                data = ET.tostring(root, encoding="UTF-8", xml_declaration=True)
+            if item.filename not in (member, GUID_FILE):
+                out.writestr(item, data)
+        out.writestr(member, json.dumps(values))
+        out.writestr(GUID_FILE, guid)  # the GUID the FMU checks at fmi2Instantiate
+
+
+def _members(components: dict[str, ComponentSpec], shared: bool) -> dict[str, str]:
+    """Component -> its FMU's member in the archive: ``resources/<instance>/<Model>.fmu`` (the instance name
+    made a safe folder name, unique), or with ``shared`` ``resources/<Model>.fmu``."""
+    members: dict[str, str] = {}
+    folders: set[str] = set()
+    for name, spec in components.items():
+        if shared:
+            members[name] = f"resources/{spec.fmu.name}"
+            continue
+        base = re.sub(r"[^A-Za-z0-9_.\-]", "_", name).lstrip(".") or "component"
+        folder, n = base, 2
+        while folder.lower() in folders:  # unique also on a case-insensitive file system
+            folder, n = f"{base}_{n}", n + 1
+        folders.add(folder.lower())
+        members[name] = f"resources/{folder}/{spec.fmu.name}"
+    return members
+
+
+def export_ssp(scenario: str | Path, target: str | Path, shared_fmus: bool = False,
+               strongly_coupled: bool = False) -> Path:
+    """Write the scenario (folder, .ssd or .ssp) as a self-contained SSP archive at ``target``: one FMU
+    per instance, ours carrying the instance's values; ``shared_fmus``: one FMU per model, shared by its
+    instances, the values only in the bindings (a smaller archive, for tools that apply bindings);
+    ``strongly_coupled``: OMSimulator's strongly coupled system of Model Exchange FMUs (ValueError naming a
+    component without a Model Exchange interface)."""
+    loaded = load_scenario(scenario)
+    ssd = Path(scenario) if Path(scenario).suffix == ".ssd" else loaded.folder / SSD_NAME
+    for prefix, uri in {**NS, "oms": OMS_NS}.items():
+        ET.register_namespace(prefix, uri)
+    root = ET.parse(ssd).getroot()
+    refusal = strongly_coupled_refusal(root, loaded.components) if strongly_coupled else ""
+    if refusal:
+        raise ValueError(f"cannot export {loaded.name} as a strongly coupled system: {refusal}")
+    members = _members(loaded.components, shared_fmus)
+    files: dict[str, ComponentSpec] = {}
+    system = root.find("ssd:System", NS)
+    assert system is not None  # load_scenario refuses an SSD without one
+    for name, element in flatten(system, [])[0]:  # a nested system's components by their path
+        spec = loaded.components[name]  # load_scenario refuses a component without a name
+        member = members[spec.name]
+        if files.setdefault(member, spec).fmu != spec.fmu:
+            raise ValueError(f"two different FMUs named {spec.fmu.name} ({files[member].fmu} and {spec.fmu}) "
+                             f"cannot share {member}: export without shared FMUs")
+        element.set("source", member)
+        _rebind(element, spec)
+    write_conversions(system, loaded.connections)
+    openmodelica_annotations(root, loaded.step_size, loaded.name, strongly_coupled)
+    ET.indent(root, space="  ")
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as zf, tempfile.TemporaryDirectory() as work:
+        zf.writestr(SSD_NAME, ET.tostring(root, encoding="UTF-8", xml_declaration=True))
+        for member, spec in files.items():
+            if shared_fmus or not (spec.parameters and _ours(spec.fmu)):
+                zf.write(spec.fmu, member)
+                continue
+            variant = Path(work) / member
+            variant.parent.mkdir(parents=True)
+            _carrying(spec.fmu, variant, dict(spec.parameters))
+            zf.write(variant, member)
+    return target

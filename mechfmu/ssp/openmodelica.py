@@ -1,0 +1,106 @@
+"""OpenModelica OMSimulator's annotations of an SSP archive (``export_ssp``).
+
+- Weakly coupled (the default): on the root ``ssd:System`` an ``oms:FixedStepMaster`` with the step size
+  (without it OMSimulator 2.1's import fails with "[NewSystem] internal error"); OMSimulator instantiates the
+  FMUs as Co-Simulation FMUs and exchanges at the step.
+- Strongly coupled: an ``oms:VariableStepSolver`` (CVODE, our monolithic master's tolerances, the step as its
+  largest step) instead; OMSimulator instantiates every FMU of such a system as a Model Exchange FMU and
+  integrates them as one ODE with event location, as our monolithic master does, which ``mechfmu:Master``
+  then names. Every FMU needs a Model Exchange interface and the system no subsystem (OMSimulator's strongly
+  coupled systems hold FMUs only).
+
+Both add, as the first ``ssc:Annotation`` of ``ssd:DefaultExperiment``, OMSimulator's
+``oms:SimulationInformation`` (its result file).
+"""
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from typing import Any
+
+from mechfmu.ssp.scenario import NS, component_class
+
+OMS_NS = "https://raw.githubusercontent.com/OpenModelica/OMSimulator/master/schema/oms.xsd"
+#: OMSimulator's defaults for the tolerances its fixed-step master declares (not used by a fixed step)
+OMS_TOLERANCE = "0.0001"
+#: the strongly coupled system's CVODE tolerances: the monolithic master's defaults (ode_rtol, ode_atol)
+SC_RELATIVE_TOLERANCE, SC_ABSOLUTE_TOLERANCE = "1e-08", "1e-10"
+
+
+def _q(prefix: str, tag: str) -> str:
+    return f"{{{OMS_NS if prefix == 'oms' else NS[prefix]}}}{tag}"
+
+
+def strongly_coupled_refusal(root: ET.Element, components: dict[str, Any]) -> str:
+    """Why the SSD's system cannot be a strongly coupled one ("" if it can): a subsystem, or the first component
+    without a Model Exchange interface, and why (a component of ours says it)."""
+    from fmpy import read_model_description
+
+    inner = root.find("ssd:System/ssd:Elements/ssd:System", NS)
+    if inner is not None:
+        return (f"it holds the subsystem {inner.get('name')!r}; OMSimulator's strongly coupled systems hold FMUs "
+                "only")
+    for name, spec in components.items():
+        if read_model_description(str(spec.fmu)).modelExchange is None:
+            try:
+                reason = f": {component_class(spec.fmu).co_simulation_only}"
+            except ValueError:  # not one of ours
+                reason = ""
+            return f"{name} ({spec.fmu.name}) has no Model Exchange interface{reason}"
+    return ""
+
+
+def _system_annotation(root: ET.Element, step_size: float, strongly_coupled: bool) -> None:
+    system = root.find("ssd:System", NS)
+    assert system is not None  # load_scenario refuses an SSD without one
+    annotations = system.find("ssd:Annotations", NS)
+    existing = system.find("ssd:Annotations/ssc:Annotation[@type='org.openmodelica']", NS)
+    if existing is not None and annotations is not None and strongly_coupled:
+        annotations.remove(existing)  # the kind of system is the one asked for
+    elif existing is not None:
+        return
+    if annotations is None:
+        annotations = ET.SubElement(system, _q("ssd", "Annotations"))  # last child, as the schema orders it
+    annotation = ET.SubElement(annotations, _q("ssc", "Annotation"), type="org.openmodelica")
+    information = ET.SubElement(ET.SubElement(annotation, _q("oms", "Annotations")), _q("oms", "SimulationInformation"))
+    step = repr(float(step_size))
+    if strongly_coupled:
+        ET.SubElement(information, _q("oms", "VariableStepSolver"), description="cvode",
+                      absoluteTolerance=SC_ABSOLUTE_TOLERANCE, relativeTolerance=SC_RELATIVE_TOLERANCE,
+                      minimumStepSize="1e-12", maximumStepSize=step, initialStepSize=repr(min(1e-6, float(step_size))))
+    else:
+        ET.SubElement(information, _q("oms", "FixedStepMaster"), description="oms-ma", stepSize=step,
+                      absoluteTolerance=OMS_TOLERANCE, relativeTolerance=OMS_TOLERANCE)
+
+
+def _monolithic_master(annotations: ET.Element) -> None:
+    """Our ``mechfmu:Master`` names the monolithic master (its other options belong to a coupling; the run's
+    tolerance rtol/atol and divergenceFactor stay)."""
+    master = annotations.find(".//mechfmu:Master", NS)
+    if master is None:
+        annotation = ET.SubElement(annotations, _q("ssc", "Annotation"), type="org.mechfmu")
+        master = ET.SubElement(annotation, _q("mechfmu", "Master"))
+    kept = {k: v for k, v in master.attrib.items() if k in ("divergenceFactor", "rtol", "atol")}
+    master.attrib.clear()
+    master.attrib.update({"algorithm": "monolithic", **kept})
+
+
+def openmodelica_annotations(root: ET.Element, step_size: float, name: str, strongly_coupled: bool = False) -> None:
+    """Add OMSimulator's annotations unless the file has them (module docstring); ``strongly_coupled`` replaces
+    a system annotation the file has."""
+    _system_annotation(root, step_size, strongly_coupled)
+    experiment = root.find("ssd:DefaultExperiment", NS)
+    if experiment is None:  # optional in SSP; placed after System, Enumerations and Units as the schema orders
+        before = [i for i, child in enumerate(root) if child.tag in (_q("ssd", "System"), _q("ssd", "Enumerations"),
+                                                                     _q("ssd", "Units"))]
+        experiment = ET.Element(_q("ssd", "DefaultExperiment"))
+        root.insert(max(before, default=-1) + 1, experiment)
+    annotations = experiment.find("ssd:Annotations", NS)
+    if annotations is None:
+        annotations = ET.SubElement(experiment, _q("ssd", "Annotations"))
+    if annotations.find("ssc:Annotation[@type='org.openmodelica']", NS) is None:
+        annotation = ET.Element(_q("ssc", "Annotation"), type="org.openmodelica")
+        ET.SubElement(ET.SubElement(annotation, _q("oms", "Annotations")), _q("oms", "SimulationInformation"),
+                      resultFile=f"{name}_res.mat", loggingInterval="0", bufferSize="10")
+        annotations.insert(0, annotation)  # OMSimulator reads it only as the first annotation there
+    if strongly_coupled:
+        _monolithic_master(annotations)

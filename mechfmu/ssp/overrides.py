@@ -1,0 +1,85 @@
+"""Parameter overrides: ``COMPONENT.PARAMETER=VALUE`` from the command line (``--param``), a study, or
+``simulate(parameters={"COMPONENT": {"PARAMETER": value}})``, typed and range-checked as the SSD's
+bound values are (``mechfmu.ssp.scenario``): a text from the command line or a study is read as the
+variable's declared type (Real, Integer, Boolean: true/false/1/0, String), a Python value must be of
+it (``coerce``), a Real must be finite and lie in [min, max]; an
+unknown component or parameter is refused with the valid names listed. Every problem is reported at
+once, as a ``ScenarioError``, before anything runs.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from mechfmu.components.base import coerce
+from mechfmu.ssp.parameters import typed, value_problem
+from mechfmu.ssp.scenario import Scenario, ScenarioError, component_variables
+
+#: causalities an override may set (an SSD binds parameters and the start values of inputs)
+SETTABLE = ("parameter", "input")
+
+
+def parse_assignments(items: list[str], option: str = "--param") -> dict[str, dict[str, str]]:
+    """``["mass.m=2", "stops.useLimitStops=true"]`` -> ``{"mass": {"m": "2"}, "stops": {...}}``: the
+    component is the text before the first dot, the value the text after the first ``=``."""
+    found: dict[str, dict[str, str]] = {}
+    for item in items:
+        target, sep, value = item.partition("=")
+        component, dot, name = target.strip().partition(".")
+        if not sep or not dot or not component or not name or not value.strip():
+            raise ValueError(f"{option} {item!r}: use COMPONENT.PARAMETER=VALUE, e.g. {option} mass.m=2.5")
+        found.setdefault(component, {})[name.strip()] = value.strip()
+    return found
+
+
+def check_overrides(scenario: Scenario, overrides: dict[str, dict[str, Any]] | None,
+                    local: bool = False, texts: bool = False) -> dict[str, dict[str, Any]]:
+    """The overrides with typed values; ScenarioError listing every unknown name, mistyped or
+    out-of-range value. With ``texts`` (command line, study axes) a text is read as the parameter's
+    type; otherwise a value must already be of it (``True`` for a Boolean, not ``"true"``)."""
+    problems: list[str] = []
+    checked: dict[str, dict[str, Any]] = {}
+    for component, values in (overrides or {}).items():
+        spec = scenario.components.get(component)
+        if spec is None:
+            problems.append(f"unknown component {component!r}; the scenario's components are "
+                            f"{', '.join(sorted(scenario.components))}")
+            continue
+        try:
+            variables = component_variables(spec, local)
+        except ValueError as exc:
+            problems.append(str(exc))
+            continue
+        settable = sorted(n for n, v in variables.items() if v.causality == "parameter")
+        for name, value in values.items():
+            variable = variables.get(name)
+            if variable is None or variable.causality not in SETTABLE:
+                what = "unknown parameter" if variable is None else f"{variable.causality} (not settable)"
+                problems.append(f"{component}.{name}: {what}; the parameters of {component} are "
+                                f"{', '.join(settable)}")
+                continue
+            if isinstance(value, bool) and variable.type == "Real":
+                problems.append(f"{component}.{name} = {value!r} is a Boolean, not a {variable.type}")
+                continue
+            try:
+                if texts and isinstance(value, str):
+                    value = typed(variable.type, value)
+                else:
+                    value = coerce(variable.type, value)
+            except ValueError as exc:
+                problems.append(f"{component}.{name} = {value!r}{':' if texts else ''} {exc}")
+                continue
+            except (TypeError, OverflowError):
+                problems.append(f"{component}.{name} = {value!r} is not a {variable.type}")
+                continue
+            if variable.type == "Real" and not math.isfinite(value):
+                problems.append(f"{component}.{name} = {value!r} must be finite")
+                continue
+            problem = value_problem(component, name, value, variable)
+            if problem is not None:
+                problems.append(problem)
+                continue
+            checked.setdefault(component, {})[name] = value
+    if problems:
+        raise ScenarioError(scenario.folder, problems)
+    return checked

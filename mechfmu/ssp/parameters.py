@@ -1,0 +1,164 @@
+"""SSP parameter bindings of a component: inline ``ssd:ParameterValues``, external ``.ssv`` files,
+``.ssm`` parameter mappings, typed values and units.
+
+For each ``ssd:ParameterBinding``: the parameter set is inline or the binding's ``source`` (an
+``.ssv`` file relative to the SSD; inside an archive too, which is unpacked); a ``prefix`` is removed
+from the names that carry it; an ``ssd:ParameterMapping`` (inline or an ``.ssm`` source) renames
+parameters and may apply an ``ssc:LinearTransformation`` (factor, offset). Values are parsed by their
+declared type with no coercion, by their XML Schema forms (``mechfmu.ssp.xsd_numbers``: an ``ssv:Boolean``
+is true, false, 1 or 0; an ``ssv:Integer`` an integer; an ``ssv:Real`` a decimal, INF or NaN, within the
+double range); a parameter given twice in one parameter set is refused; a ``unit`` on an ``ssv:Real`` is
+converted to the parameter's unit through the units of the SSD (``ssd:Units``) and the parameter set
+(``ssv:Units``), exactly (``mechfmu.ssp.units``).
+"""
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from collections.abc import Callable, Iterator
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+from mechfmu.components.base import coerce
+from mechfmu.ssp.fmu_sources import confined, source_path
+from mechfmu.ssp.units import UnitDefinition, convert, parse_units
+from mechfmu.ssp.xsd_numbers import exact_decimal, read_boolean, read_double, read_integer, to_double
+
+NS = {
+    "ssd": "http://ssp-standard.org/SSP1/SystemStructureDescription",
+    "ssc": "http://ssp-standard.org/SSP1/SystemStructureCommon",
+    "ssv": "http://ssp-standard.org/SSP1/SystemStructureParameterValues",
+    "ssm": "http://ssp-standard.org/SSP1/SystemStructureParameterMapping",
+}
+
+
+def typed(kind: str, text: str) -> Any:
+    """The value of ``text`` as an SSP ``kind`` (Real, Integer, Boolean, String); ValueError otherwise."""
+    if kind == "Real":
+        try:
+            return read_double(text)
+        except ValueError as exc:
+            raise ValueError(f"not a Real ({exc})") from None
+    if kind == "Integer":
+        try:
+            return coerce("Integer", read_integer(text))
+        except ValueError as exc:
+            raise ValueError(f"not an Integer ({exc})") from None
+    if kind == "Boolean":
+        try:
+            return read_boolean(text)
+        except ValueError:
+            raise ValueError(f"{text!r} is not a Boolean (true, false, 1 or 0)") from None
+    return text
+
+
+def _transform_part(entry: ET.Element, linear: ET.Element, attribute: str, default: str) -> Fraction:
+    """A LinearTransformation's factor or offset, exact; ValueError naming the mapping entry and the text."""
+    text = linear.get(attribute, default)
+    try:
+        return exact_decimal(text)
+    except ValueError as exc:
+        raise ValueError(f"parameter mapping of {entry.get('source')!r}: LinearTransformation {attribute} = "
+                         f"{text!r}: {exc}") from None
+
+
+def source_file(folder: Path, source: str, outside: bool) -> Path:
+    """An ``.ssv``/``.ssm`` source (a URI reference, ``mechfmu.ssp.fmu_sources.source_path``) relative to the SSD's
+    ``folder``; ValueError if it lies outside that folder (the scenario's, or the unpacked archive) and not
+    ``outside``, or has a scheme other than ``file:``."""
+    source = source_path(source)
+    path = confined(folder, source, outside)
+    if path is None:
+        raise ValueError(f"{(folder / source).resolve()} is outside the scenario's folder {folder.resolve()}; put "
+                         "the file into the scenario's folder (or archive), or, if the scenario is trusted, allow "
+                         "sources outside it: outside_sources=True")
+    return path
+
+
+def _mapping(binding: ET.Element, folder: Path, outside: bool
+             ) -> dict[str, tuple[str, tuple[Fraction, Fraction] | None]]:
+    """source name -> (target name, linear transformation (factor, offset) or None)."""
+    element = binding.find("ssd:ParameterMapping", NS)
+    if element is None:
+        return {}
+    source = element.get("source")
+    root = (ET.parse(source_file(folder, source, outside)).getroot() if source
+            else element.find("ssm:ParameterMapping", NS))
+    entries: dict[str, tuple[str, tuple[Fraction, Fraction] | None]] = {}
+    for entry in ([] if root is None else root.iterfind("ssm:MappingEntry", NS)):
+        linear = entry.find("ssc:LinearTransformation", NS)
+        others = [c.tag.split("}")[1] for c in entry if c is not linear and c.tag.endswith("Transformation")]
+        if others:
+            raise ValueError(f"parameter mapping of {entry.get('source')!r}: {others[0]} is not supported "
+                             "(only ssc:LinearTransformation)")
+        transform = (None if linear is None else (_transform_part(entry, linear, "factor", "1"),
+                                                  _transform_part(entry, linear, "offset", "0")))
+        source_name, target_name = entry.get("source"), entry.get("target")
+        if not source_name or not target_name:
+            raise ValueError("an ssm:MappingEntry needs both source and target (SSP 1.0)")
+        entries[source_name] = (target_name, transform)
+    return entries
+
+
+def binding_values(component: ET.Element, folder: Path, ssd_units: dict[str, UnitDefinition],
+                   target_unit: Callable[[str], str | None], outside: bool = False
+                   ) -> Iterator[tuple[str, Any, str] | str]:
+    """(parameter name, value, SSP type) for every bound parameter of ``component``, or a problem text; a
+    source file outside the SSD's folder is a problem unless ``outside``."""
+    for binding in component.iterfind("ssd:ParameterBindings/ssd:ParameterBinding", NS):
+        source = binding.get("source")
+        try:
+            pset = (ET.parse(source_file(folder, source, outside)).getroot() if source
+                    else binding.find("ssd:ParameterValues/ssv:ParameterSet", NS))
+            mapping = _mapping(binding, folder, outside)
+            units = {**ssd_units, **parse_units(None if pset is None else pset.find("ssv:Units", NS))}
+        except (OSError, ET.ParseError, ValueError, LookupError) as exc:
+            yield f"parameter binding {source or '(inline)'}: {exc}"
+            continue
+        if pset is None or pset.tag != f"{{{NS['ssv']}}}ParameterSet":
+            yield f"parameter binding {source or '(inline)'}: no ssv:ParameterSet"
+            continue
+        prefix = binding.get("prefix", "")
+        given: set[str] = set()
+        for param in pset.iterfind("ssv:Parameters/ssv:Parameter", NS):
+            name = param.get("name", "")
+            if name in given:
+                yield (f"parameter binding {source or '(inline)'}: parameter {name!r} is given twice in one "
+                       "parameter set; keep one value")
+                continue
+            given.add(name)
+            if prefix and name.startswith(prefix):
+                name = name[len(prefix):]
+            value = next((v for v in param if v.tag.split("}")[1] in ("Real", "Integer", "Boolean", "String")), None)
+            if value is None:
+                yield f"parameter {name!r} has no supported value element"
+                continue
+            kind, text, unit = value.tag.split("}")[1], value.get("value", ""), value.get("unit")
+            name, transform = mapping.get(name, (name, None))
+            try:
+                if transform is not None:
+                    if kind != "Real":
+                        raise ValueError("a linear transformation needs an ssv:Real")
+                    text = repr(to_double(transform[0] * exact_decimal(text) + transform[1],
+                                          "the linearly transformed value"))
+                if unit is not None and kind == "Real":
+                    target = target_unit(name)
+                    yield name, (typed("Real", text) if target is None or unit == target
+                                 else convert(text, unit, target, units)), kind
+                else:
+                    yield name, typed(kind, text), kind
+            except (ValueError, ZeroDivisionError) as exc:
+                yield f"parameter {name} = {text!r}{' ' + unit if unit else ''}: {exc}"
+
+
+def value_problem(component: str, name: str, value: Any, variable: Any) -> str | None:
+    """Why ``component.name = value`` is out of the variable's declared [min, max] (None if it is not)."""
+    if variable.type != "Real":
+        return None
+    lo = float(variable.min) if variable.min is not None else None
+    hi = float(variable.max) if variable.max is not None else None
+    if (lo is not None and value < lo) or (hi is not None and value > hi):
+        unit = f" {variable.unit}" if variable.unit else ""
+        return (f"{component}: parameter {name} = {value!r} is out of range "
+                f"[{lo if lo is not None else '-inf'}, {hi if hi is not None else 'inf'}]{unit}")
+    return None
