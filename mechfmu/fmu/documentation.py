@@ -6,6 +6,10 @@ component module's docstring, the tables are the ``parameters``/``inputs``/``out
 ``source``, the port convention is ``components.base.SIGN_CONVENTION``, and the host requirements
 come from the Python runtime the FMU was built for (``mechfmu.fmu.build.python_runtime``). Every
 variable has a table row whose ``id`` is its name.
+
+The rows are made once (``parameter_rows``, ``input_rows``, ``output_rows``, ``state_rows``: plain text
+cells whose ``Code`` fragments are code) and rendered here as HTML and by the documentation site's
+component reference (``docs/_ext/component_reference.py``) as its tables, so both show the same.
 """
 from __future__ import annotations
 
@@ -41,9 +45,63 @@ def _start(value: object) -> str:
     return repr(value)
 
 
-def _table(header: tuple[str, ...], rows: list[tuple[str, list[str]]]) -> str:
+class Code(str):
+    """A fragment of a cell shown as code (HTML ``<code>``)."""
+
+
+#: a table cell: its text in fragments, ``Code`` ones shown as code
+Cell = tuple[str, ...]
+#: a table row: the variable's name and its cells
+Row = tuple[str, list[Cell]]
+PARAMETER_HEADER = ("name", "type", "unit", "default", "range", "description")
+INPUT_HEADER = ("name", "unit", "start", "description")
+OUTPUT_HEADER = ("name", "unit", "depends on", "description")
+STATE_HEADER = ("name", "unit", "description")
+
+
+def parameter_rows(cls: type[Component]) -> list[Row]:
+    """Each parameter: name, type, unit (Real only), default, range, description."""
+    return [(p.name, [(Code(p.name),), (p.type,), (p.unit if p.type == "Real" else "",), (Code(_start(p.default)),),
+                      (_range(p),), (p.description,)]) for p in cls.parameters]
+
+
+def input_rows(cls: type[Component]) -> list[Row]:
+    """Each input: name, unit, start value, description."""
+    return [(i.name, [(Code(i.name),), (i.unit,), (Code(_start(i.start)),), (i.description,)]) for i in cls.inputs]
+
+
+def output_rows(cls: type[Component]) -> list[Row]:
+    """Each output: name, unit, the inputs it depends on within a step ("state only": none), description."""
+    rows: list[Row] = []
+    for o in cls.outputs:
+        depends: list[str] = []
+        for d in o.depends_on:
+            depends += [", ", Code(d)] if depends else [Code(d)]
+        rows.append((o.name, [(Code(o.name),), (o.unit,), tuple(depends) or ("state only",), (o.description,)]))
+    return rows
+
+
+def state_rows(cls: type[Component]) -> list[Row]:
+    """Each continuous state of the Model Exchange form: name, unit, description."""
+    return [(name, [(Code(name),), (unit,), (text,)]) for name, unit, text in state_variables(cls)]
+
+
+def law(cls: type[Component]) -> str:
+    """The component's law: its module's docstring, and the class's own where it adds to it."""
+    text = sys.modules[cls.__module__].__doc__ or ""
+    own = cls.__dict__.get("__doc__")
+    if own and own.strip() and own.strip() not in text:
+        text += "\n" + own
+    return text.strip()
+
+
+def _html(cell: Cell) -> str:
+    return "".join(f"<code>{_e(f)}</code>" if isinstance(f, Code) else _e(f) for f in cell)
+
+
+def _table(header: tuple[str, ...], rows: list[Row]) -> str:
     head = "".join(f"<th>{_e(h)}</th>" for h in header)
-    body = "".join(f'<tr id="{_e(name)}">' + "".join(f"<td>{cell}</td>" for cell in cells) + "</tr>\n"
+    body = "".join(f'<tr id="{_e(name)}">' + "".join(f"<td>{_html(cell)}</td>" for cell in cells) + "</tr>\n"
                    for name, cells in rows)
     return f"<table>\n<tr>{head}</tr>\n{body}</table>\n"
 
@@ -89,23 +147,11 @@ looked and what to install.</li>
 def fmu_documentation(model: str, cls: type[Component], runtime: dict[str, str], build_hash: str,
                       platforms: list[str] | None = None) -> str:
     """The HTML page for the FMU of component class ``cls`` (model identifier ``model``)."""
-    law = sys.modules[cls.__module__].__doc__ or ""
-    own = cls.__dict__.get("__doc__")
-    if own and own.strip() and own.strip() not in law:
-        law += "\n" + own
     try:
         mechfmu_version = version("mechfmu")
     except PackageNotFoundError:  # running from a source tree that is not installed
         mechfmu_version = "unknown"
-    parameters = [(p.name, [f"<code>{_e(p.name)}</code>", _e(p.type), _e(p.unit if p.type == "Real" else ""),
-                            f"<code>{_e(_start(p.default))}</code>", _e(_range(p)), _e(p.description)])
-                  for p in cls.parameters]
-    inputs = [(i.name, [f"<code>{_e(i.name)}</code>", _e(i.unit), f"<code>{_e(_start(i.start))}</code>",
-                        _e(i.description)]) for i in cls.inputs]
-    outputs = [(o.name, [f"<code>{_e(o.name)}</code>", _e(o.unit),
-                         ", ".join(f"<code>{_e(d)}</code>" for d in o.depends_on) or "state only",
-                         _e(o.description)]) for o in cls.outputs]
-    states = [(name, [f"<code>{_e(name)}</code>", _e(unit), _e(text)]) for name, unit, text in state_variables(cls)]
+    inputs, states = input_rows(cls), state_rows(cls)
     interfaces = (f"Co-simulation only: {_e(cls.co_simulation_only)}." if cls.co_simulation_only else
                   "Co-simulation and Model Exchange, one <code>modelIdentifier</code>: <code>fmi2Instantiate</code>'s "
                   f"<code>fmuType</code> selects. Model Exchange: {len(cls.continuous_states)} continuous states, "
@@ -119,16 +165,16 @@ def fmu_documentation(model: str, cls: type[Component], runtime: dict[str, str],
         f"<p><b>Physics from:</b> {_e(cls.source)}.<br><b>Built by</b> mechfmu {_e(mechfmu_version)} "
         f"(build {_e(build_hash)}) with pythonfmu 0.7.0 for Python {_e(runtime['version'])}; FMI 2.0 "
         + ("co-simulation.</p>" if cls.co_simulation_only else "co-simulation and model exchange.</p>"),
-        f"<h2>Law</h2>\n<pre>{_e(law.strip())}</pre>",
+        f"<h2>Law</h2>\n<pre>{_e(law(cls))}</pre>",
         "<h2>Parameters</h2>\n<p>Fixed parameters: set them before <code>fmi2ExitInitializationMode</code>. "
         "A value outside its range is refused at once (<code>fmi2SetReal</code> returns <code>fmi2Error</code>); "
         "rules between parameters and user-function expressions are checked when initialization ends.</p>\n"
-        + _table(("name", "type", "unit", "default", "range", "description"), parameters),
-        "<h2>Inputs</h2>\n" + (_table(("name", "unit", "start", "description"), inputs) if inputs else "<p>none</p>"),
+        + _table(PARAMETER_HEADER, parameter_rows(cls)),
+        "<h2>Inputs</h2>\n" + (_table(INPUT_HEADER, inputs) if inputs else "<p>none</p>"),
         "<h2>Outputs</h2>\n<p>“Depends on” lists the inputs an output feeds through within a step "
         "(the modelDescription's dependencies); “state only” outputs change only in <code>fmi2DoStep</code>.</p>\n"
-        + _table(("name", "unit", "depends on", "description"), outputs),
-        "<h2>Continuous states (Model Exchange)</h2>\n" + (_table(("name", "unit", "description"), states) if states
+        + _table(OUTPUT_HEADER, output_rows(cls)),
+        "<h2>Continuous states (Model Exchange)</h2>\n" + (_table(STATE_HEADER, states) if states
                                                              else "<p>none</p>"),
         f"<h2>Ports and sign convention</h2>\n<p>{_e(SIGN_CONVENTION)}</p>",
         "<h2>Errors</h2>\n<p>Every error names the component, the variable and the value, and reaches the "
