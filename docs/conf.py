@@ -4,6 +4,7 @@ Build (warnings are errors): ``python -m sphinx -W --keep-going -b html docs doc
 Pages are MyST Markdown (myst-parser); the component reference is generated at build time from the component
 declarations by ``_ext/component_reference.py``; the API reference is autodoc of the user-facing functions.
 """
+import re
 import sys
 from pathlib import Path
 
@@ -39,18 +40,23 @@ html_theme = "furo"
 html_title = "mechfmu"
 html_static_path: list[str] = []
 
-#: guide pages that index.md lists while they are being written: an entry whose page does not exist yet is left
-#: out of the table of contents (and said in the build's log) rather than failing the build
+#: guide pages that are being written alongside this site: while one does not exist yet, index.md's toctree entry
+#: for it is left out, and so are links to it from other pages (their text stays), each said in the build's log,
+#: rather than failing the build; once all exist this does nothing
 GUIDES = ("getting-started", "tutorial", "gallery")
 
 
 def _leave_out_unwritten_guides(app, docname, source):
-    if docname != root_doc:
-        return
     for page in GUIDES:
-        if not (DOCS / f"{page}.md").is_file():
-            source[0] = source[0].replace(f"\n{page}\n", "\n")
-            print(f"docs/{page}.md is not written yet: left out of the table of contents")
+        if (DOCS / f"{page}.md").is_file():
+            continue
+        text = source[0]
+        if docname == root_doc:
+            text = text.replace(f"\n{page}\n", "\n")
+        text = re.sub(rf"\[([^\]]*)\]\((?:\.\./)*{page}\.md(?:#[^)]*)?\)", r"\1", text)
+        if text != source[0]:
+            print(f"{docname}: docs/{page}.md is not written yet: left out of its table of contents and links")
+            source[0] = text
 
 
 def setup(app):
