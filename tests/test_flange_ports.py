@@ -101,8 +101,12 @@ def test_connects_write_the_wires_and_refuse_what_cannot_be_wired(tmp_path):
         flange_connections(full, [f"mass.flange_a <-> s{k}.flange_b" for k in range(PORTS + 1)])
     with pytest.raises(ValueError, match="exactly one side must output the flange's position \\(neither does\\)"):
         flange_connections(full, ["s0.flange_b <-> s1.flange_a"])
-    with pytest.raises(ValueError, match="use COMPONENT.FLANGE <-> COMPONENT.FLANGE"):
+    with pytest.raises(ValueError, match="the system has no component 'nobody'; its components: mass, s0"):
         flange_connections(full, ["nobody.flange_a <-> s1.flange_a"])
+    with pytest.raises(ValueError, match="s1 has no flange 'flange_c' .did you mean 'flange_.'..; its flanges: flange_a, flange_b$"):
+        flange_connections(full, ["mass.flange_a <-> s1.flange_c"])
+    with pytest.raises(ValueError, match="write COMPONENT.FLANGE <-> COMPONENT.FLANGE"):
+        flange_connections(full, ["mass <-> s1.flange_a"])
     path = write_scenario(tmp_path / "c", "c", components[:3], ["mass.flange_b <-> spring.flange_a",
                                                                  "wall.flange <-> spring.flange_b"], 1.0, 1e-3)
     assert ("spring", "flange_a.f", "mass", "flange_b.f") in connections(path)

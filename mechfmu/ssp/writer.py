@@ -8,7 +8,63 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
+from mechfmu.ssp.library import checked_parameters, unknown
 from mechfmu.ssp.scenario import NS, SSD_NAME
+
+Components = list[tuple[str, str, dict[str, Any]]]
+#: the variables that make a port a flange (a mechanical cut): its position or its cut force or torque
+FLANGE_VARIABLES = ("s", "phi", "f", "tau")
+
+
+def check_components(components: Components) -> Components:
+    """``components`` with each value as its parameter's declared type reads it; ``ValueError`` naming the
+    component and the valid names for an unknown model or parameter, a value of the wrong type or out of
+    range, an instance name that is empty or taken twice."""
+    from mechfmu.components import COMPONENTS
+
+    checked: Components = []
+    for instance, model, parameters in components:
+        if not isinstance(instance, str) or not instance:
+            raise ValueError(f"component name {instance!r}: a name is a non-empty text")
+        if instance in {c[0] for c in checked}:
+            raise ValueError(f"component {instance!r} ({model}): the name is taken twice")
+        if model not in COMPONENTS:
+            raise ValueError(unknown("model", model, f"component {instance!r}: mechfmu", list(COMPONENTS)))
+        try:
+            checked.append((instance, model, checked_parameters(model, parameters)))
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"component {instance!r}: {exc}") from None
+    return checked
+
+
+def check_wires(components: Components, wires: list[str]) -> list[tuple[str, str, str, str]]:
+    """Each ``"a.x -> b.y"`` as (a, x, b, y); ``ValueError`` naming the wire and the valid names if ``a`` or
+    ``b`` is not a component, ``x`` not an output of ``a``, ``y`` not an input of ``b``, or an input is driven
+    twice."""
+    from mechfmu.components import COMPONENTS
+
+    models = {instance: COMPONENTS[model] for instance, model, _ in components}
+    parsed, driven = [], {}  # type: list[tuple[str, str, str, str]], dict[str, str]
+    for text in wires:
+        ends = [part.strip().partition(".") for part in text.split("->")]
+        if len(ends) != 2 or not all(end[0] and end[2] for end in ends):
+            raise ValueError(f"connection {text!r}: write COMPONENT.OUTPUT -> COMPONENT.INPUT")
+        (source, _, output), (target, _, input_) = ends
+        for instance in (source, target):
+            if instance not in models:
+                raise ValueError(f"connection {text!r}: " + unknown("component", instance, "the system", list(models)))
+        outputs = [o.name for o in models[source].outputs]
+        inputs = [i.name for i in models[target].inputs]
+        if output not in outputs:
+            raise ValueError(f"connection {text!r}: " + unknown("output", output, source, outputs))
+        if input_ not in inputs:
+            raise ValueError(f"connection {text!r}: " + unknown("input", input_, target, inputs))
+        key = f"{target}.{input_}"
+        if key in driven:
+            raise ValueError(f"connection {text!r}: {key} is driven twice (also by {driven[key]})")
+        driven[key] = f"{source}.{output}"
+        parsed.append((source, output, target, input_))
+    return parsed
 
 
 def flange_connections(components: list[tuple[str, str, dict[str, Any]]], connections: list[str]) -> list[str]:
@@ -29,9 +85,15 @@ def flange_connections(components: list[tuple[str, str, dict[str, Any]]], connec
             wires.append(text)
             continue
         ends = [tuple(part.strip().split(".", 1)) for part in text.split("<->")]
-        if len(ends) != 2 or any(len(end) != 2 or end[0] not in models for end in ends):
-            raise ValueError(f"connect {text!r}: use COMPONENT.FLANGE <-> COMPONENT.FLANGE of the scenario's "
-                             "components")
+        if len(ends) != 2 or any(len(end) != 2 for end in ends):
+            raise ValueError(f"connect {text!r}: write COMPONENT.FLANGE <-> COMPONENT.FLANGE")
+        for instance, flange in ends:
+            if instance not in models:
+                raise ValueError(f"connect {text!r}: " + unknown("component", instance, "the system", list(models)))
+            cuts = [v.name.rpartition(".") for v in (*models[instance].outputs, *models[instance].inputs)]
+            flanges = list(dict.fromkeys(port for port, dot, last in cuts if dot and last in FLANGE_VARIABLES))
+            if flange not in flanges:
+                raise ValueError(f"connect {text!r}: " + unknown("flange", flange, instance, flanges))
         outputs = {end[0]: {o.name for o in models[end[0]].outputs} for end in ends}
         inputs = {end[0]: {i.name for i in models[end[0]].inputs} for end in ends}
         driving = [end for end in ends if {f"{end[1]}.s", f"{end[1]}.phi"} & outputs[end[0]]]
@@ -74,16 +136,15 @@ def write_scenario(folder: str | Path, name: str, components: list[tuple[str, st
     ``<mechfmu:Sources fallback="built"/>``, a missing source is mechfmu's built FMU (``mechfmu.ssp.fmu_sources``);
     ``tolerance``: the run's (rtol, atol), the Master's ``rtol``/``atol`` (``mechfmu.master.accuracy``; None:
     the defaults).
-    ValueError naming a free mark that is not a free input of the scenario's components."""
+    Checked first (``check_components``, ``check_wires``): ValueError naming the component, parameter, port or
+    connection and the valid names, or a free mark that is not a free input of the scenario's components."""
     from mechfmu.components import COMPONENTS
     from mechfmu.ssp.unconnected import covers
 
     for prefix, uri in NS.items():
         ET.register_namespace(prefix, uri)
-    parsed = []
-    for text in flange_connections(components, connections):
-        src, dst = (part.strip() for part in text.split("->"))
-        parsed.append((*src.split(".", 1), *dst.split(".", 1)))
+    components = check_components(components)
+    parsed = check_wires(components, flange_connections(components, connections))
     used: dict[str, list[str]] = {}
     for s_comp, s_var, t_comp, t_var in parsed:
         for end_comp, var in ((s_comp, s_var), (t_comp, t_var)):
@@ -157,3 +218,14 @@ def write_scenario(folder: str | Path, name: str, components: list[tuple[str, st
     path = folder / SSD_NAME
     ET.ElementTree(root).write(path, encoding="UTF-8", xml_declaration=True)
     return path
+
+
+def ssd_content(path: str | Path) -> str:
+    """What an SSD says, without its layout: its canonical XML (C14N 2.0, comments kept, whitespace-only text
+    dropped) with each component's connector declarations in name order, which mean the same in any order.
+    Two files with equal content are the same scenario, however they are laid out."""
+    root = ET.parse(path).getroot()
+    for connectors in root.iter(f"{{{NS['ssd']}}}Connectors"):
+        declared = sorted(connectors, key=lambda c: c.get("name", ""))
+        connectors[:] = declared
+    return ET.canonicalize(ET.tostring(root, encoding="unicode"), strip_text=True, with_comments=True)

@@ -18,7 +18,7 @@ its ``reference/`` folder; without it, the ``reference/`` folders in the reposit
   from the flange positions (``flange_a.s = s - L/2``, ``flange_b.s = s + L/2``).
 - ``Oscillator`` and ``Damper``: MSL's Spring, Damper and SpringDamper are CoordinateSpringDampers; where
   MSL connects two elements to one flange of a mass (spring2 and damper1, damper2 and spring2) each gets
-  a force port of that flange (connects ``<->``: mechfmu.ssp.writer.flange_connections).
+  a force port of that flange (``System.connect`` of two flanges: mechfmu.ssp.writer.flange_connections).
 - ``WhyArrows``: ``fixed1``/``fixed2`` (s0 = -1.9 m), ``spring1``/``spring2`` (MSL Spring c = 11 N/m,
   s_rel0 = 2 m: a CoordinateSpringDamper without damping), ``mass1``/``inertia2`` (1 kg, L = 2 m). Its
   rods and position sensors only measure a housing; they are left out.
@@ -28,6 +28,8 @@ from __future__ import annotations
 import shutil
 import sys
 from pathlib import Path
+
+from mechfmu import Accelerate, Constant, CoordinateSpringDamper, Fixed, Force, Mass, Sine, System
 
 HERE = Path(__file__).resolve().parent
 MSL = "Modelica/Mechanics/Translational/Examples"
@@ -40,102 +42,141 @@ Association publishes these results under the BSD 3-Clause license of the Modeli
 """
 
 
-def flange(body: str, body_flange: str, element: str, element_flange: str) -> list[str]:
-    """A body's flange wired to an element's: position and velocity there, the element's cut force back."""
-    return [f"{body}.{body_flange}.s -> {element}.{element_flange}.s",
-            f"{body}.{body_flange}.v -> {element}.{element_flange}.v",
-            f"{element}.{element_flange}.f -> {body}.{body_flange}.f"]
+def sensors(s: System) -> None:
+    sine_force = s.add("sineForce", Sine(amplitude=10.0, f=4.0))
+    force = s.add("force", Force())
+    mass = s.add("mass", Mass(m=1.0))
+    s.connect(sine_force.y, force.f)
+    s.connect(force.flange, mass.flange_a)
 
 
-def chain(housing: str, spring: str, first: str, damper: str, second: str) -> list[str]:
+def accelerate(s: System) -> None:
+    constant_acc = s.add("constantAcc", Constant(k=1.0))
+    source = s.add("accelerate", Accelerate())
+    s.connect(constant_acc.y, source.a_ref)
+
+
+def sign_convention(s: System) -> None:
+    constants = [s.add(f"constant{i}", Constant(k=1.0)) for i in (1, 2, 3)]
+    forces = [s.add(f"force{i}", Force()) for i in (1, 2, 3)]
+    masses = [s.add(f"mass{i}", Mass(m=1.0, L=1.0)) for i in (1, 2, 3)]
+    for constant, force in zip(constants, forces):
+        s.connect(constant.y, force.f)
+    s.connect(forces[0].flange, masses[0].flange_a)
+    s.connect(forces[1].flange, masses[1].flange_b)
+    s.connect(forces[2].flange, masses[2].flange_b)
+
+
+def why_arrows(s: System) -> None:
+    fixed = [s.add(f"fixed{i}", Fixed(s0=-1.9)) for i in (1, 2)]
+    springs = [s.add(f"spring{i}", CoordinateSpringDamper(stiffness=11.0, offset=2.0, damping=0.0)) for i in (1, 2)]
+    bodies = [s.add("mass1", Mass(m=1.0, L=2.0)), s.add("inertia2", Mass(m=1.0, L=2.0))]
+    # the wires one by one, in MSL's order: the housings' positions, the bodies' positions, the forces back
+    for housing, spring in zip(fixed, springs):
+        s.connect(housing.flange.s, spring.flange_a.s)
+        s.connect(housing.flange.v, spring.flange_a.v)
+    for body, spring in zip(bodies, springs):
+        s.connect(body.flange_b.s, spring.flange_b.s)
+        s.connect(body.flange_b.v, spring.flange_b.v)
+    for body, spring in zip(bodies, springs):
+        s.connect(spring.flange_b.f, body.flange_b.f)
+
+
+def chain(s: System, housing, spring, first, damper, second) -> None:
     """housing - spring - first mass - spring-damper - second mass, each flange to the next."""
-    return ([f"{housing}.flange.{q} -> {spring}.flange_a.{q}" for q in "sv"]
-            + flange(first, "flange_a", spring, "flange_b") + flange(first, "flange_b", damper, "flange_a")
-            + flange(second, "flange_a", damper, "flange_b"))
+    s.connect(housing.flange, spring.flange_a)
+    s.connect(first.flange_a, spring.flange_b)
+    s.connect(first.flange_b, damper.flange_a)
+    s.connect(second.flange_a, damper.flange_b)
+
+
+def initial_conditions(s: System) -> None:
+    fixed2 = s.add("fixed2", Fixed(s0=1.0))
+    s2 = s.add("s2", CoordinateSpringDamper(stiffness=1e3, offset=2.0, damping=0.0))
+    m3 = s.add("m3", Mass(m=1.0, L=3.0, s_start=4.5))
+    sd2 = s.add("sd2", CoordinateSpringDamper(stiffness=111.0, offset=4.0, damping=1.0))
+    m4 = s.add("m4", Mass(m=1.0, L=5.0, s_start=12.5))
+    fixed1 = s.add("fixed1", Fixed(s0=-1.0))
+    s1 = s.add("s1", CoordinateSpringDamper(stiffness=1e3, offset=1.0, damping=0.0))
+    # s1.s_rel(start = 0.5): m1.flange_a at -1 + 0.5, m1.s = -0.5 + L/2 = 0
+    m1 = s.add("m1", Mass(m=1.0, L=1.0, s_start=0.0))
+    sd1 = s.add("sd1", CoordinateSpringDamper(stiffness=111.0, offset=1.0, damping=1.0))
+    # sd1.s_rel(start = 1): m2.flange_a at m1.flange_b.s + 1 = 1.5, m2.s = 1.5 + L/2
+    m2 = s.add("m2", Mass(m=1.0, L=2.0, s_start=2.5))
+    chain(s, fixed2, s2, m3, sd2, m4)
+    chain(s, fixed1, s1, m1, sd1, m2)
+
+
+def oscillator(s: System) -> None:
+    sines = [s.add(f"sine{i}", Sine(f=15.9155)) for i in (1, 2)]
+    forces = [s.add(f"force{i}", Force()) for i in (1, 2)]
+    masses = [s.add(f"mass{i}", Mass(m=1.0, L=1.0, s_start=-0.5)) for i in (1, 2)]
+    springs = [s.add(f"spring{i}", CoordinateSpringDamper(stiffness=1e4, offset=1.0, damping=0.0)) for i in (1, 2)]
+    fixed = [s.add(f"fixed{i}", Fixed(s0=1.0)) for i in (1, 2)]
+    damper1 = s.add("damper1", CoordinateSpringDamper(stiffness=0.0, damping=10.0))
+    for sine, force in zip(sines, forces):
+        s.connect(sine.y, force.f)
+    for force, mass in zip(forces, masses):
+        s.connect(force.flange, mass.flange_a)
+    for mass, spring in zip(masses, springs):
+        s.connect(mass.flange_b, spring.flange_a)
+    for housing, spring in zip(fixed, springs):
+        s.connect(housing.flange, spring.flange_b)
+    s.connect(masses[1].flange_b, damper1.flange_a)
+    s.connect(fixed[1].flange, damper1.flange_b)
+
+
+def damper(s: System) -> None:
+    masses = [s.add(f"mass{i}", Mass(m=1.0, L=1.0, s_start=3.0, v_start=10.0)) for i in (1, 2, 3)]
+    fixed = [s.add(f"fixed{i}", Fixed(s0=4.5)) for i in (1, 2, 3)]
+    dampers = [s.add(f"damper{i}", CoordinateSpringDamper(stiffness=0.0, damping=25.0)) for i in (1, 2)]
+    spring2 = s.add("spring2", CoordinateSpringDamper(stiffness=1.0, offset=1.0, damping=0.0))
+    spring_damper3 = s.add("springDamper3", CoordinateSpringDamper(stiffness=1.0, offset=1.0, damping=25.0))
+    s.connect(masses[0].flange_b, dampers[0].flange_a)
+    s.connect(fixed[0].flange, dampers[0].flange_b)
+    s.connect(masses[1].flange_b, dampers[1].flange_a)
+    s.connect(masses[1].flange_b, spring2.flange_a)
+    s.connect(fixed[1].flange, dampers[1].flange_b)
+    s.connect(fixed[1].flange, spring2.flange_b)
+    s.connect(masses[2].flange_b, spring_damper3.flange_a)
+    s.connect(fixed[2].flange, spring_damper3.flange_b)
+
+
+#: name -> (the function placing and connecting its components, master, description)
+EXAMPLES = {
+    "Sensors": (sensors, "linear-implicit",
+                "MSL Translational.Examples.Sensors: a sine force (10 N, 4 Hz) on a 1 kg mass (sensors left out: "
+                "our outputs are their readings); linear-implicit integrates the force as a first-order hold"),
+    "Accelerate": (accelerate, "jacobi",
+                   "MSL Translational.Examples.Accelerate: a flange accelerated at 1 m/s2 (the driven mass left "
+                   "out: it changes no compared signal)"),
+    "SignConvention": (sign_convention, "jacobi",
+                       "MSL Translational.Examples.SignConvention: a 1 N force pushes each of three masses in +s, "
+                       "wired to flange_a, to flange_b, and (force3's support on a fixed housing) to flange_b"),
+    "WhyArrows": (why_arrows, "linear-implicit",
+                  "MSL Translational.Examples.WhyArrows: two masses (L = 2 m) on springs (c = 11 N/m, s_rel0 = 2 m) "
+                  "to housings at -1.9 m (MSL's Spring as a CoordinateSpringDamper without damping; the rods and "
+                  "position sensors measure the housing and are left out)"),
+    "InitialConditions": (initial_conditions, "linear-implicit",
+                          "MSL Translational.Examples.InitialConditions: two chains housing-spring-mass-springdamper-"
+                          "mass; the start values MSL gives on s1.s_rel and sd1.s_rel are the masses' s_start here"),
+    "Oscillator": (oscillator, "linear-implicit",
+                   "MSL Translational.Examples.Oscillator: two masses on stiff springs (1e4 N/m) to housings, driven "
+                   "at resonance by a sine force; the second one damped by damper1 in parallel with spring2"),
+    "Damper": (damper, "linear-implicit",
+               "MSL Translational.Examples.Damper: three masses thrown at 10 m/s against a damper, a damper with a "
+               "spring in parallel (two elements on one flange), and a spring-damper"),
+}
 
 
 def main(reference_data: Path | None) -> None:
-    sys.path.insert(0, str(HERE.parent.parent))
-    from mechfmu.ssp import write_scenario
-
-    examples = {
-        "Sensors": ([("sineForce", "Sine", {"amplitude": 10.0, "f": 4.0}), ("force", "Force", {}),
-                     ("mass", "Mass", {"m": 1.0})],
-                    ["sineForce.y -> force.f", "force.flange.f -> mass.flange_a.f"], "linear-implicit",
-                    "MSL Translational.Examples.Sensors: a sine force (10 N, 4 Hz) on a 1 kg mass (sensors left out: "
-                    "our outputs are their readings); linear-implicit integrates the force as a first-order hold"),
-        "Accelerate": ([("constantAcc", "Constant", {"k": 1.0}), ("accelerate", "Accelerate", {})],
-                       ["constantAcc.y -> accelerate.a_ref"], "jacobi",
-                       "MSL Translational.Examples.Accelerate: a flange accelerated at 1 m/s2 (the driven mass left "
-                       "out: it changes no compared signal)"),
-        "SignConvention": ([(f"constant{i}", "Constant", {"k": 1.0}) for i in (1, 2, 3)]
-                           + [(f"force{i}", "Force", {}) for i in (1, 2, 3)]
-                           + [(f"mass{i}", "Mass", {"m": 1.0, "L": 1.0}) for i in (1, 2, 3)],
-                           [f"constant{i}.y -> force{i}.f" for i in (1, 2, 3)]
-                           + ["force1.flange.f -> mass1.flange_a.f", "force2.flange.f -> mass2.flange_b.f",
-                              "force3.flange.f -> mass3.flange_b.f"], "jacobi",
-                           "MSL Translational.Examples.SignConvention: a 1 N force pushes each of three masses in +s, "
-                           "wired to flange_a, to flange_b, and (force3's support on a fixed housing) to flange_b"),
-        "WhyArrows": ([(f"fixed{i}", "Fixed", {"s0": -1.9}) for i in (1, 2)]
-                      + [(f"spring{i}", "CoordinateSpringDamper", {"stiffness": 11.0, "offset": 2.0, "damping": 0.0})
-                         for i in (1, 2)]
-                      + [("mass1", "Mass", {"m": 1.0, "L": 2.0}), ("inertia2", "Mass", {"m": 1.0, "L": 2.0})],
-                      [f"fixed{i}.flange.{q} -> spring{i}.flange_a.{q}" for i in (1, 2) for q in "sv"]
-                      + [f"{body}.flange_b.{q} -> spring{i}.flange_b.{q}" for i, body in ((1, "mass1"), (2, "inertia2"))
-                         for q in "sv"]
-                      + ["spring1.flange_b.f -> mass1.flange_b.f", "spring2.flange_b.f -> inertia2.flange_b.f"],
-                      "linear-implicit",
-                      "MSL Translational.Examples.WhyArrows: two masses (L = 2 m) on springs (c = 11 N/m, s_rel0 = 2 m) "
-                      "to housings at -1.9 m (MSL's Spring as a CoordinateSpringDamper without damping; the rods and "
-                      "position sensors measure the housing and are left out)"),
-        "InitialConditions": ([("fixed2", "Fixed", {"s0": 1.0}),
-                               ("s2", "CoordinateSpringDamper", {"stiffness": 1e3, "offset": 2.0, "damping": 0.0}),
-                               ("m3", "Mass", {"m": 1.0, "L": 3.0, "s_start": 4.5}),
-                               ("sd2", "CoordinateSpringDamper", {"stiffness": 111.0, "offset": 4.0, "damping": 1.0}),
-                               ("m4", "Mass", {"m": 1.0, "L": 5.0, "s_start": 12.5}),
-                               ("fixed1", "Fixed", {"s0": -1.0}),
-                               ("s1", "CoordinateSpringDamper", {"stiffness": 1e3, "offset": 1.0, "damping": 0.0}),
-                               # s1.s_rel(start = 0.5): m1.flange_a at -1 + 0.5, m1.s = -0.5 + L/2 = 0
-                               ("m1", "Mass", {"m": 1.0, "L": 1.0, "s_start": 0.0}),
-                               ("sd1", "CoordinateSpringDamper", {"stiffness": 111.0, "offset": 1.0, "damping": 1.0}),
-                               # sd1.s_rel(start = 1): m2.flange_a at m1.flange_b.s + 1 = 1.5, m2.s = 1.5 + L/2
-                               ("m2", "Mass", {"m": 1.0, "L": 2.0, "s_start": 2.5})],
-                              chain("fixed2", "s2", "m3", "sd2", "m4") + chain("fixed1", "s1", "m1", "sd1", "m2"),
-                              "linear-implicit",
-                              "MSL Translational.Examples.InitialConditions: two chains housing-spring-mass-springdamper-"
-                              "mass; the start values MSL gives on s1.s_rel and sd1.s_rel are the masses' s_start here"),
-        "Oscillator": ([(f"sine{i}", "Sine", {"f": 15.9155}) for i in (1, 2)] + [(f"force{i}", "Force", {}) for i in (1, 2)]
-                       + [(f"mass{i}", "Mass", {"m": 1.0, "L": 1.0, "s_start": -0.5}) for i in (1, 2)]
-                       + [(f"spring{i}", "CoordinateSpringDamper", {"stiffness": 1e4, "offset": 1.0, "damping": 0.0})
-                          for i in (1, 2)]
-                       + [(f"fixed{i}", "Fixed", {"s0": 1.0}) for i in (1, 2)]
-                       + [("damper1", "CoordinateSpringDamper", {"stiffness": 0.0, "damping": 10.0})],
-                       [f"sine{i}.y -> force{i}.f" for i in (1, 2)]
-                       + [f"force{i}.flange <-> mass{i}.flange_a" for i in (1, 2)]
-                       + [f"mass{i}.flange_b <-> spring{i}.flange_a" for i in (1, 2)]
-                       + [f"fixed{i}.flange <-> spring{i}.flange_b" for i in (1, 2)]
-                       + ["mass2.flange_b <-> damper1.flange_a", "fixed2.flange <-> damper1.flange_b"],
-                       "linear-implicit",
-                       "MSL Translational.Examples.Oscillator: two masses on stiff springs (1e4 N/m) to housings, driven "
-                       "at resonance by a sine force; the second one damped by damper1 in parallel with spring2"),
-        "Damper": ([(f"mass{i}", "Mass", {"m": 1.0, "L": 1.0, "s_start": 3.0, "v_start": 10.0}) for i in (1, 2, 3)]
-                   + [(f"fixed{i}", "Fixed", {"s0": 4.5}) for i in (1, 2, 3)]
-                   + [(f"damper{i}", "CoordinateSpringDamper", {"stiffness": 0.0, "damping": 25.0}) for i in (1, 2)]
-                   + [("spring2", "CoordinateSpringDamper", {"stiffness": 1.0, "offset": 1.0, "damping": 0.0}),
-                      ("springDamper3", "CoordinateSpringDamper", {"stiffness": 1.0, "offset": 1.0, "damping": 25.0})],
-                   ["mass1.flange_b <-> damper1.flange_a", "fixed1.flange <-> damper1.flange_b",
-                    "mass2.flange_b <-> damper2.flange_a", "mass2.flange_b <-> spring2.flange_a",
-                    "fixed2.flange <-> damper2.flange_b", "fixed2.flange <-> spring2.flange_b",
-                    "mass3.flange_b <-> springDamper3.flange_a", "fixed3.flange <-> springDamper3.flange_b"],
-                   "linear-implicit",
-                   "MSL Translational.Examples.Damper: three masses thrown at 10 m/s against a damper, a damper with a "
-                   "spring in parallel (two elements on one flange), and a spring-damper"),
-    }
-    for name, (components, wires, algorithm, description) in examples.items():
+    for name, (build, algorithm, description) in EXAMPLES.items():
         folder = HERE / name
+        system = System(name, description)
+        build(system)
         stop = 5.0 if name == "InitialConditions" else 1.0  # each example's experiment(StopTime)
-        write_scenario(folder, name, components, wires, stop, 1e-3, description=description, algorithm=algorithm,
-                       fmu_folder="../../../fmus", tolerance=(2e-3, 1e-6))  # the MA's regression tube, 2e-3
+        system.experiment(stop, 1e-3, algorithm, tolerance=(2e-3, 1e-6))  # the MA's regression tube, 2e-3
+        system.write(folder, fmu_folder="../../../fmus")
         if reference_data is None:
             continue
         source = reference_data / "MAP-LIB_ReferenceResults-v4.1.0" / MSL / name

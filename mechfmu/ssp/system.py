@@ -1,0 +1,238 @@
+"""A system written the Modelica way: components with typed parameters, placed under names, connected port to
+port; it writes the scenario (``write_scenario``'s SSD), runs it and exports it as an SSP archive.
+
+    s = System("oscillator")
+    spring = s.add("spring", CoordinateSpringDamper(stiffness=5000.0, damping=80.0))
+    mass = s.add("mass", Mass(m=5.0))
+    s.connect(spring.flange_b, mass.flange_a)
+
+Every mistake fails at the call that makes it, naming the valid names: a parameter (``Mass(mm=1)``), a port
+(``mass.flange_c``), a name taken twice, a connection (two outputs, an input driven twice, two flanges of
+which not exactly one outputs the position).
+
+``connect(a, b)`` is Modelica's ``connect``, acausal: two flanges become ``"a <-> b"`` (position and velocity
+from the side that outputs them, the cut force back into a free force port of that flange, so several
+elements meet at one flange and their forces add; ``mechfmu.ssp.writer.flange_connections``); two variables
+become one wire from the output to the input; two ports holding variables of the same names (vectors such as
+``ball.position`` and ``contact.sphere.position``) connect name by name, in the first port's declared order.
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from mechfmu.ssp.library import ComponentModel, unknown
+from mechfmu.ssp.writer import FLANGE_VARIABLES, check_components, check_wires, flange_connections, write_scenario
+
+if TYPE_CHECKING:
+    from mechfmu.master.result import Result
+
+
+class Port:
+    """A port of a placed component: a flange (``mass.flange_a``), a vector or group of variables
+    (``ball.position``) or one variable (``mass.flange_a.s``); attributes are the ports inside it."""
+
+    __slots__ = ("_component", "_path")
+
+    def __init__(self, component: PlacedComponent, path: str) -> None:
+        self._component = component
+        self._path = path
+
+    def __getattr__(self, name: str) -> Port:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return self._component._port(f"{self._path}.{name}")
+
+    def __getitem__(self, name: str) -> Port:
+        return self._component._port(f"{self._path}.{name}")
+
+    def __str__(self) -> str:
+        return f"{self._component.instance_name}.{self._path}"
+
+    def __repr__(self) -> str:
+        return f"<{self._kind()} {self}>"
+
+    def _children(self) -> list[str]:
+        return self._component._children(self._path)
+
+    def _kind(self) -> str:
+        if self._path in self._component._variables:
+            return "variable"
+        return "flange" if set(FLANGE_VARIABLES) & set(self._children()) else "port"
+
+
+class PlacedComponent:
+    """A component placed in a system under its instance name; its ports are attributes
+    (``mass.flange_a``), or items for names that are not identifiers (``mass["flange_a[2]"]``)."""
+
+    def __init__(self, system: System, instance_name: str, component: ComponentModel) -> None:
+        self.system = system
+        self.instance_name = instance_name
+        self.component = component
+        implementation = component.implementation
+        #: variable -> "input" or "output", in declaration order
+        self._variables = {**{i.name: "input" for i in implementation.inputs},
+                           **{o.name: "output" for o in implementation.outputs}}
+
+    def __getattr__(self, name: str) -> Port:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return self._port(name)
+
+    def __getitem__(self, name: str) -> Port:
+        return self._port(name)
+
+    def __repr__(self) -> str:
+        return f"<{self.instance_name}: {self.component!r}>"
+
+    def _children(self, path: str) -> list[str]:
+        prefix = f"{path}." if path else ""
+        return list(dict.fromkeys(v[len(prefix):].split(".")[0] for v in self._variables if v.startswith(prefix)))
+
+    def _port(self, path: str) -> Port:
+        if path not in self._variables and not self._children(path):
+            parent, _, name = path.rpartition(".")
+            owner = f"{self.instance_name}.{parent}" if parent else f"{self.instance_name} ({self.component.model})"
+            raise AttributeError(unknown("port", name, owner, self._children(parent)))
+        return Port(self, path)
+
+
+class System:
+    """A system of components and connections, with its experiment; ``write``, ``run`` and ``export_ssp``
+    give the same SSD as ``write_scenario`` called with ``components``, ``connections``, ``free`` and the
+    experiment."""
+
+    def __init__(self, name: str, description: str = "") -> None:
+        self.name = name
+        self.description = description
+        self.placed: dict[str, PlacedComponent] = {}
+        #: as ``write_scenario`` takes them: ``"a.x <-> b.y"`` (flanges) and ``"a.x -> b.y"`` (variables)
+        self.connections: list[str] = []
+        self.free_inputs: list[str] = []
+        self.stop_time = 1.0
+        self.step_size = 1e-3
+        self.algorithm = "auto"
+        self.tolerance: tuple[float, float] | None = None
+        self.options: dict[str, str] = {}
+
+    @property
+    def components(self) -> list[tuple[str, str, dict[str, Any]]]:
+        """(instance name, model, parameter values) of every placed component, in the order placed."""
+        return [(p.instance_name, p.component.model, dict(p.component.parameters)) for p in self.placed.values()]
+
+    def add(self, instance_name: str, component: ComponentModel) -> PlacedComponent:
+        """Place ``component`` under ``instance_name``; the placed component's attributes are its ports."""
+        if isinstance(component, type) and issubclass(component, ComponentModel):
+            raise TypeError(f"add({instance_name!r}, {component.model}): give a component, "
+                            f"{component.model}(...), not the class")
+        if not isinstance(component, ComponentModel):
+            raise TypeError(f"add({instance_name!r}, {component!r}): not a component (Mass(m=1.0), ...)")
+        if not instance_name or "." in instance_name:
+            raise ValueError(f"add({instance_name!r}, {component!r}): a name is a non-empty text without '.' "
+                             "(a connection names a port as COMPONENT.PORT)")
+        if instance_name in self.placed:
+            raise ValueError(f"add({instance_name!r}, {component!r}): the name {instance_name!r} is taken "
+                             f"by {self.placed[instance_name].component!r}")
+        check_components([*self.components, (instance_name, component.model, component.parameters)])
+        self.placed[instance_name] = PlacedComponent(self, instance_name, component)
+        return self.placed[instance_name]
+
+    def _own(self, port: object, call: str) -> Port:
+        if isinstance(port, PlacedComponent):
+            raise TypeError(f"{call}: {port.instance_name} is a component; name one of its ports "
+                            f"({', '.join(port._children(''))})")
+        if not isinstance(port, Port):
+            raise TypeError(f"{call}: {port!r} is not a port of a component (mass.flange_a, ...)")
+        if self.placed.get(port._component.instance_name) is not port._component:
+            raise ValueError(f"{call}: {port} is not a port of a component of system {self.name!r}")
+        return port
+
+    def _wires(self, a: Port, b: Port, call: str) -> list[str]:
+        kinds = (a._kind(), b._kind())
+        if kinds == ("flange", "flange"):
+            return [f"{a} <-> {b}"]
+        if kinds == ("variable", "variable"):
+            causality = (a._component._variables[a._path], b._component._variables[b._path])
+            if causality[0] == causality[1]:
+                raise ValueError(f"{call}: both are {causality[0]}s; connect an output to an input")
+            return [f"{a} -> {b}"] if causality[0] == "output" else [f"{b} -> {a}"]
+        if "flange" in kinds or "variable" in kinds:
+            raise ValueError(f"{call}: a {kinds[0]} and a {kinds[1]}; connect a flange to a flange, a variable to "
+                             "a variable, a port to a port with variables of the same names")
+        names, other = a._children(), b._children()
+        if set(names) != set(other):
+            raise ValueError(f"{call}: the ports hold different variables ({', '.join(names)} and "
+                             f"{', '.join(other)})")
+        return [wire for name in names for wire in self._wires(a[name], b[name], call)]
+
+    def connect(self, a: Port, b: Port) -> None:
+        """Modelica's ``connect(a, b)``: flange to flange, variable to variable (output to input, either
+        order), or port to port name by name. ``ValueError`` if the connection cannot be wired."""
+        call = f"connect({a}, {b})"
+        a, b = self._own(a, call), self._own(b, call)
+        connections = [*self.connections, *self._wires(a, b, call)]
+        try:
+            check_wires(self.components, flange_connections(self.components, connections))
+        except ValueError as exc:
+            raise ValueError(f"{call}: {exc}") from None
+        self.connections = connections
+
+    def free(self, port: Port) -> None:
+        """Mark an input (or every input of a port or flange) as left unconnected on purpose."""
+        call = f"free({port})"
+        port = self._own(port, call)
+        variables = port._component._variables
+        if not any(variables[v] == "input" for v in variables if v == port._path or v.startswith(f"{port._path}.")):
+            raise ValueError(f"{call}: holds no input")
+        self.free_inputs.append(str(port))
+
+    def experiment(self, stop_time: float, step_size: float, algorithm: str = "auto",
+                   tolerance: tuple[float, float] | None = None, **options: str) -> None:
+        """The run: ``stop_time`` [s] from 0, the communication step ``step_size`` [s], the master
+        (``mechfmu algorithms`` lists them) with its ``options``, the run's (rtol, atol)."""
+        from mechfmu.master.algorithms import ALGORITHMS
+
+        if algorithm not in ALGORITHMS:
+            raise ValueError(unknown("algorithm", algorithm, "mechfmu", sorted(ALGORITHMS)))
+        if not (0 < step_size <= stop_time):
+            raise ValueError(f"experiment: step_size = {step_size!r} s must be > 0 and <= stop_time = {stop_time!r} s")
+        self.stop_time, self.step_size, self.algorithm = float(stop_time), float(step_size), algorithm
+        self.tolerance, self.options = tolerance, dict(options)
+
+    def write(self, folder: str | Path, fmu_folder: str = "../../fmus", built_fmus: bool = True) -> Path:
+        """``folder/SystemStructure.ssd`` (``write_scenario``; ``fmu_folder`` relative to ``folder``)."""
+        if not self.placed:
+            raise ValueError(f"system {self.name!r} has no components: add(name, Model(...)) first")
+        return write_scenario(folder, self.name, self.components, self.connections, self.stop_time, self.step_size,
+                              description=self.description, algorithm=self.algorithm, fmu_folder=fmu_folder,
+                              free=self.free_inputs, built_fmus=built_fmus, tolerance=self.tolerance,
+                              **self.options)
+
+    def _write_for_fmus(self, folder: Path, local: bool = False) -> Path:
+        """The SSD in ``folder`` naming mechfmu's built FMUs where they are (built first unless ``local``)."""
+        from mechfmu.fmu import build
+
+        if not local:
+            build.build([p.component.model for p in self.placed.values()])
+        return self.write(folder, fmu_folder=Path(os.path.relpath(build.FMU_DIR, folder)).as_posix())
+
+    def run(self, folder: str | Path | None = None, **options: Any) -> Result:
+        """Run the system (``mechfmu.master.simulate.simulate`` with ``options``: ``local=True``, ``stop``,
+        ``observers``, ...), written into ``folder`` (relative file names in parameters are found there) or a
+        temporary folder."""
+        from mechfmu.master.simulate import simulate
+
+        if folder is not None:
+            return simulate(self._write_for_fmus(Path(folder), options.get("local", False)), **options)
+        with tempfile.TemporaryDirectory(prefix=f"{self.name}-") as temporary:
+            return simulate(self._write_for_fmus(Path(temporary), options.get("local", False)), **options)
+
+    def export_ssp(self, target: str | Path, **options: Any) -> Path:
+        """An SSP archive of the system with its FMUs inside (``mechfmu.ssp.export.export_ssp`` with
+        ``options``), for other tools."""
+        from mechfmu.ssp.export import export_ssp
+
+        with tempfile.TemporaryDirectory(prefix=f"{self.name}-") as temporary:
+            return export_ssp(self._write_for_fmus(Path(temporary)), target, **options)
