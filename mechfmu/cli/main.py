@@ -1,5 +1,5 @@
 """Command line: ``mechfmu build | run | algorithms | sweep | plot-study | export-ssp | crosscheck |
-export-crosscheck | validate | info``.
+export-crosscheck | draw | gallery | validate | info``.
 
 Every failure ends with one clear message on stderr and a non-zero exit code, never a traceback:
 2 for a refused command (bad arguments, scenario, paths), 1 for a run that failed, 130 after Ctrl-C
@@ -255,6 +255,37 @@ def _export_crosscheck(args: argparse.Namespace) -> int:
     return 0
 
 
+def _draw(args: argparse.Namespace) -> int:
+    from mechfmu.drawing.diagram import draw_scenario
+    from mechfmu.drawing.plot import FORMATS, checked_suffix, run_and_plot
+    from mechfmu.ssp.scenario import load_scenario
+    output = checked_suffix(args.output, "-o", (".svg",)) if args.output is not None else None
+    plot = _writable(checked_suffix(args.plot, "--plot", FORMATS), "--plot") if args.plot is not None else None
+    scenario = load_scenario(args.scenario, check=False)
+    target = _writable(output or f"{scenario.name}.svg", "-o")
+    assert target is not None  # a path was given
+    print(f"system diagram written to {draw_scenario(scenario, target)}")
+    if plot is None:
+        return 0
+    fmu_build.build()
+    result, plotted = run_and_plot(args.scenario, plot)
+    print(f"{scenario.name} (FMUs, {result.algorithm}): {result.summary()}")
+    print(f"plot of {', '.join(plotted)} written to {plot}" if plotted else "nothing recorded: no plot written")
+    return 0 if result.ok else 1
+
+
+def _gallery(args: argparse.Namespace) -> int:
+    from mechfmu.drawing.gallery import write_gallery
+    fmu_build.build()
+
+    def report(entry) -> None:
+        print(f"{entry.name}: {entry.run} ({entry.seconds:.1f} s)")
+    entries = write_gallery(args.folder, args.page, args.scenarios, progress=report)
+    page = args.page or Path(args.folder).with_suffix(".md")
+    print(f"{len(entries)} scenarios drawn into {args.folder}, page {page}")
+    return 0
+
+
 def _validate(args: argparse.Namespace) -> int:
     from fmpy.validation import validate_fmu
     fmu_build.build()
@@ -296,7 +327,7 @@ def _algorithms(args: argparse.Namespace) -> int:
 #: the function of each command (``mechfmu.cli.parser`` has their arguments)
 HANDLERS = {"build": _build, "run": _run, "algorithms": _algorithms, "sweep": _sweep, "plot-study": _plot_study,
             "export-ssp": _export_ssp, "crosscheck": _crosscheck, "export-crosscheck": _export_crosscheck,
-            "validate": _validate, "info": _info}
+            "draw": _draw, "gallery": _gallery, "validate": _validate, "info": _info}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -16,6 +16,7 @@ EPILOG = """examples:
   mechfmu run scenarios/oscillator --out results/oscillator.csv
   mechfmu run scenarios/limit_stops --algorithm linear-implicit --option events=on --plot stops.png
   mechfmu export-ssp scenarios/ball_drop -o ball_drop.ssp
+  mechfmu draw scenarios/msl/Oscillator -o oscillator.svg --plot oscillator_result.svg
   mechfmu algorithms           the coupling algorithms and their options
   mechfmu COMMAND --help       the arguments of one command
 
@@ -167,6 +168,17 @@ def make_parser() -> argparse.ArgumentParser:
                                                  "(FMU with the instance's parameters, _in.csv, _ref.csv, _ref.opt)")
     p.add_argument("scenario", help="scenario folder, SystemStructure.ssd or .ssp")
     p.add_argument("directory", help="where to write fmus/2.0/cs/linux64/mechfmu/<version>/<Model>/")
+    p = sub.add_parser("draw", help="a scenario's system as an SVG diagram (--plot: its result against its "
+                                    "reference)")
+    p.add_argument("scenario", help="scenario folder, SystemStructure.ssd or .ssp")
+    p.add_argument("-o", "--output", help="the diagram, .svg (default: <scenario name>.svg)")
+    p.add_argument("--plot", metavar="FILE", help="run the scenario (as mechfmu run does) and plot its result to FILE "
+                   "(.svg or .png), with the scenario's reference and tube where it has one")
+    p = sub.add_parser("gallery", help="every scenario's diagram and result plot, and a Markdown page of them")
+    p.add_argument("folder", help="where the pictures go, e.g. docs/gallery")
+    p.add_argument("--page", help="the Markdown page (default: FOLDER.md, beside the folder)")
+    p.add_argument("--scenarios", default="scenarios", metavar="FOLDER",
+                   help="where the scenarios are (default: scenarios)")
     p = sub.add_parser("validate", help="fmpy validation of every FMU")
     p = sub.add_parser("info", help="variables of an FMU")
     p.add_argument("fmu", help="path or model name")

@@ -12,6 +12,7 @@ import os
 import stat
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -299,16 +300,32 @@ class PlotWriter(Observer):
 
 #: what a body's position is called: 1D (s, phi) and 3D (position.x/y/z)
 POSITION_NAMES = ("s", "phi", "position.x", "position.y", "position.z")
+#: the physical quantity of a unit in words, as a plot's axis says it
+QUANTITY_WORDS = {"m": "position", "m/s": "velocity", "m/s2": "acceleration", "m/s3": "jerk", "N": "force",
+                  "rad": "angle", "rad/s": "angular velocity", "rad/s2": "angular acceleration", "N.m": "torque",
+                  "kg": "mass", "kg.m2": "moment of inertia", "s": "time", "Hz": "frequency", "J": "energy",
+                  "W": "power", "N/m": "stiffness", "N.s/m": "damping", "N.m/rad": "rotational stiffness",
+                  "N.m.s/rad": "rotational damping", "N/s": "force rate", "N.m/s": "torque rate", "N/m2": "pressure",
+                  "1": "value", "": "signal"}
+
+
+def axis_label(unit: str, names: Sequence[str] = ()) -> str:
+    """``quantity [unit]`` for an axis showing ``names`` in ``unit``: "position [m]", "relative velocity [m/s]"
+    (every name a ``*_rel``), "signal" for a signal without unit."""
+    words = QUANTITY_WORDS.get(unit, "value")
+    if names and all(name.rsplit(".", 1)[-1].endswith("_rel") for name in names):
+        words = f"relative {words}"
+    return f"{words} [{unit}]" if unit else words
 
 
 def plot_result(result: Result, path: str | Path, title: str, variables: list[str] | None = None) -> list[str]:
     """PNG of the chosen columns (names or glob patterns; default: every body's position or angle),
-    one subplot per unit with the quantity and unit on its axis; returns the plotted columns."""
+    one subplot per unit with the quantity in words and the unit on its axis (``axis_label``); returns the plotted
+    columns."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from mechfmu.components.base import QUANTITIES
     from mechfmu.master.result import selector
 
     assert result.data is not None, "plot_result needs a recorded result"
@@ -326,7 +343,7 @@ def plot_result(result: Result, path: str | Path, title: str, variables: list[st
     for ax, (unit, group) in zip(axes[:, 0], by_unit.items()):
         for name in group:
             ax.plot(result.data["time"], result.data[name], label=name)
-        ax.set_ylabel(f"{QUANTITIES.get(unit, ('', 'value'))[1]} [{unit}]")
+        ax.set_ylabel(axis_label(unit, group))
         ax.legend(fontsize="small")
         ax.grid(True, alpha=0.3)
     axes[-1, 0].set_xlabel("time [s]")

@@ -1,0 +1,103 @@
+"""The gallery: every shipped scenario's system diagram and result plot, and a MyST Markdown page showing them.
+
+A scenario ``scenarios/A/B`` is named ``A-B`` in the gallery's folder (``msl/Oscillator`` -> ``msl-Oscillator``,
+which does not clash with ``oscillator`` on a file system that ignores case). Each scenario runs as ``mechfmu run``
+runs it (``simulate`` with the scenario's own algorithm, step and stop, its FMUs); the page gives its heading, its
+description (the SSD's comment), both pictures by paths relative to the page, and what was run.
+"""
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+SSD = "SystemStructure.ssd"
+INTRO = ("Every scenario shipped in `scenarios/`: its system as `mechfmu draw` draws it, and its result as "
+         "`mechfmu draw --plot` plots it, run with the scenario's own algorithm, step and stop time. Where the "
+         "scenario has a reference result (the Modelica Association's, in `reference/`), the plot shows it dashed "
+         "with its tube (2e-3 of the time span and of the signal's range) as a band. Opened on its own, a system "
+         "picture shows the details of a block, port or wire under the pointer.")
+
+
+@dataclass
+class Entry:
+    """One scenario of the gallery: its folder, gallery name and what its run gave."""
+    folder: Path
+    name: str
+    title: str = ""
+    description: str = ""
+    run: str = ""
+    plotted: tuple[str, ...] = ()
+    seconds: float = 0.0
+
+
+def shipped_scenarios(root: str | Path) -> list[Path]:
+    """The scenario folders under ``root`` (each holding a SystemStructure.ssd): the top level's first, by name."""
+    folders = [ssd.parent for ssd in Path(root).rglob(SSD)]
+    return sorted(folders, key=lambda f: (len(f.relative_to(root).parts), f.relative_to(root).as_posix()))
+
+
+def gallery_name(folder: Path, root: str | Path) -> str:
+    """A scenario's file name stem in the gallery: its path under ``root`` joined by '-'."""
+    return "-".join(Path(folder).relative_to(root).parts)
+
+
+def draw_entry(entry: Entry, folder: Path) -> None:
+    """The system diagram and result plot of one scenario into ``folder``; fills in ``entry``."""
+    from mechfmu.drawing.diagram import draw_scenario
+    from mechfmu.drawing.plot import plot_run, reference_file
+    from mechfmu.drawing.ports import description
+    from mechfmu.master.simulate import simulate
+    from mechfmu.ssp.scenario import load_scenario
+
+    scenario = load_scenario(entry.folder)
+    entry.title, entry.description = scenario.name, description(scenario)
+    draw_scenario(scenario, folder / f"{entry.name}.svg")
+    start = time.perf_counter()
+    result = simulate(scenario)
+    entry.seconds = time.perf_counter() - start
+    entry.plotted = tuple(plot_run(result, scenario, folder / f"{entry.name}_result.svg"))
+    reference = reference_file(scenario)
+    entry.run = (f"{result.algorithm or scenario.algorithm}, step {scenario.step_size:g} s, from "
+                 f"{scenario.start_time:g} s to {scenario.stop_time:g} s"
+                 + ("" if result.ok else f"; the run failed: {result.message}")
+                 + (f"; reference `{reference.relative_to(entry.folder).as_posix()}`" if reference else ""))
+
+
+def page_text(entries: list[Entry], folder: Path, page: Path, root: str | Path) -> str:
+    """The MyST Markdown page of the gallery: a heading per scenario, its description and two pictures."""
+    images = Path(os.path.relpath(folder, page.parent)).as_posix()
+    lines = ["# Gallery", "", INTRO, "", f"Made by `mechfmu gallery {Path(folder).as_posix()}`.", ""]
+    for entry in entries:
+        where = Path(entry.folder).relative_to(root).as_posix()
+        lines += [f"## {where}", "", entry.description or f"The scenario `{where}`.", "",
+                  f"![system of {where}]({images}/{entry.name}.svg)", "",
+                  f"![result of {where}]({images}/{entry.name}_result.svg)", "",
+                  f"Run: {entry.run}. Plotted: {', '.join(f'`{n}`' for n in entry.plotted)}.", ""]
+    return "\n".join(lines)
+
+
+def write_gallery(folder: str | Path, page: str | Path | None = None, root: str | Path = "scenarios",
+                  progress: Callable[[Entry], None] | None = None) -> list[Entry]:
+    """Draw and run every scenario under ``root`` into ``folder`` and write the page (default: ``folder`` with
+    ``.md``, beside it); ``progress`` sees each entry when it is done."""
+    root, folder = Path(root), Path(folder)
+    scenarios = shipped_scenarios(root) if root.is_dir() else []
+    if not scenarios:
+        raise ValueError(f"{root}: no scenarios (folders with a {SSD}) found; give --scenarios FOLDER")
+    target = Path(page) if page is not None else folder.with_suffix(".md")
+    if target.suffix.lower() != ".md":
+        raise ValueError(f"{target}: the gallery page is Markdown; give a file name ending in .md")
+    folder.mkdir(parents=True, exist_ok=True)
+    entries = []
+    for scenario in scenarios:
+        entry = Entry(scenario, gallery_name(scenario, root))
+        draw_entry(entry, folder)
+        entries.append(entry)
+        if progress:
+            progress(entry)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(page_text(entries, folder, target, root), encoding="utf-8")
+    return entries

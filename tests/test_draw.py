@@ -1,0 +1,191 @@
+"""Pictures of systems and results: ``mechfmu draw`` holds every component, connection and used port of the
+scenario it draws, with the parameter values on hover; every model has a category; ``--plot`` shows the reference
+and its tube; the gallery shows every shipped scenario."""
+import re
+import shutil
+import xml.etree.ElementTree as ET
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+from mechfmu.components import COMPONENTS
+
+from mechfmu.cli.main import main
+from mechfmu.drawing.plot import coarsened, tube
+from mechfmu.drawing.ports import BODY, CONNECTOR, OTHER, SOURCE, blocks, category
+from mechfmu.ssp.scenario import ComponentSpec, Scenario, load_scenario
+from validation.msl import read_msl_reference, tube_violation
+
+ROOT = Path(__file__).resolve().parent.parent
+SHIPPED = sorted(p.parent.relative_to(ROOT / "scenarios").as_posix()
+                 for p in (ROOT / "scenarios").glob("**/SystemStructure.ssd"))
+SVG = "{http://www.w3.org/2000/svg}"
+NUMBER = re.compile(r"^(?P<name>\S+) = (?P<value>.+?)(?: (?P<unit>[^ ]+))?$")
+
+
+def drawn(name: str, tmp_path: Path) -> ET.Element:
+    target = tmp_path / f"{name.replace('/', '-')}.svg"
+    assert main(["draw", str(ROOT / "scenarios" / name), "-o", str(target)]) == 0
+    return ET.parse(target).getroot()
+
+
+def groups(root: ET.Element, kind: str) -> list[ET.Element]:
+    return [g for g in root.iter(SVG + "g") if g.get("class") == kind]
+
+
+def translate(element: ET.Element) -> tuple[float, float]:
+    x, y = re.fullmatch(r"translate\(([-\d.]+),([-\d.]+)\)", element.get("transform", "")).groups()
+    return float(x), float(y)
+
+
+def test_shipped_scenarios_are_twenty():
+    assert len(SHIPPED) == 20 and sum(name.startswith("msl/") for name in SHIPPED) == 7, SHIPPED
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_a_drawing_holds_every_component_connection_and_port(name, tmp_path):
+    scenario = load_scenario(ROOT / "scenarios" / name, check=False)
+    root = drawn(name, tmp_path)
+    components = {g.get("data-name"): g for g in groups(root, "component")}
+    assert len(groups(root, "component")) == len(scenario.components)
+    assert {n: g.get("data-model") for n, g in components.items()} == {
+        n: spec.fmu.stem for n, spec in scenario.components.items()}
+    drawn_connections = groups(root, "connection")
+    assert Counter((g.get("data-start"), g.get("data-end")) for g in drawn_connections) == Counter(
+        (f"{c.source}.{c.source_variable}", f"{c.target}.{c.target_variable}") for c in scenario.connections)
+    for wire in drawn_connections:
+        path = wire.find(SVG + "path").get("d")
+        points = [tuple(map(float, p.split(","))) for p in re.findall(r"[-\d.]+,[-\d.]+", path)]
+        for (component, variable), end in zip((wire.get("data-start").split(".", 1),
+                                               wire.get("data-end").split(".", 1)), (points[0], points[-1])):
+            block = components[component]
+            ports = [p for p in block.iter(SVG + "g") if p.get("class") == "port"
+                     and variable in p.get("data-variables").split()]
+            assert len(ports) == 1, f"{component}.{variable}: drawn on {len(ports)} ports"
+            x, y = translate(ports[0])
+            rect = block.find(SVG + "rect")
+            left, top = float(rect.get("x")), float(rect.get("y"))
+            assert x in (left, left + float(rect.get("width"))), f"{component}.{variable} is not on a side"
+            assert top < y < top + float(rect.get("height")), f"{component}.{variable} is not on the block"
+            assert end == pytest.approx((x, y), abs=0.06), f"the wire of {component}.{variable} misses its port"
+    assert not [e.tag for e in root.iter() if "id" in e.attrib]  # nothing that could differ from run to run
+
+
+@pytest.mark.parametrize("name", ["oscillator", "msl/Damper", "ball_drop", "belt_friction"])
+def test_hover_titles_and_table_hold_the_parameter_values(name, tmp_path):
+    scenario = load_scenario(ROOT / "scenarios" / name, check=False)
+    root = drawn(name, tmp_path)
+    for group in groups(root, "component"):
+        spec = scenario.components[group.get("data-name")]
+        declared = {d.name: d for d in (*COMPONENTS[spec.fmu.stem].parameters, *COMPONENTS[spec.fmu.stem].inputs)}
+        assert any(t.text == group.get("data-name") for t in group.iter(SVG + "text"))  # text as text
+        shown = {}
+        for line in group.find(SVG + "title").text.splitlines()[2:]:
+            match = NUMBER.match(line)
+            if match and match["name"] in spec.parameters:
+                shown[match["name"]] = (match["value"], match["unit"])
+        assert set(shown) == set(spec.parameters), group.get("data-name")
+        for parameter, value in spec.parameters.items():
+            text, unit = shown[parameter]
+            if isinstance(value, bool):
+                assert text == str(value).lower()
+            elif isinstance(value, float):
+                assert float(text) == value and unit == (declared[parameter].unit if declared[parameter].unit != "1"
+                                                         else None)
+            else:
+                assert f"{text} {unit or ''}".strip() == str(value)
+        card = next(g for g in groups(root, "parameter-table") if g.get("data-name") == group.get("data-name"))
+        assert len(card.findall(SVG + "text")) - 1 == max(1, len(spec.parameters))
+
+
+def test_the_same_scenario_draws_the_same_bytes(tmp_path):
+    first, second = tmp_path / "a.svg", tmp_path / "b.svg"
+    assert main(["draw", str(ROOT / "scenarios" / "elastogap"), "-o", str(first)]) == 0
+    assert main(["draw", str(ROOT / "scenarios" / "elastogap"), "-o", str(second)]) == 0
+    assert first.read_bytes() == second.read_bytes()
+
+
+def test_every_model_has_a_category():
+    expected = {"Mass": BODY, "Inertia": BODY, "RigidBody": BODY, "ElastoGap": CONNECTOR, "Rod": CONNECTOR,
+                "CoordinateConstraint": CONNECTOR, "SmoothSphereHalfSpaceForce": CONNECTOR,
+                "RotationalSpringDamperExt": CONNECTOR, "Fixed": SOURCE, "Force": SOURCE, "Sine": SOURCE,
+                "Position": SOURCE, "ConstantSpeed": SOURCE}
+    for model, cls in COMPONENTS.items():
+        found = category(cls)
+        assert found in (BODY, CONNECTOR, SOURCE), model
+        # a body, and only a body, has a mass or inertia of its own; a source takes no input from another's port
+        assert (found == BODY) == any(p.unit in ("kg", "kg.m2") for p in cls.parameters), model
+        assert (found == SOURCE) == all("." not in i.name for i in cls.inputs), model
+        assert found == expected.get(model, found), model
+    foreign = Scenario("s", ROOT, {"other": ComponentSpec("other", Path("Foreign.fmu"))}, [])
+    assert blocks(foreign)["other"].category == OTHER
+
+
+def test_bad_draw_commands_are_refused(tmp_path, capsys):
+    assert main(["draw", str(tmp_path / "missing"), "-o", str(tmp_path / "x.svg")]) == 2
+    assert "no SystemStructure.ssd found" in capsys.readouterr().err
+    assert main(["draw", str(ROOT / "scenarios" / "oscillator"), "-o", str(tmp_path / "x.png")]) == 2
+    assert ".svg" in capsys.readouterr().err
+    assert main(["draw", str(ROOT / "scenarios" / "oscillator"), "-o", str(tmp_path / "x.svg"), "--plot",
+                 str(tmp_path / "x.pdf")]) == 2
+    assert ".svg or .png" in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())  # refused before anything was written
+
+
+def test_the_drawn_tube_is_the_one_runs_are_checked_against():
+    reference = read_msl_reference(ROOT / "scenarios" / "msl" / "Oscillator" / "reference" / "Oscillator.csv")
+    time, values = reference["time"], reference["mass1.v"]
+    low, high = tube(time, values)
+    dy = 2e-3 * (values.max() - values.min())
+    assert tube_violation(time, values, time, low) < 1e-12 and tube_violation(time, values, time, high) < 1e-12
+    assert tube_violation(time, values, time, low - 0.01 * dy) == pytest.approx(0.01 * dy)
+    assert tube_violation(time, values, time, high + 0.01 * dy) == pytest.approx(0.01 * dy)
+    band_time, band_low, band_high = coarsened(time, low, high, points=100)
+    assert len(band_time) == 102 and band_time[0] == time[0] and band_time[-1] == time[-1]
+    assert np.all(np.interp(time, band_time, band_low) <= low) and np.all(np.interp(time, band_time, band_high) >= high)
+
+
+@pytest.mark.slow
+def test_plot_shows_the_quantities_the_run_and_the_reference(tmp_path):
+    diagram, plot = tmp_path / "sensors.svg", tmp_path / "sensors_result.svg"
+    assert main(["draw", str(ROOT / "scenarios" / "msl" / "Sensors"), "-o", str(diagram), "--plot", str(plot)]) == 0
+    root = ET.parse(plot).getroot()
+    texts = {"".join(t.itertext()).strip() for t in root.iter(SVG + "text")}
+    assert {"position [m]", "velocity [m/s]", "time [s]", "mass.s", "mass.v", "reference (Sensors.csv)"} <= texts
+    assert not {t for t in texts if "Length" in t or "Velocity" in t}
+    reference = read_msl_reference(ROOT / "scenarios" / "msl" / "Sensors" / "reference" / "Sensors.csv")
+    for name in ("mass.s", "mass.v"):
+        curve = next(g for g in root.iter(SVG + "g") if g.get("id") == f"reference:{name}")
+        vertices = re.findall(r"[-\d.]+ [-\d.]+", curve.find(SVG + "path").get("d"))
+        assert 50 < len(vertices) <= len(reference)  # the reference's points (simplified where they are straight)
+
+
+def test_run_plots_name_the_quantity_in_words(tmp_path):
+    from mechfmu.master.observers import axis_label
+    assert axis_label("m", ["mass.s"]) == "position [m]" and axis_label("rad", ["rotor.phi"]) == "angle [rad]"
+    assert axis_label("m/s", ["a.v_rel", "b.v_rel"]) == "relative velocity [m/s]"
+    assert axis_label("N", ["spring.f"]) == "force [N]" and axis_label("", ["sine.y"]) == "signal"
+
+
+@pytest.mark.slow
+def test_gallery_shows_each_scenario_by_relative_paths(tmp_path):
+    shipped = tmp_path / "scenarios"
+    for name in ("msl/Sensors", "msl/Accelerate"):
+        shutil.copytree(ROOT / "scenarios" / name, shipped / name)
+    assert main(["gallery", str(tmp_path / "docs" / "gallery"), "--scenarios", str(shipped)]) == 0
+    page = (tmp_path / "docs" / "gallery.md").read_text()
+    assert re.findall(r"^## (.+)$", page, re.MULTILINE) == ["msl/Accelerate", "msl/Sensors"]
+    for name in ("msl-Accelerate", "msl-Sensors"):
+        for picture in (f"gallery/{name}.svg", f"gallery/{name}_result.svg"):
+            assert f"]({picture})" in page
+            ET.parse(tmp_path / "docs" / picture)
+    assert "a sine force (10 N, 4 Hz) on a 1 kg mass" in page  # the SSD's comment
+
+
+def test_the_committed_gallery_lists_every_shipped_scenario():
+    page = (ROOT / "docs" / "gallery.md").read_text()
+    assert sorted(re.findall(r"^## (.+)$", page, re.MULTILINE)) == SHIPPED
+    for picture in re.findall(r"\]\((gallery/[^)]+\.svg)\)", page):
+        assert (ROOT / "docs" / picture).is_file(), picture
+    assert len(re.findall(r"\]\((gallery/[^)]+\.svg)\)", page)) == 2 * len(SHIPPED)
