@@ -228,7 +228,8 @@ def run_page(path: Path, name: str, cwd: Path, monkeypatch) -> int:
                 except Exception as exc:  # the error the page shows
                     last = traceback.format_exception_only(type(exc), exc)[-1]
                     expected = found[k + 1].text
-                    assert collapsed(expected) in collapsed(last), f"{where}: raised {last!r}, the page shows {expected!r}"
+                    assert collapsed(expected) in collapsed(last), \
+                        f"{where}: raised {last!r}, the page shows {expected!r}"
                 else:
                     raise AssertionError(f"{where}: was to raise, ran without an error")
             else:
