@@ -9,7 +9,7 @@ import importlib
 __version__ = "0.1.0"
 
 #: name -> the module that defines it
-EXPORTS = {"System": "mechfmu.ssp.system", "simulate": "mechfmu.master.simulate",
+EXPORTS = {"System": "mechfmu.model.system", "simulate": "mechfmu.master.simulate",
            "load_scenario": "mechfmu.ssp.scenario", "write_scenario": "mechfmu.ssp.writer",
            "export_ssp": "mechfmu.ssp.export"}
 

@@ -244,7 +244,7 @@ def test_sticking_again_at_once_keeps_the_bristle_force_within_the_limit():
     The sticking position is moved by the fewest ulps so that rounding never leaves the bristle force
     above the limit (it did in half of these cases, by up to 4e-12 N): the margin, the friction event
     indicator, is >= 0 at the switch and a following update at the same inputs stays stuck."""
-    from mechfmu.components.coordinate_spring_damper_ext import ExtLaw, SwitchingState, post_newton, sticking_force
+    from mechfmu.components.spring_damper_ext_law import ExtLaw, SwitchingState, post_newton, sticking_force
     law = ExtLaw(fDynamicFriction=5.0, fStaticFrictionOffset=5.0, stickingStiffness=1e4, stickingDamping=200.0,
                  exponentialDecayStatic=0.05)
     rng = np.random.default_rng(1)

@@ -13,7 +13,7 @@ import warnings
 
 import pytest
 from mechfmu.components import ComponentError, CoordinateSpringDamperExt
-from mechfmu.components.coordinate_spring_damper_ext import ExtLaw, SwitchingState, post_newton
+from mechfmu.components.spring_damper_ext_law import ExtLaw, SwitchingState, post_newton
 
 exu = pytest.importorskip("exudyn")  # the test extra (pins 1.13.6)
 from exudyn.itemInterface import CoordinateSpringDamperExt as ExuExt  # noqa: E402

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from mechfmu.components import COMPONENTS
 
 import mechfmu
 from mechfmu import CoordinateSpringDamper, Fixed, Force, Mass, RigidBody, Sine, SmoothSphereHalfSpaceForce, System
-from mechfmu.components import COMPONENTS
 from mechfmu.master.simulate import simulate
 from mechfmu.ssp import write_scenario
 from mechfmu.ssp.writer import ssd_content
@@ -65,6 +65,16 @@ def oscillator() -> System:
     s.connect(spring.flange_b, mass.flange_a)
     s.experiment(stop_time=0.1, step_size=1e-3, algorithm="jacobi")
     return s
+
+
+def test_an_experiment_takes_every_master_and_auto():
+    s = System("empty")
+    s.experiment(stop_time=1.0, step_size=1e-3)
+    assert (s.stop_time, s.step_size, s.algorithm) == (1.0, 1e-3, "auto")
+    s.experiment(2.0, 1e-2, "newton", tolerance=(1e-4, 1e-6), coupling="implicit")
+    assert (s.algorithm, s.tolerance, s.options) == ("newton", (1e-4, 1e-6), {"coupling": "implicit"})
+    with pytest.raises(ValueError, match="step_size = 2.0 s must be > 0 and <= stop_time = 1.0 s"):
+        s.experiment(1.0, 2.0)
 
 
 def test_a_system_writes_what_write_scenario_writes(tmp_path):
@@ -143,9 +153,9 @@ def test_a_misspelt_port_or_a_bad_connection_fails_at_the_call():
     ground, spring, mass = s.add("ground", Fixed()), s.add("spring", CoordinateSpringDamper()), s.add("mass", Mass())
     with pytest.raises(AttributeError, match=r"mass \(Mass\) has no port 'flange_c' \(did you mean 'flange_b'\?\); "
                                              r"its ports: flange_a, flange_b"):
-        mass.flange_c
+        _ = mass.flange_c
     with pytest.raises(AttributeError, match=r"spring.flange_a has no port 'q'; its ports: s, v"):
-        spring.flange_a.q
+        _ = spring.flange_a.q
     with pytest.raises(ValueError, match="the name 'mass' is taken"):
         s.add("mass", Mass())
     with pytest.raises(TypeError, match=r"give a component, Mass\(...\), not the class"):

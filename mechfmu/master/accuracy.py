@@ -31,13 +31,13 @@ import copy
 import dataclasses
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from mechfmu.master.fmu_slave import InstancePool
 from mechfmu.master.observers import Observer, Recorder
+from mechfmu.master.result import Accuracy
 
 if TYPE_CHECKING:
     from mechfmu.master.algorithms import CouplingAlgorithm
@@ -47,37 +47,6 @@ if TYPE_CHECKING:
 RTOL, ATOL = 1e-6, 1e-9
 #: ``auto`` divides its step at most this often for its tolerance (then warns)
 MAX_SUBSTEPS = 64
-
-
-@dataclass
-class Accuracy:
-    """A run's error estimate for its worst state (the largest estimate over tolerance)."""
-    rtol: float
-    atol: float
-    estimate: float = math.nan  # [unit] the worst state's estimated error (nan: not estimated, see ``note``)
-    variable: str = ""
-    unit: str = ""
-    time: float = math.nan  # [s] where that state's estimated error is largest
-    tolerance: float = math.nan  # [unit] atol + rtol·scale of that state
-    method: str = ""
-    note: str = ""  # why there is no estimate
-    states: dict[str, float] = field(default_factory=dict)  # every compared state's estimate [its unit]
-
-    @property
-    def ratio(self) -> float:
-        """Estimate over tolerance (nan: not estimated)."""
-        return self.estimate / self.tolerance if self.tolerance > 0 else math.nan
-
-    @property
-    def exceeded(self) -> bool:
-        return not self.ratio <= 1 and not math.isnan(self.estimate)
-
-    def describe(self) -> str:
-        if math.isnan(self.estimate):
-            return f"error not estimated: {self.note}"
-        return (f"estimated error {self.estimate:.2g} {self.unit} in {self.variable} (largest near t = "
-                f"{self.time:.6g} s; tolerance {self.tolerance:.2g} {self.unit}: rtol {self.rtol:g}, atol "
-                f"{self.atol:g}); {self.method}")
 
 
 def body_positions(slaves: dict[str, Any]) -> list[str]:

@@ -12,7 +12,6 @@ import numpy as np
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from mechfmu.master.accuracy import Accuracy
     from mechfmu.master.slaves import Slave
     from mechfmu.ssp.scenario import Scenario
 
@@ -22,6 +21,37 @@ if TYPE_CHECKING:
 
 #: located events listed in a run's summary (all of them: ``Result.events``, ``mechfmu run --events-out``)
 EVENTS_SHOWN = 4
+
+
+@dataclass
+class Accuracy:
+    """A run's error estimate for its worst state (the largest estimate over tolerance)."""
+    rtol: float
+    atol: float
+    estimate: float = math.nan  # [unit] the worst state's estimated error (nan: not estimated, see ``note``)
+    variable: str = ""
+    unit: str = ""
+    time: float = math.nan  # [s] where that state's estimated error is largest
+    tolerance: float = math.nan  # [unit] atol + rtol·scale of that state
+    method: str = ""
+    note: str = ""  # why there is no estimate
+    states: dict[str, float] = field(default_factory=dict)  # every compared state's estimate [its unit]
+
+    @property
+    def ratio(self) -> float:
+        """Estimate over tolerance (nan: not estimated)."""
+        return self.estimate / self.tolerance if self.tolerance > 0 else math.nan
+
+    @property
+    def exceeded(self) -> bool:
+        return not self.ratio <= 1 and not math.isnan(self.estimate)
+
+    def describe(self) -> str:
+        if math.isnan(self.estimate):
+            return f"error not estimated: {self.note}"
+        return (f"estimated error {self.estimate:.2g} {self.unit} in {self.variable} (largest near t = "
+                f"{self.time:.6g} s; tolerance {self.tolerance:.2g} {self.unit}: rtol {self.rtol:g}, atol "
+                f"{self.atol:g}); {self.method}")
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """Scenarios as SSP 1.0: reading them (``scenario.load_scenario``) with their parameters, units, unit
-conversions and SSP constructs, writing them (``writer.write_scenario``, and the typed ``system.System``) and
-exporting archives with their FMUs (``export.export_ssp``).
+conversions and SSP constructs, writing them (``writer.write_scenario``; ``library``: the typed component classes
+``mechfmu.model.System`` takes) and exporting archives with their FMUs (``export.export_ssp``).
 
 ``from mechfmu.ssp import write_scenario`` (and the others in ``EXPORTS``) imports the module that defines it
 when first asked, so importing one module of this package does not import the others."""

@@ -29,6 +29,7 @@ from mechfmu.fmu.declarations import component_class, declared_variables, variab
 from mechfmu.ssp import archive as ssp_archive
 from mechfmu.ssp.connection_maps import converted
 from mechfmu.ssp.constructs import connector_problem, declared_type, system_problems
+from mechfmu.ssp.elements import ComponentSpec, Connection
 from mechfmu.ssp.fmu_sources import fallback_allowed, missing_fmu, resolve_source, source_path, stand_in_note
 from mechfmu.ssp.parameters import NS as SSP_NS
 from mechfmu.ssp.parameters import binding_values, value_problem
@@ -51,33 +52,6 @@ class ScenarioError(ValueError):
     def __init__(self, source: Path | str, problems: list[str]):
         self.problems = problems
         super().__init__(f"scenario {source}: {len(problems)} problem(s)\n  - " + "\n  - ".join(problems))
-
-
-@dataclass(frozen=True)
-class Connection:
-    source: str           # component name
-    source_variable: str  # output
-    target: str
-    target_variable: str  # input
-    factor: float = 1.0   # the input receives factor·output + offset (mechfmu.ssp.connection_maps)
-    offset: float = 0.0
-
-    def __str__(self) -> str:
-        return f"{self.source}.{self.source_variable} -> {self.target}.{self.target_variable}"
-
-
-@dataclass
-class ComponentSpec:
-    name: str
-    fmu: Path
-    parameters: dict[str, Any] = field(default_factory=dict)
-    connectors: dict[str, str] = field(default_factory=dict)  # declared ssd:Connector name -> kind
-    types: dict[str, tuple[str, str | None]] = field(default_factory=dict)  # connector -> declared type, unit
-    kinds: dict[str, str] = field(default_factory=dict)  # parameter -> SSP type of its bound value
-    free: list[str] = field(default_factory=list)  # inputs, ports or flanges left unconnected on purpose
-    source: str = ""  # the SSD's source, as written
-    fallback: bool = True  # a missing source may be the built FMU of its model (mechfmu.ssp.fmu_sources)
-    refused: str = ""  # why the FMU is not read: its source lies outside the scenario (mechfmu.ssp.fmu_sources)
 
 
 @dataclass

@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 from mechfmu.components.ports import ANGLE, ANGULAR_VELOCITY, FORCE, POSITION, TORQUE, VELOCITY
 
 if TYPE_CHECKING:
-    from mechfmu.ssp.scenario import ComponentSpec, Connection
+    from mechfmu.ssp.elements import ComponentSpec, Connection
 
 MOTION, LOADS = (POSITION, VELOCITY, ANGLE, ANGULAR_VELOCITY), (FORCE, TORQUE)
 #: a 1D flange variable ``<flange>[k].<quantity>`` (port ``<flange>[k]``)

@@ -34,14 +34,11 @@ the run with an error naming the indicator.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from mechfmu.components.ports import IMMEDIATE_SWITCHING, INDICATOR, SWITCHING_ERROR
+from mechfmu.master.algorithms.stepping import SteppedAlgorithm
 from mechfmu.master.coupled_system import CoupledSystem
 from mechfmu.master.slaves import Slave
-
-if TYPE_CHECKING:
-    from mechfmu.master.algorithms.base import CouplingAlgorithm
 
 #: most events located within one macro step before the run stops (a switch that chatters)
 MAX_EVENTS = 100
@@ -119,7 +116,7 @@ class EventLocator:
         return ([x for slave, names in self.indicators for x in slave.get(names)]
                 + [tol if start else tol - slave.get([SWITCHING_ERROR])[0] for slave in self.switching])
 
-    def step(self, algorithm: CouplingAlgorithm, system: CoupledSystem, t: float, h: float) -> None:
+    def step(self, algorithm: SteppedAlgorithm, system: CoupledSystem, t: float, h: float) -> None:
         """Advance from t to t + h with every event on a step's end (the algorithm's ``_step_impl``)."""
         end, located = t + h, 0
         audit = algorithm.audit

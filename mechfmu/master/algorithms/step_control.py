@@ -6,7 +6,7 @@ Error estimate (``error_estimate``):
   halves are kept and ``err = max_i |y½_i − y1_i| / ((2^p − 1)·(atol + rtol·max(|y½_i|, |y1_i|)))``
   over the connected state outputs (without feed-through) of the bodies: positions, velocities,
   orientations, Richardson's estimate of the kept result's local error for a coupling of order p
-  (``CouplingAlgorithm.coupling_order``: 1 for Jacobi and Gauss-Seidel, 2 for linear-implicit and for
+  (``SteppedAlgorithm.coupling_order``: 1 for Jacobi and Gauss-Seidel, 2 for linear-implicit and for
   fixed-point and newton with ``inputs="average"``). Each attempt costs three steps.
 - ``energy``: ECCO's measure (Sadjina et al. 2017; libcosim's ``ecco_algorithm``): the step is taken
   once and ``err = max_bonds |ΔE| / (atol + rtol·h·|f·v|)``, ΔE the power-bond residual of the step
@@ -26,12 +26,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from mechfmu.master.algorithms.stepping import SteppedAlgorithm
 from mechfmu.master.coupled_system import CoupledSystem
-
-if TYPE_CHECKING:
-    from mechfmu.master.algorithms.base import CouplingAlgorithm
 
 SAFETY, GROW, SHRINK = 0.9, 5.0, 0.2
 #: a step that would leave less than this fraction of itself before the grid point is stretched to it
@@ -77,7 +75,7 @@ class StepController:
             raise ValueError(f"adaptive step: min_step = {self.min_step!r} s exceeds the communication step "
                              f"{interval!r} s (--step); lower --option min_step")
 
-    def initialize(self, algorithm: CouplingAlgorithm, system: CoupledSystem) -> None:
+    def initialize(self, algorithm: SteppedAlgorithm, system: CoupledSystem) -> None:
         self.order = algorithm.coupling_order() if self.estimate == "doubling" else 1
         self.outputs = state_outputs(system)
         self.labels = [f"{slave.name}.{n}" for slave, names in self.outputs for n in names]
@@ -86,7 +84,7 @@ class StepController:
     def values(self) -> list[float]:
         return [x for slave, names in self.outputs for x in slave.get(names)]
 
-    def step(self, algorithm: CouplingAlgorithm, system: CoupledSystem, t: float, interval: float) -> None:
+    def step(self, algorithm: SteppedAlgorithm, system: CoupledSystem, t: float, interval: float) -> None:
         """Advance from t to t + interval in accepted steps."""
         end = t + interval
         largest = self.max_step if self.max_step > 0 else interval
@@ -122,7 +120,7 @@ class StepController:
                 return
             self.h_next = max(h * factor, self.min_step)
 
-    def _attempt(self, algorithm: CouplingAlgorithm, system: CoupledSystem, t: float, h: float) -> tuple[float, str]:
+    def _attempt(self, algorithm: SteppedAlgorithm, system: CoupledSystem, t: float, h: float) -> tuple[float, str]:
         """Take the step t → t + h with its error estimate; a rejected one is undone. (err, worst label);
         err = inf if the algorithm refused the step (it is then taken again shorter, if it can be)."""
         saved, memory, books = system.save_states(), algorithm.snapshot(), algorithm.bookkeeping()
@@ -171,6 +169,6 @@ class StepController:
             system.free_states(saved)
 
     @staticmethod
-    def _try(algorithm: CouplingAlgorithm, system: CoupledSystem, t: float, h: float) -> bool:
+    def _try(algorithm: SteppedAlgorithm, system: CoupledSystem, t: float, h: float) -> bool:
         algorithm.advance(system, t, h)
         return algorithm.status == "ok"

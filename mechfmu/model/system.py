@@ -192,10 +192,10 @@ class System:
                    tolerance: tuple[float, float] | None = None, **options: str) -> None:
         """The run: ``stop_time`` [s] from 0, the communication step ``step_size`` [s], the master
         (``mechfmu algorithms`` lists them) with its ``options``, the run's (rtol, atol)."""
-        from mechfmu.master.algorithms import ALGORITHMS
+        from mechfmu.master.algorithms.auto import algorithm_names
 
-        if algorithm not in ALGORITHMS:
-            raise ValueError(unknown("algorithm", algorithm, "mechfmu", sorted(ALGORITHMS)))
+        if algorithm not in algorithm_names():
+            raise ValueError(unknown("algorithm", algorithm, "mechfmu", algorithm_names()))
         if not (0 < step_size <= stop_time):
             raise ValueError(f"experiment: step_size = {step_size!r} s must be > 0 and <= stop_time = {stop_time!r} s")
         self.stop_time, self.step_size, self.algorithm = float(stop_time), float(step_size), algorithm
