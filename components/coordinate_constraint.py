@@ -1,6 +1,6 @@
-"""CoordinateConstraint: Exudyn ObjectConnectorCoordinate (seed 004, REFERENCES §1.4), for co-simulation.
+"""CoordinateConstraint: Exudyn ObjectConnectorCoordinate, for co-simulation.
 
-Marker m0 = ``flange_a``, marker m1 = ``flange_b``; factor k = ``factorValue1`` (the seed's name;
+Marker m0 = ``flange_a``, marker m1 = ``flange_b``; factor k = ``factorValue1`` (its documented name, exudyn 1.11;
 exudyn 1.13.6 calls it ``factor1``):
 
     c  = k·flange_b.s − flange_a.s − off(t)        output ``residual`` [m] (position level, index 3)
@@ -21,7 +21,7 @@ held (then only one of them can). Output ``f`` is the force at the component's t
 Without ``velocityLevel`` the constraint is at position level and, as in exudyn (index 3), needs no
 offsetUserFunction_t: ċ is then the exact time derivative of c, which the master enforces with λ̇ so
 that velocities are consistent with the prescribed position. Deliberate deviation: exudyn's index-2
-form without offsetUserFunction_t uses off_t = 0 (REFERENCES pitfall 9, a wrong velocity and a force
+form without offsetUserFunction_t uses off_t = 0 (a wrong velocity and a force
 growing as 1/h in a co-simulation); here ``residual_v`` (and newton's index 2) uses d off/dt. If
 ``activeConnector`` is false the forces are 0 and both residuals are reported as λ itself (exudyn's
 c(λ) = λ = 0), so a master drives λ to 0. User-function names: ``t`` [s] (the component's time:

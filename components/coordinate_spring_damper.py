@@ -1,4 +1,4 @@
-"""CoordinateSpringDamper: Exudyn ObjectConnectorCoordinateSpringDamper (seed 003, REFERENCES §1.2).
+"""CoordinateSpringDamper: Exudyn ObjectConnectorCoordinateSpringDamper.
 
 Marker m0 = ``flange_a``, marker m1 = ``flange_b``.
 

@@ -1,4 +1,4 @@
-"""ElastoGap: Modelica.Mechanics.Translational.Components.ElastoGap (MSL 4.1; seed 002, REFERENCES §3.1).
+"""ElastoGap: Modelica.Mechanics.Translational.Components.ElastoGap (MSL 4.1).
 
 A spring-damper that acts only in contact (compression) and never pulls:
 

@@ -1,4 +1,4 @@
-"""SmoothSphereHalfSpaceForce: Simbody 3.7 SimTK::SmoothSphereHalfSpaceForce (seed 001, REFERENCES §2).
+"""SmoothSphereHalfSpaceForce: Simbody 3.7 SimTK::SmoothSphereHalfSpaceForce.
 
 Smooth Hunt-Crossley contact between a sphere (radius R, centre at ``sphereLocation`` in the sphere
 body) and a half-space (the x > 0 side of a frame at ``halfSpaceLocation``/``halfSpaceOrientation`` in

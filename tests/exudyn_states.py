@@ -1,4 +1,4 @@
-"""Exudyn test rig shared by the reference tests: two free coordinates at a given state (REFERENCES §5)."""
+"""Exudyn test rig shared by the reference tests: two free coordinates at a given state."""
 import exudyn as exu
 from exudyn.itemInterface import MarkerNodeCoordinate, Mass1D, Node1D
 

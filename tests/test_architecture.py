@@ -100,16 +100,18 @@ def test_every_component_is_complete_for_the_generic_tests():
         assert set(cls.example_parameters) <= {p.name for p in cls.parameters}, name
 
 
-#: what the project's own text (code, tests, docs, configuration) never names: its tracker's issue numbers, and
-#: files outside the repository (a reader of the project has neither); the patterns are split so this file passes
-FOREIGN = re.compile("issue" r"s?\s*#?\d+|\.\./" "shared|DESIGN" r"\.md|REFERENCES" r"\.md", re.IGNORECASE)
+#: what the project's own text (code, tests, docs, configuration, scenarios) never names: its tracker's issue
+#: numbers, and documents outside the repository (their sections, the numbered seed documents the elements were
+#: first specified in): a reader of the project has none of them; the patterns are split so this file passes
+FOREIGN = re.compile("issue" r"s?\s*#?\d+|\.\./" "shared|DESIGN" r"\.md|REFERENCES" r"(\.md|\s*§|\s+pitfall)|\bseed"
+                     r"(\s+\d{3}\b|'s\b|\s+text)", re.IGNORECASE)
 SKIPPED = {".git", ".venv", "build", "fmus", "results", "__pycache__", ".pytest_cache", "mechfmu.egg-info"}
 
 
 def project_texts() -> list[Path]:
     texts = [ROOT / ".ci" / "run"]
     for path in ROOT.rglob("*"):
-        if not SKIPPED & set(path.relative_to(ROOT).parts) and path.suffix in (".py", ".md", ".c", ".h", ".toml"):
+        if not SKIPPED & set(path.relative_to(ROOT).parts) and path.suffix in (".py", ".md", ".c", ".h", ".toml", ".ssd"):
             texts.append(path)
     return texts
 

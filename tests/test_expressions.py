@@ -6,7 +6,7 @@ from mechfmu.components.expressions import Expression, ExpressionError
 ARGS = ("u", "v", "k", "d", "t")
 
 
-def test_seed_user_law_matches_python():
+def test_the_documented_user_law_matches_python():
     expr = Expression("0.1*k*u + k*u**3 + v*d", ARGS)
     u, v, k, d = 0.013, -0.4, 5000.0, 80.0
     assert expr(u=u, v=v, k=k, d=d, t=0.0) == 0.1 * k * u + k * u**3 + v * d

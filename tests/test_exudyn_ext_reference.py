@@ -1,4 +1,4 @@
-"""CoordinateSpringDamperExt against exudyn 1.13.6 itself (REFERENCES §1.3, §5).
+"""CoordinateSpringDamperExt against exudyn 1.13.6 itself.
 
 Force: exudyn's ``GetObjectOutput(..., Force)`` after putting the state into the nodes and the data
 node and calling ``Assemble``. End-of-step switching: exudyn's own ``solver.PostNewton`` with the
@@ -22,7 +22,7 @@ from exudyn_states import two_coordinates  # noqa: E402
 
 assert exu.__version__ == "1.13.6", exu.__version__
 RELATIVE_TOLERANCE = 1e-12
-#: our (seed) parameter names -> exudyn 1.13.6 names
+#: our (exudyn 1.11) parameter names -> exudyn 1.13.6 names
 EXUDYN_NAMES = {"fDynamicFriction": "dynamicFrictionForce", "fStaticFrictionOffset": "staticFrictionOffsetForce",
                 "fViscousFriction": "viscousFrictionFactor"}
 USER_EXPRESSION = ("k*(u - offset) + d*(v - velocityOffset) + fDynamicFriction*tanh(v/frictionProportionalZone)"
@@ -209,7 +209,7 @@ def test_fmu_step_switching_equals_exudyn_post_newton():
 
 
 def test_switching_law_reference_cases():
-    """Hand-checked cases of the state machine (REFERENCES §1.3.2)."""
+    """Hand-checked cases of the state machine."""
     law = ExtLaw(fDynamicFriction=1.0, stickingStiffness=100.0, useLimitStops=True, limitStopsUpper=0.3,
                  limitStopsLower=-0.1, limitStopsStiffness=1000.0)
     # stick at 0.1, q = 0.4: bristle force 30 N > 1 N -> slip with S(-0.5) = -1 N, error 30 - 1;

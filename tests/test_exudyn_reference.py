@@ -1,4 +1,4 @@
-"""CoordinateSpringDamper against exudyn 1.13.6's own force output (REFERENCES §5)."""
+"""CoordinateSpringDamper against exudyn 1.13.6's own force output."""
 import random
 
 import pytest

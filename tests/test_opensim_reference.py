@@ -1,4 +1,4 @@
-"""SmoothSphereHalfSpaceForce against OpenSim 4.6 (Simbody's SmoothSphereHalfSpaceForce; REFERENCES §2, §5).
+"""SmoothSphereHalfSpaceForce against OpenSim 4.6 (Simbody's SmoothSphereHalfSpaceForce).
 
 Two free bodies (gravity 0): the ball carries a ContactSphere, the plate a ContactHalfSpace. At random
 poses and velocities of both, OpenSim's ``getRecordValues`` (force and torque on each body about its

@@ -40,7 +40,7 @@ def msl_elasto_gap(s_rel, v_rel, c=10.0, d=1.5, s_rel0=1.5, n=1.0):
 
 
 def monolithic_example(times: np.ndarray) -> dict[str, np.ndarray]:
-    """The example's two decoupled ODEs (REFERENCES §3.2) with scipy at rtol 1e-12, restarted at every
+    """The example's two decoupled ODEs with scipy at rtol 1e-12, restarted at every
     contact change so the integrator never steps across a kink of the contact law."""
     def mass1(t, y):
         x, v = y

@@ -2,7 +2,7 @@
 
 ``exudyn_solution(scenario, step)`` builds the same model from the same SSD (parameter values,
 initial states, wiring) as one exudyn multibody system and solves it with exudyn's implicit
-GeneralizedAlpha solver (full Newton, ``useModifiedNewton=False``; REFERENCES §1.7), returning the
+GeneralizedAlpha solver (full Newton, ``useModifiedNewton=False``), returning the
 body positions and velocities at every step. It validates our components and master against the
 system their physics comes from. Needs the test extra (``exudyn==1.13.6``).
 
@@ -30,7 +30,7 @@ from mechfmu.ssp.scenario import Scenario, load_scenario
 BODIES = ("Mass", "Inertia")
 CONNECTORS = ("CoordinateSpringDamper", "CoordinateSpringDamperExt", "RotationalSpringDamperExt",
               "CoordinateConstraint")
-#: seed (exudyn 1.11) parameter names -> exudyn 1.13.6 names
+#: our (exudyn 1.11) parameter names -> exudyn 1.13.6 names
 EXUDYN_EXT_NAMES = {"fDynamicFriction": "dynamicFrictionForce", "fStaticFrictionOffset": "staticFrictionOffsetForce",
                     "fViscousFriction": "viscousFrictionFactor"}
 
