@@ -97,6 +97,6 @@ def test_the_component_reference_holds_every_declaration(site):
 def test_the_api_reference_documents_the_user_functions(site):
     api = (site / "api.html").read_text(encoding="utf-8")
     for name in ("mechfmu.ssp.write_scenario", "mechfmu.ssp.export_ssp", "mechfmu.ssp.load_scenario",
-                 "mechfmu.master.simulate.simulate", "mechfmu.master.result.Result", "mechfmu.ssp.system.System",
-                 "mechfmu.ssp.system.System.connect"):
+                 "mechfmu.master.simulate.simulate", "mechfmu.master.result.Result", "mechfmu.model.system.System",
+                 "mechfmu.model.system.System.connect"):
         assert f'id="{name}"' in api, name
