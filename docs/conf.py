@@ -4,7 +4,6 @@ Build (warnings are errors): ``python -m sphinx -W --keep-going -b html docs doc
 Pages are MyST Markdown (myst-parser); the component reference is generated at build time from the component
 declarations by ``_ext/component_reference.py``; the API reference is autodoc of the user-facing functions.
 """
-import re
 import sys
 from pathlib import Path
 
@@ -39,25 +38,3 @@ autodoc_preserve_defaults = True
 html_theme = "furo"
 html_title = "mechfmu"
 html_static_path: list[str] = []
-
-#: guide pages that are being written alongside this site: while one does not exist yet, index.md's toctree entry
-#: for it is left out, and so are links to it from other pages (their text stays), each said in the build's log,
-#: rather than failing the build; once all exist this does nothing
-GUIDES = ("getting-started", "tutorial", "gallery")
-
-
-def _leave_out_unwritten_guides(app, docname, source):
-    for page in GUIDES:
-        if (DOCS / f"{page}.md").is_file():
-            continue
-        text = source[0]
-        if docname == root_doc:
-            text = text.replace(f"\n{page}\n", "\n")
-        text = re.sub(rf"\[([^\]]*)\]\((?:\.\./)*{page}\.md(?:#[^)]*)?\)", r"\1", text)
-        if text != source[0]:
-            print(f"{docname}: docs/{page}.md is not written yet: left out of its table of contents and links")
-            source[0] = text
-
-
-def setup(app):
-    app.connect("source-read", _leave_out_unwritten_guides)
