@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from mechfmu.components import COMPONENTS
 
-pytestmark = pytest.mark.slow  # a whole Sphinx build: about 4 s
+pytestmark = pytest.mark.slow  # a whole Sphinx build: about 5 s
 
 ROOT = Path(__file__).resolve().parent.parent
 
