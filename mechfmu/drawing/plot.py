@@ -52,21 +52,11 @@ def reference_file(scenario) -> Path | None:
 
 
 def tube(time: np.ndarray, values: np.ndarray, tolerance: float = TUBE) -> tuple[np.ndarray, np.ndarray]:
-    """Lower and upper edges of the tube at the reference's own time points: the union of the rectangles of
-    half-width ``tolerance``·(time span) and half-height ``tolerance``·(range) (at least ``tolerance``·1e-3)
-    around the piecewise linear reference, the bounds ``validation.msl.tube_violation`` checks a run against."""
-    dt = tolerance * (time[-1] - time[0])
-    dy = max(tolerance * (np.max(values) - np.min(values)), tolerance * 1e-3)
-    ends = np.interp(time - dt, time, values), np.interp(time + dt, time, values)
-    low, high = np.minimum(*ends), np.maximum(*ends)
-    first = np.searchsorted(time, time - dt, side="left")
-    end = np.searchsorted(time, time + dt, side="right")
-    for k in range(int(np.max(end - first, initial=0))):
-        index = np.minimum(first + k, len(values) - 1)
-        valid = first + k < end
-        low = np.where(valid, np.minimum(low, values[index]), low)
-        high = np.where(valid, np.maximum(high, values[index]), high)
-    return low - dy, high + dy
+    """Lower and upper edges of the reference's tube at its own time points (``validation.msl.tube_edges``, the
+    bounds ``tube_violation`` checks a run against)."""
+    from validation.msl import tube_edges
+
+    return tube_edges(time, values, time, tolerance)
 
 
 def coarsened(time: np.ndarray, low: np.ndarray, high: np.ndarray, points: int = BAND_POINTS
