@@ -1,6 +1,6 @@
 """Error against FMU calls, fixed against adaptive macro steps, per algorithm.
 
-two_mass_oscillator (smooth, linear, undamped) against its closed form (validation/analytic.py): max
+two_mass_oscillator (smooth, linear, undamped) against its closed form (mechfmu/validation/analytic.py): max
 position error over the 2 s run and the counted calls, in-process (the FMU path counts the same calls
 plus fmpy's own), for fixed steps h and for the adaptive step (``adaptive="on"``, rtol = atol = tol,
 communication grid 1e-2 s).
@@ -16,7 +16,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from mechfmu.master.simulate import simulate  # noqa: E402
-from validation.analytic import two_mass_oscillator_positions  # noqa: E402
+from mechfmu.validation.analytic import two_mass_oscillator_positions  # noqa: E402
 
 
 def error(result) -> float:

@@ -48,7 +48,7 @@ def exudyn(scenario: str) -> Callable[[np.ndarray], dict[str, np.ndarray]]:
     """Exudyn at 1.25e-5 s (its own step-halving difference is far below the errors compared): each body's
     position or angle."""
     def solved(data: np.ndarray) -> dict[str, np.ndarray]:
-        from validation.exudyn_model import exudyn_solution
+        from mechfmu.validation.exudyn_model import exudyn_solution
         solution = exudyn_solution(ROOT / "scenarios" / scenario, 1.25e-5)
         names = data.dtype.names or ()
         return {f"{body}.s" if f"{body}.s" in names else f"{body}.phi": np.interp(data["time"], solution.time, path)
@@ -57,7 +57,7 @@ def exudyn(scenario: str) -> Callable[[np.ndarray], dict[str, np.ndarray]]:
 
 
 def plate(data: np.ndarray) -> dict[str, np.ndarray]:
-    from validation.opensim_model import opensim_solution
+    from mechfmu.validation.opensim_model import opensim_solution
     solution = opensim_solution(ROOT / "scenarios" / "ball_on_moving_plate", data["time"], accuracy=1e-9)
     return {f"{body}.position.{a}": solution.bodies[body]["position"][:, i]
             for body in solution.bodies for i, a in enumerate("xyz")}

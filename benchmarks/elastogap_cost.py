@@ -16,7 +16,7 @@ import sys
 import numpy as np
 
 from mechfmu.master.simulate import simulate
-from validation.msl import read_msl_reference
+from mechfmu.validation.msl import read_msl_reference
 
 REFERENCE = "scenarios/elastogap/reference/ElastoGap.csv"
 COLUMNS = ("elastoGap1.v_rel", "elastoGap2.s_rel", "springDamper1.v_rel", "springDamper2.s_rel")

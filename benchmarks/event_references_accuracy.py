@@ -1,4 +1,4 @@
-"""The accuracy study of validation/event_references.py (the numbers its docstrings quote): each
+"""The accuracy study of mechfmu/validation/event_references.py (the numbers its docstrings quote): each
 reference against itself at tighter tolerances, another integrator, an independent transcription and
 the Modelica Association's event times.
 
@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from validation.event_references import (  # noqa: E402
+from mechfmu.validation.event_references import (  # noqa: E402
     ELASTOGAP,
     ball_drop_contact_changes,
     ball_drop_contact_onset,
@@ -22,7 +22,7 @@ from validation.event_references import (  # noqa: E402
     free_fall_onset,
     monolithic_example,
 )
-from validation.msl import event_times  # noqa: E402
+from mechfmu.validation.msl import event_times  # noqa: E402
 
 
 def main() -> None:

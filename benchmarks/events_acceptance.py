@@ -1,5 +1,5 @@
 """The acceptance points for event location and the adaptive macro step, measured: each
-scenario run with ``events="on"`` against independent references (validation/event_references.py).
+scenario run with ``events="on"`` against independent references (mechfmu/validation/event_references.py).
 By default each runs the master of its acceptance test (``ACCEPTANCE``; tests/test_event_acceptance.py,
 tests/test_events.py); ``--scenario-master`` runs the scenario's own master and step instead, and
 ``--algorithm``, ``--step`` and ``--option`` override either.
@@ -36,8 +36,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from mechfmu.master.simulate import simulate  # noqa: E402
-from validation import event_references as refs  # noqa: E402
-from validation.msl import read_msl_reference, tube_violation  # noqa: E402
+from mechfmu.validation import event_references as refs  # noqa: E402
+from mechfmu.validation.msl import read_msl_reference, tube_violation  # noqa: E402
 
 SCENARIOS = ("elastogap", "ball_drop", "stick_slip")
 MA_REFERENCE = ROOT / "scenarios" / "elastogap" / "reference"

@@ -15,7 +15,7 @@ import time
 import numpy as np
 
 from mechfmu.master.simulate import simulate
-from validation.exudyn_model import exudyn_solution
+from mechfmu.validation.exudyn_model import exudyn_solution
 
 #: scenario -> (our macro steps, exudyn steps)
 STUDY = {

@@ -38,7 +38,7 @@ def main(local: bool) -> None:
             per_step = r.counters.get("iterations", r.counters["steps"]) / max(1, r.counters["steps"])
             print(f"  {algorithm:16s} {str(options):28s} {r.status:5s} energy drift {drift:9.1e}  "
                   f"{per_step:5.2f} evaluations/step  FMU calls {r.counters['fmu_calls']:>8d}  wall {r.wall_time:6.2f} s")
-    from validation.opensim_model import opensim_solution
+    from mechfmu.validation.opensim_model import opensim_solution
     times = np.linspace(0.0, 1.0, 1001)
     reference = opensim_solution("scenarios/ball_drop", times)
     print("ball_drop, same accuracy against OpenSim")

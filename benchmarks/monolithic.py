@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
 from mechfmu.master.simulate import simulate  # noqa: E402
-from validation.analytic import two_mass_oscillator_positions  # noqa: E402
+from mechfmu.validation.analytic import two_mass_oscillator_positions  # noqa: E402
 
 CO_SIMULATION = [("jacobi", {}), ("gauss-seidel", {}), ("linear-implicit", {}), ("fixed-point", {}),
                  ("newton", {"coupling": "implicit"}), ("linear-implicit", {"events": "on"})]
@@ -45,12 +45,12 @@ def two_masses(data: np.ndarray) -> dict[str, np.ndarray]:
 
 
 def elastogap(data: np.ndarray) -> dict[str, np.ndarray]:
-    from validation.event_references import monolithic_example
+    from mechfmu.validation.event_references import monolithic_example
     return {k: v for k, v in monolithic_example(data["time"]).items() if k != "events"}
 
 
 def ball_drop(data: np.ndarray) -> dict[str, np.ndarray]:
-    from validation.event_references import ball_drop_positions
+    from mechfmu.validation.event_references import ball_drop_positions
     centre = ball_drop_positions(data["time"])
     return {f"ball.position.{a}": centre[:, i] for i, a in enumerate("xyz")}
 
@@ -61,9 +61,9 @@ def limit_stops(data: np.ndarray) -> dict[str, np.ndarray]:
 
 
 def msl_example(name: str) -> Callable[[np.ndarray], dict[str, np.ndarray]]:
-    """The MSL example's compared signals from validation/msl_solutions.py (exact, matrix exponentials)."""
+    """The MSL example's compared signals from mechfmu/validation/msl_solutions.py (exact, matrix exponentials)."""
     def solved(data: np.ndarray) -> dict[str, np.ndarray]:
-        from validation.msl_solutions import SOLUTIONS as MSL
+        from mechfmu.validation.msl_solutions import SOLUTIONS as MSL
         return MSL[name](data["time"])
     return solved
 

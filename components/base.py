@@ -281,7 +281,7 @@ class Component(ModelExchange):
     def initialize(self, start_time: float = 0.0) -> None:
         """Validate all parameters and enter the stepping phase."""
         self.check_parameters()
-        self.time = self._accepted_time = float(start_time)
+        self.time = self._accepted_time = self._event_time = float(start_time)
         self.initialized = True
         self._cache = None
 

@@ -41,9 +41,11 @@ Model Exchange (FMI 2.0 §3; components/model_exchange.py): no continuous states
 sticking position and limit-stop state are discrete states that change only in event mode
 (``update_discrete_states``: the end-of-step update at the event's inputs, sticking again preloaded with
 ±(f_d + f_so) as with ``immediateSwitching``, which has no further effect here). Between events the force uses
-the stored state. The indicators are those of the stored state: the stops' as above; friction while sticking
-the margin ``f_d + f_so − |sticking force|``, while slipping ``−(f_d + f_so)·v·sign(frictionMode)/v_exp``
-(< 0 while v keeps the slip's direction, > 0 once it has reversed). So a stop acts exactly while q is beyond
+the stored state. Each indicator announces the switch out of the stored mode, which happens where it is <= 0
+(FMI 2.0's side of 0, so a solver stopping exactly on a zero loses no switch): free, a stop's as above; in
+contact with it, the way back out, ``limitStopsLower − q`` or ``q − limitStopsUpper``; friction while sticking
+the margin ``f_d + f_so − |sticking force|``, while slipping ``(f_d + f_so)·v·sign(frictionMode)/v_exp``
+(> 0 while v keeps the slip's direction, <= 0 once it has stopped). So a stop acts exactly while q is beyond
 it, slipping starts where the margin reaches 0 and sticking where v does: the laws Exudyn's end-of-step
 switching approaches as its step shrinks (it switches up to one step late, and sticks again preloaded with
 the last step's slip force, which tends to ±(f_d + f_so) as v -> 0); tests/test_model_exchange_ext.py
@@ -138,17 +140,19 @@ class CoordinateSpringDamperExt(UserFunctionConnector):
                "with immediateSwitching, of the update at the current inputs", FLANGE_INPUT_NAMES),
     )
     indicator_outputs = (
-        Output(indicator("lowerStop"), "m", "Event indicator q - limitStopsLower (< 0 in contact; 0 without stops)",
-               ("flange_a.s", "flange_b.s")),
-        Output(indicator("upperStop"), "m", "Event indicator limitStopsUpper - q (< 0 in contact; 0 without stops)",
-               ("flange_a.s", "flange_b.s")),
+        Output(indicator("lowerStop"), "m", "Event indicator q - limitStopsLower (< 0 in contact; 0 without stops; "
+               "Model Exchange in contact: limitStopsLower - q, <= 0 out of it)", ("flange_a.s", "flange_b.s")),
+        Output(indicator("upperStop"), "m", "Event indicator limitStopsUpper - q (< 0 in contact; 0 without stops; "
+               "Model Exchange in contact: q - limitStopsUpper, <= 0 out of it)", ("flange_a.s", "flange_b.s")),
         Output(indicator("friction"), "N", "Event indicator of stick/slip (bristle model): sticking margin "
                "f_d + f_so - |sticking force| >= 0, or -(f_d + f_so)*|v|/v_exp while slipping (immediateSwitching: "
-               "+(f_d + f_so)*|v|/v_exp where v has reversed and it sticks again); 0 without",
+               "+(f_d + f_so)*|v|/v_exp where v has reversed and it sticks again; Model Exchange while slipping: "
+               "(f_d + f_so)*v*sign(frictionMode)/v_exp, <= 0 where it sticks again); 0 without",
                FLANGE_INPUT_NAMES),
     )
+    #: Model Exchange: the time [s] of the last switch of the stops' and of the friction's mode (-1e308: none)
     initial_state = {"frictionMode": 0.0, "lastStickingPosition": 0.0, "limitStopState": 0.0,
-                     SWITCHING_ERROR: 0.0}
+                     SWITCHING_ERROR: 0.0, "stopSwitchTime": -1e308, "frictionSwitchTime": -1e308}
 
     user_function_names = USER_FUNCTION_NAMES + tuple(USER_FUNCTION_ALIASES)
 
@@ -163,7 +167,7 @@ class CoordinateSpringDamperExt(UserFunctionConnector):
         """The end-of-step update (``post_newton``) of the stored state at (q, v), and its switching error."""
         data = self.switching_state()
         immediate = bool(self.values[IMMEDIATE_SWITCHING]) or self.in_model_exchange
-        return post_newton(law, q, v, data, data, immediate=immediate)
+        return post_newton(law, q, v, data, data, immediate=immediate, closed=self.in_model_exchange)
 
     def acting_state(self, law: ExtLaw, q: float, v: float) -> SwitchingState:
         """The switching state the force uses at (q, v): the stored one, or with ``immediateSwitching``
@@ -177,13 +181,16 @@ class CoordinateSpringDamperExt(UserFunctionConnector):
         lower = upper = friction = 0.0
         if self.values["activeConnector"] and law.useLimitStops:
             lower, upper = q - law.limitStopsLower, law.limitStopsUpper - q
+            if self.in_model_exchange:  # in contact: the distance back to the stop, <= 0 once out of it
+                contact = self.state["limitStopState"]
+                lower, upper = (-lower if contact < 0 else lower), (-upper if contact > 0 else upper)
         if self.values["activeConnector"] and law.bristle_friction:
             f_max = law.fDynamicFriction + law.fStaticFrictionOffset
             if self.in_model_exchange:
                 data = self.switching_state()
                 friction = (f_max - abs(sticking_force(law, q, v, data.last_sticking_position))
                             if data.friction_mode == 0 else
-                            -f_max * v * _sign(data.friction_mode) / law.exponentialDecayStatic)
+                            f_max * v * _sign(data.friction_mode) / law.exponentialDecayStatic)
                 return {indicator("lowerStop"): lower, indicator("upperStop"): upper, indicator("friction"): friction}
             data = self.updated_state(law, q, v)[0]
             if data.friction_mode != 0:
@@ -251,16 +258,32 @@ class CoordinateSpringDamperExt(UserFunctionConnector):
         self.state[SWITCHING_ERROR] = error
 
     def update_discrete_states(self) -> bool:
-        """Event mode: the end-of-step update at the current inputs becomes the stored state. A stop is in
-        contact from q = limitStopsUpper (or Lower) on, where its indicator is 0 and so, for FMI 2.0, on the
-        contact side (Exudyn's update frees it there): a penetration of 0 is stored as the least double of the
-        stop's sign."""
-        self.advance(self.time, 0.0)
+        """Event mode: the end-of-step update at the current inputs becomes the stored state, each switch taken
+        where its indicator is <= 0 (FMI 2.0's side of 0): a stop is in contact from q = limitStopsUpper (or
+        Lower) on (a penetration of 0 is stored as the least double of the stop's sign) and leaves it at q =
+        limitStopsUpper again; sticking slips at a margin of 0 and slipping sticks at v = 0. A mode switched at
+        this instant is not switched back at it (its new indicator may be 0 there too): so an importer that
+        stops exactly on a zero (CVODE) finds the mode of the side the motion goes to, and no zero it would
+        not report is left behind."""
         law = self.law()
-        if law.useLimitStops and self.values["activeConnector"] and self.state["limitStopState"] == 0:
+        before = self.switching_state()
+        stop_kept, friction_kept = (self.state["stopSwitchTime"] == self.time,
+                                    self.state["frictionSwitchTime"] == self.time)
+        self.advance(self.time, 0.0)
+        if law.useLimitStops and self.values["activeConnector"]:
             q = self.relative()[0]
-            if q == law.limitStopsUpper or q == law.limitStopsLower:
+            touching = q == law.limitStopsUpper or q == law.limitStopsLower
+            if before.limit_stop_state == 0 and self.state["limitStopState"] == 0 and touching:
                 self.state["limitStopState"] = math.copysign(5e-324, 1.0 if q == law.limitStopsUpper else -1.0)
+        after = self.switching_state()
+        if (after.limit_stop_state == 0) != (before.limit_stop_state == 0):
+            if stop_kept:
+                self.state["limitStopState"] = before.limit_stop_state
+            self.state["stopSwitchTime"] = self.time
+        if (after.friction_mode == 0) != (before.friction_mode == 0):
+            if friction_kept:
+                self.state.update(frictionMode=before.friction_mode, lastStickingPosition=before.last_sticking_position)
+            self.state["frictionSwitchTime"] = self.time
         return super().update_discrete_states()
 
     def compute_outputs(self) -> dict[str, float]:

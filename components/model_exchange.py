@@ -12,7 +12,8 @@ outputs) and at ``next_time_event``; it says whether the continuous states were 
 Time: ``set_time`` moves the model's time for the next evaluations; it may not go before the last event or
 completed integrator step (``completed_integrator_step``, ``update_discrete_states``): the states were
 accepted there. A call of ``set_time`` puts the component in Model Exchange use (``in_model_exchange``): at a
-time event not yet handled in event mode its outputs are the left limits there (components/signals.py), as
+time event not yet handled in event mode (also after ``completed_integrator_step`` there) its outputs are the left
+limits there (components/signals.py), as
 FMI 2.0 has a model keep its values until the event is handled; co-simulation never calls it.
 
 A component without an ODE form (an algebraic constraint between bodies) says why in ``co_simulation_only``
@@ -38,6 +39,8 @@ class ModelExchange:
     time: float
     _cache: Any
     _accepted_time: float = -math.inf
+    #: the time [s] of the last event mode: time events up to it are handled
+    _event_time: float = -math.inf
     #: set by ``set_time``: driven through Model Exchange, not by ``do_step``
     in_model_exchange: bool = False
 
@@ -52,8 +55,10 @@ class ModelExchange:
         self._cache = None
 
     def pending_time_event(self) -> bool:
-        """In Model Exchange use, the model's time is a time event not yet handled in event mode."""
-        return self.in_model_exchange and self.time > self._accepted_time and self.time in self.time_events()
+        """In Model Exchange use, the model's time is a time event not yet handled in event mode (whether or not
+        the solver completed a step there: OMSimulator calls fmi2CompletedIntegratorStep at the event's time
+        and reads the outputs before event mode)."""
+        return self.in_model_exchange and self.time > self._event_time and self.time in self.time_events()
 
     def time_events(self) -> list[float]:
         """Every time [s] at which the model must be in event mode (sorted; none by default)."""
@@ -100,14 +105,14 @@ class ModelExchange:
         return [o.name for o in cls.outputs if o.name.startswith("indicator.")]
 
     def next_time_event(self) -> float | None:
-        """The first of ``time_events`` after the last accepted point (the current time if that is one not yet
+        """The first of ``time_events`` after the last event mode (the current time if that is one not yet
         handled), or None."""
-        return next((b for b in self.time_events() if b > self._accepted_time), None)
+        return next((b for b in self.time_events() if b > self._event_time), None)
 
     def update_discrete_states(self) -> bool:
         """Event mode: commit the modes the current point implies; True if the continuous states were set anew.
         The point becomes the earliest time the model may be evaluated at."""
-        self._accepted_time = self.time
+        self._accepted_time = self._event_time = self.time
         self._cache = None
         return False
 

@@ -184,29 +184,33 @@ def _within_limit(law: ExtLaw, q: float, v: float, x_lsp: float, preload: float)
 
 
 def post_newton(law: ExtLaw, q: float, v: float, data: SwitchingState,
-                start: SwitchingState, immediate: bool = False) -> tuple[SwitchingState, float]:
+                start: SwitchingState, immediate: bool = False, closed: bool = False) -> tuple[SwitchingState, float]:
     """Exudyn's PostNewtonStep: new switching state and the switching error [N] at (q, v).
 
     ``data`` is the current state, ``start`` the state at the start of the step. The friction
     state machine runs whenever this is called (also with zero friction parameters); the error may
     be negative when sticking switches to slipping (Exudyn's solver takes max(0, error)). Sticking
     again preloads the bristles with the last slip force (``start``'s mode, Exudyn's rule), or with
-    ``immediate`` (the switch located at v = 0) with its limit there, ±(f_d + f_so)."""
+    ``immediate`` (the switch located at v = 0) with its limit there, ±(f_d + f_so). ``closed`` (Model
+    Exchange's event mode): each switch is taken where the quantity that announces it reaches its threshold,
+    not only past it (FMI 2.0 puts an indicator's 0 on its z <= 0 side): slipping from a sticking force of
+    exactly f_d + f_so (in the bristle force's direction where v = 0), sticking again at v = 0."""
     error = 0.0
     mode, x_lsp = data.friction_mode, data.last_sticking_position
     if mode == 0:
         new_x = x_lsp
         f_stick = sticking_force(law, q, v, x_lsp)
-        if abs(f_stick) > law.fDynamicFriction + law.fStaticFrictionOffset:
+        limit = law.fDynamicFriction + law.fStaticFrictionOffset
+        if abs(f_stick) > limit or (closed and abs(f_stick) == limit and limit > 0):
             slip = law_stribeck(law, v)
             error += abs(f_stick) - abs(slip)
-            new_mode = slip
+            new_mode = slip if slip != 0 or not closed else math.copysign(limit, f_stick)
         else:
             new_mode = 0.0
     else:
         slip = law_stribeck(law, v)
         new_x, new_mode = q, slip
-        if v * mode < 0:
+        if v * mode < 0 or (closed and v == 0):
             if start.friction_mode == 0:
                 new_x, new_mode = start.last_sticking_position, 0.0
                 error += abs(abs(slip) - abs(sticking_force(law, q, v, x_lsp)))

@@ -1,6 +1,6 @@
 """Writes the shipped scenarios (all but the MSL examples, ``msl/make_examples.py``) with the typed system API
 (``mechfmu.System``): the oscillators, the CoordinateSpringDamperExt scenarios (also solved by exudyn from the
-same file, ``validation.exudyn_model``), the constraint scenarios, the balls and the Modelica ElastoGap example.
+same file, ``mechfmu.validation.exudyn_model``), the constraint scenarios, the balls and the Modelica ElastoGap example.
 
 Run ``python3 scenarios/make_scenarios.py`` after changing a value here; the SSD files are committed. A file
 is replaced only when what it says changes (``mechfmu.ssp.writer.ssd_content``): the three oscillators' files

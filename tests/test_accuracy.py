@@ -13,7 +13,7 @@ from mechfmu.master.interrupt import INTERRUPT
 from mechfmu.master.simulate import simulate
 from mechfmu.ssp import write_scenario
 from mechfmu.ssp.scenario import ScenarioError, load_scenario
-from validation.analytic import two_mass_oscillator_positions
+from mechfmu.validation.analytic import two_mass_oscillator_positions
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -102,7 +102,7 @@ def contact_run(tmp_path: Path):
 
 
 def msl_oscillator_run():
-    from validation.msl_solutions import SOLUTIONS
+    from mechfmu.validation.msl_solutions import SOLUTIONS
     result = simulate(ROOT / "scenarios" / "msl" / "Oscillator", "jacobi", local=True)
     exact = SOLUTIONS["Oscillator"](result.data["time"])
     return result, {n: v for n, v in exact.items() if n.endswith(".s")}, "mass1"

@@ -9,7 +9,7 @@ from pathlib import Path
 from mechfmu.components import COMPONENTS
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = {"mechfmu": ROOT / "mechfmu", "mechfmu.components": ROOT / "components", "validation": ROOT / "validation"}
+PACKAGES = {"mechfmu": ROOT / "mechfmu", "mechfmu.components": ROOT / "components"}
 MAX_LINES = 360
 #: modules allowed to be longer, and why (none: the longest law, CoordinateSpringDamperExt's, is two modules)
 LONGER: dict[str, str] = {}
@@ -45,9 +45,7 @@ def imports(name: str, path: Path, known: set[str]) -> set[str]:
 
 
 def room(module: str) -> str:
-    """The room a module belongs to: ``validation``, or mechfmu's subpackage (``components``, ``ssp``, ...)."""
-    if module.split(".")[0] == "validation":
-        return "validation"
+    """The room a module belongs to: mechfmu's subpackage (``components``, ``ssp``, ``validation``, ...)."""
     parts = module.split(".")
     return parts[1] if len(parts) > 1 else "mechfmu"
 

@@ -7,7 +7,7 @@ import pytest
 
 from mechfmu.master.simulate import simulate
 from mechfmu.ssp.scenario import load_scenario
-from validation.opensim_model import opensim_solution
+from mechfmu.validation.opensim_model import opensim_solution
 
 pytest.importorskip("opensim")
 TIMES = np.linspace(0.0, 1.0, 1001)

@@ -169,7 +169,7 @@ def test_belt_friction_matches_exudyn():
     first second. Tolerance by halving both: our error must shrink with h and be explained by the two
     solutions' own step-halving differences."""
     pytest.importorskip("exudyn")
-    from validation.exudyn_model import exudyn_solution
+    from mechfmu.validation.exudyn_model import exudyn_solution
     stop = 1.0
     refs = [exudyn_solution("scenarios/belt_friction", step, stop=stop) for step in (2.5e-5, 1.25e-5)]
     ours = [simulate("scenarios/belt_friction", step=h, stop=stop, local=True) for h in (2e-4, 1e-4)]

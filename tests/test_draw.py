@@ -15,7 +15,7 @@ from mechfmu.cli.main import main
 from mechfmu.drawing.plot import coarsened, tube
 from mechfmu.drawing.ports import BODY, CONNECTOR, OTHER, SOURCE, blocks, category
 from mechfmu.ssp.scenario import ComponentSpec, Scenario, load_scenario
-from validation.msl import read_msl_reference, tube_violation
+from mechfmu.validation.msl import read_msl_reference, tube_violation
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = sorted(p.parent.relative_to(ROOT / "scenarios").as_posix()

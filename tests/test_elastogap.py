@@ -8,8 +8,8 @@ from mechfmu.components import ComponentError, ElastoGap
 
 from mechfmu.master.simulate import simulate
 from mechfmu.ssp.scenario import load_scenario
-from validation.event_references import monolithic_example
-from validation.msl import event_times, read_msl_reference, tube_violation
+from mechfmu.validation.event_references import monolithic_example
+from mechfmu.validation.msl import event_times, read_msl_reference, tube_violation
 
 pytest.importorskip("hypothesis")  # the law-property tests need the test extra
 from hypothesis import given, settings  # noqa: E402

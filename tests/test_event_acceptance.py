@@ -1,12 +1,12 @@
 """Events and adaptive steps on the contact scenarios: events located and the macro step adapted, against
-independent references (validation/event_references.py: OpenSim integrating the same ball model to
+independent references (mechfmu/validation/event_references.py: OpenSim integrating the same ball model to
 accuracy 1e-10, its contact onset by a Hermite root to ~1e-13 s)."""
 import numpy as np
 import pytest
 
 from mechfmu.master.simulate import simulate
-from validation import event_references as refs
-from validation.msl import read_msl_reference
+from mechfmu.validation import event_references as refs
+from mechfmu.validation.msl import read_msl_reference
 
 ELASTOGAP_COLUMNS = ["elastoGap1.v_rel", "elastoGap2.s_rel", "springDamper1.v_rel", "springDamper2.s_rel"]
 
@@ -15,7 +15,7 @@ def test_elastogap_with_events_is_exact_between_its_switches():
     """The MSL ElastoGap example, linear-implicit coupling with events at h = 1e-2 s. With the contact
     (indicator.gap) and the damper clamp (indicator.damperLimit) located, the law is linear between
     events and linear-implicit coupling integrates each piece exactly. Measured: the six contact
-    changes within 5.5e-10 s of scipy's (validation/event_references.py, rtol 1e-12), every signal
+    changes within 5.5e-10 s of scipy's (mechfmu/validation/event_references.py, rtol 1e-12), every signal
     within 7.5e-11 of scipy's solution, 34,150 counted calls (fewer than the 90,094 of the fixed-step
     run before events). Against the Modelica Association's reference the error is 3.11e-5, exactly
     that reference's own distance from the exact solution (elastoGap1.v_rel near t = 1.02 s): the

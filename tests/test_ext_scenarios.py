@@ -18,7 +18,7 @@ from conftest import slow_but
 from mechfmu.master.simulate import simulate
 
 pytest.importorskip("exudyn")  # the reference solutions need the test extra
-from validation.exudyn_model import exudyn_solution  # noqa: E402
+from mechfmu.validation.exudyn_model import exudyn_solution  # noqa: E402
 
 #: scenario -> (our macro step h, exudyn step H, stop time)
 CASES = {

@@ -1,11 +1,13 @@
-"""A real install: ``pip install .`` (not editable) into a fresh virtual environment, then, from
-another folder, every command works: the component sources and the native loader come from the
-installed package, FMUs are built into the user's cache, and nothing is written into site-packages."""
+"""A real install: a wheel built by ``pip wheel .``, installed (not editable) into a fresh virtual environment,
+then, from another folder, every command works and the README's Python example runs: the component sources and
+the native loader come from the installed package, FMUs are built into the user's cache, nothing is written
+into site-packages, and the wheel holds every package of the source tree under ``mechfmu`` and nothing else."""
 import os
 import shutil
 import site
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -32,9 +34,20 @@ def test_installed_package_works_from_elsewhere(tmp_path):
     purelib = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                              capture_output=True, text=True, check=True).stdout.strip()
     (Path(purelib) / "test_dependencies.pth").write_text("".join(f"{folder}\n" for folder in dependency_folders()))
-    proc = subprocess.run([python, "-m", "pip", "install", "--no-deps", "-q", str(ROOT)], capture_output=True,
+    wheels = tmp_path / "wheels"
+    proc = subprocess.run([python, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(ROOT)],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    wheel = next(wheels.glob("mechfmu-*.whl"))
+    with zipfile.ZipFile(wheel) as zf:
+        packaged = {str(Path(n).parent) for n in zf.namelist() if n.endswith("/__init__.py")}
+    expected = {str(p.parent.relative_to(ROOT)) for p in (ROOT / "mechfmu").rglob("__init__.py")}
+    expected.add("mechfmu/components")
+    assert packaged == expected, (sorted(expected - packaged), sorted(packaged - expected))
+    proc = subprocess.run([python, "-m", "pip", "install", "--no-deps", "-q", str(wheel)], capture_output=True,
                           text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert not (Path(purelib) / "validation").exists()  # no generic top-level name beside mechfmu
     work = tmp_path / "elsewhere"
     shutil.copytree(ROOT / "scenarios" / "oscillator", work / "oscillator")
     env = {k: v for k, v in os.environ.items() if k != "MECHFMU_FMU_DIR"}
@@ -62,3 +75,10 @@ def test_installed_package_works_from_elsewhere(tmp_path):
     run("export-ssp", "oscillator", "-o", "oscillator.ssp")
     assert "ok" in run("run", "oscillator.ssp", "--stop", "0.01")
     assert not (Path(purelib) / "fmus").exists() and not (Path(purelib) / "components").exists()
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    example = readme.split("```python\n", 1)[1].split("```", 1)[0]
+    example += "\nassert result.ok, result.summary()\nprint(result.summary())\n"
+    proc = subprocess.run([python, "-c", example], capture_output=True, text=True, cwd=work, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (work / "my_oscillator" / "SystemStructure.ssd").is_file()
+    assert "ok" in run("run", "my_oscillator", "--stop", "0.01")

@@ -12,7 +12,7 @@ from mechfmu.components import COMPONENTS, ComponentError
 from scipy.integrate import solve_ivp
 
 from mechfmu.master.simulate import simulate
-from validation.analytic import two_mass_oscillator_positions
+from mechfmu.validation.analytic import two_mass_oscillator_positions
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -184,9 +184,9 @@ def test_monolithic_damped_oscillator_against_its_closed_form(fmus):
 
 def test_monolithic_elastogap_against_its_piecewise_reference(fmus):
     """The MSL ElastoGap example against scipy's piecewise integration of its two ODEs (restarted at every kink
-    of the contact law; validation/event_references.py): every contact change and clamp switch located, the
+    of the contact law; mechfmu/validation/event_references.py): every contact change and clamp switch located, the
     instants to 1e-8 s and the signals to 1e-7 (measured 2.1e-10 s and 5.9e-10 at ode_rtol 1e-10)."""
-    from validation.event_references import elastogap_contact_changes, monolithic_example
+    from mechfmu.validation.event_references import elastogap_contact_changes, monolithic_example
 
     result = simulate(ROOT / "scenarios/elastogap", "monolithic", local=True, ode_rtol=1e-10, ode_atol=1e-12)
     assert result.ok, result.message
@@ -204,7 +204,7 @@ def test_monolithic_ball_drop_against_opensim(fmus):
     solution at accuracy 1e-10 and the contact onset and lift-off within 1e-8 s of its crossings (measured
     2.0e-12 m and 2.3e-13 s at ode_rtol 1e-10)."""
     pytest.importorskip("opensim")
-    from validation.event_references import ball_drop_contact_changes, ball_drop_positions
+    from mechfmu.validation.event_references import ball_drop_contact_changes, ball_drop_positions
 
     result = simulate(ROOT / "scenarios/ball_drop", "monolithic", local=True, ode_rtol=1e-10, ode_atol=1e-12)
     assert result.ok, result.message

@@ -1,5 +1,5 @@
 """The monolithic master (ode_rtol 1e-10, ode_atol 1e-12) on the 7 MSL 4.1 Translational examples of
-scenarios/msl against independent solutions (validation/msl_solutions.py: the Modelica models' equations
+scenarios/msl against independent solutions (mechfmu/validation/msl_solutions.py: the Modelica models' equations
 written by hand, solved by matrix exponentials, exact to about 1.6e-12) and against the Modelica Association's
 reference results (Dymola's DASSL at tolerance 1e-6), at the reference points that are communication
 points (event rows: the last of each time stamp; only StopTime repeats, unchanged), for every compared signal:
@@ -27,8 +27,8 @@ import pytest
 from conftest import slow_but
 
 from mechfmu.master.simulate import simulate
-from validation.msl import read_msl_reference, tube_violation
-from validation.msl_solutions import SOLUTIONS
+from mechfmu.validation.msl import read_msl_reference, tube_violation
+from mechfmu.validation.msl_solutions import SOLUTIONS
 
 ROOT = Path(__file__).resolve().parent.parent
 BOUND = 1e-8  # max |monolithic − independent| per compared signal (module docstring)

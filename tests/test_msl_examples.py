@@ -7,7 +7,7 @@ import pytest
 from conftest import slow_but
 
 from mechfmu.master.simulate import simulate
-from validation.msl import read_msl_reference, tube_violation
+from mechfmu.validation.msl import read_msl_reference, tube_violation
 
 #: example -> max abs error allowed per compared signal, and why
 EXAMPLES = {

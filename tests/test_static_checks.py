@@ -10,7 +10,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.mark.parametrize("command", [
-    ["ruff", "check", "mechfmu", "components", "validation"],
+    ["ruff", "check", "mechfmu", "components"],
     ["mypy", "-p", "mechfmu"],
     ["mypy", "components"],
 ], ids=["ruff", "mypy-mechfmu", "mypy-components"])

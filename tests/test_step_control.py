@@ -3,7 +3,7 @@ rejection and growth, minimum step, results on the grid and at accepted points.
 
 Reference: two_mass_oscillator is linear and undamped (two 1 kg masses, springs k1 = k3 = 4π² N/m
 to the walls, k2 = 16π² N/m between them, x1(0) = 1 m): x(t) = Σ modes, from the eigenvectors of
-M⁻¹K (validation/analytic.py), exact to rounding."""
+M⁻¹K (mechfmu/validation/analytic.py), exact to rounding."""
 import numpy as np
 import pytest
 from conftest import slow_but
@@ -14,7 +14,7 @@ from mechfmu.master.algorithms import make_algorithm
 from mechfmu.master.coupled_system import CoupledSystem
 from mechfmu.master.simulate import simulate
 from mechfmu.master.slaves import LocalSlave
-from validation.analytic import two_mass_oscillator_positions
+from mechfmu.validation.analytic import two_mass_oscillator_positions
 
 
 def global_error(result):

@@ -34,7 +34,10 @@ def test_the_archive_is_a_strongly_coupled_system_of_model_exchange_fmus(archive
                             OMS)
     solver = information.find("oms:VariableStepSolver", OMS)
     assert information.find("oms:FixedStepMaster", OMS) is None
-    assert solver.get("description") == "cvode" and float(solver.get("maximumStepSize")) == 1e-4
+    # CVODE's error control alone limits its step: the largest step is the whole run (limit_stops: 2 s)
+    assert solver.get("description") == "cvode" and float(solver.get("maximumStepSize")) == 2.0
+    # OMSimulator learns the kind of system from the system's first annotation only
+    assert root.find("ssd:System/ssd:Annotations", NS)[0].get("type") == "org.openmodelica"
     assert float(solver.get("relativeTolerance")) == 1e-8 and float(solver.get("absoluteTolerance")) == 1e-10
     # the monolithic master, with the scenario's tolerance (the coupling's options dropped)
     assert root.find(".//mechfmu:Master", NS).attrib == {"algorithm": "monolithic", "rtol": "0.0001", "atol": "1e-06"}

@@ -219,7 +219,8 @@ def _export_ssp(args: argparse.Namespace) -> int:
         raise ValueError(f"-o {args.output}: not a regular file; an archive needs one")
     fmu_build.build()
     target = Path(args.output or f"{load_scenario(args.scenario, check=False).name}.ssp")
-    export_ssp(args.scenario, target, shared_fmus=args.shared_fmus, strongly_coupled=args.strongly_coupled)
+    export_ssp(args.scenario, target, shared_fmus=args.shared_fmus, strongly_coupled=args.strongly_coupled,
+               unsolved_constraints_allowed=args.unsolved_constraints)
     if args.strongly_coupled:
         print(f"wrote {target}: a strongly coupled system of Model Exchange FMUs (OMSimulator: CVODE; mechfmu: the "
               "monolithic master)")

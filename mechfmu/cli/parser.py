@@ -160,6 +160,9 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--strongly-coupled", action="store_true",
                    help="OMSimulator's strongly coupled system: its FMUs as Model Exchange FMUs integrated by CVODE "
                         "(ours: the monolithic master); every FMU needs a Model Exchange interface")
+    p.add_argument("--unsolved-constraints", action="store_true",
+                   help="write a scenario with a constraint all the same: only mechfmu's newton algorithm solves "
+                        "its force; OMSimulator stops at the first step, libcosim, fmpy and ecos run unconstrained")
     p = sub.add_parser("crosscheck", help="the scenario through our master, in-process, libcosim and against its "
                                           "reference, compared pair by pair (exit 1 on a disagreement)")
     p.add_argument("scenario", help="scenario folder, SystemStructure.ssd or .ssp")

@@ -3,7 +3,7 @@
 A scenario with a reference (``reference/*.csv``, the first by name, as ``mechfmu crosscheck`` reads it) is drawn
 on the reference's columns: the run as a solid line, the reference dashed and the Modelica Association's tube
 around it as a band (csv-compare: around each reference point a rectangle of half-width 2e-3 of the time span and
-half-height 2e-3 of the signal's range, ``validation.msl.tube_violation``). Without one, the bodies' positions and
+half-height 2e-3 of the signal's range, ``mechfmu.validation.msl.tube_violation``). Without one, the bodies' positions and
 angles are drawn, as ``mechfmu run --plot`` does. One subplot per unit, its axis saying the quantity in words
 (``mechfmu.master.observers.axis_label``). SVG (text kept as text) or PNG by the file's suffix.
 """
@@ -52,9 +52,9 @@ def reference_file(scenario) -> Path | None:
 
 
 def tube(time: np.ndarray, values: np.ndarray, tolerance: float = TUBE) -> tuple[np.ndarray, np.ndarray]:
-    """Lower and upper edges of the reference's tube at its own time points (``validation.msl.tube_edges``, the
+    """Lower and upper edges of the reference's tube at its own time points (``mechfmu.validation.msl.tube_edges``, the
     bounds ``tube_violation`` checks a run against)."""
-    from validation.msl import tube_edges
+    from mechfmu.validation.msl import tube_edges
 
     return tube_edges(time, values, time, tolerance)
 
@@ -104,7 +104,7 @@ def plot_run(result, scenario, path: str | Path, variables: list[str] | None = N
     source = reference_file(scenario)
     reference = None
     if source is not None:
-        from validation.msl import read_msl_reference
+        from mechfmu.validation.msl import read_msl_reference
         reference = read_msl_reference(source)
     names = plotted_columns(result, reference, variables)
     if not names:

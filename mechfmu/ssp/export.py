@@ -128,13 +128,30 @@ def _members(components: dict[str, ComponentSpec], shared: bool) -> dict[str, st
     return members
 
 
+def unsolved_constraints(components: dict[str, ComponentSpec]) -> list[str]:
+    """The active constraints among ``components``: an input ``lambda`` (the force a master must solve at every
+    step) beside an output ``constraintEquation``, ``activeConnector`` not false."""
+    from fmpy import read_model_description
+
+    names = []
+    for name, spec in components.items():
+        variables = {v.name: v.causality for v in read_model_description(str(spec.fmu)).modelVariables}
+        if (variables.get("lambda") == "input" and variables.get("constraintEquation") == "output"
+                and spec.parameters.get("activeConnector", True) is not False):
+            names.append(name)
+    return names
+
+
 def export_ssp(scenario: str | Path, target: str | Path, shared_fmus: bool = False,
-               strongly_coupled: bool = False) -> Path:
+               strongly_coupled: bool = False, unsolved_constraints_allowed: bool = False) -> Path:
     """Write the scenario (folder, .ssd or .ssp) as a self-contained SSP archive at ``target``: one FMU
     per instance, ours carrying the instance's values; ``shared_fmus``: one FMU per model, shared by its
     instances, the values only in the bindings (a smaller archive, for tools that apply bindings);
     ``strongly_coupled``: OMSimulator's strongly coupled system of Model Exchange FMUs (ValueError naming a
-    component without a Model Exchange interface)."""
+    component without a Model Exchange interface). A scenario with an active constraint is refused (ValueError
+    naming it) unless ``unsolved_constraints_allowed``: no tool but mechfmu's constraint-solving masters solves
+    its force, so elsewhere the bodies would move unconstrained (OMSimulator stops at its first step with the
+    constraint's message; libcosim, fmpy and ecos run on unconstrained)."""
     loaded = load_scenario(scenario)
     ssd = Path(scenario) if Path(scenario).suffix == ".ssd" else loaded.folder / SSD_NAME
     for prefix, uri in {**NS, "oms": OMS_NS}.items():
@@ -143,6 +160,15 @@ def export_ssp(scenario: str | Path, target: str | Path, shared_fmus: bool = Fal
     refusal = strongly_coupled_refusal(root, loaded.components) if strongly_coupled else ""
     if refusal:
         raise ValueError(f"cannot export {loaded.name} as a strongly coupled system: {refusal}")
+    constraints = unsolved_constraints(loaded.components)
+    if constraints and not unsolved_constraints_allowed:
+        raise ValueError(
+            f"cannot export {loaded.name} for other tools: its constraint {', '.join(map(repr, constraints))} needs "
+            "its force lambda solved by the master at every step, which only mechfmu's constraint-solving "
+            "algorithms do (newton); OMSimulator stops at the first step with the constraint's message, and "
+            "libcosim, fmpy and ecos would move the bodies unconstrained. Run it with 'mechfmu run'; to write "
+            "the archive anyway (for mechfmu, or to compare the tools' unconstrained runs) add "
+            "--unsolved-constraints (export_ssp(..., unsolved_constraints_allowed=True))")
     members = _members(loaded.components, shared_fmus)
     files: dict[str, ComponentSpec] = {}
     system = root.find("ssd:System", NS)
@@ -156,7 +182,8 @@ def export_ssp(scenario: str | Path, target: str | Path, shared_fmus: bool = Fal
         element.set("source", member)
         _rebind(element, spec)
     write_conversions(system, loaded.connections)
-    openmodelica_annotations(root, loaded.step_size, loaded.name, strongly_coupled)
+    openmodelica_annotations(root, loaded.step_size, loaded.stop_time - loaded.start_time, loaded.name,
+                             strongly_coupled)
     ET.indent(root, space="  ")
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)

@@ -3,8 +3,9 @@
 - Weakly coupled (the default): on the root ``ssd:System`` an ``oms:FixedStepMaster`` with the step size
   (without it OMSimulator 2.1's import fails with "[NewSystem] internal error"); OMSimulator instantiates the
   FMUs as Co-Simulation FMUs and exchanges at the step.
-- Strongly coupled: an ``oms:VariableStepSolver`` (CVODE, our monolithic master's tolerances, the step as its
-  largest step) instead; OMSimulator instantiates every FMU of such a system as a Model Exchange FMU and
+- Strongly coupled: an ``oms:VariableStepSolver`` (CVODE, our monolithic master's tolerances, the whole run
+  as its largest step, so that CVODE's error control alone chooses the step, as in our monolithic master)
+  instead; OMSimulator instantiates every FMU of such a system as a Model Exchange FMU and
   integrates them as one ODE with event location, as our monolithic master does, which ``mechfmu:Master``
   then names. Every FMU needs a Model Exchange interface and the system no subsystem (OMSimulator's strongly
   coupled systems hold FMUs only).
@@ -49,27 +50,63 @@ def strongly_coupled_refusal(root: ET.Element, components: dict[str, Any]) -> st
     return ""
 
 
-def _system_annotation(root: ET.Element, step_size: float, strongly_coupled: bool) -> None:
+def _system_annotation(root: ET.Element, step_size: float, span: float, strongly_coupled: bool) -> None:
+    """OMSimulator's system annotation, as the first annotation of the root system: OMSimulator 2.1 reads
+    only the first one to learn the kind of system (an existing one is moved there, or replaced when
+    ``strongly_coupled``)."""
     system = root.find("ssd:System", NS)
     assert system is not None  # load_scenario refuses an SSD without one
     annotations = system.find("ssd:Annotations", NS)
-    existing = system.find("ssd:Annotations/ssc:Annotation[@type='org.openmodelica']", NS)
-    if existing is not None and annotations is not None and strongly_coupled:
-        annotations.remove(existing)  # the kind of system is the one asked for
-    elif existing is not None:
-        return
     if annotations is None:
         annotations = ET.SubElement(system, _q("ssd", "Annotations"))  # last child, as the schema orders it
-    annotation = ET.SubElement(annotations, _q("ssc", "Annotation"), type="org.openmodelica")
+    existing = annotations.find("ssc:Annotation[@type='org.openmodelica']", NS)
+    if existing is not None:
+        annotations.remove(existing)
+        if not strongly_coupled:  # the kind of system is the one asked for
+            annotations.insert(0, existing)
+            return
+    annotation = ET.Element(_q("ssc", "Annotation"), type="org.openmodelica")
+    annotations.insert(0, annotation)
     information = ET.SubElement(ET.SubElement(annotation, _q("oms", "Annotations")), _q("oms", "SimulationInformation"))
     step = repr(float(step_size))
     if strongly_coupled:
         ET.SubElement(information, _q("oms", "VariableStepSolver"), description="cvode",
                       absoluteTolerance=SC_ABSOLUTE_TOLERANCE, relativeTolerance=SC_RELATIVE_TOLERANCE,
-                      minimumStepSize="1e-12", maximumStepSize=step, initialStepSize=repr(min(1e-6, float(step_size))))
+                      minimumStepSize="1e-12", maximumStepSize=repr(max(float(span), float(step_size))),
+                      initialStepSize=repr(min(1e-6, float(step_size))))
     else:
         ET.SubElement(information, _q("oms", "FixedStepMaster"), description="oms-ma", stepSize=step,
                       absoluteTolerance=OMS_TOLERANCE, relativeTolerance=OMS_TOLERANCE)
+
+
+def free_marks_on_system(root: ET.Element) -> None:
+    """Move every component's ``<mechfmu:Free>`` mark to the root system's ``org.mechfmu`` annotation as
+    ``<mechfmu:Free component=".." inputs=".."/>`` (``load_scenario`` reads both): OMSimulator 2.1 refuses
+    annotations of a component ("Unexpected tag ssd:Annotations")."""
+    from mechfmu.ssp.systems import flatten
+
+    system = root.find("ssd:System", NS)
+    assert system is not None
+    marks: list[tuple[str, str]] = []
+    for name, element in flatten(system, [])[0]:
+        annotations = element.find("ssd:Annotations", NS)
+        if annotations is None:
+            continue
+        for annotation in annotations.findall("ssc:Annotation[@type='org.mechfmu']", NS):
+            marks += [(name, free.get("inputs", "")) for free in annotation.iterfind("mechfmu:Free", NS)]
+            annotations.remove(annotation)
+        if not len(annotations):
+            element.remove(annotations)
+    if not marks:
+        return
+    annotations = system.find("ssd:Annotations", NS)
+    if annotations is None:
+        annotations = ET.SubElement(system, _q("ssd", "Annotations"))
+    ours = annotations.find("ssc:Annotation[@type='org.mechfmu']", NS)
+    if ours is None:
+        ours = ET.SubElement(annotations, _q("ssc", "Annotation"), type="org.mechfmu")
+    for name, inputs in marks:
+        ET.SubElement(ours, _q("mechfmu", "Free"), component=name, inputs=inputs)
 
 
 def _monolithic_master(annotations: ET.Element) -> None:
@@ -84,10 +121,12 @@ def _monolithic_master(annotations: ET.Element) -> None:
     master.attrib.update({"algorithm": "monolithic", **kept})
 
 
-def openmodelica_annotations(root: ET.Element, step_size: float, name: str, strongly_coupled: bool = False) -> None:
+def openmodelica_annotations(root: ET.Element, step_size: float, span: float, name: str,
+                             strongly_coupled: bool = False) -> None:
     """Add OMSimulator's annotations unless the file has them (module docstring); ``strongly_coupled`` replaces
-    a system annotation the file has."""
-    _system_annotation(root, step_size, strongly_coupled)
+    a system annotation the file has. ``span`` [s]: the run's length, CVODE's largest step."""
+    _system_annotation(root, step_size, span, strongly_coupled)
+    free_marks_on_system(root)
     experiment = root.find("ssd:DefaultExperiment", NS)
     if experiment is None:  # optional in SSP; placed after System, Enumerations and Units as the schema orders
         before = [i for i, child in enumerate(root) if child.tag in (_q("ssd", "System"), _q("ssd", "Enumerations"),

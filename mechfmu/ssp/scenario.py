@@ -6,7 +6,9 @@ parameters, and to inputs as start values), connections, ``DefaultExperiment`` s
 the ``osp:FixedStepAlgorithm baseStepSize`` annotation (so libcosim reads the same file) and our own options
 from the ``org.mechfmu`` annotation (``<mechfmu:Master algorithm=".." exchange=".." rtol=".." atol=".."/>``, rtol
 and atol the run's tolerance, ``mechfmu.master.accuracy``, and the adaptive step's); in a component
-``<mechfmu:Free inputs=".."/>`` (``mechfmu.ssp.unconnected``), in the system ``<mechfmu:Sources fallback="built"/>``.
+``<mechfmu:Free inputs=".."/>`` (``mechfmu.ssp.unconnected``), in the system ``<mechfmu:Sources fallback="built"/>``
+and ``<mechfmu:Free component=".." inputs=".."/>`` (a component's marks as an exported archive carries them:
+OMSimulator refuses annotations of a component).
 
 ``load_scenario`` checks everything it can before any FMU is instantiated and reports all
 problems at once in one ``ScenarioError``: unknown component or variable, missing FMU file,
@@ -158,6 +160,12 @@ def load_scenario(path: str | Path, check: bool = True, local: bool = False, bui
             else:
                 spec.parameters[item[0]], spec.kinds[item[0]] = item[1], item[2]
         components[name] = spec
+    for free in system.iterfind("ssd:Annotations/ssc:Annotation[@type='org.mechfmu']/mechfmu:Free", NS):
+        owner = free.get("component", "")
+        if owner not in components:
+            problems.append(f"<mechfmu:Free component={owner!r}> of the system names no component")
+            continue
+        components[owner].free += free.get("inputs", "").split() or [""]
     connections = [Connection(*ends) for ends in flat_connections]  # with factor and offset
     scenario = Scenario(root.get("name") or ssd.parent.name, ssd.parent, components, connections)
     scenario.warnings += [stand_in_note(stood_in, built_fmus)] if stood_in else []

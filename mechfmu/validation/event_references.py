@@ -94,7 +94,7 @@ def elastogap_contact_changes(t_end: float = 5.0, rtol: float = 1e-12, atol: flo
     kink and each zero is found by Brent's method on the smooth dense output of the step containing it.
     ``with_modes`` also returns the clamp switches (labels ``elastoGapN.clamp``).
 
-    Accuracy (``python3 -m validation.event_references``, measured): the six instants in 5 s change
+    Accuracy (``python3 -m mechfmu.validation.event_references``, measured): the six instants in 5 s change
     by at most 3.8e-12 s between rtol 1e-12 and 1e-13 (DOP853; 2.5e-10 s at rtol 1e-10), agree with
     Radau at rtol 1e-12 to 3.8e-12 s and with ``monolithic_example`` (restarts only at contacts, so
     it steps across the clamp kinks) to 1.7e-11 s: the instants are good to ~1e-11 s. They lie within
@@ -233,7 +233,7 @@ def ball_drop_contact_changes(scenario=BALL_DROP, t_end: float = 1.0, accuracy: 
     interpolant of the distance and its rate (−v·n) on the fine interval containing it (error
     ~h⁴/384·|d''''|, below 1e-20 m at h = 1e-7 s).
 
-    Accuracy (``python3 -m validation.event_references``, measured): the onset (0.285674293598 s)
+    Accuracy (``python3 -m mechfmu.validation.event_references``, measured): the onset (0.285674293598 s)
     changes by 4e-13 s between accuracy 1e-9 and 1e-10 and by 1e-14 s between 1e-10, 1e-11 and 1e-12;
     a fine grid of 1e-6 instead of 1e-7 moves it by 3e-16 s; an independent transcription of
     Simbody's normal force as a one-degree-of-freedom ODE (``ball_drop_onset_1dof``, scipy DOP853
@@ -336,7 +336,7 @@ def ball_drop_positions(times: np.ndarray, scenario=BALL_DROP, accuracy: float =
     variable step at ``accuracy``), integrated to each requested time itself (no interpolation; the
     times need not be uniform; duplicates allowed).
 
-    Accuracy (``python3 -m validation.event_references``, measured): over 1 s (10,001 times) the
+    Accuracy (``python3 -m mechfmu.validation.event_references``, measured): over 1 s (10,001 times) the
     positions at accuracy 1e-10 differ from those at 1e-12 by 5.7e-13 m, and a 1e-3 s output grid
     from a 1e-4 s one by 8.5e-12 m: exact to ~1e-11 m, far below the 1e-5 m acceptance."""
     times = np.asarray(times, dtype=float)

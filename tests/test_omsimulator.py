@@ -1,0 +1,134 @@
+"""Our exported archives in OpenModelica's OMSimulator (its command line, as a user runs it: no preload, no Python
+variables), co-simulation and strongly coupled, against our own master.
+
+- Co-simulation: every shipped scenario without a constraint, exported by ``export_ssp``, runs there (exit 0, no
+  error line) and equals our ordered Jacobi (the same algorithm) to 1e-9 of each variable's range
+  (``mechfmu.crosscheck.omsimulator.SAME_ALGORITHM``; force rates 1e-8). limit_stops equals it up to its first
+  contact, which lands exactly on a communication point: there our mass is exactly at the stop and OMSimulator's,
+  whose step times are sums of the step, 2e-15 m beyond it, so its contact starts one step earlier.
+- A scenario with a constraint is refused by ``export_ssp`` (no other tool solves the constraint's force); written
+  all the same, OMSimulator stops at its first step with the constraint's message.
+- Strongly coupled: every ``strongly_coupled`` export runs there (CVODE on the Model Exchange FMUs), at CVODE order
+  5 and, for limit_stops and stick_slip (exact zeros of their indicators), at OMSimulator's default order 2: the
+  body states agree with our monolithic master within the scenario's tolerance and the events are as many.
+
+OMSimulator is found as ``MECHFMU_OMSIMULATOR`` or on PATH; without it these tests skip saying so, except under
+CI (``CI=true``), where its absence fails. Our runs are in-process (bit for bit the FMUs' runs:
+tests/test_crosscheck.py, tests/test_model_exchange.py) while OMSimulator runs the archives in the background.
+"""
+import os
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mechfmu.crosscheck.omsimulator import (
+    FAST_CVODE,
+    OMSIMULATOR_VARIABLE,
+    at_times,
+    cosimulation_agreement,
+    find_omsimulator,
+    run_omsimulator,
+    strongly_coupled_agreement,
+)
+from mechfmu.master.accuracy import scenario_tolerance
+from mechfmu.master.simulate import simulate
+from mechfmu.ssp.export import export_ssp, unsolved_constraints
+from mechfmu.ssp.scenario import load_scenario
+
+ROOT = Path(__file__).resolve().parent.parent
+SCENARIOS = sorted(str(p.parent.relative_to(ROOT / "scenarios"))
+                   for p in (ROOT / "scenarios").glob("**/SystemStructure.ssd"))
+#: the scenarios whose indicators land on exactly 0.0 in CVODE at OMSimulator's default order
+DEFAULT_ORDER = ["limit_stops", "stick_slip"]
+
+
+def _constrained(name: str) -> bool:
+    return bool(unsolved_constraints(load_scenario(ROOT / "scenarios" / name).components))
+
+
+@pytest.fixture(scope="module")
+def omsimulator():
+    program = find_omsimulator()
+    if program is None:
+        reason = f"OMSimulator not found: set {OMSIMULATOR_VARIABLE} to its program or put OMSimulator on PATH"
+        if os.environ.get("CI") == "true":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    return program
+
+
+@pytest.fixture(scope="module")
+def oms_runs(omsimulator, fmus, tmp_path_factory):
+    """Every archive exported, and OMSimulator running them one after another in the background: (kind, scenario)
+    -> a future of its run."""
+    work = tmp_path_factory.mktemp("omsimulator")
+    free = [n for n in SCENARIOS if not _constrained(n)]
+    jobs = [("cosim", n, []) for n in free] + [("sc", n, FAST_CVODE) for n in free]
+    jobs += [("sc-default", n, []) for n in DEFAULT_ORDER]
+    pool = ThreadPoolExecutor(max_workers=1)
+    futures = {}
+    for kind, name, options in jobs:
+        folder = work / kind / name.replace("/", "_")
+        archive = export_ssp(ROOT / "scenarios" / name, folder / f"{folder.name}.ssp", strongly_coupled=kind != "cosim")
+        futures[kind, name] = pool.submit(run_omsimulator, omsimulator, archive, folder, options)
+    yield futures
+    pool.shutdown(cancel_futures=True)
+
+
+def finished(oms_runs, kind: str, name: str):
+    run = oms_runs[kind, name].result()
+    assert run.returncode == 0 and not run.errors, run.output[-2000:]
+    assert run.signals, run.output[-2000:]
+    return run
+
+
+@pytest.mark.parametrize("name", [n for n in SCENARIOS if not _constrained(n)])
+def test_a_cosimulation_archive_runs_in_omsimulator_as_our_ordered_jacobi(oms_runs, name):
+    ours = simulate(ROOT / "scenarios" / name, "jacobi", exchange="ordered", local=True, estimate_error=False)
+    assert ours.ok, ours.message
+    oms = finished(oms_runs, "cosim", name)
+    until = 0.1 if name == "limit_stops" else np.inf
+    agreement = cosimulation_agreement(ours, oms, until)
+    print(f"\n{name}: worst {agreement.worst:.3g} of the tolerance in {agreement.variable} at t = {agreement.time:.6g} "
+          f"s ({agreement.compared} outputs); OMSimulator {oms.wall_time:.2f} s, ours {ours.wall_time:.2f} s")
+    assert agreement.compared >= len(ours.data.dtype.names) - 1 - 2  # every output but a String parameter's
+    assert agreement.worst <= 1.0, agreement
+    if name == "limit_stops":  # from the first contact on: one step apart, for the reason the docstring gives
+        at_stop = np.array([0.1])
+        assert ours.data["mass.s"][np.searchsorted(ours.data["time"], 0.1)] == 0.1
+        assert at_times(oms.signals, at_stop)["mass.s"][0] > 0.1
+        assert cosimulation_agreement(ours, oms).worst > 1.0
+
+
+@pytest.mark.parametrize("name", sorted(n for n in SCENARIOS if _constrained(n)))
+def test_a_scenario_with_a_constraint_is_refused_and_omsimulator_would_stop_at_once(omsimulator, fmus, tmp_path,
+                                                                                       name):
+    with pytest.raises(ValueError, match=r"needs its force lambda solved by the master.*--unsolved-constraints"):
+        export_ssp(ROOT / "scenarios" / name, tmp_path / "refused.ssp")
+    archive = export_ssp(ROOT / "scenarios" / name, tmp_path / f"{Path(name).name}.ssp",
+                         unsolved_constraints_allowed=True)
+    oms = run_omsimulator(omsimulator, archive, tmp_path)
+    assert "This FMU does not enforce its constraint" in oms.output
+    assert any("fmi2_doStep failed" in line for line in oms.errors), oms.output[-2000:]
+    scenario = load_scenario(ROOT / "scenarios" / name)
+    times = oms.signals["time"]  # the steps up to the failing one, then a stale row at the stop time
+    assert times[-1] == scenario.stop_time and times[-2] < 0.1 * scenario.stop_time
+
+
+@pytest.mark.parametrize("kind, name", [("sc", n) for n in SCENARIOS if not _constrained(n)]
+                         + [("sc-default", n) for n in DEFAULT_ORDER])
+def test_a_strongly_coupled_archive_runs_in_omsimulator_as_our_monolithic_master(oms_runs, kind, name):
+    scenario = load_scenario(ROOT / "scenarios" / name)
+    ours = simulate(scenario, "monolithic", local=True, estimate_error=False)
+    assert ours.ok, ours.message
+    oms = finished(oms_runs, kind, name)
+    rtol, atol = scenario_tolerance(scenario, None, None)
+    agreement = strongly_coupled_agreement(ours, oms, scenario, rtol, atol)
+    print(f"\n{name} ({'order 2' if kind == 'sc-default' else 'order 5'}): worst {agreement.worst:.3g} of the "
+          f"tolerance in {agreement.variable} at t = {agreement.time:.6g} s; events {agreement.oms_events} "
+          f"(ours {agreement.our_events}); OMSimulator {oms.wall_time:.2f} s, ours {ours.wall_time:.2f} s")
+    assert agreement.compared > 0
+    assert agreement.worst <= 1.0, agreement
+    assert agreement.oms_events == agreement.our_events
