@@ -50,15 +50,16 @@ def test_a_stop_touched_exactly_is_in_contact_as_its_indicator_says():
     assert ext.get("limitStopState") > 0.0
     assert ext.get("f") == 2.0  # the stop's damping at 1 m/s; its spring at 0 penetration
     ext.set_time(0.01)
-    ext.set_many(["flange_b.s", "flange_b.v"], [0.0999, -1.0])  # back inside: the indicator > 0 says so
-    assert ext.event_indicators()[1] > 0.0
+    ext.set_many(["flange_b.s", "flange_b.v"], [0.0999, -1.0])  # back inside: in contact the indicator is
+    assert ext.event_indicators()[1] == pytest.approx(-1e-4)    # q - limitStopsUpper, <= 0 out of it
     ext.update_discrete_states()
     assert ext.get("limitStopState") == 0.0 and ext.get("f") == 0.0
+    assert ext.event_indicators()[1] == pytest.approx(1e-4)  # free again: limitStopsUpper - q
 
 
 def test_friction_breaks_away_and_sticks_again_only_in_event_mode():
     """Sticking at 0: pulled 1.5 mm (15 N > f_d + f_so = 10 N) the bristle force acts on until event mode, the
-    margin indicator below 0; then it slips (force S(v)). With v reversed the slipping indicator turns positive;
+    margin indicator below 0; then it slips (force S(v)). With v reversed the slipping indicator turns negative;
     event mode sticks again with the bristles preloaded at the limit, the slip's direction."""
     ext = model_exchange_ext(FRICTION, 0.0, 0.0)
     ext.set_time(0.01)
@@ -69,10 +70,10 @@ def test_friction_breaks_away_and_sticks_again_only_in_event_mode():
     ext.update_discrete_states()
     slip = 5.0 + 5.0 * np.exp(-0.01 / 0.05)
     assert ext.get("frictionMode") == pytest.approx(slip) and ext.get("f") == pytest.approx(slip)
-    assert ext.event_indicators()[2] == pytest.approx(-10.0 * 0.01 / 0.05)
+    assert ext.event_indicators()[2] == pytest.approx(10.0 * 0.01 / 0.05)  # slipping: > 0 while v keeps on
     ext.set_time(0.02)
     ext.set_many(["flange_b.s", "flange_b.v"], [2e-3, -1e-6])
-    assert ext.event_indicators()[2] > 0.0
+    assert ext.event_indicators()[2] < 0.0
     assert ext.get("frictionMode") == pytest.approx(slip)  # still slipping until event mode
     ext.update_discrete_states()
     assert ext.get("frictionMode") == 0.0

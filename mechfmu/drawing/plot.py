@@ -3,9 +3,9 @@
 A scenario with a reference (``reference/*.csv``, the first by name, as ``mechfmu crosscheck`` reads it) is drawn
 on the reference's columns: the run as a solid line, the reference dashed and the Modelica Association's tube
 around it as a band (csv-compare: around each reference point a rectangle of half-width 2e-3 of the time span and
-half-height 2e-3 of the signal's range, ``mechfmu.validation.msl.tube_violation``). Without one, the bodies' positions and
-angles are drawn, as ``mechfmu run --plot`` does. One subplot per unit, its axis saying the quantity in words
-(``mechfmu.master.observers.axis_label``). SVG (text kept as text) or PNG by the file's suffix.
+half-height 2e-3 of the signal's range, ``mechfmu.validation.msl.tube_violation``). Without one, the
+bodies' positions and angles are drawn, as ``mechfmu run --plot`` does. One subplot per unit, its axis saying the
+quantity in words (``mechfmu.master.observers.axis_label``). SVG (text kept as text) or PNG by the file's suffix.
 """
 from __future__ import annotations
 

@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from mechfmu.components.ports import IMMEDIATE_SWITCHING
 
+from mechfmu.components.ports import IMMEDIATE_SWITCHING
 from mechfmu.ssp.scenario import Scenario, load_scenario
 
 BODIES = ("Mass", "Inertia")
