@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import slow_but
 
 from mechfmu.crosscheck.omsimulator import (
     FAST_CVODE,
@@ -60,16 +61,20 @@ def omsimulator():
 
 
 @pytest.fixture(scope="module")
-def oms_runs(omsimulator, fmus, tmp_path_factory):
-    """Every archive exported, and OMSimulator running them one after another in the background: (kind, scenario)
-    -> a future of its run."""
+def oms_runs(request, omsimulator, fmus, tmp_path_factory):
+    """The archives of the selected tests exported, and OMSimulator running them one after another in the
+    background: (kind, scenario) -> a future of its run."""
     work = tmp_path_factory.mktemp("omsimulator")
-    free = [n for n in SCENARIOS if not _constrained(n)]
-    jobs = [("cosim", n, []) for n in free] + [("sc", n, FAST_CVODE) for n in free]
-    jobs += [("sc-default", n, []) for n in DEFAULT_ORDER]
+    jobs = []
+    for item in request.session.items:
+        params = getattr(item, "callspec", None) and item.callspec.params
+        if item.module is request.module and params and "name" in params:
+            kind = params.get("kind") or ("cosim" if item.originalname.startswith("test_a_cosimulation") else None)
+            jobs += [(kind, params["name"])] if kind else []
     pool = ThreadPoolExecutor(max_workers=1)
     futures = {}
-    for kind, name, options in jobs:
+    for kind, name in dict.fromkeys(jobs):
+        options = FAST_CVODE if kind == "sc" else []
         folder = work / kind / name.replace("/", "_")
         archive = export_ssp(ROOT / "scenarios" / name, folder / f"{folder.name}.ssp", strongly_coupled=kind != "cosim")
         futures[kind, name] = pool.submit(run_omsimulator, omsimulator, archive, folder, options)
@@ -84,7 +89,7 @@ def finished(oms_runs, kind: str, name: str):
     return run
 
 
-@pytest.mark.parametrize("name", [n for n in SCENARIOS if not _constrained(n)])
+@pytest.mark.parametrize("name", slow_but([n for n in SCENARIOS if not _constrained(n)], "oscillator"))
 def test_a_cosimulation_archive_runs_in_omsimulator_as_our_ordered_jacobi(oms_runs, name):
     ours = simulate(ROOT / "scenarios" / name, "jacobi", exchange="ordered", local=True, estimate_error=False)
     assert ours.ok, ours.message
@@ -102,7 +107,7 @@ def test_a_cosimulation_archive_runs_in_omsimulator_as_our_ordered_jacobi(oms_ru
         assert cosimulation_agreement(ours, oms).worst > 1.0
 
 
-@pytest.mark.parametrize("name", sorted(n for n in SCENARIOS if _constrained(n)))
+@pytest.mark.parametrize("name", slow_but(sorted(n for n in SCENARIOS if _constrained(n)), "geared_masses"))
 def test_a_scenario_with_a_constraint_is_refused_and_omsimulator_would_stop_at_once(omsimulator, fmus, tmp_path,
                                                                                        name):
     with pytest.raises(ValueError, match=r"needs its force lambda solved by the master.*--unsolved-constraints"):
@@ -117,8 +122,9 @@ def test_a_scenario_with_a_constraint_is_refused_and_omsimulator_would_stop_at_o
     assert times[-1] == scenario.stop_time and times[-2] < 0.1 * scenario.stop_time
 
 
-@pytest.mark.parametrize("kind, name", [("sc", n) for n in SCENARIOS if not _constrained(n)]
-                         + [("sc-default", n) for n in DEFAULT_ORDER])
+@pytest.mark.parametrize("kind, name", slow_but([("sc", n) for n in SCENARIOS if not _constrained(n)]
+                                                + [("sc-default", n) for n in DEFAULT_ORDER],
+                                                ("sc-default", "limit_stops")))
 def test_a_strongly_coupled_archive_runs_in_omsimulator_as_our_monolithic_master(oms_runs, kind, name):
     scenario = load_scenario(ROOT / "scenarios" / name)
     ours = simulate(scenario, "monolithic", local=True, estimate_error=False)

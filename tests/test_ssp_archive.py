@@ -48,6 +48,10 @@ def test_archive_is_valid_ssp_with_every_tool_annotation(archives, name):
     assert first.get("type") == "org.openmodelica" and first.find("oms:Annotations/oms:SimulationInformation", oms) is not None
     osp = root.find(".//osp:FixedStepAlgorithm", NS)
     assert float(osp.get("baseStepSize")) == scenario.step_size
+    # no annotation on a component (OMSimulator refuses them); the free marks kept on the system
+    assert root.find(".//ssd:Component/ssd:Annotations", NS) is None
+    loaded = load_scenario(archives[name])
+    assert {n: s.free for n, s in loaded.components.items()} == {n: s.free for n, s in scenario.components.items()}
 
 
 @pytest.mark.parametrize("name", slow_but(SCENARIOS, "oscillator"))
@@ -95,3 +99,20 @@ def test_export_and_run_from_the_command_line(fmus, tmp_path):
                               cwd=ROOT, timeout=300)
         assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "two_mass_oscillator (FMUs, jacobi): ok" in proc.stdout
+
+
+def test_a_scenario_with_a_constraint_is_exported_only_when_asked(fmus, tmp_path):
+    """No tool but our newton master solves a constraint's force: export-ssp refuses it (exit 2, naming the
+    constraint and the option); with --unsolved-constraints the archive is written, says so, and runs here."""
+    archive = tmp_path / "gm.ssp"
+
+    def cli(*argv):
+        return subprocess.run([sys.executable, "-m", "mechfmu.cli", *argv], capture_output=True, text=True, cwd=ROOT,
+                              timeout=300)
+    refused = cli("export-ssp", "scenarios/geared_masses", "-o", str(archive))
+    assert refused.returncode == 2 and not archive.exists()
+    assert "constraint 'gear'" in refused.stderr and "--unsolved-constraints" in refused.stderr, refused.stderr
+    written = cli("export-ssp", "scenarios/geared_masses", "-o", str(archive), "--unsolved-constraints")
+    assert written.returncode == 0 and "solved only by mechfmu's newton master" in written.stdout, written.stderr
+    run = cli("run", str(archive), "--stop", "0.01")
+    assert run.returncode == 0 and "geared_masses (FMUs, newton): ok" in run.stdout, run.stdout + run.stderr

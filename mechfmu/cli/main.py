@@ -212,6 +212,7 @@ def _plot_study(args: argparse.Namespace) -> int:
 def _export_ssp(args: argparse.Namespace) -> int:
     from mechfmu.master.observers import is_stream
     from mechfmu.ssp import export_ssp
+    from mechfmu.ssp.export import unsolved_constraints
     from mechfmu.ssp.scenario import load_scenario
     if args.output is not None and not args.output.strip():
         raise ValueError("-o/--output is empty: give the archive's path, e.g. -o scenario.ssp")
@@ -221,7 +222,10 @@ def _export_ssp(args: argparse.Namespace) -> int:
     target = Path(args.output or f"{load_scenario(args.scenario, check=False).name}.ssp")
     export_ssp(args.scenario, target, shared_fmus=args.shared_fmus, strongly_coupled=args.strongly_coupled,
                unsolved_constraints_allowed=args.unsolved_constraints)
-    if args.strongly_coupled:
+    if args.unsolved_constraints and unsolved_constraints(load_scenario(target).components):
+        print(f"wrote {target}: its constraint is solved only by mechfmu's newton master ('mechfmu run {target}'); "
+              "other tools run it unconstrained or stop (OMSimulator)")
+    elif args.strongly_coupled:
         print(f"wrote {target}: a strongly coupled system of Model Exchange FMUs (OMSimulator: CVODE; mechfmu: the "
               "monolithic master)")
     elif args.shared_fmus:

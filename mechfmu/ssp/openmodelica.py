@@ -80,9 +80,10 @@ def _system_annotation(root: ET.Element, step_size: float, span: float, strongly
 
 
 def free_marks_on_system(root: ET.Element) -> None:
-    """Move every component's ``<mechfmu:Free>`` mark to the root system's ``org.mechfmu`` annotation as
-    ``<mechfmu:Free component=".." inputs=".."/>`` (``load_scenario`` reads both): OMSimulator 2.1 refuses
-    annotations of a component ("Unexpected tag ssd:Annotations")."""
+    """Move every component's ``<mechfmu:Free>`` mark to an ``org.mechfmu`` annotation of the root system,
+    ``<mechfmu:FreeInputs><mechfmu:Free component=".." inputs=".."/>...</mechfmu:FreeInputs>`` (one element, as
+    SSP has an annotation hold; ``load_scenario`` reads both forms): OMSimulator 2.1 refuses annotations of a
+    component ("Unexpected tag ssd:Annotations")."""
     from mechfmu.ssp.systems import flatten
 
     system = root.find("ssd:System", NS)
@@ -102,11 +103,10 @@ def free_marks_on_system(root: ET.Element) -> None:
     annotations = system.find("ssd:Annotations", NS)
     if annotations is None:
         annotations = ET.SubElement(system, _q("ssd", "Annotations"))
-    ours = annotations.find("ssc:Annotation[@type='org.mechfmu']", NS)
-    if ours is None:
-        ours = ET.SubElement(annotations, _q("ssc", "Annotation"), type="org.mechfmu")
+    group = ET.SubElement(ET.SubElement(annotations, _q("ssc", "Annotation"), type="org.mechfmu"),
+                          _q("mechfmu", "FreeInputs"))
     for name, inputs in marks:
-        ET.SubElement(ours, _q("mechfmu", "Free"), component=name, inputs=inputs)
+        ET.SubElement(group, _q("mechfmu", "Free"), component=name, inputs=inputs)
 
 
 def _monolithic_master(annotations: ET.Element) -> None:

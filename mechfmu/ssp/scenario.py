@@ -7,8 +7,8 @@ the ``osp:FixedStepAlgorithm baseStepSize`` annotation (so libcosim reads the sa
 from the ``org.mechfmu`` annotation (``<mechfmu:Master algorithm=".." exchange=".." rtol=".." atol=".."/>``, rtol
 and atol the run's tolerance, ``mechfmu.master.accuracy``, and the adaptive step's); in a component
 ``<mechfmu:Free inputs=".."/>`` (``mechfmu.ssp.unconnected``), in the system ``<mechfmu:Sources fallback="built"/>``
-and ``<mechfmu:Free component=".." inputs=".."/>`` (a component's marks as an exported archive carries them:
-OMSimulator refuses annotations of a component).
+and ``<mechfmu:FreeInputs><mechfmu:Free component=".." inputs=".."/></mechfmu:FreeInputs>`` (the components'
+marks as an exported archive carries them: OMSimulator refuses annotations of a component).
 
 ``load_scenario`` checks everything it can before any FMU is instantiated and reports all
 problems at once in one ``ScenarioError``: unknown component or variable, missing FMU file,
@@ -160,7 +160,8 @@ def load_scenario(path: str | Path, check: bool = True, local: bool = False, bui
             else:
                 spec.parameters[item[0]], spec.kinds[item[0]] = item[1], item[2]
         components[name] = spec
-    for free in system.iterfind("ssd:Annotations/ssc:Annotation[@type='org.mechfmu']/mechfmu:Free", NS):
+    for free in system.iterfind("ssd:Annotations/ssc:Annotation[@type='org.mechfmu']/mechfmu:FreeInputs/mechfmu:Free",
+                                NS):
         owner = free.get("component", "")
         if owner not in components:
             problems.append(f"<mechfmu:Free component={owner!r}> of the system names no component")
