@@ -130,12 +130,19 @@ def _members(components: dict[str, ComponentSpec], shared: bool) -> dict[str, st
 
 def unsolved_constraints(components: dict[str, ComponentSpec]) -> list[str]:
     """The active constraints among ``components``: an input ``lambda`` (the force a master must solve at every
-    step) beside an output ``constraintEquation``, ``activeConnector`` not false."""
+    step) beside an output ``constraintEquation``, ``activeConnector`` not false. Our components by their
+    declarations (no FMU file needed), others by their model description."""
     from fmpy import read_model_description
+
+    from mechfmu.fmu.declarations import declared_variables
 
     names = []
     for name, spec in components.items():
-        variables = {v.name: v.causality for v in read_model_description(str(spec.fmu)).modelVariables}
+        try:
+            declared = declared_variables(component_class(spec.fmu)).values()
+        except ValueError:  # not one of ours
+            declared = read_model_description(str(spec.fmu)).modelVariables
+        variables = {v.name: v.causality for v in declared}
         if (variables.get("lambda") == "input" and variables.get("constraintEquation") == "output"
                 and spec.parameters.get("activeConnector", True) is not False):
             names.append(name)
