@@ -324,16 +324,16 @@ class Component(ModelExchange):
         return {}
 
     def get_state(self) -> dict[str, Any]:
-        """Everything needed to resume: values, hidden state, time, phase (deep copy)."""
+        """Everything needed to resume: values, hidden state, time, phase, Model Exchange's times (deep copy)."""
         return copy.deepcopy({"values": self.values, "state": self.state, "time": self.time,
-                              "initialized": self.initialized})
+                              "initialized": self.initialized, "accepted": self.saved_times()})
 
     def set_state(self, snapshot: dict[str, Any]) -> None:
         snapshot = copy.deepcopy(snapshot)
         self.values = snapshot["values"]
         self.state = snapshot["state"]
-        self.time = snapshot["time"]
-        self.initialized = snapshot["initialized"]
+        self.time, self.initialized = snapshot["time"], snapshot["initialized"]
+        self.restore_times(snapshot["accepted"])
         self._cache = None
         if self.initialized:
             self.validate()  # re-parse user functions that depend on restored parameters

@@ -60,6 +60,7 @@ import math
 
 from .base import Output, Param, rotational_variant
 from .connector import FLANGE_INPUT_NAMES, UserFunctionConnector
+from .model_exchange import NO_TIME
 from .ports import IMMEDIATE_SWITCHING, SWITCHING_ERROR, indicator
 from .spring_damper_ext_law import (
     ExtLaw,
@@ -150,9 +151,9 @@ class CoordinateSpringDamperExt(UserFunctionConnector):
                "(f_d + f_so)*v*sign(frictionMode)/v_exp, <= 0 where it sticks again); 0 without",
                FLANGE_INPUT_NAMES),
     )
-    #: Model Exchange: the time [s] of the last switch of the stops' and of the friction's mode (-1e308: none)
+    #: Model Exchange: the time [s] of the last switch of the stops' and of the friction's mode (NO_TIME: none)
     initial_state = {"frictionMode": 0.0, "lastStickingPosition": 0.0, "limitStopState": 0.0,
-                     SWITCHING_ERROR: 0.0, "stopSwitchTime": -1e308, "frictionSwitchTime": -1e308}
+                     SWITCHING_ERROR: 0.0, "stopSwitchTime": NO_TIME, "frictionSwitchTime": NO_TIME}
 
     user_function_names = USER_FUNCTION_NAMES + tuple(USER_FUNCTION_ALIASES)
 

@@ -21,8 +21,12 @@ and offers Co-Simulation only.
 """
 from __future__ import annotations
 
+import bisect
 import math
 from typing import TYPE_CHECKING, Any, ClassVar
+
+#: a saved time that is none (-inf, which a state's JSON cannot hold)
+NO_TIME = -1e308
 
 
 class ModelExchange:
@@ -54,14 +58,27 @@ class ModelExchange:
         self.in_model_exchange = True
         self._cache = None
 
+    def saved_times(self) -> list[float]:
+        """The last accepted point and the last event mode [s] as an FMU state holds them (``NO_TIME``: none)."""
+        return [max(self._accepted_time, NO_TIME), max(self._event_time, NO_TIME)]
+
+    def restore_times(self, saved: list[float]) -> None:
+        """Back to the points of ``saved_times``: an importer that sets an earlier state goes on from there."""
+        self._accepted_time, self._event_time = (-math.inf if t <= NO_TIME else t for t in saved)
+
     def pending_time_event(self) -> bool:
         """In Model Exchange use, the model's time is a time event not yet handled in event mode (whether or not
         the solver completed a step there: OMSimulator calls fmi2CompletedIntegratorStep at the event's time
         and reads the outputs before event mode)."""
-        return self.in_model_exchange and self.time > self._event_time and self.time in self.time_events()
+        if not (self.in_model_exchange and self.time > self._event_time):
+            return False
+        events = self.time_events()
+        found = bisect.bisect_left(events, self.time)
+        return found < len(events) and events[found] == self.time
 
     def time_events(self) -> list[float]:
-        """Every time [s] at which the model must be in event mode (sorted; none by default)."""
+        """Every time [s] at which the model must be in event mode (sorted: searched by bisection; none by
+        default)."""
         return []
 
     def get_continuous_states(self) -> list[float]:
@@ -107,7 +124,9 @@ class ModelExchange:
     def next_time_event(self) -> float | None:
         """The first of ``time_events`` after the last event mode (the current time if that is one not yet
         handled), or None."""
-        return next((b for b in self.time_events() if b > self._event_time), None)
+        events = self.time_events()
+        found = bisect.bisect_right(events, self._event_time)
+        return events[found] if found < len(events) else None
 
     def update_discrete_states(self) -> bool:
         """Event mode: commit the modes the current point implies; True if the continuous states were set anew.

@@ -182,6 +182,7 @@ class Table(SignalSource):
     def __init__(self, instance_name: str | None = None):
         super().__init__(instance_name)
         self._rows: tuple[Any, Rows] | None = None  # (the parameters they were read from, rows)
+        self._events: tuple[Any, list[float]] | None = None  # (what they were made from, the time events)
 
     def rows(self) -> Rows:
         """The table's rows, read once per table/file parameters; ComponentError naming the parameter."""
@@ -235,9 +236,10 @@ class Table(SignalSource):
         v = self.values
         times = self.rows()[0]
         start, scale = v["startTime"], v["timeScale"]
-        shift = 0.0
-        if v["extrapolation"] == PERIODIC and times[-1] > times[0]:
-            period = times[-1] - times[0]
-            shift = max(0.0, math.floor(((self.time - start) / scale - times[0]) / period)) * period
-            times = times + tuple(t + period for t in times)
-        return sorted({start} | {start + (t + shift) * scale for t in times})
+        period = times[-1] - times[0] if v["extrapolation"] == PERIODIC and times[-1] > times[0] else 0.0
+        shift = max(0.0, math.floor(((self.time - start) / scale - times[0]) / period)) * period if period else 0.0
+        key = (self._rows, start, scale, period, shift)  # sorted once per table, start, scale and period
+        if self._events is None or self._events[0] != key:
+            both = times + tuple(t + period for t in times) if period else times
+            self._events = (key, sorted({start} | {start + (t + shift) * scale for t in both}))
+        return self._events[1]

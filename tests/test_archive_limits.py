@@ -196,6 +196,15 @@ def test_entry_outside_the_archive_folder_refused(oscillator, tmp_path):
     assert not (tmp_path / "climb.txt").exists()
 
 
+def test_an_entry_named_twice_is_refused(oscillator, tmp_path):
+    """Two SystemStructure.ssd entries: which one a reader takes is up to it, so the archive is refused by name
+    (it ran the last one, silently)."""
+    text = zipfile.ZipFile(oscillator).read("SystemStructure.ssd").replace(b'name="oscillator"', b'name="other"')
+    archive = with_entry(oscillator, tmp_path / "twice.ssp", "SystemStructure.ssd", text)
+    with pytest.raises(ScenarioError, match=r"entry 'SystemStructure\.ssd' appears twice in the archive"):
+        load_scenario(archive)
+
+
 def test_ssv_sources_stay_inside_the_scenario_unless_allowed(fmus, tmp_path):
     """A parameter file outside the scenario's folder (``../``) is not read: an SSD, above all an archive's,
     cannot make the master read files from anywhere; a trusted scenario allows it (API and command line)."""

@@ -146,7 +146,9 @@ def test_a_transformation_between_ends_in_different_units_is_refused(fmus, tmp_p
 
 
 @pytest.mark.parametrize("attributes, problem", [
-    ('factor="0"', "factor = '0' would deliver the offset alone"),
+    ('factor="0"', "factor = '0' is 0 as a double and would deliver the offset alone"),
+    ('factor="1e-330"', "factor = '1e-330' is 0 as a double and would deliver the offset alone"),
+    ('factor="-2e-324"', "factor = '-2e-324' is 0 as a double"),
     ('factor="two"', "factor = 'two' is not a finite xs:double number"),
     ('offset="1e400"', "offset = '1e400' is not a finite xs:double number"),
     ('offset="NaN"', "offset = 'NaN' is not a finite xs:double number"),

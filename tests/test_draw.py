@@ -189,3 +189,23 @@ def test_the_committed_gallery_lists_every_shipped_scenario():
     for picture in re.findall(r"\]\((gallery/[^)]+\.svg)\)", page):
         assert (ROOT / "docs" / picture).is_file(), picture
     assert len(re.findall(r"\]\((gallery/[^)]+\.svg)\)", page)) == 2 * len(SHIPPED)
+
+
+def test_the_gallery_page_shows_what_scenarios_say_as_plain_text(tmp_path):
+    """A description, a folder name and a run's message are read from scenarios: on the page they are plain text,
+    never HTML, a link, an image or a heading (checked on the HTML that MyST's parser makes of the page)."""
+    from markdown_it import MarkdownIt
+
+    from mechfmu.drawing.gallery import Entry, page_text
+    root = tmp_path / "scenarios"
+    hostile = root / "[x](javascript:alert(1))"
+    entry = Entry(hostile, "x", description="<script>alert(1)</script>\n# injected <img src=x onerror=alert(1)>",
+                  run="jacobi; the run failed: `code` **bold** ![i](javascript:alert(2))", plotted=("m.s",))
+    page = page_text([entry], tmp_path / "docs" / "gallery", tmp_path / "docs" / "gallery.md", root)
+    html = MarkdownIt("commonmark").render(page)
+    assert "<script" not in html and re.search(r"<[^>]*\bonerror", html) is None
+    assert re.findall(r"<img src=\"([^\"]*)\"", html) == ["gallery/x.svg", "gallery/x_result.svg"]
+    assert "<a " not in html and "javascript:" not in "".join(re.findall(r'(?:href|src)="([^"]*)"', html))
+    scenario_part = html.split("<h2>")[1]  # after the page's own introduction
+    assert html.count("<h2>") == 1 and "<strong>" not in scenario_part and "<code>" not in scenario_part
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html

@@ -70,3 +70,20 @@ def test_sigint_while_starting_up_exits_130_without_traceback(fmus, tmp_path, de
     if (tmp_path / "x.partial.csv").exists():  # the run had started: a valid partial file
         assert len(read_csv(tmp_path / "x.partial.csv")) >= 1 and "written to" in stdout
     assert not out.exists()
+
+
+@pytest.mark.parametrize("name, code", [("SIGTERM", 143), ("SIGHUP", 129)])
+def test_sigterm_and_sighup_keep_the_results_as_ctrl_c_does(fmus, tmp_path, name, code):
+    """What timeout, kill and batch schedulers send (and a closed terminal) stops the run at its next step like
+    Ctrl-C: a valid partial CSV, one line naming the signal, exit 128 + its number, no temporary file left."""
+    out = tmp_path / "x.csv"
+    proc = start(out)
+    wait_for(lambda: any(tmp_path.glob(".x.csv.*.tmp")), 120)
+    time.sleep(0.3)
+    proc.send_signal(getattr(signal, name))
+    stdout, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == code and "Traceback" not in stdout + stderr, (proc.returncode, stdout, stderr)
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+    t_end = float(re.search(rf"interrupted \({name}\) at t=(\S+) s", stdout).group(1))
+    data = read_csv(tmp_path / "x.partial.csv")
+    assert data["time"][-1] == t_end and len(data) == round(t_end / STEP) + 1

@@ -161,6 +161,47 @@ def test_calls_outside_the_state_machine_and_bad_states_are_refused_by_name(fmus
     fmu.freeInstance()
 
 
+def test_a_state_saved_in_continuous_time_mode_restores_that_point(fmus, tmp_path):
+    """An FMU state got at t = 0.2 in continuous-time mode, serialized, read back and set after the solver went on
+    to t = 0.5: the states and the time are 0.2's again, and so is the earliest time fmi2SetTime accepts (the
+    last completed step, 0.2), so an importer that rolls back can go on from there."""
+    messages: list[str] = []
+    fmu = model_exchange_instance(fmus, tmp_path, "Mass", messages)
+    fmu.setupExperiment(startTime=0.0)
+    fmu.enterInitializationMode()
+    fmu.exitInitializationMode()
+    fmu.newDiscreteStates()
+    fmu.enterContinuousTimeMode()
+    fmu.setTime(0.2)
+    fmu.setContinuousStates((ctypes.c_double * 2)(0.1, 0.3), 2)
+    fmu.completedIntegratorStep()
+    blob = fmu.serializeFMUstate(fmu.getFMUstate())
+    fmu.setTime(0.5)
+    fmu.setContinuousStates((ctypes.c_double * 2)(0.4, 0.5), 2)
+    fmu.completedIntegratorStep()
+    fmu.setFMUstate(fmu.deSerializeFMUstate(blob))
+    states = (ctypes.c_double * 2)()
+    fmu.getContinuousStates(states, 2)
+    assert list(states) == [0.1, 0.3]
+    fmu.setTime(0.3)  # after 0.2, before 0.5: accepted
+    with pytest.raises(FMICallException):
+        fmu.setTime(0.1)
+    assert any("time = 0.1 must be finite and not before 0.2 s" in m for m in messages), messages[-3:]
+    # a Co-Simulation instance of the same FMU refuses that state, saying whose it is
+    from fmpy.fmi2 import FMU2Slave
+    slave = FMU2Slave(guid=read_model_description(str(fmus["Mass"])).guid, unzipDirectory=str(tmp_path / "Mass"),
+                      modelIdentifier="Mass", instanceName="cs")
+    slave.keep_callbacks = fmu.keep_callbacks
+    slave.instantiate(callbacks=fmu.keep_callbacks, loggingOn=True)
+    with pytest.raises(FMICallException):
+        slave.deSerializeFMUstate(blob)
+    assert any("the state was saved by a Model Exchange instance (in continuous-time mode); this instance is "
+               "Co-Simulation" in m for m in messages), messages[-2:]
+    slave.freeInstance()
+    fmu.terminate()
+    fmu.freeInstance()
+
+
 def test_a_component_without_a_model_exchange_form_refuses_it_saying_why(fmus, tmp_path):
     messages: list[str] = []
     with pytest.raises(Exception, match="Failed to instantiate model"):

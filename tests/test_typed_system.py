@@ -5,6 +5,7 @@ scenario does."""
 import importlib.util
 import inspect
 import math
+import xml.etree.ElementTree as ET
 import zipfile
 from pathlib import Path
 
@@ -136,6 +137,8 @@ def test_component_classes_take_their_declared_parameters():
     (lambda: Mass(mm=1.0), TypeError, ["'mm'", "did you mean 'm'", "m, L, s_start, v_start, f_drive"]),
     (lambda: Mass(m=-1.0), ValueError, ["Mass", "m = -1.0", "must be > 0 kg"]),
     (lambda: Mass(m="heavy"), ValueError, ["m = 'heavy'", "not a Real"]),
+    (lambda: Mass(m=True), ValueError, ["Mass", "m = True", "must be a number (Real), not a Boolean"]),
+    (lambda: Mass(f_drive=False), ValueError, ["Mass", "f_drive = False", "not a Boolean"]),
     (lambda: CoordinateSpringDamper(stiffness=math.inf), ValueError, ["stiffness = inf", "finite"]),
     (lambda: RigidBody(inertia={"xz": 1.0, "qq": 2.0}), TypeError, ["'qq'", "inertia", "xx, yy, zz"]),
     (lambda: RigidBody(gravity=(0.0, -9.81)), ValueError, ["gravity", "3 values"]),
@@ -214,3 +217,19 @@ def test_write_scenario_refuses_what_the_typed_api_refuses(tmp_path, components,
     for word in words:
         assert word in str(info.value)
     assert not (tmp_path / "SystemStructure.ssd").exists()
+
+
+def test_a_description_cannot_close_its_comment_and_write_elements(tmp_path):
+    """The description is written as an XML comment; one holding '-->' and elements of its own (an injected
+    system) stays a comment: the file holds the real system and reads back with its three components."""
+    from mechfmu.ssp.scenario import load_scenario
+    injected = ('x --><ssd:System name="evil"><ssd:Elements/></ssd:System><!-- y')
+    s = System("oscillator", description=injected)
+    ground, spring, mass = s.add("ground", Fixed()), s.add("spring", CoordinateSpringDamper()), s.add("mass", Mass())
+    s.connect(ground.flange, spring.flange_a)
+    s.connect(spring.flange_b, mass.flange_a)
+    s.experiment(stop_time=0.1, step_size=1e-3, algorithm="jacobi")
+    ssd = s.write(tmp_path / "osc")
+    systems = ET.parse(ssd).getroot().findall("{http://ssp-standard.org/SSP1/SystemStructureDescription}System")
+    assert [system.get("name") for system in systems] == ["oscillator"]
+    assert sorted(load_scenario(ssd.parent).components) == ["ground", "mass", "spring"]

@@ -3,14 +3,13 @@ export-crosscheck | draw | gallery | validate | info``.
 
 Every failure ends with one clear message on stderr and a non-zero exit code, never a traceback:
 2 for a refused command (bad arguments, scenario, paths), 1 for a run that failed, 130 after Ctrl-C
-(``run`` stops at its next step and keeps what it computed).
+(``run`` stops at its next step and keeps what it computed; so it does on SIGTERM and SIGHUP: 143, 129).
 """
 from __future__ import annotations
 
 import argparse
 import importlib.util
 import os
-import signal
 import sys
 from pathlib import Path
 
@@ -132,7 +131,7 @@ def _run_with(args: argparse.Namespace, writer, plot: Path | None) -> int:
     if result.status == "interrupted":
         print(f"{scenario.name}: {result.message}"
               + (f"; results up to there written to {written}" if written else ""))
-        return 130
+        return 128 + INTERRUPT.signum
     result.warnings = [w for w in result.warnings if w not in scenario.warnings]  # said before the run
     print(f"{scenario.name} ({'in-process' if args.local else 'FMUs'}, {args.algorithm or scenario.algorithm}): "
           f"{result.summary()}")
@@ -162,12 +161,14 @@ def _check_variables(args: argparse.Namespace, scenario, plot: Path | None) -> N
 
 
 def _pairs(items: list[str] | None, option: str) -> dict[str, str]:
-    found = {}
+    found: dict[str, str] = {}
     for item in items or []:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip() or not value.strip():
+        key, sep, value = (part.strip() for part in item.partition("="))
+        if not sep or not key or not value:
             raise ValueError(f"{option} {item!r}: use NAME=VALUE")
-        found[key.strip()] = value.strip()
+        if key in found:
+            raise ValueError(f"{option} {key} is given twice ({found[key]!r} and {value!r}): give it once")
+        found[key] = value
     return found
 
 
@@ -212,19 +213,18 @@ def _plot_study(args: argparse.Namespace) -> int:
 def _export_ssp(args: argparse.Namespace) -> int:
     from mechfmu.master.observers import is_stream
     from mechfmu.ssp import export_ssp
-    from mechfmu.ssp.export import unsolved_constraints
+    from mechfmu.ssp.export import safe_name, unsolved_constraints
     from mechfmu.ssp.scenario import load_scenario
     if args.output is not None and not args.output.strip():
         raise ValueError("-o/--output is empty: give the archive's path, e.g. -o scenario.ssp")
     if args.output is not None and is_stream(args.output):  # a zip archive is written with seeks
         raise ValueError(f"-o {args.output}: not a regular file; an archive needs one")
     fmu_build.build()
-    target = Path(args.output or f"{load_scenario(args.scenario, check=False).name}.ssp")
+    target = Path(args.output or f"{safe_name(load_scenario(args.scenario, check=False).name, 'scenario')}.ssp")
     export_ssp(args.scenario, target, shared_fmus=args.shared_fmus, strongly_coupled=args.strongly_coupled,
                unsolved_constraints_allowed=args.unsolved_constraints)
     if args.unsolved_constraints and unsolved_constraints(load_scenario(target).components):
-        print(f"wrote {target}: its constraint is solved only by mechfmu's newton master ('mechfmu run {target}'); "
-              "other tools run it unconstrained or stop (OMSimulator)")
+        print(f"wrote {target}: its constraint is solved only by mechfmu's newton master; not by other tools")
     elif args.strongly_coupled:
         print(f"wrote {target}: a strongly coupled system of Model Exchange FMUs (OMSimulator: CVODE; mechfmu: the "
               "monolithic master)")
@@ -263,11 +263,12 @@ def _export_crosscheck(args: argparse.Namespace) -> int:
 def _draw(args: argparse.Namespace) -> int:
     from mechfmu.drawing.diagram import draw_scenario
     from mechfmu.drawing.plot import FORMATS, checked_suffix, run_and_plot
+    from mechfmu.ssp.export import safe_name
     from mechfmu.ssp.scenario import load_scenario
     output = checked_suffix(args.output, "-o", (".svg",)) if args.output is not None else None
     plot = _writable(checked_suffix(args.plot, "--plot", FORMATS), "--plot") if args.plot is not None else None
     scenario = load_scenario(args.scenario, check=False)
-    target = _writable(output or f"{scenario.name}.svg", "-o")
+    target = _writable(output or f"{safe_name(scenario.name, 'scenario')}.svg", "-o")
     assert target is not None  # a path was given
     print(f"system diagram written to {draw_scenario(scenario, target)}")
     if plot is None:
@@ -342,7 +343,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = make_parser()
     args = parser.parse_args(joined_negative_values(sys.argv[1:] if argv is None else argv))
     if args.command != "run":
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+        INTERRUPT.uninstall()
     try:
         if INTERRUPT.requested:
             raise KeyboardInterrupt

@@ -33,6 +33,7 @@ from mechfmu.drawing.ports import (
     description,
     port_name,
 )
+from mechfmu.ssp.files import replaced
 
 #: category -> fill, stroke, corner radius, what it means
 CATEGORY_STYLE = {
@@ -247,5 +248,7 @@ def draw_scenario(scenario_or_path, path: str | Path) -> Path:
     target = Path(checked_suffix(str(path), "diagram", (".svg",)))
     scenario = scenario_or_path if isinstance(scenario_or_path, Scenario) else load_scenario(scenario_or_path,
                                                                                             check=False)
-    target.write_text(system_svg(scenario), encoding="utf-8")
+    text = system_svg(scenario)
+    with replaced(target) as temporary:
+        temporary.write_text(text, encoding="utf-8")
     return target

@@ -8,10 +8,14 @@ description (the SSD's comment), both pictures by paths relative to the page, an
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import quote
+
+from mechfmu.ssp.files import replaced
 
 SSD = "SystemStructure.ssd"
 INTRO = ("Every scenario shipped in `scenarios/`: its system as `mechfmu draw` draws it, and its result as "
@@ -66,16 +70,24 @@ def draw_entry(entry: Entry, folder: Path) -> None:
                  + (f"; reference `{reference.relative_to(entry.folder).as_posix()}`" if reference else ""))
 
 
+def plain(text: str) -> str:
+    """``text`` (read from a scenario: its description, its folder's name, a run's message) as plain text in
+    Markdown: on one line, every character that starts markup backslash-escaped, so none of it becomes HTML
+    (``<script>``, ``<img onerror=..>``), a link or an image (``[x](javascript:..)``), a role, emphasis or code."""
+    return re.sub(r"([\\`*\[\]<>|&{}#~])", r"\\\1", " ".join(text.split()))
+
+
 def page_text(entries: list[Entry], folder: Path, page: Path, root: str | Path) -> str:
-    """The MyST Markdown page of the gallery: a heading per scenario, its description and two pictures."""
-    images = Path(os.path.relpath(folder, page.parent)).as_posix()
+    """The MyST Markdown page of the gallery: a heading per scenario, its description and two pictures; what comes
+    from the scenarios is ``plain`` text, the pictures' paths are percent-encoded."""
+    images = quote(Path(os.path.relpath(folder, page.parent)).as_posix())
     lines = ["# Gallery", "", INTRO, "", f"Made by `mechfmu gallery {Path(folder).as_posix()}`.", ""]
     for entry in entries:
-        where = Path(entry.folder).relative_to(root).as_posix()
-        lines += [f"## {where}", "", entry.description or f"The scenario `{where}`.", "",
-                  f"![system of {where}]({images}/{entry.name}.svg)", "",
-                  f"![result of {where}]({images}/{entry.name}_result.svg)", "",
-                  f"Run: {entry.run}. Plotted: {', '.join(f'`{n}`' for n in entry.plotted)}.", ""]
+        where = plain(Path(entry.folder).relative_to(root).as_posix())
+        lines += [f"## {where}", "", plain(entry.description) if entry.description else f"The scenario {where}.", "",
+                  f"![system of {where}]({images}/{quote(entry.name)}.svg)", "",
+                  f"![result of {where}]({images}/{quote(entry.name)}_result.svg)", "",
+                  f"Run: {plain(entry.run)}. Plotted: {', '.join(plain(n) for n in entry.plotted)}.", ""]
     return "\n".join(lines)
 
 
@@ -99,5 +111,7 @@ def write_gallery(folder: str | Path, page: str | Path | None = None, root: str 
         if progress:
             progress(entry)
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(page_text(entries, folder, target, root), encoding="utf-8")
+    text = page_text(entries, folder, target, root)
+    with replaced(target) as temporary:
+        temporary.write_text(text, encoding="utf-8")
     return entries

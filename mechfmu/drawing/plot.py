@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from mechfmu.master.observers import POSITION_NAMES, axis_label
+from mechfmu.ssp.files import replaced
 
 if TYPE_CHECKING:
     from mechfmu.master.result import Result
@@ -138,6 +139,7 @@ def plot_run(result, scenario, path: str | Path, variables: list[str] | None = N
         step = result.data["time"][1] - result.data["time"][0] if len(result.data) > 1 else scenario.step_size
         axes[0, 0].set_title(f"{scenario.name}: {result.algorithm or scenario.algorithm}, step {step:.3g} s")
         fig.tight_layout()
-        fig.savefig(target, dpi=110, metadata={"Date": None} if target.suffix.lower() == ".svg" else None)
+        with replaced(target) as temporary:
+            fig.savefig(temporary, dpi=110, metadata={"Date": None} if target.suffix.lower() == ".svg" else None)
         plt.close(fig)
     return names

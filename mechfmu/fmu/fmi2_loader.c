@@ -570,9 +570,19 @@ fmi2Status fmi2SetString(fmi2Component c, const fmi2ValueReference vr[], size_t 
 
 /* --- FMU states: only states handed out by this instance are accepted ------------------------- */
 
-/* A serialized state: this header, then the slave's bytes (the component's JSON). */
-#define STATE_MAGIC "mechfmu\x01"
-#define HEADER_SIZE (sizeof STATE_MAGIC - 1 + 1) /* magic, FMI state */
+/* A serialized state: this header, then the slave's bytes (the component's JSON). The FMI state is a bit of the
+ * enum above; the header holds its index (0 to 8: CONTINUOUS_TIME_MODE, 256, does not fit a byte). */
+#define STATE_MAGIC "mechfmu\x02"
+#define HEADER_SIZE (sizeof STATE_MAGIC - 1 + 1) /* magic, the FMI state's bit index */
+
+static unsigned char state_index(int state) {
+    unsigned char index = 0;
+    while (state > 1) {
+        state >>= 1;
+        index++;
+    }
+    return index;
+}
 
 static Saved *find_saved(const Instance *w, fmi2FMUstate state) {
     Saved *s = w->saved;
@@ -681,7 +691,7 @@ fmi2Status fmi2SerializeFMUstate(fmi2Component c, fmi2FMUstate state, fmi2Byte b
                       HEADER_SIZE + n);
     }
     memcpy(bytes, STATE_MAGIC, HEADER_SIZE - 1);
-    bytes[HEADER_SIZE - 1] = (fmi2Byte)saved->state;
+    bytes[HEADER_SIZE - 1] = (fmi2Byte)state_index(saved->state);
     memcpy(bytes + HEADER_SIZE, body, n);
     free(body);
     return status;
@@ -693,11 +703,15 @@ fmi2Status fmi2SerializeFMUstate(fmi2Component c, fmi2FMUstate state, fmi2Byte b
 fmi2Status fmi2DeSerializeFMUstate(fmi2Component c, const fmi2Byte bytes[], size_t size, fmi2FMUstate *state) {
     ENTER("fmi2DeSerializeFMUstate", LIVE);
     NEED(bytes && state, "fmi2DeSerializeFMUstate", "%s is NULL", bytes ? "FMUstate*" : "serializedState");
-    int kind = size >= HEADER_SIZE ? (unsigned char)bytes[HEADER_SIZE - 1] : 0;
+    int index = size >= HEADER_SIZE ? (unsigned char)bytes[HEADER_SIZE - 1] : 31;
+    int kind = index < 16 ? 1 << index : 0;
     NEED(size > HEADER_SIZE && memcmp(bytes, STATE_MAGIC, HEADER_SIZE - 1) == 0, "fmi2DeSerializeFMUstate",
          "the %zu bytes are not a serialized state of this FMU (no mechfmu state header)", size);
-    NEED(kind & LIVE && !(kind & (kind - 1)), "fmi2DeSerializeFMUstate", "the state header names no FMI state (%d)",
-         kind);
+    NEED(kind & LIVE, "fmi2DeSerializeFMUstate", "the state header names no FMI state (%d)", index);
+    NEED(!(kind & (w->model_exchange ? (STEP_COMPLETE | STEP_FAILED) : (EVENT_MODE | CONTINUOUS_TIME_MODE))),
+         "fmi2DeSerializeFMUstate", "the state was saved by a %s instance (in %s); this instance is %s",
+         w->model_exchange ? "Co-Simulation" : "Model Exchange", state_name(kind),
+         w->model_exchange ? "Model Exchange" : "Co-Simulation");
     void *fresh = NULL;
     fmi2Status status = finish(w, slave_deserialize(w->slave, bytes + HEADER_SIZE, size - HEADER_SIZE, &fresh), 0);
     if (status > fmi2Warning) return status;

@@ -113,7 +113,9 @@ class CsvWriter(Observer):
       be read back from it. A directory, a path ending in ``/``, a block device (a disk, whose contents
       the rows would overwrite) and a socket are refused at construction with a ``ValueError``.
     - A symbolic link is followed: the rows go to the file it names (its folder holds the temporary and
-      partial files), and the link stays."""
+      partial files), and the link stays.
+    - A file whose name does not end in ``.csv`` (``x.xlsx``) is refused with a ``ValueError``: CSV text under
+      another format's name would not open there."""
 
     #: bytes gathered before a write to the file
     CHUNK = 1 << 16
@@ -132,6 +134,8 @@ class CsvWriter(Observer):
         self._started = False
         self._lock_fd: int | None = None
         self.stream = is_stream(path)
+        if not self.stream and self.path.suffix.lower() != ".csv":
+            raise ValueError(f"{path}: results are written as CSV; give a file name ending in .csv")
         if self.stream:
             self._open_stream()
         else:

@@ -240,7 +240,7 @@ def _run(scenario: Scenario, algo: CouplingAlgorithm | None, opts: dict[str, Any
             end_time = t0
             for n in range(n_steps):
                 if INTERRUPT.requested:
-                    status, message = "interrupted", f"interrupted (SIGINT) at t={end_time!r} s"
+                    status, message = "interrupted", f"interrupted ({INTERRUPT.name}) at t={end_time!r} s"
                     break
                 t = t0 + n * h
                 t_next = min(t0 + (n + 1) * h, t_stop) if n == n_steps - 1 else t0 + (n + 1) * h

@@ -23,6 +23,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mechfmu.ssp.export import safe_name
 from mechfmu.ssp.library import ComponentModel, unknown
 from mechfmu.ssp.writer import FLANGE_VARIABLES, check_components, check_wires, flange_connections, write_scenario
 
@@ -226,7 +227,7 @@ class System:
 
         if folder is not None:
             return simulate(self._write_for_fmus(Path(folder), options.get("local", False)), **options)
-        with tempfile.TemporaryDirectory(prefix=f"{self.name}-") as temporary:
+        with tempfile.TemporaryDirectory(prefix=f"{safe_name(self.name, 'system')}-") as temporary:
             return simulate(self._write_for_fmus(Path(temporary), options.get("local", False)), **options)
 
     def export_ssp(self, target: str | Path, **options: Any) -> Path:
@@ -234,5 +235,5 @@ class System:
         ``options``), for other tools."""
         from mechfmu.ssp.export import export_ssp
 
-        with tempfile.TemporaryDirectory(prefix=f"{self.name}-") as temporary:
+        with tempfile.TemporaryDirectory(prefix=f"{safe_name(self.name, 'system')}-") as temporary:
             return export_ssp(self._write_for_fmus(Path(temporary)), target, **options)

@@ -60,8 +60,14 @@ def _exceeded(what: str, value: float, name: str, allowed: int) -> ArchiveError:
 
 
 def check_directory(zf: zipfile.ZipFile) -> None:
-    """The limits, from the sizes the central directory declares."""
+    """The limits, from the sizes the central directory declares; no entry named twice (which one a reader takes
+    is up to it: an .ssp with two SystemStructure.ssd would run one of them silently)."""
     entries = zf.infolist()
+    names: set[str] = set()
+    for info in entries:
+        if info.filename in names:
+            raise ArchiveError(f"entry {info.filename!r} appears twice in the archive: which one is meant is undefined")
+        names.add(info.filename)
     if len(entries) > (allowed := limit("MECHFMU_SSP_MAX_ENTRIES")):
         raise _exceeded("entry count", len(entries), "MECHFMU_SSP_MAX_ENTRIES", allowed)
     total = sum(info.file_size for info in entries)

@@ -38,7 +38,7 @@ IDENTITY: Map = (Fraction(1), Fraction(0))
 def linear_transformation(connection: ET.Element, label: str) -> Map:
     """The ``ssc:LinearTransformation`` of an ``ssd:Connection`` (``IDENTITY`` without one). ValueError naming
     the connection ``label``, the attribute and its text for a factor or offset that is not an xs:double number
-    or is beyond the double range, or a factor of zero."""
+    or is beyond the double range, or a factor whose double is zero."""
     transformation = connection.find(f"{{{SSC}}}LinearTransformation")
     if transformation is None:
         return IDENTITY
@@ -52,9 +52,10 @@ def linear_transformation(connection: ET.Element, label: str) -> Map:
             raise ValueError(f"connection {label}: ssc:LinearTransformation {attribute} = {text!r} is not a finite "
                              f"xs:double number ({exc})") from None
         found.append(value)
-    if found[0] == 0:
+    if to_double(found[0], "factor") == 0.0:  # 0, or so small (1e-330) that its double is 0
         raise ValueError(f"connection {label}: ssc:LinearTransformation factor = {transformation.get('factor')!r} "
-                         "would deliver the offset alone whatever the output; give a nonzero factor")
+                         "is 0 as a double and would deliver the offset alone whatever the output; give a factor "
+                         "whose double is nonzero (at least 5e-324 in size)")
     return found[0], found[1]
 
 
@@ -96,9 +97,13 @@ def known_units(*definitions: dict[str, UnitDefinition]) -> dict[str, UnitDefini
 
 
 def as_doubles(transform: Map, label: str) -> tuple[float, float]:
-    """(factor, offset) rounded once to doubles; ValueError naming the connection beyond the double range."""
-    return (to_double(transform[0], f"the factor of connection {label}"),
-            to_double(transform[1], f"the offset of connection {label}"))
+    """(factor, offset) rounded once to doubles; ValueError naming the connection beyond the double range or for
+    a factor whose double is 0 (the transformations on the way compose to a factor too small for a double)."""
+    factor = to_double(transform[0], f"the factor of connection {label}")
+    if factor == 0.0:
+        raise ValueError(f"the factor of connection {label} is {float(transform[0])!r} as a double: the output would "
+                         "not reach the input")
+    return factor, to_double(transform[1], f"the offset of connection {label}")
 
 
 def converted(con: Any, kind: str, units: tuple[str | None, str | None], fmus: tuple[Path, Path],

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from mechfmu.ssp.connection_maps import write_conversions
+from mechfmu.ssp.files import replaced
 from mechfmu.ssp.openmodelica import OMS_NS, openmodelica_annotations, strongly_coupled_refusal
 from mechfmu.ssp.scenario import NS, SSD_NAME, ComponentSpec, component_class, load_scenario
 from mechfmu.ssp.systems import flatten
@@ -110,6 +111,13 @@ def _carrying(fmu: Path, target: Path, values: dict[str, Any]) -> None:
         out.writestr(GUID_FILE, guid)  # the GUID the FMU checks at fmi2Instantiate
 
 
+def safe_name(text: str, fallback: str) -> str:
+    """``text`` as one file name, in the folder it is used in: every character but letters, digits, ``_``, ``.``
+    and ``-`` replaced by ``_``, no leading dot (no hidden file, no ``..``); ``fallback`` for nothing left. A name
+    read from a scenario (its name, an instance's) never chooses where a file goes."""
+    return re.sub(r"[^A-Za-z0-9_.\-]", "_", text).lstrip(".") or fallback
+
+
 def _members(components: dict[str, ComponentSpec], shared: bool) -> dict[str, str]:
     """Component -> its FMU's member in the archive: ``resources/<instance>/<Model>.fmu`` (the instance name
     made a safe folder name, unique), or with ``shared`` ``resources/<Model>.fmu``."""
@@ -119,7 +127,7 @@ def _members(components: dict[str, ComponentSpec], shared: bool) -> dict[str, st
         if shared:
             members[name] = f"resources/{spec.fmu.name}"
             continue
-        base = re.sub(r"[^A-Za-z0-9_.\-]", "_", name).lstrip(".") or "component"
+        base = safe_name(name, "component")
         folder, n = base, 2
         while folder.lower() in folders:  # unique also on a case-insensitive file system
             folder, n = f"{base}_{n}", n + 1
@@ -193,8 +201,8 @@ def export_ssp(scenario: str | Path, target: str | Path, shared_fmus: bool = Fal
                              strongly_coupled)
     ET.indent(root, space="  ")
     target = Path(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as zf, tempfile.TemporaryDirectory() as work:
+    with (replaced(target) as temporary, zipfile.ZipFile(temporary, "w", zipfile.ZIP_DEFLATED) as zf,
+          tempfile.TemporaryDirectory() as work):
         zf.writestr(SSD_NAME, ET.tostring(root, encoding="UTF-8", xml_declaration=True))
         for member, spec in files.items():
             if shared_fmus or not (spec.parameters and _ours(spec.fmu)):

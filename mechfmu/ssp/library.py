@@ -70,12 +70,16 @@ def checked_parameters(model: str, parameters: dict[str, Any]) -> dict[str, Any]
     naming model, parameter and value. A group of dotted parameters may be given as a whole (``expanded``)."""
     implementation = COMPONENTS[model]
     declared = [p.name for p in implementation.parameters] + [i.name for i in implementation.inputs]
+    kinds = {p.name: p.type for p in implementation.parameters}
     probe = implementation(model)
     values = {}
     for name, value in expanded(declared, parameters).items():
         if name not in declared:
             raise TypeError(unknown("parameter", name, model, [n for n in declared if "." not in n])
                             + " (and the start values of its inputs)")
+        kind = kinds.get(name, "Real")
+        if isinstance(value, bool) and kind != "Boolean":  # a bool is an int to Python, not a number to a model
+            raise ValueError(f"{model}: {name} = {value!r} must be a number ({kind}), not a Boolean")
         try:
             probe.set(name, value)
         except ComponentError as exc:

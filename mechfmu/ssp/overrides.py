@@ -28,7 +28,11 @@ def parse_assignments(items: list[str], option: str = "--param") -> dict[str, di
         component, dot, name = target.strip().partition(".")
         if not sep or not dot or not component or not name or not value.strip():
             raise ValueError(f"{option} {item!r}: use COMPONENT.PARAMETER=VALUE, e.g. {option} mass.m=2.5")
-        found.setdefault(component, {})[name.strip()] = value.strip()
+        given = found.setdefault(component, {})
+        if name.strip() in given:
+            raise ValueError(f"{option} {target.strip()} is given twice ({given[name.strip()]!r} and "
+                             f"{value.strip()!r}): give it once")
+        given[name.strip()] = value.strip()
     return found
 
 

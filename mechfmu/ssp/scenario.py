@@ -117,6 +117,8 @@ def load_scenario(path: str | Path, check: bool = True, local: bool = False, bui
         root = ET.parse(ssd).getroot()
     except (ET.ParseError, LookupError) as exc:  # LookupError: an XML declaration naming an unknown encoding
         raise ScenarioError(ssd, [f"not well-formed XML: {exc}"]) from None
+    if root.tag != f"{{{NS['ssd']}}}SystemStructureDescription":
+        raise ScenarioError(ssd, [f"the root element is {root.tag!r}, not ssd:SystemStructureDescription (SSP 1.0)"])
     problems: list[str] = []
     system = root.find("ssd:System", NS)
     if system is None:

@@ -8,6 +8,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
+from mechfmu.ssp.files import replaced
 from mechfmu.ssp.library import checked_parameters, unknown
 from mechfmu.ssp.scenario import NS, SSD_NAME
 
@@ -166,7 +167,7 @@ def write_scenario(folder: str | Path, name: str, components: list[tuple[str, st
 
     root = ET.Element(q("ssd", "SystemStructureDescription"), version="1.0", name=name)
     if description:
-        root.append(ET.Comment(f" {description} "))
+        root.append(ET.Comment(f" {comment_text(description)} "))
     system = ET.SubElement(root, q("ssd", "System"), name=name)
     elements = ET.SubElement(system, q("ssd", "Elements"))
     for instance, model, params in components:
@@ -216,8 +217,17 @@ def write_scenario(folder: str | Path, name: str, components: list[tuple[str, st
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / SSD_NAME
-    ET.ElementTree(root).write(path, encoding="UTF-8", xml_declaration=True)
+    with replaced(path) as temporary:
+        ET.ElementTree(root).write(temporary, encoding="UTF-8", xml_declaration=True)
     return path
+
+
+def comment_text(text: str) -> str:
+    """``text`` as it can stand in an XML comment, which ends at the first ``--``: each ``--`` written ``- -`` (so
+    a description holding ``-->`` cannot end the comment and put its own elements into the file)."""
+    while "--" in text:
+        text = text.replace("--", "- -")
+    return text
 
 
 def ssd_content(path: str | Path) -> str:

@@ -15,7 +15,7 @@ import numpy as np
 from scipy.integrate import solve_ivp
 from scipy.optimize import brentq
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]  # the checkout, whose scenarios/ these references are of
 ELASTOGAP = ROOT / "scenarios" / "elastogap"
 BALL_DROP = ROOT / "scenarios" / "ball_drop"
 
