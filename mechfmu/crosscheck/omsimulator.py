@@ -16,6 +16,7 @@ import re
 import shutil
 import subprocess
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -78,7 +79,7 @@ def read_result(path: Path) -> dict[str, np.ndarray]:
     return signals
 
 
-def run_omsimulator(program: Path, archive: Path, work: Path, options: list[str] = (),  # type: ignore[assignment]
+def run_omsimulator(program: Path, archive: Path, work: Path, options: Sequence[str] = (),
                     timeout: float = 600.0) -> OmsRun:
     """Run ``archive`` in OMSimulator with its result in ``work``; the signals are empty if it wrote none."""
     work.mkdir(parents=True, exist_ok=True)
