@@ -1,5 +1,6 @@
 """Archives unpacked within limits, their folders removed even after a killed run, and FMU sources kept
 inside the scenario's folder or archive (``mechfmu.ssp.archive``, ``mechfmu.ssp.fmu_sources``)."""
+import io
 import os
 import re
 import shutil
@@ -55,7 +56,13 @@ def test_limits_raised_by_their_environment_variables(oscillator, tmp_path, monk
     with pytest.raises(ScenarioError, match=r"entry count 5 exceeds the limit 4 .*MECHFMU_SSP_MAX_ENTRIES="):
         load_scenario(bomb)
     monkeypatch.setenv("MECHFMU_SSP_MAX_BYTES", str(2 * ZEROS))
-    monkeypatch.setenv("MECHFMU_SSP_MAX_ENTRIES", "5")
+    with zipfile.ZipFile(bomb) as zf:
+        fmu_entries = max(len(zipfile.ZipFile(io.BytesIO(zf.read(n))).infolist()) for n in zf.namelist()
+                          if n.endswith(".fmu"))
+    monkeypatch.setenv("MECHFMU_SSP_MAX_ENTRIES", str(fmu_entries - 1))  # the FMUs inside are held to it too
+    with pytest.raises(ScenarioError, match=rf"FMU .*\.fmu: entry count {fmu_entries} exceeds the limit"):
+        load_scenario(bomb)
+    monkeypatch.setenv("MECHFMU_SSP_MAX_ENTRIES", str(max(5, fmu_entries)))
     assert set(load_scenario(bomb).components) == {"ground", "spring", "mass"}
     monkeypatch.setenv("MECHFMU_SSP_MAX_ENTRIES", "many")
     with pytest.raises(ScenarioError, match="MECHFMU_SSP_MAX_ENTRIES='many' is not a positive integer"):
@@ -224,3 +231,51 @@ def test_ssv_sources_stay_inside_the_scenario_unless_allowed(fmus, tmp_path):
     assert subprocess.run(run, capture_output=True, text=True, timeout=300).returncode == 2
     allowed = subprocess.run(run + ["--outside-sources"], capture_output=True, text=True, timeout=300)
     assert allowed.returncode == 0, allowed.stderr
+
+
+@pytest.mark.parametrize("where", ["folder", "stored archive"])
+def test_fmu_bomb_refused_in_a_folder_and_inside_a_stored_archive(fmus, tmp_path, where):
+    """An FMU is unpacked within the archive limits: a Mass.fmu with 20 MB of zeros added (about 1000:1) is
+    refused by its ratio, whether it lies in the scenario's folder or, stored 1:1, inside an archive whose own
+    check cannot see into it; nothing is unpacked."""
+    folder = ssd_with_source(tmp_path / "scenario", "Mass.fmu")
+    with_entry(fmu_path("Mass"), folder / "Mass.fmu", "resources/zeros.bin", bytes(ZEROS))
+    path = folder
+    if where == "stored archive":
+        path = tmp_path / "stored.ssp"
+        with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as zf:
+            for item in folder.iterdir():
+                zf.write(item, item.name)
+    before = set(Path(os.environ.get("TMPDIR", "/tmp")).glob("mechfmu_Mass_*"))
+    with pytest.raises(ScenarioError, match=r"mass: FMU .*Mass\.fmu: resources/zeros\.bin: compression ratio "
+                                            r"[\d,]+ exceeds the limit 200 .*MECHFMU_SSP_MAX_RATIO="):
+        load_scenario(path)
+    assert set(Path(os.environ.get("TMPDIR", "/tmp")).glob("mechfmu_Mass_*")) == before
+
+
+def test_fmu_slave_unpacks_within_the_limits(fmus, tmp_path, monkeypatch):
+    """Loaded directly (as the master and the crosschecks do), the FMU is refused by name, and a raised limit
+    lets the same file run."""
+    from mechfmu.master.fmu_slave import FmuSlave
+    from mechfmu.master.slaves import SlaveError
+
+    bomb = with_entry(fmu_path("Mass"), tmp_path / "Mass.fmu", "resources/zeros.bin", bytes(ZEROS))
+    with pytest.raises(SlaveError, match=r"^heavy: FMU .*Mass\.fmu: resources/zeros\.bin: compression ratio"):
+        FmuSlave("heavy", bomb)
+    monkeypatch.setenv("MECHFMU_SSP_MAX_RATIO", "2000")
+    slave = FmuSlave("heavy", bomb)
+    assert (Path(FmuSlave.unpacked(slave.fmu)[1]) / "resources" / "zeros.bin").stat().st_size == ZEROS
+
+
+@pytest.mark.parametrize("first, second", [("extra", "extra/x.txt"), ("extra/x.txt/", "extra/x.txt")])
+def test_file_and_folder_of_one_name_refused_by_entry_and_path(oscillator, tmp_path, first, second):
+    """An entry that would overwrite a folder or need a folder where a file is: the entry and the path named,
+    never a bare errno."""
+    archive = with_entry(oscillator, tmp_path / "clash.ssp", first, b"" if first.endswith("/") else b"x")
+    with_entry(archive, tmp_path / "clash2.ssp", second, b"y")
+    with pytest.raises(ScenarioError) as caught:
+        load_scenario(tmp_path / "clash2.ssp")
+    message = str(caught.value)
+    assert f"entry {second!r} cannot be unpacked to " in message, message
+    assert "(the archive holds a file and a folder of that name)" in message, message
+    assert "[Errno" not in message

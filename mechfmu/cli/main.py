@@ -16,6 +16,7 @@ from pathlib import Path
 from mechfmu.cli.parser import joined_negative_values, make_parser, print_algorithms
 from mechfmu.fmu import build as fmu_build
 from mechfmu.master.interrupt import INTERRUPT
+from mechfmu.ssp.archive import check_file
 
 
 def _build(args: argparse.Namespace) -> int:
@@ -313,6 +314,7 @@ def _info(args: argparse.Namespace) -> int:
         path = fmu_build.FMU_DIR / f"{args.fmu}.fmu"
     if not path.is_file():
         raise FileNotFoundError(f"no FMU at {args.fmu}")
+    check_file(path)
     try:
         md = read_model_description(str(path))
     except Exception as exc:  # not a zip, no or a broken modelDescription.xml
@@ -325,13 +327,8 @@ def _info(args: argparse.Namespace) -> int:
     return 0
 
 
-def _algorithms(args: argparse.Namespace) -> int:
-    print_algorithms()
-    return 0
-
-
 #: the function of each command (``mechfmu.cli.parser`` has their arguments)
-HANDLERS = {"build": _build, "run": _run, "algorithms": _algorithms, "sweep": _sweep, "plot-study": _plot_study,
+HANDLERS = {"build": _build, "run": _run, "algorithms": lambda _: print_algorithms() or 0, "sweep": _sweep, "plot-study": _plot_study,
             "export-ssp": _export_ssp, "crosscheck": _crosscheck, "export-crosscheck": _export_crosscheck,
             "draw": _draw, "gallery": _gallery, "validate": _validate, "info": _info}
 

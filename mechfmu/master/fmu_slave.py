@@ -8,14 +8,13 @@ arrays and buffers prepared once per list of names; everything else goes through
 """
 from __future__ import annotations
 
-import atexit
 import math
-import shutil
 from pathlib import Path
 from typing import Any
 
 from mechfmu.components.base import coerce
 from mechfmu.master.slaves import Slave, SlaveError, VariableInfo
+from mechfmu.ssp.archive import ArchiveError
 
 #: what ``FmuSlave._call`` returns for a refused (discarded) step
 REFUSED = object()
@@ -28,21 +27,17 @@ class FmuSlave(Slave):
 
     @classmethod
     def unpacked(cls, fmu: str) -> tuple[Any, str]:
-        """(model description, folder) of an FMU file, unpacked once per process into the temporary
-        directory; every folder is removed when the process ends (``remove_unpacked``)."""
+        """(model description, folder) of an FMU file, unpacked once per process into the temporary directory
+        within the archive limits (``mechfmu.ssp.archive.extract``: ArchiveError beyond them; the folder is
+        removed when the process ends)."""
         import fmpy
-        if fmu not in cls._unzipped:
-            md = fmpy.read_model_description(fmu)
-            if not cls._unzipped:
-                atexit.register(cls.remove_unpacked)
-            cls._unzipped[fmu] = (md, fmpy.extract(fmu))
-        return cls._unzipped[fmu]
 
-    @classmethod
-    def remove_unpacked(cls) -> None:
-        for _, folder in cls._unzipped.values():
-            shutil.rmtree(folder, ignore_errors=True)
-        cls._unzipped.clear()
+        from mechfmu.ssp import archive
+        if fmu not in cls._unzipped:
+            archive.check_file(fmu)
+            md = fmpy.read_model_description(fmu)
+            cls._unzipped[fmu] = (md, str(archive.extract(fmu, "FMU")))
+        return cls._unzipped[fmu]
 
     def __init__(self, name: str, fmu: str | Path, model_exchange: bool = False):
         """``model_exchange``: instantiated as fmi2ModelExchange (``model_exchange_view``), not co-simulation."""
@@ -58,7 +53,10 @@ class FmuSlave(Slave):
         )
 
         self.fmu = str(Path(fmu).resolve())
-        md, unzipped = FmuSlave.unpacked(self.fmu)
+        try:
+            md, unzipped = FmuSlave.unpacked(self.fmu)
+        except ArchiveError as exc:
+            raise SlaveError(f"{name}: {exc}") from None
         if md.coSimulation is None:
             raise SlaveError(f"{name}: {self.fmu} is not a co-simulation FMU")
         if model_exchange and md.modelExchange is None:

@@ -1,7 +1,9 @@
-"""Unpacking an ``.ssp`` archive, bounded and cleaned up.
+"""Unpacking an ``.ssp`` archive or an FMU, bounded and cleaned up.
 
-Before anything is written the zip's central directory is checked against three limits, and while
-unpacking the bytes actually written are counted, so a header that understates a size gets no further:
+Before anything is written or read the zip's central directory is checked against three limits (an FMU's
+modelDescription is read only from an FMU that passes them), and while unpacking the bytes actually written
+are counted, so a header that understates a size gets no further. The same limits hold for an FMU inside an
+archive (stored 1:1, so the archive's own check never sees inside it) and for one in a scenario folder:
 
 - ``MECHFMU_SSP_MAX_BYTES`` (default 2 GiB) the total unpacked size; an archive of ours holds one FMU of
   about 0.3 MB per instance (``mechfmu export-ssp``), so a 2,001-FMU archive unpacks to about 0.6 GB;
@@ -17,6 +19,7 @@ unpacks an archive: a folder is removed only if it is ours (our user, our marker
 from __future__ import annotations
 
 import atexit
+import errno
 import os
 import shutil
 import tempfile
@@ -34,6 +37,9 @@ RATIO_FLOOR = 1024**2  # a smaller entry cannot be a bomb
 PREFIX = "mechfmu_"
 MARKER = ".mechfmu_owner"
 CHUNK = 1024**2
+#: the errors of a file and a folder of an archive that share a name
+CLASHES = (errno.EEXIST, errno.EISDIR, errno.ENOTDIR)
+CLASH = " (the archive holds a file and a folder of that name)"
 
 
 class ArchiveError(ValueError):
@@ -99,8 +105,10 @@ def _unpack_entry(zf: zipfile.ZipFile, info: zipfile.ZipInfo, target: Path, budg
     return written
 
 
-def unpack_into(archive: Path, folder: Path) -> None:
-    """Unpack ``archive`` into ``folder`` within the limits; ArchiveError saying what is wrong."""
+def unpack_into(archive: Path, folder: Path, kind: str = "SSP archive") -> None:
+    """Unpack ``archive`` (an ``kind``) into ``folder`` within the limits; ArchiveError saying what is wrong,
+    naming the entry and the path where a file cannot be written (a file and a folder of one name, a full
+    disk, the file size limit)."""
     root = folder.resolve()
     try:
         with zipfile.ZipFile(archive) as zf:
@@ -110,13 +118,17 @@ def unpack_into(archive: Path, folder: Path) -> None:
                 target = (root / info.filename).resolve()
                 if not target.is_relative_to(root) or (target == root and not info.is_dir()):
                     raise ArchiveError(f"entry {info.filename!r} lies outside the archive's folder")
-                if info.is_dir():
-                    target.mkdir(parents=True, exist_ok=True)
-                    continue
-                target.parent.mkdir(parents=True, exist_ok=True)
-                budget -= _unpack_entry(zf, info, target, budget)
+                try:
+                    if info.is_dir():
+                        target.mkdir(parents=True, exist_ok=True)
+                        continue
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    budget -= _unpack_entry(zf, info, target, budget)
+                except OSError as exc:
+                    raise ArchiveError(f"entry {info.filename!r} cannot be unpacked to {exc.filename or target}: "
+                                       f"{exc.strerror or exc}{CLASH if exc.errno in CLASHES else ''}") from None
     except zipfile.BadZipFile as exc:
-        raise ArchiveError(f"not an SSP archive or a corrupt one (zip: {exc})") from None
+        raise ArchiveError(f"not an {kind} or a corrupt one (zip: {exc})") from None
     except zlib.error as exc:
         raise ArchiveError(f"corrupt archive (zlib: {exc})") from None
     except (EOFError, NotImplementedError, RuntimeError) as exc:  # truncated, unknown method, encrypted
@@ -165,11 +177,30 @@ def remove_orphans(directory: Path | None = None) -> list[Path]:
 
 
 _extracted: dict[tuple[str, float], Path] = {}
+_checked: set[tuple[str, float, int]] = set()
 
 
-def extract(archive: str | Path) -> Path:
-    """The folder an ``.ssp`` archive is unpacked to (once per archive and modification time; removed when
-    the process ends). ArchiveError naming what is wrong; a half-unpacked folder is removed."""
+def check_file(archive: str | Path, kind: str = "FMU") -> None:
+    """ArchiveError naming ``archive`` (an ``kind``) if its directory exceeds the limits (``check_directory``;
+    once per file, modification time and size). A file that is not a zip passes: its reader says what it is."""
+    archive = Path(archive).resolve()
+    try:
+        stat = archive.stat()
+        key = (str(archive), stat.st_mtime, stat.st_size)
+        if key in _checked:
+            return
+        with zipfile.ZipFile(archive) as zf:
+            check_directory(zf)
+    except (OSError, zipfile.BadZipFile):
+        return
+    except ArchiveError as exc:
+        raise ArchiveError(f"{kind} {archive}: {exc}") from None
+    _checked.add(key)
+
+
+def extract(archive: str | Path, kind: str = "SSP archive") -> Path:
+    """The folder an ``.ssp`` archive or an FMU (``kind``) is unpacked to (once per file and modification
+    time; removed when the process ends). ArchiveError naming what is wrong; a half-unpacked folder is removed."""
     archive = Path(archive).resolve()
     key = (str(archive), archive.stat().st_mtime)
     if key in _extracted:
@@ -181,7 +212,7 @@ def extract(archive: str | Path) -> Path:
     (folder / "marker.tmp").write_text(f"{os.getpid()} {_start_time(os.getpid())}")
     os.replace(folder / "marker.tmp", folder / MARKER)  # whole, or not there, for another process looking
     try:
-        unpack_into(archive, folder)
+        unpack_into(archive, folder, kind)
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
         raise

@@ -242,7 +242,10 @@ def component_variables(spec: ComponentSpec, local: bool = False) -> dict[str, A
     if not spec.fmu.is_file():
         raise ValueError(missing_fmu(spec.name, spec.fmu, spec.source, spec.fallback))
     try:
+        ssp_archive.check_file(spec.fmu)
         md = read_model_description(str(spec.fmu))
+    except ssp_archive.ArchiveError as exc:
+        raise ValueError(f"{spec.name}: {exc}") from None
     except Exception as exc:  # a broken file must still be reported, not crash the loader
         raise ValueError(f"{spec.name}: cannot read {spec.fmu.name}: {exc}") from None
     return {v.name: v for v in md.modelVariables}
