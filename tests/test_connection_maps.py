@@ -128,6 +128,36 @@ def test_a_unit_the_ssd_defines_converts_exactly(fmus, tmp_path):
     assert (connection.factor, connection.offset) == (4.4482216152605, 0.0)
 
 
+def suppressing(folder: Path, value: str) -> Path:
+    """``folder``'s sine -> force connection with ``suppressUnitConversion="value"``."""
+    ssd = folder / "SystemStructure.ssd"
+    text = re.sub(r'<ssd:Connection (startElement="sine")', rf'<ssd:Connection suppressUnitConversion="{value}" \1',
+                  ssd.read_text())
+    assert 'suppressUnitConversion' in text
+    ssd.write_text(text)
+    return folder
+
+
+@pytest.mark.parametrize("value", ["true", "1"])
+def test_suppressed_unit_conversion_delivers_the_number_unconverted(fmus, tmp_path, value):
+    """SSP's suppressUnitConversion: 1 kN of the sine arrives at the force as 1 (N), not 1000; the force
+    equals the plain (unit-free) sine of amplitude 1, bit for bit."""
+    folder = suppressing(force_on_mass(tmp_path, 1.0, "kN"), value)
+    assert [(c.factor, c.offset) for c in load_scenario(folder).connections if c.source == "sine"] == [(1.0, 0.0)]
+    mine = simulate(folder, "jacobi", local=True)
+    expected = simulate(force_on_mass(tmp_path, 1.0, name="plain"), "jacobi", local=True)
+    for name, column in mass_columns(expected).items():
+        np.testing.assert_array_equal(mine.data[name], column)
+    assert [(c.factor, c.offset) for c in load_scenario(suppressing(force_on_mass(tmp_path, 1.0, "kN", "off"),
+                                                                   "false")).connections
+            if c.source == "sine"] == [(1000.0, 0.0)]
+
+
+def test_a_suppress_that_is_not_a_boolean_is_refused(fmus, tmp_path):
+    refused(suppressing(force_on_mass(tmp_path, 1.0, "kN"), "yes"),
+            "connection sine.y -> force.f: suppressUnitConversion = 'yes' is not an xs:boolean")
+
+
 @pytest.mark.parametrize("unit, problem", [
     ("kg", "connection sine.y -> force.f: unit mismatch kg -> N (different dimensions)"),
     ("furlong", "connection sine.y -> force.f: unit 'furlong' is not defined"),

@@ -13,7 +13,8 @@ once to doubles:
   dimensions are refused. Units are the SI units our components declare, the FMU's ``UnitDefinitions``
   and the SSD's ``ssd:Units``.
 
-A connection with both a transformation and ends in different units is refused: SSP leaves open whether the
+A connection whose ``suppressUnitConversion`` is true delivers its output's number unconverted (its
+transformation still applies). A connection with both a transformation and ends in different units is refused: SSP leaves open whether the
 transformation works on the converted value, so the file must say it in one place. Only a ``Real`` connection
 can be transformed.
 """
@@ -115,7 +116,7 @@ def converted(con: Any, kind: str, units: tuple[str | None, str | None], fmus: t
     if transformed and kind != "Real":
         return con, f"connection {con}: ssc:LinearTransformation on a {kind} connection; it applies to Real only"
     source, target = units
-    if source is None or target is None or source == target:
+    if source is None or target is None or source == target or con.suppress_unit_conversion:
         return con, None
     if transformed:
         return con, (f"connection {con}: its ends are in different units ({source} -> {target}) and it has a "

@@ -16,6 +16,7 @@ class Connection:
     target_variable: str  # input
     factor: float = 1.0   # the input receives factor·output + offset (mechfmu.ssp.connection_maps)
     offset: float = 0.0
+    suppress_unit_conversion: bool = False  # SSP's suppressUnitConversion: the ends' units are not converted
 
     def __str__(self) -> str:
         return f"{self.source}.{self.source_variable} -> {self.target}.{self.target_variable}"
