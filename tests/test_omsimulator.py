@@ -139,3 +139,16 @@ def test_a_strongly_coupled_archive_runs_in_omsimulator_as_our_monolithic_master
     assert agreement.compared > 0
     assert agreement.worst <= 1.0, agreement
     assert agreement.oms_events == agreement.our_events
+
+
+def test_omsimulator_does_not_apply_a_linear_transformation(omsimulator, fmus, tmp_path):
+    """What ``export-ssp`` says of OMSimulator 2.1.3 and a transformed connection (a sine in kN into a Force in N,
+    x 1000): it delivers the sine unchanged, so the mass moves 1000 times less than in mechfmu."""
+    from test_connection_maps import force_on_mass
+    archive = export_ssp(force_on_mass(tmp_path, 1.0, "kN"), tmp_path / "kN.ssp")
+    run = run_omsimulator(omsimulator, archive, tmp_path / "oms")
+    assert run.returncode == 0 and run.signals, run.output[-2000:]
+    assert np.ptp(run.signals["sine.y"]) > 1.9
+    assert np.isin(run.signals["force.f"], run.signals["sine.y"]).all()  # its rows: before and after an exchange
+    ours = simulate(archive, "jacobi", exchange="ordered", local=True, estimate_error=False)
+    np.testing.assert_allclose(run.signals["mass.flange_a.s"][-1] * 1000, ours.final["mass.flange_a.s"], rtol=1e-9)

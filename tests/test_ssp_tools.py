@@ -271,3 +271,29 @@ def test_instance_folders_are_safe_and_unique(fmus, tmp_path):
                        "left_Mass": "resources/left_Mass_2/Mass.fmu", "../up": "resources/_up/Mass.fmu"}
     result = simulate(archive)  # each mass with its own values: a = f_drive / m
     assert result.ok and [result.final[f"{n}.a"] for n in ("left mass", "left_Mass", "../up")] == [1.0, 0.5, 0.25]
+
+
+@pytest.fixture(scope="module")
+def kilonewton(fmus, tmp_path_factory):
+    """An archive whose one transformation matters: a sine declared in kN drives a Force in N (x 1000)."""
+    from test_connection_maps import force_on_mass
+    folder = tmp_path_factory.mktemp("kN")
+    return export_ssp(force_on_mass(folder, 1.0, "kN"), folder / "kN.ssp")
+
+
+def test_what_export_says_of_a_transformation_is_what_fmpy_and_ecos_do(kilonewton):
+    """fmpy's simulate_ssp passes the sine on unchanged (its SSD reader parses the transformation, its runner
+    never applies it), ecos multiplies it by 1000 as we do; the export's summary says so, naming the connection."""
+    from mechfmu.ssp.export import export_summary
+    rows = fmpy_run(kilonewton)
+    assert np.ptp(rows["sine.y"]) > 1.9
+    np.testing.assert_array_equal(rows["force.f"], rows["sine.y"])
+    needs_ecospy()
+    ecos = ecos_run(kilonewton, 50, ["sine.y", "force.f"])
+    np.testing.assert_array_equal(ecos[1:, 1], 1000.0 * ecos[1:, 0])
+    summary = export_summary(kilonewton)
+    assert "runs in mechfmu, libcosim and ecos)" in summary, summary
+    assert ("fmpy's simulate_ssp and OMSimulator 2.1.3 do not apply ssc:LinearTransformation: there sine.y -> "
+            "force.f (x 1000.0 + 0.0) would deliver the output unchanged") in summary, summary
+    assert "do not apply" not in export_summary(export_ssp(ROOT / "scenarios" / "oscillator",
+                                                           kilonewton.with_name("plain.ssp")))

@@ -214,7 +214,7 @@ def _plot_study(args: argparse.Namespace) -> int:
 def _export_ssp(args: argparse.Namespace) -> int:
     from mechfmu.master.observers import is_stream
     from mechfmu.ssp import export_ssp
-    from mechfmu.ssp.export import safe_name, unsolved_constraints
+    from mechfmu.ssp.export import export_summary, safe_name
     from mechfmu.ssp.scenario import load_scenario
     if args.output is not None and not args.output.strip():
         raise ValueError("-o/--output is empty: give the archive's path, e.g. -o scenario.ssp")
@@ -224,17 +224,7 @@ def _export_ssp(args: argparse.Namespace) -> int:
     target = Path(args.output or f"{safe_name(load_scenario(args.scenario, check=False).name, 'scenario')}.ssp")
     export_ssp(args.scenario, target, shared_fmus=args.shared_fmus, strongly_coupled=args.strongly_coupled,
                unsolved_constraints_allowed=args.unsolved_constraints)
-    if args.unsolved_constraints and unsolved_constraints(load_scenario(target).components):
-        print(f"wrote {target}: its constraint is solved only by mechfmu's newton master; not by other tools")
-    elif args.strongly_coupled:
-        print(f"wrote {target}: a strongly coupled system of Model Exchange FMUs (OMSimulator: CVODE; mechfmu: the "
-              "monolithic master)")
-    elif args.shared_fmus:
-        print(f"wrote {target} (SystemStructure.ssd + resources/<Model>.fmu; values in the bindings only: runs in "
-              "mechfmu, libcosim and OMSimulator)")
-    else:
-        print(f"wrote {target} (SystemStructure.ssd + resources/<instance>/<Model>.fmu carrying its values; runs in "
-              "mechfmu, libcosim, OMSimulator, fmpy's simulate_ssp and ecos)")
+    print(export_summary(target, args.shared_fmus, args.strongly_coupled))
     return 0
 
 

@@ -213,3 +213,33 @@ def export_ssp(scenario: str | Path, target: str | Path, shared_fmus: bool = Fal
             _carrying(spec.fmu, variant, dict(spec.parameters))
             zf.write(variant, member)
     return target
+
+
+#: the tools that run an archive of ours but do not apply ``ssc:LinearTransformation`` (checked: the input then
+#: gets the output unchanged; libcosim and ecos apply it)
+IGNORING_TRANSFORMATIONS = ("fmpy's simulate_ssp", "OMSimulator 2.1.3")
+
+
+def export_summary(target: Path, shared_fmus: bool = False, strongly_coupled: bool = False) -> str:
+    """What ``export_ssp`` wrote at ``target`` and which tools run it as mechfmu does: a connection that
+    transforms its value (a transformation, or a unit conversion written as one) takes out the tools that
+    ignore transformations, naming the connections."""
+    scenario = load_scenario(target)
+    transformed = [f"{c} (x {c.factor!r} + {c.offset!r})" for c in scenario.connections
+                   if (c.factor, c.offset) != (1.0, 0.0)]
+    ignoring = IGNORING_TRANSFORMATIONS if transformed else ()
+    if unsolved_constraints(scenario.components):
+        summary = f"wrote {target}: its constraint is solved only by mechfmu's newton master; not by other tools"
+    elif strongly_coupled:
+        summary = (f"wrote {target}: a strongly coupled system of Model Exchange FMUs (OMSimulator: CVODE; mechfmu: "
+                   "the monolithic master)")
+    else:
+        tools = ["mechfmu", "libcosim", "OMSimulator"] + ([] if shared_fmus else ["fmpy's simulate_ssp", "ecos"])
+        runs = [tool for tool in tools if not any(tool in name for name in ignoring)]
+        layout = ("SystemStructure.ssd + resources/<Model>.fmu; values in the bindings only" if shared_fmus else
+                  "SystemStructure.ssd + resources/<instance>/<Model>.fmu carrying its values")
+        summary = f"wrote {target} ({layout}: runs in {', '.join(runs[:-1])} and {runs[-1]})"
+    if transformed:
+        summary += (f"; {' and '.join(ignoring)} do not apply ssc:LinearTransformation: there "
+                    f"{'; '.join(transformed)} would deliver the output unchanged")
+    return summary
