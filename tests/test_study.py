@@ -66,6 +66,13 @@ def test_metrics_aggregate_recorded_outputs():
         Metric("m", "final(mass.x)")(r.data)
 
 
+@pytest.mark.parametrize("name", ["index", "status", "wall_s"])
+def test_a_metric_named_like_a_column_of_the_table_is_refused(name):
+    """A metric named ``index`` overwrote the run index (a resumed study then lost its rows): refused by name."""
+    with pytest.raises(ValueError, match=rf"metric '{name}': the table has a column of that name already"):
+        Study("scenarios/limit_stops", {name: "final(mass.v)"}, grid={"mass.m": [1.0, 2.0]})
+
+
 def expected_row(point):
     """The row's metrics from simulate of that point alone."""
     overrides = {"mass": {"m": point["mass.m"]}}

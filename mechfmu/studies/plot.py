@@ -19,7 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from mechfmu.studies.runner import FIXED_COLUMNS, _value
+from mechfmu.studies.runner import _value
+from mechfmu.studies.study import FIXED_COLUMNS, INDEX_COLUMN
 
 
 def read_table(path: str | Path) -> tuple[list[str], list[dict[str, Any]]]:
@@ -74,8 +75,8 @@ def plot_study(table: str | Path, metric: str, x: str, y: str | None = None, out
     columns, rows = read_table(path)
     study = _definition(path)
     axes = [a for a in (*study.get("grid", {}), *study.get("ranges", {}))] or [
-        c for c in columns if c not in ("index", *FIXED_COLUMNS) and c not in study.get("metrics", {})]
-    metrics = list(study.get("metrics", {})) or [c for c in columns if c not in ("index", *FIXED_COLUMNS)]
+        c for c in columns if c not in (INDEX_COLUMN, *FIXED_COLUMNS) and c not in study.get("metrics", {})]
+    metrics = list(study.get("metrics", {})) or [c for c in columns if c not in (INDEX_COLUMN, *FIXED_COLUMNS)]
     for name, kind, known in ((metric, "metric", metrics), (x, "varied setting", axes), (y, "varied setting", axes)):
         if name is not None and (name not in known or name not in columns):
             raise ValueError(f"{path}: no {kind} {name!r}; the table has {', '.join(known) or 'none'}")

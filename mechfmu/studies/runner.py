@@ -33,9 +33,8 @@ from pathlib import Path
 from typing import Any
 
 from mechfmu.ssp.overrides import check_overrides
-from mechfmu.studies.study import Study, split_settings
+from mechfmu.studies.study import FIXED_COLUMNS, INDEX_COLUMN, Study, split_settings
 
-FIXED_COLUMNS = ("status", "message", "counters", "error_estimate", "error_ratio", "error_variable", "wall_s")
 #: runs a study may have unless allowed more (``max_runs``, ``--max-runs``): a mistyped axis must not start
 #: a study of days (100,000 runs of 0.1 s are about 3 hours on two workers)
 MAX_RUNS = 100_000
@@ -51,7 +50,7 @@ _pool: Any = None
 
 
 def columns(study: Study) -> list[str]:
-    return ["index", *study.axes, *(m.name for m in study.parsed_metrics), *FIXED_COLUMNS]
+    return [INDEX_COLUMN, *study.axes, *(m.name for m in study.parsed_metrics), *FIXED_COLUMNS]
 
 
 def _scenario(path: str, local: bool):

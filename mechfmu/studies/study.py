@@ -88,12 +88,20 @@ def grid_values(name: str, spec: Any) -> list[Any]:
     return values
 
 
+#: the columns of a study's table besides its axes and metrics: the run's index first, its outcome last
+INDEX_COLUMN = "index"
+FIXED_COLUMNS = ("status", "message", "counters", "error_estimate", "error_ratio", "error_variable", "wall_s")
+
+
 class Metric:
     """``NAME = EXPR`` over aggregates of recorded outputs (see the module)."""
 
     def __init__(self, name: str, text: str):
         if not name.isidentifier():
             raise ValueError(f"metric {name!r}: its name must be an identifier (letters, digits, _)")
+        if name in (INDEX_COLUMN, *FIXED_COLUMNS):
+            raise ValueError(f"metric {name!r}: the table has a column of that name already "
+                             f"({', '.join((INDEX_COLUMN, *FIXED_COLUMNS))}); give the metric another name")
         self.name, self.text = name, text
         #: placeholder -> (aggregate, column, window start [s], window end [s])
         self.columns: dict[str, tuple[str, str, float, float]] = {}
