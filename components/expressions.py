@@ -83,6 +83,7 @@ class Expression:
         if len(nodes) > MAX_NODES:
             raise ExpressionError(f"expression has more than {MAX_NODES} syntax nodes")
         known = set(self.arguments) | set(CONSTANTS)
+        called = {id(node.func) for node in nodes if isinstance(node, ast.Call)}
         for node in nodes:
             if not isinstance(node, _ALLOWED_NODES):
                 raise ExpressionError(f"{type(node).__name__} is not allowed")
@@ -93,6 +94,8 @@ class Expression:
                                           + ", ".join(sorted(FUNCTIONS)))
                 if node.keywords:
                     raise ExpressionError("keyword arguments are not allowed")
+            elif isinstance(node, ast.Name) and node.id in FUNCTIONS and node.id not in known and id(node) not in called:
+                raise ExpressionError(f"{node.id!r} is a function: call it, e.g. {node.id}(x)")
             elif isinstance(node, ast.Name) and node.id not in known and node.id not in FUNCTIONS:
                 raise ExpressionError(f"unknown name {node.id!r}; allowed names: "
                                       + ", ".join(self.arguments + tuple(CONSTANTS)))

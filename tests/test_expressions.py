@@ -32,6 +32,8 @@ def test_conditionals_comparisons_and_math_functions():
     ("sqrt(x=u)", "keyword"),
     ("1" + "0" * 309 + " * u", "literal of 310 digits is beyond the largest real number"),
     ("u + 2" + "0" * 400, "literal of 401 digits is beyond"),
+    ("sqrt", "'sqrt' is a function: call it"),  # its derivative was a silent 0.0
+    ("u * exp", "'exp' is a function: call it"),
 ])
 def test_rejected_expressions_name_the_problem(text, fragment):
     with pytest.raises(ExpressionError, match=fragment):
