@@ -122,6 +122,9 @@ class RigidBody(VectorValues, Component):
         if any(principal[i] > principal[(i + 1) % 3] + principal[(i + 2) % 3] * (1 + 1e-12) for i in range(3)):
             raise self.error("inertia", (xx, yy, zz, xy, xz, yz),
                              "violates the triangle inequality of principal moments (no real body has it)")
+        for name, scale_ in (("angularVelocity_start", max(principal)), ("velocity_start", self.values["mass"])):
+            if not math.isfinite(sum(x * x for x in self.vector(name)) * scale_):
+                raise self.error(name, self.vector(name), "gives a kinetic energy beyond the largest real number")
         q = self.vector("orientation_start", QUAT)
         if sum(x * x for x in q) == 0.0:
             raise self.error("orientation_start", q, "is not a rotation quaternion (zero)")
@@ -170,13 +173,20 @@ class RigidBody(VectorValues, Component):
         m = self.values["mass"]
         a = add(scale(1.0 / m, force), self.vector("gravity"))
         p, v = tuple(st["p"]), tuple(st["v"])
-        st["p"] = list(add(add(p, scale(step_size, v)), scale(0.5 * step_size * step_size, a)))
-        st["v"] = list(add(v, scale(step_size, a)))
+        p_new = list(add(add(p, scale(step_size, v)), scale(0.5 * step_size * step_size, a)))
+        v_new = list(add(v, scale(step_size, a)))
         h = step_size / n
         q, w = tuple(st["q"]), tuple(st["w"])
-        for _ in range(n):
-            q, w = self.rkmk4(q, w, h, force, torque)
-        st["q"], st["w"] = list(q), list(w)
+        try:
+            for _ in range(n):
+                q, w = self.rkmk4(q, w, h, force, torque)
+        except (ArithmeticError, ValueError):  # overflow, then inf - inf: a rotation too fast for the substep
+            w = tuple(math.nan for _ in w)
+        if not all(math.isfinite(x) for x in (*q, *w)):
+            raise self.error("angularVelocity", mat_vec(quat_to_matrix(st["q"]), st["w"]),
+                             f"cannot be integrated over a substep of {h!r} s (the rotation diverges): lower "
+                             "maxSubstepSize or the torques")
+        st["p"], st["v"], st["q"], st["w"] = p_new, v_new, list(q), list(w)
 
     def rkmk4(self, q, w: Vec, h: float, force: Vec, torque: Vec):
         """One Munthe-Kaas RK4 step of the rotation (q, ω_b) with world force/torque held."""
