@@ -36,7 +36,7 @@ master must do) when, after a step, |constraintEquation| exceeds ``residualToler
 """
 from __future__ import annotations
 
-from .base import Component, Input, Output, Param
+from .base import Component, ComponentError, Input, Output, Param
 from .connector import CONNECTOR_INPUTS
 from .expressions import Expression, ExpressionError
 from .ports import ACTIVE, CONSTRAINT_EQUATION, LAMBDA, LAMBDA_RATE, VELOCITY_LEVEL, VELOCITY_RESIDUAL
@@ -102,7 +102,10 @@ class CoordinateConstraint(Component):
         vals = self.values
         if self.lambda_driven or self._warned or not vals[ACTIVE]:
             return []
-        residual, tolerance = self.get(CONSTRAINT_EQUATION), vals["residualTolerance"]
+        try:
+            residual, tolerance = self.get(CONSTRAINT_EQUATION), vals["residualTolerance"]
+        except ComponentError:  # a user function failing at this time: reading the output says so (fmi2Error)
+            return []
         if not abs(residual) > tolerance:
             return []
         self._warned = True

@@ -43,7 +43,7 @@ from pythonfmu.default_experiment import DefaultExperiment
 from pythonfmu.enums import Fmi2Status
 
 from ._pythonfmu import Fmi2SlaveApi, child
-from .base import NO_UNIT, QUANTITIES, UNITS, Component, Param
+from .base import NO_UNIT, QUANTITIES, UNITS, Component, ComponentError, Param
 from .fmi_model_exchange import ModelExchangeFmu
 from .state_check import state_problem
 
@@ -294,13 +294,14 @@ class ComponentFmu(ModelExchangeFmu, Fmi2SlaveApi):
         if getattr(self, "initialization_error", None):
             self.log(f"initialization failed: {self.initialization_error}", Fmi2Status.error)
             return False
-        try:
+        try:  # the warnings read the outputs at the step's end, which may fail too (a user function there)
             self.component.do_step(current_time, step_size)
+            warnings = self.component.step_warnings()
         except Exception as exc:  # never let pythonfmu turn this into fmi2Fatal
-            self.log(f"{self.instance_name}: step at t={current_time!r} h={step_size!r} failed: {exc}\n"
-                     + traceback.format_exc(), Fmi2Status.error)
+            self.log(f"{self.instance_name}: step at t={current_time!r} h={step_size!r} failed: {exc}"
+                     + ("" if isinstance(exc, ComponentError) else "\n" + traceback.format_exc()), Fmi2Status.error)
             return False
-        for warning in self.component.step_warnings():
+        for warning in warnings:
             self.log(warning, Fmi2Status.warning)
         return True
 

@@ -85,3 +85,47 @@ def test_non_finite_input_is_refused_by_both_slaves(fmus):
         with pytest.raises(SlaveError, match="flange_a.f = nan must be finite"):
             slave.set(["flange_a.f"], [float("nan")])
         slave.terminate()
+
+
+UNREAD_CONSTRAINT = """import sys
+import fmpy
+from fmpy.fmi1 import FMICallException
+from fmpy.fmi2 import FMU2Slave
+fmu = sys.argv[1]
+md = fmpy.read_model_description(fmu)
+vr = {v.name: v.valueReference for v in md.modelVariables}
+slave = FMU2Slave(guid=md.guid, unzipDirectory=fmpy.extract(fmu), modelIdentifier=md.coSimulation.modelIdentifier,
+                  instanceName="c")
+slave.instantiate(loggingOn=True)
+slave.setString([vr["offsetUserFunction"]], ["sqrt(t - 0.0015)"])
+slave.setupExperiment(startTime=0.0)
+slave.enterInitializationMode()
+slave.exitInitializationMode()
+for step in range(4):
+    t = step * 1e-3
+    try:
+        slave.doStep(t, 1e-3)
+        print("step", step, "ok")
+        print("read", step, slave.getReal([vr["constraintEquation"]])[0])
+    except FMICallException as exc:
+        print("raised", step, exc)
+slave.terminate()
+slave.freeInstance()
+"""
+
+
+def test_a_constraint_whose_offset_fails_is_stepped_unread_without_a_fatal_error(fmus):
+    """An importer that steps without reading the outputs: the offset function cannot be evaluated before
+    t = 1.5 ms (sqrt of a negative number). Each step is accepted, the output read at the step's end fails with
+    fmi2Error naming the function, and the instance goes on: from 2 ms the reading is a number (it was fmi2Fatal
+    with a Python traceback, the instance dead)."""
+    proc = subprocess.run([sys.executable, "-c", UNREAD_CONSTRAINT, str(fmus["CoordinateConstraint"])],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = proc.stdout.splitlines()
+    assert "FATAL" not in proc.stdout and "Traceback" not in proc.stdout, proc.stdout
+    assert [line for line in lines if line.startswith("step")] == [f"step {n} ok" for n in range(4)], proc.stdout
+    assert "raised 0 fmi2GetReal failed with status 3 (error)." in lines, proc.stdout
+    assert any("offsetUserFunction = 'sqrt(t - 0.0015)' evaluation failed" in line for line in lines), proc.stdout
+    readings = [line.split()[2] for line in lines if line.startswith("read")]
+    assert len(readings) == 3 and all(float(r) == float(r) for r in readings), proc.stdout
