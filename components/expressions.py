@@ -94,7 +94,8 @@ class Expression:
                                           + ", ".join(sorted(FUNCTIONS)))
                 if node.keywords:
                     raise ExpressionError("keyword arguments are not allowed")
-            elif isinstance(node, ast.Name) and node.id in FUNCTIONS and node.id not in known and id(node) not in called:
+            elif (isinstance(node, ast.Name) and node.id in FUNCTIONS and node.id not in known
+                  and id(node) not in called):
                 raise ExpressionError(f"{node.id!r} is a function: call it, e.g. {node.id}(x)")
             elif isinstance(node, ast.Name) and node.id not in known and node.id not in FUNCTIONS:
                 raise ExpressionError(f"unknown name {node.id!r}; allowed names: "

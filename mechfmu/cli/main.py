@@ -317,8 +317,13 @@ def _info(args: argparse.Namespace) -> int:
     return 0
 
 
+def _algorithms(args: argparse.Namespace) -> int:
+    print_algorithms()
+    return 0
+
+
 #: the function of each command (``mechfmu.cli.parser`` has their arguments)
-HANDLERS = {"build": _build, "run": _run, "algorithms": lambda _: print_algorithms() or 0, "sweep": _sweep, "plot-study": _plot_study,
+HANDLERS = {"build": _build, "run": _run, "algorithms": _algorithms, "sweep": _sweep, "plot-study": _plot_study,
             "export-ssp": _export_ssp, "crosscheck": _crosscheck, "export-crosscheck": _export_crosscheck,
             "draw": _draw, "gallery": _gallery, "validate": _validate, "info": _info}
 

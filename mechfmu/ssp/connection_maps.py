@@ -14,9 +14,9 @@ once to doubles:
   and the SSD's ``ssd:Units``.
 
 A connection whose ``suppressUnitConversion`` is true delivers its output's number unconverted (its
-transformation still applies). A connection with both a transformation and ends in different units is refused: SSP leaves open whether the
-transformation works on the converted value, so the file must say it in one place. Only a ``Real`` connection
-can be transformed.
+transformation still applies). A connection with both a transformation and ends in different units is
+refused: SSP leaves open whether the transformation works on the converted value, so the file must say it in
+one place. Only a ``Real`` connection can be transformed.
 """
 from __future__ import annotations
 
