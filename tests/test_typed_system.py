@@ -5,6 +5,8 @@ scenario does."""
 import importlib.util
 import inspect
 import math
+import re
+import unicodedata
 import xml.etree.ElementTree as ET
 import zipfile
 from pathlib import Path
@@ -233,3 +235,104 @@ def test_a_description_cannot_close_its_comment_and_write_elements(tmp_path):
     systems = ET.parse(ssd).getroot().findall("{http://ssp-standard.org/SSP1/SystemStructureDescription}System")
     assert [system.get("name") for system in systems] == ["oscillator"]
     assert sorted(load_scenario(ssd.parent).components) == ["ground", "mass", "spring"]
+
+
+def test_each_call_checks_what_it_adds_and_the_system_stays_checked_as_a_whole(tmp_path):
+    """``add`` and ``connect`` check only the new component and wires, against what the system holds: after
+    hundreds of components a name taken twice, an input driven twice and a flange out of force ports are refused
+    naming the same things, a refused call leaves nothing behind, a connection put into ``connections`` by hand
+    is checked with the next ``connect``, and the system writes what ``write_scenario`` writes."""
+    s = System("long chain")
+    previous = s.add("ground", Fixed()).flange
+    for k in range(150):
+        spring, mass = s.add(f"spring{k}", CoordinateSpringDamper()), s.add(f"mass{k}", Mass(m=1.0 + k))
+        s.connect(previous, spring.flange_a)
+        s.connect(spring.flange_b, mass.flange_a)
+        previous = mass.flange_b
+    first, count = s.placed["mass0"], len(s.connections)
+    with pytest.raises(ValueError, match=r"add\('mass0', Mass\(\)\): the name 'mass0' is taken by Mass\(m=1.0\)"):
+        s.add("mass0", Mass())
+    with pytest.raises(ValueError, match=r"connect\(mass0.flange_a, spring0.flange_b\): .*spring0.flange_b.s is "
+                                         r"driven twice \(also by mass0.flange_a.s\)"):
+        s.connect(first.flange_a, s.placed["spring0"].flange_b)
+    for k in range(3):  # mass0.flange_b has 4 force ports; spring1 holds one
+        s.connect(first.flange_b, s.add(f"extra{k}", CoordinateSpringDamper()).flange_a)
+    with pytest.raises(ValueError, match=r"mass0.flange_b takes no \(more\) force: 4 port\(s\), all wired"):
+        s.connect(first.flange_b, s.add("extra3", CoordinateSpringDamper()).flange_a)
+    assert len(s.connections) == count + 3 and s.placed["mass0"] is first
+    s.connections.append("mass7.flange_a.s -> spring7.flange_b.s")  # by hand, driven already
+    with pytest.raises(ValueError, match=r"connect\(ground.flange, extra3.flange_b\): .*spring7.flange_b.s is "
+                                         r"driven twice"):
+        s.connect(s.placed["ground"].flange, s.placed["extra3"].flange_b)
+    s.connections.pop()
+    s.connect(s.placed["ground"].flange, s.placed["extra3"].flange_b)
+    assert len(s.connections) == count + 4
+    plain = write_scenario(tmp_path / "plain", "long chain", s.components, s.connections, 1.0, 1e-3)
+    assert s.write(tmp_path / "typed").read_bytes() == plain.read_bytes()
+
+
+#: the characters XML 1.0 holds (its Char production)
+def xml_char(char: str) -> bool:
+    return char in "\t\n\r" or " " <= char <= "\ud7ff" or "\ue000" <= char <= "\ufffd" or char >= "\U00010000"
+
+
+def test_names_refuse_exactly_the_control_characters_and_what_xml_cannot_hold():
+    from mechfmu.ssp.writer import NOT_XML, refused_character
+    for code in [*range(0x10000), 0x10000, 0x1FFFE, 0x10FFFF]:
+        char = chr(code)
+        assert (refused_character(char) is None) == (unicodedata.category(char) != "Cc" and xml_char(char)), code
+        assert (refused_character(char, NOT_XML) is None) == xml_char(char), code
+
+
+@pytest.mark.parametrize("char", ["\x00", "\x01", "\t", "\n", "\r", "\x1f", "\x7f", "\x85", "\ud800", "\ufffe"])
+def test_a_name_holding_a_control_character_is_refused_at_the_call(tmp_path, char):
+    name = f"a{char}b"
+    xml = "" if xml_char(char) else ", which XML 1.0 cannot hold"
+    kind = "control character" if unicodedata.category(char) == "Cc" else "character"
+    s = System("ok")
+    with pytest.raises(ValueError) as info:
+        s.add(name, Mass())
+    assert str(info.value).startswith(f"add({name!r}, Mass()): the name holds the {kind} U+{ord(char):04X}{xml};")
+    assert not s.placed
+    with pytest.raises(ValueError) as info:
+        System(name)
+    assert str(info.value).startswith(f"System({name!r}, ''): the name holds the {kind} U+{ord(char):04X}{xml};")
+    with pytest.raises(ValueError, match=re.escape(f"component name {name!r}: the name holds the {kind} U")):
+        write_scenario(tmp_path, "ok", [(name, "Mass", {})], [], 1.0, 1e-3)
+    with pytest.raises(ValueError, match=re.escape(f"scenario {name!r}: the name holds the {kind} U")):
+        write_scenario(tmp_path, name, [("mass", "Mass", {})], [], 1.0, 1e-3)
+    assert not (tmp_path / "SystemStructure.ssd").exists()
+
+
+@pytest.mark.parametrize("char", ["\x00", "\x08", "\x0b", "\x0c", "\x1f", "\udfff", "\uffff"])
+def test_a_description_xml_cannot_hold_is_refused_at_the_call(tmp_path, char):
+    with pytest.raises(ValueError) as info:
+        System("ok", f"x{char}y")
+    assert f"the description holds the {'control ' * (char < ' ')}character U+{ord(char):04X}, which XML 1.0 " \
+           "cannot hold" in str(info.value)
+    with pytest.raises(ValueError, match="scenario 'ok': the description holds"):
+        write_scenario(tmp_path, "ok", [("mass", "Mass", {})], [], 1.0, 1e-3, description=f"x{char}y")
+
+
+def test_names_and_descriptions_xml_holds_are_written_and_read_back(tmp_path):
+    from mechfmu.ssp.scenario import load_scenario
+    s = System("syst\u00e8me \u2028", description="lines\n\tindented\r\n\x85 -- \x7f and \U0001F600")
+    s.add("masse\u0301", Mass(m=2.0))
+    ssd = s.write(tmp_path / "unusual")
+    assert list(load_scenario(ssd.parent, local=True).components) == ["masse\u0301"]
+    assert load_scenario(ssd.parent, local=True).name == "syst\u00e8me \u2028"
+
+
+def test_a_text_value_or_option_xml_cannot_hold_is_refused_at_the_call(tmp_path):
+    """A String parameter (a user function) or a master option holding NUL would write an SSD that cannot be
+    read back: refused where it is given, naming the parameter or option and the character."""
+    from mechfmu.ssp.library import CoordinateSpringDamper
+    s = System("ok")
+    with pytest.raises(ValueError, match=re.escape("component 'spring': springForceUserFunction = 'k*u\\x00' holds "
+                                                   "the control character U+0000, which XML 1.0 cannot hold")):
+        s.add("spring", CoordinateSpringDamper(springForceUserFunction="k*u\x00"))
+    assert not s.placed
+    with pytest.raises(ValueError, match=re.escape("scenario 'ok': the option exchange holds the control character "
+                                                   "U+0001")):
+        write_scenario(tmp_path, "ok", [("mass", "Mass", {})], [], 1.0, 1e-3, exchange="strict\x01")
+    assert not (tmp_path / "SystemStructure.ssd").exists()

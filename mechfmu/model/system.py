@@ -7,8 +7,9 @@ port; it writes the scenario (``write_scenario``'s SSD), runs it and exports it 
     s.connect(spring.flange_b, mass.flange_a)
 
 Every mistake fails at the call that makes it, naming the valid names: a parameter (``Mass(mm=1)``), a port
-(``mass.flange_c``), a name taken twice, a connection (two outputs, an input driven twice, two flanges of
-which not exactly one outputs the position).
+(``mass.flange_c``), a name taken twice or holding a control character (a description: a character XML 1.0
+cannot hold), a connection (two outputs, an input driven twice, two flanges of which not exactly one outputs
+the position). Each call checks only what it adds, so a call costs the same whatever the system's size.
 
 ``connect(a, b)`` is Modelica's ``connect``, acausal: two flanges become ``"a <-> b"`` (position and velocity
 from the side that outputs them, the cut force back into a free force port of that flange, so several
@@ -18,14 +19,23 @@ become one wire from the output to the input; two ports holding variables of the
 """
 from __future__ import annotations
 
+import functools
 import os
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mechfmu.ssp.export import safe_name
-from mechfmu.ssp.library import ComponentModel, unknown
-from mechfmu.ssp.writer import FLANGE_VARIABLES, check_components, check_wires, flange_connections, write_scenario
+from mechfmu.ssp.library import MODELS, ComponentModel, unknown
+from mechfmu.ssp.writer import (
+    FLANGE_VARIABLES,
+    NOT_IN_NAMES,
+    NOT_XML,
+    Wiring,
+    check_components,
+    refused_character,
+    write_scenario,
+)
 
 if TYPE_CHECKING:
     from mechfmu.master.result import Result
@@ -64,6 +74,24 @@ class Port:
         return "flange" if set(FLANGE_VARIABLES) & set(self._children()) else "port"
 
 
+@functools.cache
+def _declared_ports(model: str) -> tuple[dict[str, str], dict[str, list[str]]]:
+    """A model's variables (name -> "input" or "output", in declaration order) and the names one level below
+    each port path, in the order the variables declare them (``"flange_a"`` -> ``["s", "v", "f"]``); found
+    once per model, read only."""
+    implementation = MODELS[model].implementation
+    variables = {**{i.name: "input" for i in implementation.inputs},
+                 **{o.name: "output" for o in implementation.outputs}}
+    ports: dict[str, list[str]] = {}
+    for variable in variables:
+        parts = variable.split(".")
+        for depth, part in enumerate(parts):
+            below = ports.setdefault(".".join(parts[:depth]), [])
+            if part not in below:
+                below.append(part)
+    return variables, ports
+
+
 class PlacedComponent:
     """A component placed in a system under its instance name; its ports are attributes
     (``mass.flange_a``), or items for names that are not identifiers (``mass["flange_a[2]"]``)."""
@@ -72,10 +100,8 @@ class PlacedComponent:
         self.system = system
         self.instance_name = instance_name
         self.component = component
-        implementation = component.implementation
-        #: variable -> "input" or "output", in declaration order
-        self._variables = {**{i.name: "input" for i in implementation.inputs},
-                           **{o.name: "output" for o in implementation.outputs}}
+        #: variable -> "input" or "output", in declaration order; the ports below each path ("" the top)
+        self._variables, self._ports = _declared_ports(component.model)
 
     def __getattr__(self, name: str) -> Port:
         if name.startswith("_"):
@@ -89,8 +115,7 @@ class PlacedComponent:
         return f"<{self.instance_name}: {self.component!r}>"
 
     def _children(self, path: str) -> list[str]:
-        prefix = f"{path}." if path else ""
-        return list(dict.fromkeys(v[len(prefix):].split(".")[0] for v in self._variables if v.startswith(prefix)))
+        return list(self._ports.get(path, ()))
 
     def _port(self, path: str) -> Port:
         if path not in self._variables and not self._children(path):
@@ -106,6 +131,10 @@ class System:
     experiment."""
 
     def __init__(self, name: str, description: str = "") -> None:
+        for what, text, refused, rule in (("name", name, NOT_IN_NAMES, "a name is printable text"),
+                                          ("description", description, NOT_XML, "the SSD could not be read")):
+            if isinstance(text, str) and (why := refused_character(text, refused)) is not None:
+                raise ValueError(f"System({name!r}, {description!r}): the {what} holds {why}; {rule}")
         self.name = name
         self.description = description
         self.placed: dict[str, PlacedComponent] = {}
@@ -117,6 +146,9 @@ class System:
         self.algorithm = "auto"
         self.tolerance: tuple[float, float] | None = None
         self.options: dict[str, str] = {}
+        #: the wires of ``connections``, kept as ``add`` and ``connect`` grow them (``_wired``)
+        self._wiring = Wiring()
+        self._wired_of = (self.connections, 0)  # the list the wiring holds the wires of, and its length then
 
     @property
     def components(self) -> list[tuple[str, str, dict[str, Any]]]:
@@ -133,11 +165,15 @@ class System:
         if not instance_name or "." in instance_name:
             raise ValueError(f"add({instance_name!r}, {component!r}): a name is a non-empty text without '.' "
                              "(a connection names a port as COMPONENT.PORT)")
+        if (why := refused_character(instance_name)) is not None:
+            raise ValueError(f"add({instance_name!r}, {component!r}): the name holds {why}; a name is printable "
+                             "text")
         if instance_name in self.placed:
             raise ValueError(f"add({instance_name!r}, {component!r}): the name {instance_name!r} is taken "
                              f"by {self.placed[instance_name].component!r}")
-        check_components([*self.components, (instance_name, component.model, component.parameters)])
+        check_components([(instance_name, component.model, component.parameters)])  # the others passed it
         self.placed[instance_name] = PlacedComponent(self, instance_name, component)
+        self._wiring.place(instance_name, component.model)
         return self.placed[instance_name]
 
     def _own(self, port: object, call: str) -> Port:
@@ -173,12 +209,24 @@ class System:
         order), or port to port name by name. ``ValueError`` if the connection cannot be wired."""
         call = f"connect({a}, {b})"
         a, b = self._own(a, call), self._own(b, call)
-        connections = [*self.connections, *self._wires(a, b, call)]
+        added = self._wires(a, b, call)
         try:
-            check_wires(self.components, flange_connections(self.components, connections))
+            self._wired().add(added)
         except ValueError as exc:
             raise ValueError(f"{call}: {exc}") from None
-        self.connections = connections
+        self.connections += added
+        self._wired_of = (self.connections, len(self.connections))
+
+    def _wired(self) -> Wiring:
+        """The wiring of ``connections`` among the placed components: the one ``add`` and ``connect`` keep, or one
+        built anew if ``connections`` is another list or of another length, or ``placed`` of another size, than
+        they left (changed by hand; ``ValueError`` as ``connect``)."""
+        held, count = self._wired_of
+        if len(self._wiring.models) != len(self.placed) or held is not self.connections or count != len(held):
+            wiring = Wiring(self.components)
+            wiring.add(self.connections)
+            self._wiring, self._wired_of = wiring, (self.connections, len(self.connections))
+        return self._wiring
 
     def free(self, port: Port) -> None:
         """Mark an input (or every input of a port or flange) as left unconnected on purpose."""

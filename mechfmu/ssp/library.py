@@ -11,6 +11,7 @@ value and range, and the ports.
 from __future__ import annotations
 
 import difflib
+import functools
 import inspect
 import keyword
 from typing import Any, ClassVar
@@ -41,10 +42,12 @@ def groups(declared: list[str]) -> dict[str, list[str]]:
     return found
 
 
-def expanded(declared: list[str], parameters: dict[str, Any]) -> dict[str, Any]:
+def expanded(declared: list[str], parameters: dict[str, Any],
+             members: dict[str, list[str]] | None = None) -> dict[str, Any]:
     """``parameters`` with each group given as a whole (``position_start={"y": 0.5}``, or every member in
-    declared order: ``position_start=(0.0, 0.5, 0.0)``) written as its dotted members, in the order given."""
-    members = groups(declared)
+    declared order: ``position_start=(0.0, 0.5, 0.0)``) written as its dotted members, in the order given;
+    ``members``: ``groups(declared)``, if known."""
+    members = groups(declared) if members is None else members
     flat: dict[str, Any] = {}
     for name, value in parameters.items():
         if name not in members:
@@ -69,23 +72,32 @@ def checked_parameters(model: str, parameters: dict[str, Any]) -> dict[str, Any]
     ``TypeError`` for an undeclared name and ``ValueError`` for a value of the wrong type or out of range,
     naming model, parameter and value. A group of dotted parameters may be given as a whole (``expanded``)."""
     implementation = COMPONENTS[model]
-    declared = [p.name for p in implementation.parameters] + [i.name for i in implementation.inputs]
-    kinds = {p.name: p.type for p in implementation.parameters}
-    probe = implementation(model)
+    declared, kinds, members = _declarations(implementation)
+    probe: Component | None = None  # made at the first value: a model without values given needs none
     values = {}
-    for name, value in expanded(declared, parameters).items():
+    for name, value in expanded(declared, parameters, members).items():
         if name not in declared:
             raise TypeError(unknown("parameter", name, model, [n for n in declared if "." not in n])
                             + " (and the start values of its inputs)")
         kind = kinds.get(name, "Real")
         if isinstance(value, bool) and kind != "Boolean":  # a bool is an int to Python, not a number to a model
             raise ValueError(f"{model}: {name} = {value!r} must be a number ({kind}), not a Boolean")
+        if probe is None:
+            probe = implementation(model)
         try:
             probe.set(name, value)
         except ComponentError as exc:
             raise ValueError(str(exc).replace(f"{model} '{model}': ", f"{model}: ", 1)) from None
         values[name] = probe.values[name]
     return values
+
+
+@functools.cache
+def _declarations(implementation: type[Component]) -> tuple[list[str], dict[str, str], dict[str, list[str]]]:
+    """A model's settable names (parameters, then inputs), its parameters' types and its dotted groups
+    (``groups``), found once per model (read only)."""
+    declared = [p.name for p in implementation.parameters] + [i.name for i in implementation.inputs]
+    return declared, {p.name: p.type for p in implementation.parameters}, groups(declared)
 
 
 def _range(p: Param) -> str:

@@ -132,6 +132,7 @@ def load_scenario(path: str | Path, check: bool = True, local: bool = False, bui
     fallback = fallback_allowed(system.find("ssd:Annotations/ssc:Annotation[@type='org.mechfmu']/mechfmu:Sources",
                                             NS), built_fmus, problems)
     stood_in = []
+    resolved: dict[str, tuple[Path, str, Path]] = {}  # source -> (FMU, why refused, the file it names)
     elements, flat_connections = flatten(system, problems)
     for name, comp in elements:
         source = comp.get("source")
@@ -141,13 +142,16 @@ def load_scenario(path: str | Path, check: bool = True, local: bool = False, bui
         if name in components:
             problems.append(f"component name {name!r} used twice")
         try:
-            fmu, refused = resolve_source(name, ssd.parent, source, fallback, outside_sources or local)
+            if source not in resolved or resolved[source][1]:  # shared by the components of a model
+                fmu, refused = resolve_source(name, ssd.parent, source, fallback, outside_sources or local)
+                resolved[source] = fmu, refused, (ssd.parent / source_path(source)).resolve()
+            fmu, refused, named = resolved[source]
         except ValueError as exc:
             problems.append(f"{name}: {exc}")
             continue
         spec = ComponentSpec(name, fmu, source=source, fallback=fallback, refused=refused)
         problems += [refused] if refused and not check else []  # with check, _check reports it
-        if spec.fmu != (ssd.parent / source_path(source)).resolve() and not local:
+        if spec.fmu != named and not local:
             stood_in.append(f"{name}: {source} -> {spec.fmu}")
         for free in comp.iterfind("ssd:Annotations/ssc:Annotation[@type='org.mechfmu']/mechfmu:Free", NS):
             spec.free += free.get("inputs", "").split() or [""]
@@ -228,10 +232,19 @@ def _number(element: ET.Element, attribute: str, default: float, problems: list[
     return value
 
 
+@functools.lru_cache(maxsize=64)
+def _fmu_variables(fmu: str, stamp: tuple[int, int, int]) -> dict[str, Any]:
+    """The variables of the FMU file ``fmu`` by name, checked (``archive.check_file``) and read once per state
+    ``stamp`` (inode, size, modification time) of the file: the components of one model share one reading
+    (read only, never changed); a failure is not kept, each component reports it."""
+    from fmpy import read_model_description
+    ssp_archive.check_file(fmu)
+    return {v.name: v for v in read_model_description(fmu).modelVariables}
+
+
 def component_variables(spec: ComponentSpec, local: bool = False) -> dict[str, Any]:
     """The variables of a scenario component by name: our component's declarations (``local``) or its
     FMU's modelDescription. ValueError saying why they cannot be read."""
-    from fmpy import read_model_description
     if local:
         try:
             return declared_variables(component_class(spec.fmu))
@@ -242,13 +255,13 @@ def component_variables(spec: ComponentSpec, local: bool = False) -> dict[str, A
     if not spec.fmu.is_file():
         raise ValueError(missing_fmu(spec.name, spec.fmu, spec.source, spec.fallback))
     try:
-        ssp_archive.check_file(spec.fmu)
-        md = read_model_description(str(spec.fmu))
+        stat = spec.fmu.stat()
+        variables = _fmu_variables(str(spec.fmu), (stat.st_ino, stat.st_size, stat.st_mtime_ns))
     except ssp_archive.ArchiveError as exc:
         raise ValueError(f"{spec.name}: {exc}") from None
     except Exception as exc:  # a broken file must still be reported, not crash the loader
         raise ValueError(f"{spec.name}: cannot read {spec.fmu.name}: {exc}") from None
-    return {v.name: v for v in md.modelVariables}
+    return dict(variables)
 
 
 def _check(scenario: Scenario, local: bool = False, units: dict | None = None) -> list[str]:

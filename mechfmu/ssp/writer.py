@@ -1,10 +1,13 @@
 """Writing a scenario's ``SystemStructure.ssd`` (SSP 1.0) from instance names, model names, parameter values
 and connections, with every ``ssd:Connector`` (libcosim requires them) and the libcosim and mechfmu
 annotations (``write_scenario``); Modelica connects of two flanges become their wires (``flange_connections``).
+Every check costs the same per component and per connection whatever the system's size (``Wiring``).
 """
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -13,21 +16,42 @@ from mechfmu.ssp.library import checked_parameters, unknown
 from mechfmu.ssp.scenario import NS, SSD_NAME
 
 Components = list[tuple[str, str, dict[str, Any]]]
+#: a wire as (source component, output, target component, input)
+Wire = tuple[str, str, str, str]
 #: the variables that make a port a flange (a mechanical cut): its position or its cut force or torque
 FLANGE_VARIABLES = ("s", "phi", "f", "tau")
+#: the characters XML 1.0 cannot hold: the control characters but tab, line feed and carriage return, the
+#: surrogates, U+FFFE and U+FFFF (a file holding one cannot be read back)
+NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+#: the characters a name cannot hold: the control characters (Unicode category Cc) and those of ``NOT_XML``
+NOT_IN_NAMES = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
+
+
+def refused_character(text: str, refused: re.Pattern[str] = NOT_IN_NAMES) -> str | None:
+    """The first character of ``text`` that ``refused`` finds, named (``the control character U+0000, which
+    XML 1.0 cannot hold``); None if there is none."""
+    found = refused.search(text)
+    if found is None:
+        return None
+    char = found.group()
+    kind = "control character" if char <= "\x9f" else "character"
+    return f"the {kind} U+{ord(char):04X}" + (", which XML 1.0 cannot hold" if NOT_XML.match(char) else "")
 
 
 def check_components(components: Components) -> Components:
     """``components`` with each value as its parameter's declared type reads it; ``ValueError`` naming the
     component and the valid names for an unknown model or parameter, a value of the wrong type or out of
-    range, an instance name that is empty or taken twice."""
+    range, an instance name that is empty, holds a control character (``refused_character``) or is taken twice."""
     from mechfmu.components import COMPONENTS
 
     checked: Components = []
+    names: set[str] = set()
     for instance, model, parameters in components:
         if not isinstance(instance, str) or not instance:
             raise ValueError(f"component name {instance!r}: a name is a non-empty text")
-        if instance in {c[0] for c in checked}:
+        if (why := refused_character(instance)) is not None:
+            raise ValueError(f"component name {instance!r}: the name holds {why}; a name is printable text")
+        if instance in names:
             raise ValueError(f"component {instance!r} ({model}): the name is taken twice")
         if model not in COMPONENTS:
             raise ValueError(unknown("model", model, f"component {instance!r}: mechfmu", list(COMPONENTS)))
@@ -35,37 +59,138 @@ def check_components(components: Components) -> Components:
             checked.append((instance, model, checked_parameters(model, parameters)))
         except (TypeError, ValueError) as exc:
             raise ValueError(f"component {instance!r}: {exc}") from None
+        for parameter, value in checked[-1][2].items():
+            if isinstance(value, str) and (why := refused_character(value, NOT_XML)) is not None:
+                raise ValueError(f"component {instance!r}: {parameter} = {value!r} holds {why}")
+        names.add(instance)
     return checked
 
 
-def check_wires(components: Components, wires: list[str]) -> list[tuple[str, str, str, str]]:
-    """Each ``"a.x -> b.y"`` as (a, x, b, y); ``ValueError`` naming the wire and the valid names if ``a`` or
-    ``b`` is not a component, ``x`` not an output of ``a``, ``y`` not an input of ``b``, or an input is driven
-    twice."""
-    from mechfmu.components import COMPONENTS
+class Wiring:
+    """The wires of a system's connections, checked as the connections are added (``add``): after any sequence
+    of ``add`` calls, ``wires`` and ``parsed`` are what ``flange_connections`` and ``check_wires`` give for all
+    the connections at once, with the same errors, and a refused ``add`` changes nothing. ``models``: the
+    components' classes by instance name (``place`` adds one)."""
 
-    models = {instance: COMPONENTS[model] for instance, model, _ in components}
-    parsed, driven = [], {}  # type: list[tuple[str, str, str, str]], dict[str, str]
-    for text in wires:
+    def __init__(self, components: Iterable[tuple[str, str, Any]] = ()) -> None:
+        from mechfmu.components import COMPONENTS
+
+        self.models = {instance: COMPONENTS[model] for instance, model, _ in components}
+        self.wires: list[str] = []
+        self.parsed: list[Wire] = []
+        self._taken: set[tuple[str, str]] = set()  # (body, force port) a connect wired
+        self._driven: dict[str, str] = {}  # "component.input" -> "component.output" driving it
+        self._declared: dict[type, tuple[list[str], list[str], set[str], set[str], list[str]]] = {}
+        self._force_ports: dict[tuple[type, str], tuple[str | None, list[str]]] = {}
+
+    def place(self, instance: str, model: str) -> None:
+        """A component more (checked by ``check_components``), which connections added later may name."""
+        from mechfmu.components import COMPONENTS
+
+        self.models[instance] = COMPONENTS[model]
+
+    def add(self, connections: Iterable[str]) -> list[Wire]:
+        """Wire ``connections`` after those added before (``flange_connections``, then ``check_wires``); their
+        wires as (source, output, target, input). ``ValueError`` naming the first that cannot be wired."""
+        taken: set[tuple[str, str]] = set()
+        driven: dict[str, str] = {}
+        wires = [wire for text in connections for wire in self.expand(text, taken)]
+        parsed = [self.parse(wire, driven) for wire in wires]
+        self._taken |= taken
+        self._driven.update(driven)
+        self.wires += wires
+        self.parsed += parsed
+        return parsed
+
+    def _variables(self, instance: str) -> tuple[list[str], list[str], set[str], set[str], list[str]]:
+        """A component's outputs and inputs (lists in declared order, then sets) and flanges."""
+        cls = self.models[instance]
+        if cls not in self._declared:
+            outputs, inputs = [o.name for o in cls.outputs], [i.name for i in cls.inputs]
+            cuts = [name.rpartition(".") for name in (*outputs, *inputs)]
+            flanges = list(dict.fromkeys(port for port, dot, last in cuts if dot and last in FLANGE_VARIABLES))
+            self._declared[cls] = outputs, inputs, set(outputs), set(inputs), flanges
+        return self._declared[cls]
+
+    def _loads(self, body: str, x: str) -> tuple[str | None, list[str]]:
+        """The load (``f`` or ``tau``) flange ``x`` of ``body`` takes and its force ports (``x``, ``x[2]``, ...)."""
+        key = (self.models[body], x)
+        if key not in self._force_ports:
+            inputs = self._variables(body)[3]
+            load = next((n for n in ("f", "tau") if f"{x}.{n}" in inputs), None)
+            ports = [p for p in [x] + [f"{x}[{k}]" for k in range(2, 100)] if load and f"{p}.{load}" in inputs]
+            self._force_ports[key] = load, ports
+        return self._force_ports[key]
+
+    def expand(self, text: str, taken: set[tuple[str, str]]) -> list[str]:
+        """The wires of one connection (``flange_connections``), ``taken`` holding the force ports it and the
+        connections before it in its ``add`` wire."""
+        if "<->" not in text:
+            return [text]
+        ends = [tuple(part.strip().split(".", 1)) for part in text.split("<->")]
+        if len(ends) != 2 or any(len(end) != 2 for end in ends):
+            raise ValueError(f"connect {text!r}: write COMPONENT.FLANGE <-> COMPONENT.FLANGE")
+        for instance, flange in ends:
+            if instance not in self.models:
+                raise ValueError(f"connect {text!r}: " + unknown("component", instance, "the system",
+                                                                  list(self.models)))
+            flanges = self._variables(instance)[4]
+            if flange not in flanges:
+                raise ValueError(f"connect {text!r}: " + unknown("flange", flange, instance, flanges))
+        outputs = {end[0]: self._variables(end[0])[2] for end in ends}
+        inputs = {end[0]: self._variables(end[0])[3] for end in ends}
+        driving = [end for end in ends if {f"{end[1]}.s", f"{end[1]}.phi"} & outputs[end[0]]]
+        if len(driving) != 1:
+            raise ValueError(f"connect {text!r}: exactly one side must output the flange's position "
+                             f"({'both do' if driving else 'neither does'})")
+        (body, x), (element, y) = driving[0], ends[1] if ends[0] == driving[0] else ends[0]
+        wires = []
+        for pos, vel in (("s", "v"), ("phi", "w")):
+            if f"{x}.{pos}" in outputs[body]:
+                wires += [f"{body}.{x}.{a} -> {element}.{y}.{b}" for a, b in ((pos, "s"), (vel, "v"))
+                          if f"{y}.{b}" in inputs[element] and f"{x}.{a}" in outputs[body]]
+        if f"{y}.f" not in outputs[element]:
+            return wires
+        load, ports = self._loads(body, x)
+        if not ports:
+            return wires  # a housing or a motion source: its reaction force is nobody's input
+        free = next((p for p in ports if (body, p) not in self._taken and (body, p) not in taken), None)
+        if free is None:
+            raise ValueError(f"connect {text!r}: {body}.{x} takes no (more) force: "
+                             f"{len(ports)} port(s), all wired")
+        taken.add((body, free))
+        return [*wires, f"{element}.{y}.f -> {body}.{free}.{load}"]
+
+    def parse(self, text: str, driven: dict[str, str]) -> Wire:
+        """One wire ``"a.x -> b.y"`` as (a, x, b, y) (``check_wires``), ``driven`` holding the inputs it and the
+        wires before it in its ``add`` drive."""
         ends = [part.strip().partition(".") for part in text.split("->")]
         if len(ends) != 2 or not all(end[0] and end[2] for end in ends):
             raise ValueError(f"connection {text!r}: write COMPONENT.OUTPUT -> COMPONENT.INPUT")
         (source, _, output), (target, _, input_) = ends
         for instance in (source, target):
-            if instance not in models:
-                raise ValueError(f"connection {text!r}: " + unknown("component", instance, "the system", list(models)))
-        outputs = [o.name for o in models[source].outputs]
-        inputs = [i.name for i in models[target].inputs]
-        if output not in outputs:
+            if instance not in self.models:
+                raise ValueError(f"connection {text!r}: " + unknown("component", instance, "the system",
+                                                                     list(self.models)))
+        outputs, inputs = self._variables(source)[0], self._variables(target)[1]
+        if output not in self._variables(source)[2]:
             raise ValueError(f"connection {text!r}: " + unknown("output", output, source, outputs))
-        if input_ not in inputs:
+        if input_ not in self._variables(target)[3]:
             raise ValueError(f"connection {text!r}: " + unknown("input", input_, target, inputs))
         key = f"{target}.{input_}"
-        if key in driven:
-            raise ValueError(f"connection {text!r}: {key} is driven twice (also by {driven[key]})")
+        if key in self._driven or key in driven:
+            raise ValueError(f"connection {text!r}: {key} is driven twice (also by "
+                             f"{self._driven.get(key) or driven[key]})")
         driven[key] = f"{source}.{output}"
-        parsed.append((source, output, target, input_))
-    return parsed
+        return source, output, target, input_
+
+
+def check_wires(components: Components, wires: list[str]) -> list[Wire]:
+    """Each ``"a.x -> b.y"`` as (a, x, b, y); ``ValueError`` naming the wire and the valid names if ``a`` or
+    ``b`` is not a component, ``x`` not an output of ``a``, ``y`` not an input of ``b``, or an input is driven
+    twice."""
+    wiring, driven = Wiring(components), {}  # type: Wiring, dict[str, str]
+    return [wiring.parse(text, driven) for text in wires]
 
 
 def flange_connections(components: list[tuple[str, str, dict[str, Any]]], connections: list[str]) -> list[str]:
@@ -76,49 +201,8 @@ def flange_connections(components: list[tuple[str, str, dict[str, Any]]], connec
     ``PORTS``; none for a housing or motion source), so any number of elements up to the ports meet at a
     flange and their forces add, as in Modelica. Wires written as ``->`` pass unchanged. ValueError naming
     the connect if it cannot be wired."""
-    from mechfmu.components import COMPONENTS
-
-    models = {instance: COMPONENTS[model] for instance, model, _ in components}
-    taken: set[tuple[str, str]] = set()
-    wires = []
-    for text in connections:
-        if "<->" not in text:
-            wires.append(text)
-            continue
-        ends = [tuple(part.strip().split(".", 1)) for part in text.split("<->")]
-        if len(ends) != 2 or any(len(end) != 2 for end in ends):
-            raise ValueError(f"connect {text!r}: write COMPONENT.FLANGE <-> COMPONENT.FLANGE")
-        for instance, flange in ends:
-            if instance not in models:
-                raise ValueError(f"connect {text!r}: " + unknown("component", instance, "the system", list(models)))
-            cuts = [v.name.rpartition(".") for v in (*models[instance].outputs, *models[instance].inputs)]
-            flanges = list(dict.fromkeys(port for port, dot, last in cuts if dot and last in FLANGE_VARIABLES))
-            if flange not in flanges:
-                raise ValueError(f"connect {text!r}: " + unknown("flange", flange, instance, flanges))
-        outputs = {end[0]: {o.name for o in models[end[0]].outputs} for end in ends}
-        inputs = {end[0]: {i.name for i in models[end[0]].inputs} for end in ends}
-        driving = [end for end in ends if {f"{end[1]}.s", f"{end[1]}.phi"} & outputs[end[0]]]
-        if len(driving) != 1:
-            raise ValueError(f"connect {text!r}: exactly one side must output the flange's position "
-                             f"({'both do' if driving else 'neither does'})")
-        (body, x), (element, y) = driving[0], ends[1] if ends[0] == driving[0] else ends[0]
-        for pos, vel in (("s", "v"), ("phi", "w")):
-            if f"{x}.{pos}" in outputs[body]:
-                wires += [f"{body}.{x}.{a} -> {element}.{y}.{b}" for a, b in ((pos, "s"), (vel, "v"))
-                          if f"{y}.{b}" in inputs[element] and f"{x}.{a}" in outputs[body]]
-        if f"{y}.f" not in outputs[element]:
-            continue
-        load = next((n for n in ("f", "tau") if f"{x}.{n}" in inputs[body]), None)
-        ports = [p for p in [x] + [f"{x}[{k}]" for k in range(2, 100)] if load and f"{p}.{load}" in inputs[body]]
-        if not ports:
-            continue  # a housing or a motion source: its reaction force is nobody's input
-        free = next((p for p in ports if (body, p) not in taken), None)
-        if free is None:
-            raise ValueError(f"connect {text!r}: {body}.{x} takes no (more) force: "
-                             f"{len(ports)} port(s), all wired")
-        taken.add((body, free))
-        wires.append(f"{element}.{y}.f -> {body}.{free}.{load}")
-    return wires
+    wiring, taken = Wiring(components), set()  # type: Wiring, set[tuple[str, str]]
+    return [wire for text in connections for wire in wiring.expand(text, taken)]
 
 
 def write_scenario(folder: str | Path, name: str, components: list[tuple[str, str, dict[str, Any]]],
@@ -138,14 +222,20 @@ def write_scenario(folder: str | Path, name: str, components: list[tuple[str, st
     ``tolerance``: the run's (rtol, atol), the Master's ``rtol``/``atol`` (``mechfmu.master.accuracy``; None:
     the defaults).
     Checked first (``check_components``, ``check_wires``): ValueError naming the component, parameter, port or
-    connection and the valid names, or a free mark that is not a free input of the scenario's components."""
+    connection and the valid names, a free mark that is not a free input of the scenario's components, or a
+    name or description holding a character the file cannot carry (``refused_character``)."""
     from mechfmu.components import COMPONENTS
     from mechfmu.ssp.unconnected import covers
 
     for prefix, uri in NS.items():
         ET.register_namespace(prefix, uri)
+    texts = [("name", name, NOT_IN_NAMES), ("description", description, NOT_XML),
+             *((f"option {key}", str(value), NOT_XML) for key, value in algorithm_options.items())]
+    for what, text, refused in texts:
+        if (why := refused_character(text, refused)) is not None:
+            raise ValueError(f"scenario {name!r}: the {what} holds {why}")
     components = check_components(components)
-    parsed = check_wires(components, flange_connections(components, connections))
+    parsed = Wiring(components).add(connections)
     used: dict[str, list[str]] = {}
     for s_comp, s_var, t_comp, t_var in parsed:
         for end_comp, var in ((s_comp, s_var), (t_comp, t_var)):
@@ -153,11 +243,12 @@ def write_scenario(folder: str | Path, name: str, components: list[tuple[str, st
                 used[end_comp].append(var)
     models = {instance: COMPONENTS[model] for instance, model, _ in components}
     marks: dict[str, list[str]] = {}
+    connected = {(t, v) for _, _, t, v in parsed}
     for text in free:
         instance, _, mark = text.partition(".")
         inputs = [i.name for i in models[instance].inputs] if instance in models else []
         covered = [n for n in inputs if covers(mark, n)]
-        if not covered or all((instance, n) in {(t, v) for _, _, t, v in parsed} for n in covered):
+        if not covered or all((instance, n) in connected for n in covered):
             raise ValueError(f"free {text!r}: not an unconnected input, port or flange of a component of the "
                              "scenario (COMPONENT.INPUT, e.g. brake.flange_a)")
         marks.setdefault(instance, []).append(mark)
