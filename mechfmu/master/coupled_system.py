@@ -36,7 +36,7 @@ class AlgebraicLoopError(ValueError):
 def picker(index: list[int], count: int) -> Callable[[list[float]], list[float]]:
     """``lambda values: [values[i] for i in index]`` for a list of ``count`` values, done by
     ``operator.itemgetter`` (the list itself when ``index`` takes all of them in order)."""
-    if index == list(range(count)):
+    if len(index) == count and index == list(range(count)):
         return lambda values: values
     if len(index) == 1:
         first = index[0]

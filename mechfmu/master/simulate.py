@@ -214,7 +214,8 @@ def _run(scenario: Scenario, algo: CouplingAlgorithm | None, opts: dict[str, Any
                     algo.controller.check_interval(h)
             system = CoupledSystem(slaves, algo.coupling_connections(scenario.connections, slaves))
             states = [f"{slave.name}.{n}" for slave, names in state_outputs(system) for n in names]
-            states += [name for name in body_positions(slaves) if name not in states]
+            listed = set(states)
+            states += [name for name in body_positions(slaves) if name not in listed]
             for name, slave in slaves.items():
                 values = dict(scenario.components[name].parameters)
                 values.update(algo.parameters_for(slave))

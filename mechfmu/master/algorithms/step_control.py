@@ -40,8 +40,11 @@ def state_outputs(system: CoupledSystem) -> list[tuple[Any, list[str]]]:
     """Per slave, its connected Real outputs without feed-through: the bodies' states that couple
     (positions, velocities, orientations), not a connector's switching diagnostics."""
     found = []
+    wired_outputs: dict[str, set[str]] = {}
+    for c in system.connections:
+        wired_outputs.setdefault(c.source, set()).add(c.source_variable)
     for slave in system.slaves.values():
-        wired = {c.source_variable for c in system.connections if c.source == slave.name}
+        wired = wired_outputs.get(slave.name, set())
         names = [n for n in slave.outputs() if n in wired and not slave.variables[n].depends_on
                  and slave.variables[n].type == "Real"]
         if names:
