@@ -203,12 +203,15 @@ def test_entry_outside_the_archive_folder_refused(oscillator, tmp_path):
     assert not (tmp_path / "climb.txt").exists()
 
 
-def test_an_entry_named_twice_is_refused(oscillator, tmp_path):
-    """Two SystemStructure.ssd entries: which one a reader takes is up to it, so the archive is refused by name
-    (it ran the last one, silently)."""
+@pytest.mark.parametrize("second", ["SystemStructure.ssd", "./SystemStructure.ssd", "x/../SystemStructure.ssd",
+                                    "resources/../SystemStructure.ssd"])
+def test_an_entry_named_twice_is_refused(oscillator, tmp_path, second):
+    """Two SystemStructure.ssd entries, also under another spelling of the same path: which one a reader takes
+    is up to it, so the archive is refused by name (it ran the last one, silently)."""
     text = zipfile.ZipFile(oscillator).read("SystemStructure.ssd").replace(b'name="oscillator"', b'name="other"')
-    archive = with_entry(oscillator, tmp_path / "twice.ssp", "SystemStructure.ssd", text)
-    with pytest.raises(ScenarioError, match=r"entry 'SystemStructure\.ssd' appears twice in the archive"):
+    archive = with_entry(oscillator, tmp_path / "twice.ssp", second, text)
+    with pytest.raises(ScenarioError, match=rf"entry '{re.escape(second)}' names 'SystemStructure\.ssd' a second "
+                                            "time in the archive"):
         load_scenario(archive)
 
 

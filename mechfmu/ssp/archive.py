@@ -21,6 +21,7 @@ from __future__ import annotations
 import atexit
 import errno
 import os
+import posixpath
 import shutil
 import tempfile
 import zipfile
@@ -71,9 +72,11 @@ def check_directory(zf: zipfile.ZipFile) -> None:
     entries = zf.infolist()
     names: set[str] = set()
     for info in entries:
-        if info.filename in names:
-            raise ArchiveError(f"entry {info.filename!r} appears twice in the archive: which one is meant is undefined")
-        names.add(info.filename)
+        name = posixpath.normpath(info.filename.replace("\\", "/"))  # ./x and a/../x are x
+        if name in names:
+            raise ArchiveError(f"entry {info.filename!r} names {name!r} a second time in the archive: which one is "
+                               "meant is undefined")
+        names.add(name)
     if len(entries) > (allowed := limit("MECHFMU_SSP_MAX_ENTRIES")):
         raise _exceeded("entry count", len(entries), "MECHFMU_SSP_MAX_ENTRIES", allowed)
     total = sum(info.file_size for info in entries)
