@@ -108,8 +108,8 @@ def coerce(type_name: str, value: Any) -> Any:
     (3.7 and 2**40 are refused, not cut), a Boolean is a bool or 0/1 ("yes" is refused), a Real a
     number; raises ValueError saying why."""
     if type_name == "Real":
-        if isinstance(value, str):
-            raise ValueError("is a string, not a Real")
+        if isinstance(value, (str, bytes, bytearray)):
+            raise ValueError(f"is {'a string' if isinstance(value, str) else 'bytes'}, not a Real")
         return float(value)
     if type_name == "Integer":
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value):

@@ -336,3 +336,30 @@ def test_a_text_value_or_option_xml_cannot_hold_is_refused_at_the_call(tmp_path)
                                                    "U+0001")):
         write_scenario(tmp_path, "ok", [("mass", "Mass", {})], [], 1.0, 1e-3, exchange="strict\x01")
     assert not (tmp_path / "SystemStructure.ssd").exists()
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: System(5), "System(5, ''): the name is a non-empty text"),
+    (lambda: System("osc", None), "System('osc', None): the name is a non-empty text, the description a text"),
+    (lambda: System("osc").add(b"x", Mass()), "add(b'x', Mass()): a name is a non-empty text"),
+    (lambda: Mass(m=b"5"), "Mass: m = b'5' is bytes, not a Real"),
+    (lambda: System("osc").experiment(True, 1e-3), "experiment: stop_time = True must be a finite number"),
+    (lambda: System("osc").experiment(math.inf, 1e-3), "experiment: stop_time = inf must be a finite number"),
+    (lambda: System("osc").experiment(1.0, None), "experiment: step_size = None must be a finite number"),
+    (lambda: System("osc").experiment(1.0, 1e-3, tolerance=(1e-4,)), "tolerance = (0.0001,) must be a pair"),
+    (lambda: System("osc").experiment(1.0, 1e-3, tolerance=(math.nan, 1e-6)), "tolerance rtol = nan must be a"),
+    (lambda: System("osc").experiment(1.0, 1e-3, tolerance=(1e-4, 0.0)), "tolerance atol = 0.0 must be a"),
+    (lambda: System("osc").experiment(1.0, 1e-3, events=True), "option events = True must be a text"),
+])
+def test_experiment_names_and_values_of_the_wrong_kind_are_refused_at_the_call(call, message):
+    """Each was accepted (a Boolean stop time, bytes as a Real, an infinite stop time, a NaN tolerance: an SSD
+    that does not load) or failed later with a bare TypeError or IndexError."""
+    with pytest.raises((TypeError, ValueError), match=re.escape(message)):
+        call()
+
+
+def test_a_number_given_as_an_option_is_written_as_its_text(tmp_path):
+    s = System("osc")
+    s.add("mass", Mass())
+    s.experiment(1.0, 1e-3, algorithm="jacobi", substeps=3)
+    assert 'substeps="3"' in s.write(tmp_path / "osc").read_text()

@@ -20,6 +20,7 @@ become one wire from the output to the input; two ports holding variables of the
 from __future__ import annotations
 
 import functools
+import math
 import os
 import tempfile
 from pathlib import Path
@@ -131,6 +132,8 @@ class System:
     experiment."""
 
     def __init__(self, name: str, description: str = "") -> None:
+        if not isinstance(name, str) or not name or not isinstance(description, str):
+            raise TypeError(f"System({name!r}, {description!r}): the name is a non-empty text, the description a text")
         for what, text, refused, rule in (("name", name, NOT_IN_NAMES, "a name is printable text"),
                                           ("description", description, NOT_XML, "the SSD could not be read")):
             if isinstance(text, str) and (why := refused_character(text, refused)) is not None:
@@ -162,7 +165,7 @@ class System:
                             f"{component.model}(...), not the class")
         if not isinstance(component, ComponentModel):
             raise TypeError(f"add({instance_name!r}, {component!r}): not a component (Mass(m=1.0), ...)")
-        if not instance_name or "." in instance_name:
+        if not isinstance(instance_name, str) or not instance_name or "." in instance_name:
             raise ValueError(f"add({instance_name!r}, {component!r}): a name is a non-empty text without '.' "
                              "(a connection names a port as COMPONENT.PORT)")
         if (why := refused_character(instance_name)) is not None:
@@ -245,10 +248,24 @@ class System:
 
         if algorithm not in algorithm_names():
             raise ValueError(unknown("algorithm", algorithm, "mechfmu", algorithm_names()))
+        for name, value in (("stop_time", stop_time), ("step_size", step_size)):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise ValueError(f"experiment: {name} = {value!r} must be a finite number of seconds")
         if not (0 < step_size <= stop_time):
             raise ValueError(f"experiment: step_size = {step_size!r} s must be > 0 and <= stop_time = {stop_time!r} s")
+        if tolerance is not None:
+            if not isinstance(tolerance, (tuple, list)) or len(tolerance) != 2:
+                raise ValueError(f"experiment: tolerance = {tolerance!r} must be a pair (rtol, atol)")
+            for name, value in zip(("rtol", "atol"), tolerance):
+                if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
+                    raise ValueError(f"experiment: tolerance {name} = {value!r} must be a finite number > 0")
+        for key, value in options.items():
+            if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+                raise ValueError(f"experiment: option {key} = {value!r} must be a text as the command line takes it "
+                                 f"(mechfmu algorithms lists the values), e.g. {key}='...'")
         self.stop_time, self.step_size, self.algorithm = float(stop_time), float(step_size), algorithm
-        self.tolerance, self.options = tolerance, dict(options)
+        self.tolerance = tolerance
+        self.options = {key: value if isinstance(value, str) else repr(value) for key, value in options.items()}
 
     def write(self, folder: str | Path, fmu_folder: str = "../../fmus", built_fmus: bool = True) -> Path:
         """``folder/SystemStructure.ssd`` (``write_scenario``; ``fmu_folder`` relative to ``folder``)."""
