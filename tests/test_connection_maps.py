@@ -158,6 +158,18 @@ def test_a_suppress_that_is_not_a_boolean_is_refused(fmus, tmp_path):
             "connection sine.y -> force.f: suppressUnitConversion = 'yes' is not an xs:boolean")
 
 
+def test_a_unit_defined_twice_is_refused(fmus, tmp_path):
+    """Two definitions of kN: the last one was taken silently."""
+    folder = force_on_mass(tmp_path, 1.0, "kN")
+    define_units(folder, KILONEWTON.replace('factor="1000"', 'factor="10"'))  # a second ssd:Units
+    with pytest.raises(ScenarioError, match=r"ssd:Units appears more than once"):
+        load_scenario(folder)
+    ssd = folder / "SystemStructure.ssd"
+    ssd.write_text(ssd.read_text().replace("</ssd:Units><ssd:Units>", ""))  # one ssd:Units, kN defined twice
+    with pytest.raises(ScenarioError, match="unit 'kN' is defined twice"):
+        load_scenario(folder)
+
+
 @pytest.mark.parametrize("unit, problem", [
     ("kg", "connection sine.y -> force.f: unit mismatch kg -> N (different dimensions)"),
     ("furlong", "connection sine.y -> force.f: unit 'furlong' is not defined"),

@@ -126,6 +126,8 @@ def load_scenario(path: str | Path, check: bool = True, local: bool = False, bui
     problems += system_problems(system)  # constructs mechfmu does not implement are refused, not ignored
     components: dict[str, ComponentSpec] = {}
     try:
+        if len(root.findall("ssd:Units", NS)) > 1:
+            raise ValueError("ssd:Units appears more than once (the schema allows one): put every unit into one")
         units = parse_units(root.find("ssd:Units", NS))
     except ValueError as exc:
         raise ScenarioError(ssd, [str(exc)]) from None

@@ -48,6 +48,8 @@ def parse_units(parent: ET.Element | None, namespace: str = SSC) -> dict[str, Un
         base = unit.find(f"{tag}BaseUnit")
         attrib = {} if base is None else base.attrib
         name = unit.get("name", "")
+        if name in units:
+            raise ValueError(f"unit {name!r} is defined twice: which definition is meant is undefined; define it once")
         factor = _base_number(name, attrib, "factor", "1", exact_decimal)
         if abs(factor) < SMALLEST_DOUBLE:
             raise ValueError(f"unit {name!r}: BaseUnit factor = {attrib.get('factor')!r} is zero as a double; "
