@@ -14,6 +14,7 @@ ROOT = Path(__file__).resolve().parent.parent
 WRITES = [
     (["export-ssp", str(ROOT / "scenarios/oscillator"), "-o", "{target}"], "x.ssp", 200_000),
     (["draw", str(ROOT / "scenarios/oscillator"), "-o", "{target}"], "x.svg", 2_000),
+    (["run", str(ROOT / "scenarios/oscillator"), "--local", "--stop", "0.05", "--plot", "{target}"], "x.png", 5_000),
 ]
 
 
@@ -25,7 +26,7 @@ def mechfmu(argv: list[str], cwd: Path, file_limit: int | None = None) -> subpro
                           timeout=600, preexec_fn=limited)
 
 
-@pytest.mark.parametrize("argv, name, limit", WRITES, ids=["export-ssp", "draw"])
+@pytest.mark.parametrize("argv, name, limit", WRITES, ids=["export-ssp", "draw", "run --plot"])
 def test_a_failed_write_keeps_the_file_there_and_names_it(fmus, tmp_path, argv, name, limit):
     target = tmp_path / name
     command = [a.format(target=target) for a in argv]
@@ -41,7 +42,7 @@ def test_a_failed_write_keeps_the_file_there_and_names_it(fmus, tmp_path, argv, 
     assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".")]
 
 
-@pytest.mark.parametrize("argv, name, limit", WRITES, ids=["export-ssp", "draw"])
+@pytest.mark.parametrize("argv, name, limit", WRITES, ids=["export-ssp", "draw", "run --plot"])
 def test_a_symbolic_link_at_the_target_is_replaced_not_followed(fmus, tmp_path, argv, name, limit):
     elsewhere = tmp_path / "elsewhere.txt"
     elsewhere.write_text("not ours to overwrite")

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from mechfmu.master.interrupt import INTERRUPT
+from mechfmu.ssp.files import replaced
 
 if TYPE_CHECKING:
     from mechfmu.master.result import Result, Run
@@ -293,8 +294,7 @@ class PlotWriter(Observer):
     """Draws the recorded result when the run ends (a failed run too): ``plot_result``."""
 
     def __init__(self, path: str | Path, variables: list[str] | None = None):
-        self.path = Path(path)
-        self.variables = variables
+        self.path, self.variables = Path(path), variables
         self.plotted: list[str] = []
 
     def finished(self, run: Run, result: Result) -> None:
@@ -353,6 +353,7 @@ def plot_result(result: Result, path: str | Path, title: str, variables: list[st
     axes[-1, 0].set_xlabel("time [s]")
     axes[0, 0].set_title(title)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    with replaced(path) as temporary:  # whole or not at all; the error names the file
+        fig.savefig(temporary, dpi=120)
     plt.close(fig)
     return names
