@@ -1279,9 +1279,13 @@ def master_cases(work: Path, quick: bool) -> list[Case]:
         runs.append(("monolithic", ["run", "MASTER", "--stop", "0.01"], expect, [attribute, value or "algorithm"],
                      0.01, {attribute: value}))
     table = "; ".join(f"{k / 20000!r}, {math.sin(k / 100.0)!r}" for k in range(20001))
-    for algorithm in ("monolithic", "auto", "jacobi"):
-        runs.append((algorithm, ["run", "TABLE", "--algorithm", algorithm, "--stop", "1.0"], "accept", ["table"], 1.0,
-                     {}))
+    for algorithm, stop in (("monolithic", "0.1"), ("auto", "1.0"), ("jacobi", "1.0")):
+        # monolithic restarts its integrator at every time event (about 4 ms each, whatever the table's length):
+        # 2,000 of the 20,000 events, without the estimate's second run, show a cost per event that grows with
+        # the rows (it read and sorted every row at each event and output read) within the limit
+        extra = ["--no-error-estimate"] if algorithm == "monolithic" else []
+        runs.append((algorithm, ["run", "TABLE", "--algorithm", algorithm, "--stop", stop, *extra], "accept",
+                     ["table"], float(stop), {}))
     if quick:
         runs = rng.sample(runs, 15)
     cases = []

@@ -270,12 +270,20 @@ def test_streaming_keeps_no_rows_and_a_complete_run_renames_its_file(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["x.csv"]  # no temporary file, no lock left
 
 
-def test_a_failed_run_leaves_a_partial_file_and_no_stale_result(tmp_path):
+def test_a_failed_run_leaves_a_partial_file_and_an_earlier_result_as_it_was(tmp_path):
+    """The rows up to the failure go to x.partial.csv; an earlier run's x.csv is never lost (it was removed, so
+    that it could not pass for this run's: the run's exit code and message say which file is which)."""
     (tmp_path / "x.csv").write_text("an earlier run's result\n")
     result = simulate(OSCILLATOR, local=True, stop=0.5, observers=[CsvWriter(tmp_path / "x.csv")],
                       parameters={"spring": {"springForceUserFunction": "k*u + 1/(t - 0.25)"}})
     assert result.status == "error"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["x.partial.csv"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["x.csv", "x.partial.csv"]
+    assert (tmp_path / "x.csv").read_text() == "an earlier run's result\n"
+    proc = cli("run", "scenarios/oscillator", "--local", "--stop", "0.5", "--out", tmp_path / "x.csv", "--param",
+               "spring.springForceUserFunction=k*u + 1/(t - 0.25)")
+    assert proc.returncode == 1
+    assert proc.stdout.rstrip().endswith(f"results up to the failure written to {tmp_path / 'x.partial.csv'} "
+                                         f"({tmp_path / 'x.csv'} is an earlier run's, left as it was)"), proc.stdout
     back = read_csv(tmp_path / "x.partial.csv")
     assert back["time"][-1] == result.end_time and np.array_equal(back["mass.s"], result.data["mass.s"])
 

@@ -126,12 +126,14 @@ def _run_with(args: argparse.Namespace, writer, plot: Path | None) -> int:
                       output_variables=args.output_variables, output_interval=args.output_interval,
                       record=plotter is not None, estimate_error=not args.no_error_estimate, **guards, **options)
     written = writer.written if writer else None
+    earlier = (f" ({writer.path} is an earlier run's, left as it was)"
+               if written and written != writer.path and writer.path.exists() else "")
     if args.events_out:
         write_events(args.events_out, result.events)
         print(f"{len(result.events)} located event(s) written to {args.events_out}")
     if result.status == "interrupted":
         print(f"{scenario.name}: {result.message}"
-              + (f"; results up to there written to {written}" if written else ""))
+              + (f"; results up to there written to {written}{earlier}" if written else ""))
         return 128 + INTERRUPT.signum
     result.warnings = [w for w in result.warnings if w not in scenario.warnings]  # said before the run
     print(f"{scenario.name} ({'in-process' if args.local else 'FMUs'}, {args.algorithm or scenario.algorithm}): "
@@ -141,7 +143,8 @@ def _run_with(args: argparse.Namespace, writer, plot: Path | None) -> int:
         print(f"final values at t = {result.final['time']:.6g} s: "
               + ", ".join(f"{n} = {result.final[n]:.6g} {result.units.get(n, '')}".rstrip() for n in shown))
     if written:
-        print(f"results written to {written}" if result.ok else f"results up to the failure written to {written}")
+        print(f"results written to {written}" if result.ok else f"results up to the failure written to {written}"
+              + earlier)
     if plotter and plotter.plotted:
         print(f"plot written to {plot}")
     return 0 if result.ok else 1

@@ -105,7 +105,7 @@ class CsvWriter(Observer):
       fitted and ends the run with an ``OSError`` naming the file and the cause).
     - At the end the file is renamed: to ``path`` after a complete run, to ``partial_path(path)``
       (``x.partial.csv``) after a failed or interrupted one, with every row computed up to then;
-      ``written`` says where. A stale ``path`` from an earlier run is removed in that case.
+      ``written`` says where. A file of an earlier run at ``path`` is then left as it was (never lost).
     - A second writer of the same ``path`` (another run at the same time) is refused at
       construction: a lock (``flock`` on ``.x.csv.lock``, released at exit even after a crash).
     - A character device (``/dev/null``, a terminal) or a FIFO is written straight through, opened at
@@ -254,9 +254,7 @@ class CsvWriter(Observer):
         self._fd = None
         assert self._tmp is not None  # set with _fd
         target = self.path if ok else partial_path(self.path)
-        os.replace(self._tmp, target)
-        if not ok and self.path.exists():
-            self.path.unlink()  # a result of an earlier run must not pass for this one's
+        os.replace(self._tmp, target)  # a failed run leaves an earlier run's file at ``path`` as it was
         self.written = target
         self.close()
 
