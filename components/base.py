@@ -1,16 +1,13 @@
 """Component base: variable declarations, parameter validation, state handling, the step contract.
 
-A component is a plain Python object (standard library only). The FMU wrapper in
-``components/fmi.py`` maps FMI calls onto it one to one, and the master's ``LocalSlave`` drives the
-same object in-process, so both give bit-identical results. Sign convention: ``SIGN_CONVENTION`` below
-(also written into every FMU's documentation).
+A component is a plain Python object (standard library only). The FMU wrapper in ``components/fmi.py`` maps
+FMI calls onto it one to one, and the master's ``LocalSlave`` drives the same object in-process, so both give
+bit-identical results. Sign convention: ``SIGN_CONVENTION`` below (also in every FMU's documentation).
 
-Life cycle (mirrors FMI 2.0 co-simulation):
-``Component(instance_name)`` -> ``set`` parameters and inputs -> ``initialize(start_time)``
-(validates every parameter; ``ComponentError`` names component, parameter and value) ->
-repeat ``set`` inputs, ``do_step(t, h)``, ``get`` outputs. ``get_state``/``set_state`` capture
-every value and every hidden state as a deep copy; ``serialize_state`` is exact (JSON of float
-reprs round-trips bit for bit).
+Life cycle (mirrors FMI 2.0 co-simulation): ``Component(instance_name)`` -> ``set`` parameters and inputs ->
+``initialize(start_time)`` (validates every parameter; ``ComponentError`` names component, parameter and value)
+-> repeat ``set`` inputs, ``do_step(t, h)``, ``get`` outputs. ``get_state``/``set_state`` capture every value
+and every hidden state as a deep copy; ``serialize_state`` is exact (JSON of float reprs round-trips).
 """
 from __future__ import annotations
 
@@ -22,15 +19,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from .diagnostics import too_large
 from .expressions import Expression, ExpressionError
 from .model_exchange import ModelExchange
 from .si_units import NO_UNIT, QUANTITIES, UNITS  # noqa: F401  (re-exported: the components' units)
 
 #: translational unit -> rotational unit, for components that serve both (DESIGN: same names, rad units)
-ROTATIONAL_UNITS: dict[str, str] = {
-    "m": "rad", "m/s": "rad/s", "m/s2": "rad/s2", "N": "N.m", "N/m": "N.m/rad", "N.s/m": "N.m.s/rad",
-    "kg": "kg.m2", "N/s": "N.m/s",
-}
+ROTATIONAL_UNITS: dict[str, str] = {"m": "rad", "m/s": "rad/s", "m/s2": "rad/s2", "N": "N.m", "N/m": "N.m/rad",
+                                    "N.s/m": "N.m.s/rad", "kg": "kg.m2", "N/s": "N.m/s"}
 
 
 #: the port sign convention of every component (Modelica Translational, MSL ``GenerationOfFMUs``)
@@ -245,10 +241,12 @@ class Component(ModelExchange):
         if self._cache is None:
             try:
                 self._cache = self.compute_outputs()
-            except Exception:
+            except Exception as exc:
                 if not self.initialized:
                     self.check_parameters()  # before initialization a bad parameter is the likely cause: name it
-                raise
+                if (huge := too_large(self.values)) is None or not isinstance(exc, (ArithmeticError, ValueError)):
+                    raise
+                raise self.error(*huge, f"is beyond what the law can compute with ({exc})") from None
         return self._cache
 
     def parsed_expression(self, parameter: str, names: tuple[str, ...]):

@@ -44,6 +44,7 @@ from pythonfmu.enums import Fmi2Status
 
 from ._pythonfmu import Fmi2SlaveApi, child
 from .base import NO_UNIT, QUANTITIES, UNITS, Component, ComponentError, Param
+from .diagnostics import blame
 from .fmi_model_exchange import ModelExchangeFmu
 from .state_check import state_problem
 
@@ -158,7 +159,7 @@ class ComponentFmu(ModelExchangeFmu, Fmi2SlaveApi):
             return refused
         if kind == "Real" and not math.isfinite(value):
             self.log(f"{self.instance_name}: {name} = {value!r} is not finite at t = {self.component.time!r} "
-                     f"(inputs outside the range the law can handle?)", Fmi2Status.error)
+                     f"({blame(self.component.values)})", Fmi2Status.error)
         return value
 
     def _write(self, name, value):

@@ -327,3 +327,29 @@ def test_a_run_leaves_nothing_in_the_temporary_directory(fmus, tmp_path, scenari
     proc = cli("run", f"scenarios/{scenario}", "--stop", "0.01", *extra, env={**os.environ, "TMPDIR": str(temp)})
     assert proc.returncode == code, proc.stdout + proc.stderr
     assert list(temp.iterdir()) == []
+
+
+@pytest.mark.parametrize("model, name, value, output", [
+    ("Sine", "startTime", -1e308, "y"),  # sin of an infinite phase: a bare "math domain error"
+    ("Sine", "amplitude", -1e308, "y_rate_rate"),  # amplitude·(2πf)² overflows: nan
+    ("CoordinateSpringDamperExt", "factor0", 1e200, "flange_a.d"),
+    ("RigidBody", "centerOfMass.y", -1e308, "potentialEnergy"),
+])
+def test_a_parameter_too_large_for_the_law_is_named(fmus, model, name, value, output):
+    """In-process, a law whose arithmetic fails names the parameter; through the FMU, a non-finite output is
+    refused (fmi2Error) naming the parameter (it named the output and blamed the inputs)."""
+    component = COMPONENTS[model](model)
+    component.set(name, value)
+    component.initialize()
+    try:
+        computed = component.get(output)
+    except ValueError as exc:
+        assert f"{name} = {value!r} is beyond what the law can compute with" in str(exc)
+    else:
+        assert not math.isfinite(computed)
+    slave = FmuSlave("x", fmus[model], model_exchange=True)
+    slave.set_parameters({name: value})
+    slave.enter_initialization(0.0, None)
+    slave.exit_initialization()
+    with pytest.raises(SlaveError, match=re.escape(f"{name} = {value!r} is beyond what the law can compute with")):
+        slave.get([output])
