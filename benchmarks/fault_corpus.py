@@ -127,14 +127,7 @@ def host_case(host: Path, unzipped: Path, lines: list[str], work: Path, expect: 
         return "hang", f"no end within {LIMIT:.0f} s"
     if code != 0 or not out.rstrip().endswith("end"):
         return "crash", f"exit {code}: " + " ".join(out.split())[-160:]
-    calls: list[list[str]] = []
-    for text in out.splitlines():
-        if text.startswith("call "):
-            calls.append([text[5:], "", "", ""])
-        elif text.startswith("=> ") and calls:
-            calls[-1][1], _, calls[-1][2] = text[3:].partition(" ")
-        elif calls:
-            calls[-1][3] += text + " "
+    calls = parse_calls(out)
     if any(c[1] in ("?", "FATAL") for c in calls):
         return "crash", "a call returned FATAL or an unknown status"
     refused, alive = [], False  # a call without a live instance has no logger: its error cannot speak
@@ -2088,7 +2081,8 @@ def failed_write_cases(work: Path, quick: bool) -> list[Case]:
                 if (box / target).read_bytes() != old:
                     return "data-lost", f"the old {target} was changed ({(box / target).stat().st_size} bytes); " \
                                         + " ".join(output.split())[-100:]
-                left = [p.name for p in box.iterdir() if p.name not in (target, "r.csv", "d.svg", "w")]
+                partial = f"{Path(target).stem}.partial{Path(target).suffix}"  # a run's rows up to the failure
+                left = [p.name for p in box.iterdir() if p.name not in (target, "r.csv", "d.svg", "w", partial)]
                 if code not in (None, 0) and left:
                     return "unclear", f"left beside the target: {left}; " + " ".join(output.split())[-100:]
                 if code not in (None, 0) and "[Errno" in output and target not in output:

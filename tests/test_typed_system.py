@@ -350,6 +350,7 @@ def test_a_text_value_or_option_xml_cannot_hold_is_refused_at_the_call(tmp_path)
     (lambda: System("osc").experiment(1.0, 1e-3, tolerance=(math.nan, 1e-6)), "tolerance rtol = nan must be a"),
     (lambda: System("osc").experiment(1.0, 1e-3, tolerance=(1e-4, 0.0)), "tolerance atol = 0.0 must be a"),
     (lambda: System("osc").experiment(1.0, 1e-3, events=True), "option events = True must be a text"),
+    (lambda: System("osc").experiment(1.0, 1e-3, None), "mechfmu has no algorithm 'None'"),
 ])
 def test_experiment_names_and_values_of_the_wrong_kind_are_refused_at_the_call(call, message):
     """Each was accepted (a Boolean stop time, bytes as a Real, an infinite stop time, a NaN tolerance: an SSD

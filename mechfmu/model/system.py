@@ -246,8 +246,8 @@ class System:
         (``mechfmu algorithms`` lists them) with its ``options``, the run's (rtol, atol)."""
         from mechfmu.master.algorithms.auto import algorithm_names
 
-        if algorithm not in algorithm_names():
-            raise ValueError(unknown("algorithm", algorithm, "mechfmu", algorithm_names()))
+        if not isinstance(algorithm, str) or algorithm not in algorithm_names():
+            raise ValueError(unknown("algorithm", str(algorithm), "mechfmu", algorithm_names()))
         for name, value in (("stop_time", stop_time), ("step_size", step_size)):
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
                 raise ValueError(f"experiment: {name} = {value!r} must be a finite number of seconds")
