@@ -84,9 +84,13 @@ KILONEWTON = '<ssc:Unit name="kN"><ssc:BaseUnit kg="1" m="1" s="-2" factor="1000
 
 
 def define_units(folder: Path, *units: str) -> None:
-    """Add ``ssd:Units`` with ``units`` to the scenario's SSD (after its system, as the schema orders)."""
+    """Add ``units`` to the scenario's ``ssd:Units`` (made after its system, as the schema orders, if none)."""
     ssd = folder / "SystemStructure.ssd"
-    ssd.write_text(ssd.read_text().replace("</ssd:System>", f"</ssd:System><ssd:Units>{''.join(units)}</ssd:Units>", 1))
+    text = ssd.read_text()
+    if "</ssd:Units>" in text:
+        ssd.write_text(text.replace("</ssd:Units>", f"{''.join(units)}</ssd:Units>", 1))
+    else:
+        ssd.write_text(text.replace("</ssd:System>", f"</ssd:System><ssd:Units>{''.join(units)}</ssd:Units>", 1))
 
 
 def force_on_mass(tmp_path: Path, amplitude: float, unit: str | None = None, name: str = "signal") -> Path:
@@ -161,12 +165,13 @@ def test_a_suppress_that_is_not_a_boolean_is_refused(fmus, tmp_path):
 def test_a_unit_defined_twice_is_refused(fmus, tmp_path):
     """Two definitions of kN: the last one was taken silently."""
     folder = force_on_mass(tmp_path, 1.0, "kN")
-    define_units(folder, KILONEWTON.replace('factor="1000"', 'factor="10"'))  # a second ssd:Units
-    with pytest.raises(ScenarioError, match=r"ssd:Units appears more than once"):
+    define_units(folder, KILONEWTON.replace('factor="1000"', 'factor="10"'))
+    with pytest.raises(ScenarioError, match="unit 'kN' is defined twice"):
         load_scenario(folder)
     ssd = folder / "SystemStructure.ssd"
-    ssd.write_text(ssd.read_text().replace("</ssd:Units><ssd:Units>", ""))  # one ssd:Units, kN defined twice
-    with pytest.raises(ScenarioError, match="unit 'kN' is defined twice"):
+    ssd.write_text(ssd.read_text().replace('</ssc:Unit><ssc:Unit name="kN">', '</ssc:Unit></ssd:Units><ssd:Units>'
+                                           '<ssc:Unit name="kN">'))  # a second ssd:Units
+    with pytest.raises(ScenarioError, match=r"ssd:Units appears more than once"):
         load_scenario(folder)
 
 
