@@ -259,9 +259,9 @@ class System:
             for name, value in zip(("rtol", "atol"), tolerance):
                 if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
                     raise ValueError(f"experiment: tolerance {name} = {value!r} must be a finite number > 0")
-        for key, value in options.items():
-            if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-                raise ValueError(f"experiment: option {key} = {value!r} must be a text as the command line takes it "
+        for key, given in options.items():
+            if isinstance(given, bool) or not isinstance(given, (str, int, float)):
+                raise ValueError(f"experiment: option {key} = {given!r} must be a text as the command line takes it "
                                  f"(mechfmu algorithms lists the values), e.g. {key}='...'")
         self.stop_time, self.step_size, self.algorithm = float(stop_time), float(step_size), algorithm
         self.tolerance = tolerance
