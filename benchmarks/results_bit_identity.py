@@ -6,13 +6,16 @@ once with this tree's, and compares the two CSV files byte for byte (the values 
 ``repr``, so equal bytes are equal bits). Where this tree's FMUs output more variables (new columns),
 the columns both have are compared value text for value text and the new ones listed. Use it around a
 refactoring: REV is the commit before it. ``--local`` runs both as ``mechfmu run ... --local`` (the
-components in-process, no FMUs): the in-process path compared the same way.
+components in-process, no FMUs): the in-process path compared the same way. ``--native`` runs this tree with
+native FMUs (``mechfmu build --backend native``: each component with a law in C runs as native code) against REV's
+Python-embedding FMUs.
 
-    python3 benchmarks/results_bit_identity.py REV [--local] [SCENARIO ...]
+    python3 benchmarks/results_bit_identity.py REV [--local | --native] [SCENARIO ...]
 """
 from __future__ import annotations
 
 import csv
+import os
 import subprocess
 import sys
 import tempfile
@@ -27,15 +30,21 @@ def run(tree: Path, env: dict | None, scenario: str, out: Path, local: bool = Fa
                             stderr=subprocess.STDOUT, text=True)
 
 
-def main(revision: str, scenarios: list[str], local: bool = False) -> int:
+def main(revision: str, scenarios: list[str], local: bool = False, native: bool = False) -> int:
     scenarios = scenarios or sorted(p.parent.name for p in (ROOT / "scenarios").glob("*/SystemStructure.ssd"))
     differing = 0
     with tempfile.TemporaryDirectory(prefix="mechfmu_results_") as tmp, checkout(revision, Path(tmp)) as (tree, env):
         work = Path(tmp)
-        print(f"mechfmu run SCENARIO --out{' --local' if local else ''}: {revision} against this tree, byte for byte")
+        mine = None
+        if native:
+            from mechfmu.fmu.build import build
+            build(directory=work / "native_fmus", platforms=["linux64"], backend="native")
+            mine = {**os.environ, "MECHFMU_FMU_DIR": str(work / "native_fmus")}
+        how = " --local" if local else " (this tree: native FMUs)" if native else ""
+        print(f"mechfmu run SCENARIO --out{how}: {revision} against this tree, byte for byte")
         for scenario in scenarios:
             old, new = work / f"{scenario}.old.csv", work / f"{scenario}.new.csv"
-            runs = [run(tree, env, scenario, old, local), run(ROOT, None, scenario, new, local)]  # at once: 2 cores
+            runs = [run(tree, env, scenario, old, local), run(ROOT, mine, scenario, new, local)]  # at once: 2 cores
             outputs = [p.communicate()[0] for p in runs]
             if any(p.returncode != 0 for p in runs):
                 print(f"  {scenario:22s} run failed:\n{outputs[0][-800:]}\n{outputs[1][-800:]}")
@@ -69,6 +78,6 @@ def common_columns_equal(old: Path, new: Path) -> tuple[int | None, list[str]]:
 
 
 if __name__ == "__main__":
-    arguments = [a for a in sys.argv[1:] if a != "--local"]
-    sys.exit(main(arguments[0], arguments[1:], local="--local" in sys.argv[1:]) if arguments
-             else "usage: results_bit_identity.py REV [--local] [SCENARIO ...]")
+    arguments = [a for a in sys.argv[1:] if a not in ("--local", "--native")]
+    sys.exit(main(arguments[0], arguments[1:], local="--local" in sys.argv[1:], native="--native" in sys.argv[1:])
+             if arguments else "usage: results_bit_identity.py REV [--local | --native] [SCENARIO ...]")

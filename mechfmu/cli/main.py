@@ -27,7 +27,7 @@ def _build(args: argparse.Namespace) -> int:
     except ValueError as error:
         print(f"mechfmu build: --platforms: {error}", file=sys.stderr)
         return 2
-    built = fmu_build.build(directory=directory, force=args.force, platforms=platforms)
+    built = fmu_build.build(directory=directory, force=args.force, platforms=platforms, backend=args.backend)
     print("\n".join(f"built {p}" for p in built) if built else f"all FMUs in {directory} are current")
     return 0
 

@@ -34,7 +34,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from mechfmu.fmu.native import PLATFORMS, SOURCES, compile_binary
+from mechfmu.fmu.native import NATIVE_SOURCES, PLATFORMS, SOURCES, compile_binary
 
 ROOT = Path(__file__).resolve().parents[2]
 #: the component sources, wherever the package is installed (the checkout's components/ when editable)
@@ -44,6 +44,11 @@ COMPONENTS_DIR = Path(_COMPONENTS_SPEC.origin).parent
 DOCUMENTATION_SOURCE = Path(__file__).with_name("documentation.py")
 #: the FMU's GUID in its resources (a host need not unpack modelDescription.xml), checked at fmi2Instantiate
 GUID_FILE = "resources/mechfmu_guid.txt"
+#: a native FMU's build stamp: the digest of its sources (a Python-embedding FMU's is its slave module's name)
+NATIVE_STAMP = "resources/mechfmu_native.txt"
+#: how a component runs inside its FMU: "native" (its law in C where it has one, no Python; the embedding
+#: otherwise) or "python" (every component in the Python the FMU embeds)
+BACKENDS = ("native", "python")
 
 
 def default_fmu_dir() -> Path:
@@ -90,10 +95,12 @@ def python_runtime() -> dict[str, str]:
 
 
 def source_hash(components_dir: Path = COMPONENTS_DIR) -> str:
-    """Digest of everything that ends up in an FMU: component sources, entry template, native
-    loader, documentation generator and the Python runtime it is built for."""
+    """Digest of everything that ends up in an FMU: component sources (Python and C), entry template, native
+    loader and runtime, documentation generator and the Python runtime it is built for."""
     digest = hashlib.sha256(ENTRY_SCRIPT.encode())
-    for path in sorted(Path(components_dir).glob("*.py")) + [*SOURCES, DOCUMENTATION_SOURCE]:
+    laws = sorted((Path(components_dir) / "native").glob("*.[ch]"))
+    extra = sorted(set(NATIVE_SOURCES) - set(SOURCES)) + [Path(__file__).with_name("native_tables.py")]
+    for path in sorted(Path(components_dir).glob("*.py")) + laws + [*SOURCES, *extra, DOCUMENTATION_SOURCE]:
         digest.update(path.name.encode())
         digest.update(path.read_bytes())
     digest.update(json.dumps(python_runtime(), sort_keys=True).encode())
@@ -131,39 +138,62 @@ def binary_name(model: str, platform: str) -> str:
     return f"binaries/{platform}/{model}{PLATFORMS[platform].extension}"
 
 
-def is_current(path: Path, digest: str | None = None, platforms: list[str] | None = None) -> bool:
+def is_current(path: Path, digest: str | None = None, platforms: list[str] | None = None,
+               backend: str | None = None) -> bool:
     """True if the FMU at ``path`` exists, was built from the current sources (digest) and holds a binary for
-    each of ``platforms`` (default: all)."""
+    each of ``platforms`` (default: all), for ``backend`` if one is given (``BACKENDS``)."""
+    if backend is not None and fmu_backend(path) != backend_of(path.stem, backend):
+        return False
     digest = digest or source_hash()
     try:
         with zipfile.ZipFile(path) as zf:
-            module = zf.read("resources/slavemodule.txt").decode().strip()
             names = set(zf.namelist())
+            stamp = (zf.read(NATIVE_STAMP).decode().strip() if NATIVE_STAMP in names
+                     else zf.read("resources/slavemodule.txt").decode().strip())
     except (OSError, KeyError, zipfile.BadZipFile):
         return False
-    return module.endswith(f"_{digest}") and all(binary_name(path.stem, platform) in names
+    return stamp.endswith(f"_{digest}") and all(binary_name(path.stem, platform) in names
                                                  for platform in platforms or PLATFORMS)
 
 
+def backend_of(model: str, backend: str) -> str:
+    """How ``model`` runs in an FMU built for ``backend``: native only where the component has a law in C."""
+    from mechfmu.fmu.native_tables import NATIVE_HOOKS
+    return "native" if backend == "native" and model in NATIVE_HOOKS else "python"
+
+
+def fmu_backend(path: Path) -> str | None:
+    """How the FMU at ``path`` runs its component ("native" or "python"), None if it is not one of ours."""
+    try:
+        with zipfile.ZipFile(path) as zf:
+            names = set(zf.namelist())
+    except (OSError, zipfile.BadZipFile):
+        return None
+    return "native" if NATIVE_STAMP in names else "python" if "resources/slavemodule.txt" in names else None
+
+
 def build(models: list[str] | None = None, directory: Path = FMU_DIR, force: bool = False,
-          components_dir: Path = COMPONENTS_DIR, platforms: list[str] | None = None) -> list[Path]:
+          components_dir: Path = COMPONENTS_DIR, platforms: list[str] | None = None,
+          backend: str = "python") -> list[Path]:
     """Build the given (default: all) FMUs of the components in ``components_dir`` into ``directory``
-    unless current, with binaries for ``platforms`` (default: all of ``mechfmu.fmu.native.PLATFORMS``); return
-    built paths.
+    unless current, with binaries for ``platforms`` (default: all of ``mechfmu.fmu.native.PLATFORMS``) and the
+    ``backend`` (``BACKENDS``); return built paths.
 
     The build runs in a child Python so the builder's imports never leak into this process.
     """
     platforms = list(platforms or PLATFORMS)
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown backend {backend!r}: the backends are {', '.join(BACKENDS)}")
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     digest = source_hash(components_dir)
     with _build_lock(directory):  # staleness is judged under the lock: another builder may just have finished
         todo = [m for m in (models or model_names(components_dir))
-                if force or not is_current(fmu_path(m, directory), digest, platforms)]
+                if force or not is_current(fmu_path(m, directory), digest, platforms, backend)]
         if not todo:
             return []
         cmd = [sys.executable, "-c", "import sys; from mechfmu.fmu.build import _build_here; _build_here(sys.argv[1:])",
-               str(directory), str(Path(components_dir).resolve()), digest, ",".join(platforms), *todo]
+               str(directory), str(Path(components_dir).resolve()), digest, ",".join(platforms), backend, *todo]
         proc = subprocess.run(cmd, capture_output=True, text=True, cwd=str(directory))
     if proc.returncode != 0:
         raise RuntimeError(f"FMU build failed for {', '.join(todo)}:\n{proc.stdout}{proc.stderr}")
@@ -183,20 +213,28 @@ def _build_lock(directory: Path) -> Iterator[None]:
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
-def _package(fmu: Path, target_path: Path, model: str, binaries: dict[str, Path], documentation: str) -> None:
+def _package(fmu: Path, target_path: Path, model: str, binaries: dict[str, Path], documentation: str,
+             native_digest: str | None = None) -> None:
     """pythonfmu's FMU ``fmu`` with our native binary for each platform (``binaries``: folder -> file) and the
     documentation, written beside ``target_path`` and renamed to it (atomic). pythonfmu's own binaries are
-    dropped."""
+    dropped; a native FMU (``native_digest``: its build stamp) drops the Python resources too and needs no
+    execution tool."""
     packed = target_path.with_name(f".{target_path.name}.{os.getpid()}.tmp")
     with zipfile.ZipFile(fmu) as source, zipfile.ZipFile(packed, "w", zipfile.ZIP_DEFLATED) as target:
         guid = ""
         for item in source.infolist():
-            if not item.filename.startswith("binaries/"):
-                data = source.read(item)
-                target.writestr(item, data)
-                if item.filename == "modelDescription.xml":
-                    guid = ET.fromstring(data).get("guid", "")
+            if item.filename.startswith("binaries/") or (native_digest and item.filename.startswith("resources/")):
+                continue
+            data = source.read(item)
+            if item.filename == "modelDescription.xml":
+                guid = ET.fromstring(data).get("guid", "")
+                if native_digest:
+                    data = data.replace(b'needsExecutionTool="true"', b'needsExecutionTool="false"').replace(
+                        b'generationTool="PythonFMU 0.7.0"', b'generationTool="mechfmu 0.1.0 (native)"')
+            target.writestr(item, data)
         target.writestr(GUID_FILE, guid)  # what the loader checks fmuGUID against
+        if native_digest:
+            target.writestr(NATIVE_STAMP, f"mechfmu_native_{native_digest}\n")
         for platform, binary in binaries.items():
             target.write(binary, binary_name(model, platform))
         target.writestr("documentation/index.html", documentation)
@@ -208,21 +246,26 @@ def _build_here(argv: list[str]) -> None:
 
     from mechfmu.fmu.documentation import fmu_documentation
     directory, components_dir, digest, platforms = Path(argv[0]), Path(argv[1]), argv[2], argv[3].split(",")
-    models = argv[4:]
+    backend, models = argv[4], argv[5:]
     components = components_in(components_dir)
     package = f"mechfmu_components_{digest}"
     runtime = python_runtime()
     with tempfile.TemporaryDirectory(prefix="mechfmu_build_") as tmp_name:
         tmp = Path(tmp_name)
-        binaries = {platform: tmp / f"binary_{platform}{PLATFORMS[platform].extension}" for platform in platforms}
-        for platform, binary in binaries.items():
-            compile_binary(binary, runtime, platform)
-        shutil.copytree(components_dir, tmp / package, ignore=shutil.ignore_patterns("__pycache__"))
+        kinds = {backend_of(model, backend) for model in models}
+        binaries = {kind: {platform: tmp / f"binary_{kind}_{platform}{PLATFORMS[platform].extension}"
+                           for platform in platforms} for kind in kinds}
+        for kind, files in binaries.items():
+            for platform, binary in files.items():
+                compile_binary(binary, runtime if kind == "python" else None, platform)
+        shutil.copytree(components_dir, tmp / package, ignore=shutil.ignore_patterns("__pycache__", "native"))
         for model in models:
+            kind = backend_of(model, backend)
             script = tmp / f"mechfmu_{model.lower()}_{digest}.py"
             script.write_text(ENTRY_SCRIPT.format(model=model, package=package))
             target, raw = fmu_path(model, directory), tmp / f"{model}.fmu"
             FmuBuilder.build_FMU(script, dest=raw, project_files=[tmp / package])
-            _package(raw, target, model, binaries, fmu_documentation(model, components[model], runtime, digest,
-                                                                      platforms))
+            _package(raw, target, model, binaries[kind], fmu_documentation(
+                model, components[model], runtime if kind == "python" else None, digest, platforms),
+                native_digest=digest if kind == "native" else None)
             print(f"built {target}")

@@ -113,9 +113,32 @@ TESTED = {"linux64": "run: fmpy, libcosim, a C host that loads it as OMSimulator
           "aarch64-linux": "built and its exports checked; not run (no AArch64 machine in the tests)"}
 
 
-def host_requirements(runtime: dict[str, str], platforms: list[str] | None = None) -> str:
-    """What a machine needs to run the FMU (HTML), for the FMU's page and the README's wording."""
+#: how each platform's native binary (a component in C) is tested
+TESTED_NATIVE = {"linux64": "run: fmpy, a C host that loads it as OMSimulator does, bit for bit against the "
+                            "Python-embedding FMU",
+                 "win64": "built and its imports checked (the C runtime only)",
+                 "darwin64": "built; not run (no macOS machine in the tests)",
+                 "aarch64-linux": "built; not run (no AArch64 machine in the tests)"}
+
+
+def native_requirements(platforms: list[str] | None = None) -> str:
+    """What a machine needs to run a native FMU (HTML): nothing beyond the C runtime."""
     from mechfmu.fmu.native import PLATFORMS
+    rows = [f"<li><b>{_e(PLATFORMS[folder].description)}</b> (<code>binaries/{_e(folder)}</code>). Tested: "
+            f"{_e(TESTED_NATIVE[folder])}.</li>" for folder in platforms or list(PLATFORMS)]
+    return f"""<p>The model is compiled C: it needs no Python and nothing else installed, only the system's C
+runtime (libc and libm; on Windows the Universal C Runtime, part of Windows 10 and later).</p>
+<ul>
+{chr(10).join(rows)}
+</ul>"""
+
+
+def host_requirements(runtime: dict[str, str] | None, platforms: list[str] | None = None) -> str:
+    """What a machine needs to run the FMU (HTML), for the FMU's page and the README's wording; ``runtime``
+    None: a native FMU."""
+    from mechfmu.fmu.native import PLATFORMS
+    if runtime is None:
+        return native_requirements(platforms)
     version_ = runtime["version"]
     rows = []
     for folder in platforms or list(PLATFORMS):
@@ -144,9 +167,10 @@ looked and what to install.</li>
 </ul>"""
 
 
-def fmu_documentation(model: str, cls: type[Component], runtime: dict[str, str], build_hash: str,
+def fmu_documentation(model: str, cls: type[Component], runtime: dict[str, str] | None, build_hash: str,
                       platforms: list[str] | None = None) -> str:
-    """The HTML page for the FMU of component class ``cls`` (model identifier ``model``)."""
+    """The HTML page for the FMU of component class ``cls`` (model identifier ``model``); ``runtime`` None: the
+    component's native law (C, no Python)."""
     try:
         mechfmu_version = version("mechfmu")
     except PackageNotFoundError:  # running from a source tree that is not installed
@@ -163,7 +187,9 @@ def fmu_documentation(model: str, cls: type[Component], runtime: dict[str, str],
     sections = [
         f"<h1>{_e(model)}</h1>\n<p>{_e(cls.description)}</p>",
         f"<p><b>Physics from:</b> {_e(cls.source)}.<br><b>Built by</b> mechfmu {_e(mechfmu_version)} "
-        f"(build {_e(build_hash)}) with pythonfmu 0.7.0 for Python {_e(runtime['version'])}; FMI 2.0 "
+        f"(build {_e(build_hash)}) "
+        + ("as native code (the component's law in C); FMI 2.0 " if runtime is None else
+           f"with pythonfmu 0.7.0 for Python {_e(runtime['version'])}; FMI 2.0 ")
         + ("co-simulation.</p>" if cls.co_simulation_only else "co-simulation and model exchange.</p>"),
         f"<h2>Law</h2>\n<pre>{_e(law(cls))}</pre>",
         "<h2>Parameters</h2>\n<p>Fixed parameters: set them before <code>fmi2ExitInitializationMode</code>. "

@@ -57,8 +57,8 @@
 #include "fmi2_platform.h"
 #include "fmi2_python.h"
 
-#ifndef MECHFMU_PYTHON_VERSION
-#error "MECHFMU_PYTHON_VERSION must be defined"
+#if !defined(MECHFMU_PYTHON_VERSION) && !defined(MECHFMU_NATIVE)
+#error "MECHFMU_PYTHON_VERSION (or MECHFMU_NATIVE: the component in C, fmi2_native.c) must be defined"
 #endif
 
 #define PATH_SIZE 4096
@@ -73,9 +73,11 @@ static char python_note[MESSAGE_SIZE]; /* a warning for every instance (e.g. ano
 /* The Python runtime, then the slave's: the model identifier is this binary's name without its folder and its
  * extension (.so, .dylib, .dll). */
 static void load_python(void) {
+#ifndef MECHFMU_NATIVE /* a native FMU looks for no Python */
     if (platform_load_python(MECHFMU_PYTHON_VERSION, load_error, sizeof load_error, python_note,
                              sizeof python_note) != 0)
         return;
+#endif
     char path[PATH_SIZE], model[PATH_SIZE];
     if (platform_own_path(path, sizeof path) != 0) {
         snprintf(load_error, sizeof load_error, "cannot locate this FMU binary");

@@ -31,13 +31,14 @@
 #ifndef MECHFMU_LIBPYTHON_PATH
 #define MECHFMU_LIBPYTHON_PATH ""
 #endif
-#ifndef MECHFMU_LIBPYTHON_SONAME
+#if !defined(MECHFMU_LIBPYTHON_SONAME) && !defined(MECHFMU_NATIVE)
 #error "MECHFMU_LIBPYTHON_SONAME must be defined"
 #endif
 #endif
 
 #define PATH_SIZE 4096
 
+#ifndef MECHFMU_NATIVE
 /* What was tried, for the error: "; "-separated, cut (with "...") when full. */
 typedef struct {
     char *text;
@@ -55,6 +56,7 @@ static void tried_add(Tried *tried, const char *format, ...) {
     va_end(args);
     if (n < 0 || used + (size_t)n >= tried->size) snprintf(tried->text + tried->size - 4, 4, "...");
 }
+#endif
 
 char *platform_format(const char *format, va_list args) {
     va_list again;
@@ -226,6 +228,7 @@ void *platform_hold_own_library(void) {
 
 void platform_release_library(void *handle) { FreeLibrary((HMODULE)handle); }
 
+#ifndef MECHFMU_NATIVE /* finding the Python runtime: a native FMU has none to find */
 static HMODULE python_module;
 
 void *platform_python_symbol(const char *name) {
@@ -383,6 +386,7 @@ int platform_load_python(const char *version, char *error, size_t error_size, ch
     return -1;
 }
 
+#endif
 #else
 /* --- POSIX: Linux, macOS ---------------------------------------------------------------------- */
 
@@ -405,6 +409,7 @@ void *platform_hold_own_library(void) {
 
 void platform_release_library(void *handle) { dlclose(handle); }
 
+#ifndef MECHFMU_NATIVE /* finding the Python runtime: a native FMU has none to find */
 void *platform_python_symbol(const char *name) { return dlsym(RTLD_DEFAULT, name); }
 
 static int version_matches(const char *running, const char *version) {
@@ -506,4 +511,5 @@ int platform_load_python(const char *version, char *error, size_t error_size, ch
 #endif
     return -1;
 }
+#endif
 #endif

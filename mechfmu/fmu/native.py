@@ -35,6 +35,9 @@ from pathlib import Path
 SOURCES_DIR = Path(__file__).resolve().parent
 #: the native binary's sources: the loader, the Python side it calls, the operating system under both
 SOURCES = [SOURCES_DIR / f"fmi2_{name}" for name in ("loader.c", "python.c", "python.h", "platform.c", "platform.h")]
+#: a native FMU's runtime in place of the Python side (its laws: components/native/, its tables generated)
+NATIVE_SOURCES = [SOURCES_DIR / f"fmi2_{name}" for name in ("loader.c", "native.c", "native.h", "python.h",
+                                                             "platform.c", "platform.h")]
 ZIG_VERSION = "0.17.1"  # the pinned cross compiler (pyproject.toml: ziglang==ZIG_VERSION)
 NAME = "mechfmu_fmi2"  # the name a binary has inside (DLL export name, Mach-O install name), the same in every FMU
 MACOS_MINIMUM = "11.0"  # the oldest macOS the darwin64 binary loads on (the first with Apple silicon)
@@ -91,34 +94,47 @@ def _defines(platform: Platform, runtime: dict[str, str]) -> list[str]:
     return [f"-D{k}={json.dumps(v, ensure_ascii=False)}" for k, v in defines.items()]
 
 
-def _compile(compiler: list[str], arguments: list[str], target: Path) -> None:
-    cmd = [*compiler, *arguments, "-o", str(target), *(str(path) for path in SOURCES if path.suffix == ".c")]
+def _compile(compiler: list[str], arguments: list[str], target: Path, sources: list[Path]) -> None:
+    libraries = [a for a in arguments if a.startswith("-l")]  # after the sources, which need them
+    cmd = [*compiler, *(a for a in arguments if not a.startswith("-l")), "-o", str(target),
+           *(str(path) for path in sources if path.suffix == ".c"), *libraries]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         raise RuntimeError(f"compiling the native binary failed ({' '.join(cmd)}):\n{proc.stderr}")
 
 
-def compile_binary(target: Path, runtime: dict[str, str], platform: str = HOST_PLATFORM) -> None:
-    """Compile the native binary for ``platform`` (a PLATFORMS key) and the Python ``runtime``
-    (``mechfmu.fmu.build.python_runtime``) into ``target``."""
+def compile_binary(target: Path, runtime: dict[str, str] | None, platform: str = HOST_PLATFORM) -> None:
+    """Compile the native binary for ``platform`` (a PLATFORMS key) into ``target``: for the Python ``runtime``
+    (``mechfmu.fmu.build.python_runtime``), or with ``runtime=None`` the native components (their laws in C,
+    ``mechfmu.fmu.native_tables``), which need no Python."""
     import fmpy
     spec = PLATFORMS[platform]
     headers = Path(fmpy.__file__).parent / "c-code"  # the FMI 2.0 headers fmpy ships
-    warnings = ["-O2", "-Wall", "-Wextra", "-Werror", f"-I{headers}", *_defines(spec, runtime)]
-    if not spec.zig_targets:
-        compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
-        command, extra = ([compiler], []) if compiler else ([*zig(), "cc"], ["-target", "x86_64-linux-gnu"])
-        _compile(command, [*extra, "-shared", "-fPIC", "-fvisibility=hidden", *warnings, "-lpthread", "-ldl"], target)
-        return
-    system_libraries = {".dll": ["-ladvapi32"], ".so": ["-lpthread", "-ldl"],
-                        ".dylib": [f"-Wl,-install_name,@rpath/{NAME}.dylib"]}[spec.extension]
+    # -ffp-contract=off: no fused multiply-add, so every operation rounds as Python's does (the same bits)
+    warnings = ["-O2", "-Wall", "-Wextra", "-Werror", "-ffp-contract=off", f"-I{headers}"]
     with tempfile.TemporaryDirectory(prefix="mechfmu_native_") as tmp:
+        if runtime is None:
+            from mechfmu.fmu import native_tables
+            generated = native_tables.write(Path(tmp))
+            sources = [*NATIVE_SOURCES, *generated, *native_tables.law_sources()]
+            warnings += ["-DMECHFMU_NATIVE", f"-I{SOURCES_DIR}", f"-I{tmp}", f"-I{native_tables.NATIVE_DIR}"]
+        else:
+            sources, warnings = SOURCES, [*warnings, *_defines(spec, runtime)]
+        libraries = ["-lm"] if runtime is None else ["-lpthread", "-ldl"]
+        if not spec.zig_targets:
+            compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+            command, extra = ([compiler], []) if compiler else ([*zig(), "cc"], ["-target", "x86_64-linux-gnu"])
+            _compile(command, [*extra, "-shared", "-fPIC", "-fvisibility=hidden", *warnings, "-lpthread", *libraries],
+                     target, sources)
+            return
+        system_libraries = {".dll": ["-ladvapi32"], ".so": ["-lpthread", *libraries],
+                            ".dylib": [f"-Wl,-install_name,@rpath/{NAME}.dylib"]}[spec.extension]
         slices = []
         for zig_target in spec.zig_targets:
             thin = Path(tmp) / zig_target / f"{NAME}{spec.extension}"  # the name the binary calls itself
             thin.parent.mkdir()
             _compile([*zig(), "cc"], ["-target", zig_target, "-shared", "-fPIC", "-fvisibility=hidden", "-g0",
-                                      *warnings, *system_libraries], thin)
+                                      *warnings, *system_libraries], thin, sources)
             slices.append(thin.read_bytes())
         target.write_bytes(slices[0] if len(slices) == 1 else universal_binary(slices))
 

@@ -1,0 +1,123 @@
+"""Speed of the native FMUs (the component's law in C, no Python) against the Python-embedding FMUs, side by side in
+one run, per FMU:
+
+- a plain C host (``benchmarks/fmi2_speed_host.c``, dlopen with RTLD_LOCAL): per step fmi2SetReal of every input,
+  fmi2DoStep, fmi2GetReal of every output; ``--steps`` steps (default 10^6). Every input changes every step but the
+  tangent stiffness and damping inputs (``.c``, ``.d``), held as a linear contact holds them;
+- fmpy's FMU2Slave from Python, the same calls per step (``--fmpy-steps``, default 2*10^4).
+
+Both kinds are built here from the current sources for this machine. Targets: at most 0.5 us per C-host step for
+the connectors and Mass, and at least 20 times faster than the Python-embedding FMU.
+
+    python3 benchmarks/native_speed.py [--steps N] [--fmpy-steps N] [MODEL ...]
+"""
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import fmpy
+from fmpy import extract, read_model_description
+from fmpy.fmi2 import FMU2Slave
+from mechfmu.components import COMPONENTS
+
+from mechfmu.fmu.build import binary_name, build
+from mechfmu.fmu.native_tables import NATIVE_HOOKS
+
+HOST_SOURCE = Path(__file__).with_name("fmi2_speed_host.c")
+#: the targets of the C-host step: an upper bound [ns] and the least speed-up over the Python-embedding FMU
+TARGET_NS, TARGET_RATIO = 500.0, 20.0
+
+
+def compile_host(folder: Path) -> Path:
+    host = folder / "fmi2_speed_host"
+    headers = Path(fmpy.__file__).parent / "c-code"
+    subprocess.run(["cc", "-O2", f"-I{headers}", "-o", str(host), str(HOST_SOURCE), "-ldl"], check=True)
+    return host
+
+
+def references(fmu: Path, model: str) -> tuple[list[int], list[int]]:
+    description = read_model_description(str(fmu))
+    vr = {v.name: v.valueReference for v in description.modelVariables}
+    cls = COMPONENTS[model]
+    return [vr[i.name] for i in cls.inputs], [vr[o.name] for o in cls.outputs]
+
+
+def kinds(model: str) -> str:
+    """Per input: 'c' for a tangent stiffness or damping (held, as a linear contact keeps it), else 'v' (changes)."""
+    return "".join("c" if i.name.endswith((".c", ".d")) else "v" for i in COMPONENTS[model].inputs)
+
+
+def c_host_ns(host: Path, fmu: Path, model: str, steps: int, folder: Path) -> float:
+    unpacked = Path(extract(str(fmu), unzipdir=str(folder / f"{fmu.parent.name}_{model}")))
+    description = read_model_description(str(fmu))
+    inputs, outputs = references(fmu, model)
+    cmd = [str(host), str(unpacked / binary_name(model, "linux64")), (unpacked / "resources").as_uri(),
+           description.guid, str(steps), "1e-4", str(len(inputs)), str(len(outputs)), kinds(model),
+           *map(str, inputs + outputs)]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{model} ({fmu}): {proc.stderr}")
+    return float(proc.stdout.split()[1])
+
+
+def fmpy_ns(fmu: Path, model: str, steps: int, folder: Path) -> float:
+    description = read_model_description(str(fmu))
+    unpacked = extract(str(fmu), unzipdir=str(folder / f"fmpy_{fmu.parent.name}_{model}"))
+    slave = FMU2Slave(guid=description.guid, unzipDirectory=unpacked, modelIdentifier=model, instanceName="speed")
+    inputs, outputs = references(fmu, model)
+    slave.instantiate()
+    slave.setupExperiment(startTime=0.0)
+    slave.enterInitializationMode()
+    slave.exitInitializationMode()
+    t, h = 0.0, 1e-4
+    start = time.perf_counter()
+    held = kinds(model)
+    for k in range(steps):
+        if inputs:
+            slave.setReal(inputs, [1000.0 + i if held[i] == "c" else 1e-3 * ((k + i) % 7) - 2e-3
+                                   for i in range(len(inputs))])
+        slave.doStep(t, h)
+        slave.getReal(outputs)
+        t += h
+    elapsed = time.perf_counter() - start
+    slave.terminate()
+    slave.freeInstance()
+    return elapsed / steps * 1e9
+
+
+def main(argv: list[str]) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=1_000_000)
+    parser.add_argument("--fmpy-steps", type=int, default=20_000)
+    parser.add_argument("models", nargs="*", default=sorted(NATIVE_HOOKS))
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="mechfmu_speed_") as tmp:
+        folder = Path(tmp)
+        native_dir, python_dir = folder / "native", folder / "python"
+        build(args.models, native_dir, platforms=["linux64"], backend="native")
+        build(args.models, python_dir, platforms=["linux64"], backend="python")
+        host = compile_host(folder)
+        print(f"C host: {args.steps} steps per FMU (setReal of every input, doStep, getReal of every output); "
+              f"fmpy FMU2Slave: {args.fmpy_steps} steps")
+        print(f"{'FMU':18s} {'inputs':>6s} {'outputs':>7s} {'C native ns':>12s} {'C Python ns':>12s} {'ratio':>7s} "
+              f"{'fmpy native ns':>15s} {'fmpy Python ns':>15s} {'ratio':>7s}  target")
+        for model in args.models:
+            native_fmu, python_fmu = native_dir / f"{model}.fmu", python_dir / f"{model}.fmu"
+            c_native = c_host_ns(host, native_fmu, model, args.steps, folder)
+            c_python = c_host_ns(host, python_fmu, model, args.steps, folder)
+            f_native = fmpy_ns(native_fmu, model, args.fmpy_steps, folder)
+            f_python = fmpy_ns(python_fmu, model, args.fmpy_steps, folder)
+            inputs, outputs = references(native_fmu, model)
+            met = c_native <= TARGET_NS and c_python / c_native >= TARGET_RATIO
+            print(f"{model:18s} {len(inputs):6d} {len(outputs):7d} {c_native:12.1f} {c_python:12.1f} "
+                  f"{c_python / c_native:7.1f} {f_native:15.1f} {f_python:15.1f} {f_python / f_native:7.1f}  "
+                  f"{'met' if met else 'NOT MET'}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,22 @@
+/* The port algebra of the 1D connectors (components/connector.py) for a law written in C: the relative coordinate
+ * and velocity, the element force and the law's own outputs, the flange forces and the tangents, the indicators. */
+#ifndef MECHFMU_NATIVE_CONNECTOR_H
+#define MECHFMU_NATIVE_CONNECTOR_H
+
+#include "fmi2_native.h"
+
+typedef struct {
+    /* f and the law's own outputs (parts, declared after f) at (q, v); 0, or -1 after native_fail */
+    int (*law)(NativeInstance *, double q, double v, double *f, double *parts);
+    /* (df/dq, df/dv) at (q, v) */
+    int (*derivatives)(NativeInstance *, double q, double v, double *f_q, double *f_v);
+    /* the event indicators at (q, v), NULL if none */
+    int (*indicators)(NativeInstance *, double q, double v, double *out);
+    size_t part_count, indicator_count;
+} ConnectorLaw;
+
+/* Every output of a connector without gear factors or state outputs, in components/connector.py's order:
+ * s_rel, v_rel, f, the law's outputs, flange forces, f_rate, tangents, indicators. */
+int connector_outputs(NativeInstance *n, const ConnectorLaw *law, double *out);
+
+#endif

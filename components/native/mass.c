@@ -1,0 +1,166 @@
+/* Mass and Inertia (components/mass.py: the law, the exact step, linear-implicit coupling's step through the
+ * phi-functions of the 2x2 system matrix): the same operations in the same order. */
+#include <math.h>
+#include <string.h>
+
+#include "fmi2_native.h"
+#include "native_variables.h"
+
+#define PORTS 4
+
+/* where a body's law finds its values: the inertia, the length (-1: none), and per port (flange_a's, then
+ * flange_b's) its load, tangents and rate */
+typedef struct {
+    int inertia, length, load[2 * PORTS], c[2 * PORTS], d[2 * PORTS], rate[2 * PORTS];
+} Layout;
+
+static const Layout MASS = {
+    Mass__m, Mass__L,
+    {Mass__flange_a_f, Mass__flange_a_2__f, Mass__flange_a_3__f, Mass__flange_a_4__f,
+     Mass__flange_b_f, Mass__flange_b_2__f, Mass__flange_b_3__f, Mass__flange_b_4__f},
+    {Mass__flange_a_c, Mass__flange_a_2__c, Mass__flange_a_3__c, Mass__flange_a_4__c,
+     Mass__flange_b_c, Mass__flange_b_2__c, Mass__flange_b_3__c, Mass__flange_b_4__c},
+    {Mass__flange_a_d, Mass__flange_a_2__d, Mass__flange_a_3__d, Mass__flange_a_4__d,
+     Mass__flange_b_d, Mass__flange_b_2__d, Mass__flange_b_3__d, Mass__flange_b_4__d},
+    {Mass__flange_a_f_rate, Mass__flange_a_2__f_rate, Mass__flange_a_3__f_rate, Mass__flange_a_4__f_rate,
+     Mass__flange_b_f_rate, Mass__flange_b_2__f_rate, Mass__flange_b_3__f_rate, Mass__flange_b_4__f_rate},
+};
+
+static const Layout INERTIA = {
+    Inertia__J, -1,
+    {Inertia__flange_a_tau, Inertia__flange_a_2__tau, Inertia__flange_a_3__tau, Inertia__flange_a_4__tau,
+     Inertia__flange_b_tau, Inertia__flange_b_2__tau, Inertia__flange_b_3__tau, Inertia__flange_b_4__tau},
+    {Inertia__flange_a_c, Inertia__flange_a_2__c, Inertia__flange_a_3__c, Inertia__flange_a_4__c,
+     Inertia__flange_b_c, Inertia__flange_b_2__c, Inertia__flange_b_3__c, Inertia__flange_b_4__c},
+    {Inertia__flange_a_d, Inertia__flange_a_2__d, Inertia__flange_a_3__d, Inertia__flange_a_4__d,
+     Inertia__flange_b_d, Inertia__flange_b_2__d, Inertia__flange_b_3__d, Inertia__flange_b_4__d},
+    {Inertia__flange_a_tau_rate, Inertia__flange_a_2__tau_rate, Inertia__flange_a_3__tau_rate,
+     Inertia__flange_a_4__tau_rate, Inertia__flange_b_tau_rate, Inertia__flange_b_2__tau_rate,
+     Inertia__flange_b_3__tau_rate, Inertia__flange_b_4__tau_rate},
+};
+
+/* the drive follows the two flange loads in both classes */
+static int drive(const Layout *l) { return l->load[PORTS] + 1; }
+
+/* every extra port (flange_x[k]) is 0: the law is the two-flange one */
+static int two_flanges(const NativeInstance *n, const Layout *l) {
+    for (int p = 0; p < 2 * PORTS; ++p)
+        if (p % PORTS && (n->values[l->load[p]] != 0.0 || n->values[l->c[p]] != 0.0 || n->values[l->d[p]] != 0.0
+                          || n->values[l->rate[p]] != 0.0))
+            return 0;
+    return 1;
+}
+
+static double acceleration(const NativeInstance *n, const Layout *l) {
+    const double *vals = n->values;
+    double force = vals[drive(l)];
+    if (two_flanges(n, l)) {
+        force -= vals[l->load[0]];
+        force -= vals[l->load[PORTS]];
+    } else {
+        for (int p = 0; p < 2 * PORTS; ++p) force -= vals[l->load[p]];
+    }
+    return force / vals[l->inertia];
+}
+
+/* values[names[0]] + values[names[1]] + ... in that order */
+static double total(const double *vals, const int *names, int two) {
+    if (two) return vals[names[0]] + vals[names[PORTS]];
+    double result = vals[names[0]];
+    for (int p = 1; p < 2 * PORTS; ++p) result += vals[names[p]];
+    return result;
+}
+
+typedef double Mat2[4];
+
+static void mul(const double *x, const double *y, double *out) {
+    const double r0 = x[0] * y[0] + x[1] * y[2], r1 = x[0] * y[1] + x[1] * y[3], r2 = x[2] * y[0] + x[3] * y[2],
+                 r3 = x[2] * y[1] + x[3] * y[3];
+    out[0] = r0, out[1] = r1, out[2] = r2, out[3] = r3;
+}
+
+/* (phi1(X), phi2(X)) of a 2x2 matrix by scaling and squaring of Taylor series (mass.py: exp_phi) */
+static void exp_phi(const double *matrix, double *phi1, double *phi2) {
+    const double row0 = fabs(matrix[0]) + fabs(matrix[1]), row1 = fabs(matrix[2]) + fabs(matrix[3]);
+    const double norm = row1 > row0 ? row1 : row0;
+    const int squarings = norm > 0.5 ? (int)ceil(log2(norm / 0.5)) : 0;
+    const double scale = pow(0.5, squarings);
+    Mat2 y, e = {1.0, 0.0, 0.0, 1.0}, phi = {1.0, 0.0, 0.0, 1.0}, psi = {0.5, 0.0, 0.0, 0.5},
+            power = {1.0, 0.0, 0.0, 1.0};
+    for (int i = 0; i < 4; ++i) y[i] = matrix[i] * scale;
+    double factorial = 1.0;
+    for (int j = 1; j < 18; ++j) {
+        mul(power, y, power);
+        factorial *= j;
+        for (int i = 0; i < 4; ++i) {
+            e[i] += power[i] / factorial;
+            phi[i] += power[i] / (factorial * (j + 1));
+            psi[i] += power[i] / (factorial * (j + 1) * (j + 2));
+        }
+    }
+    for (int k = 0; k < squarings; ++k) {
+        Mat2 square, half;
+        mul(phi, phi, square);
+        for (int i = 0; i < 4; ++i) psi[i] = 0.5 * psi[i] + 0.25 * square[i];
+        half[0] = 0.5 * (e[0] + 1.0), half[1] = 0.5 * e[1], half[2] = 0.5 * e[2], half[3] = 0.5 * (e[3] + 1.0);
+        mul(phi, half, phi);
+        mul(e, e, e);
+    }
+    memcpy(phi1, phi, sizeof phi);
+    memcpy(phi2, psi, sizeof psi);
+}
+
+/* exact s, v after h of m*a = force - stiffness*(s - s0) - damping*(v - v0) - rate*tau (mass.py); the matrices
+ * h*phi1 and h^2*phi2 depend on (stiffness, damping, m, h) only and are kept in the instance's memo */
+static void linear_implicit_step(NativeInstance *n, double *s, double *v, double m, double force, double stiffness,
+                                 double damping, double rate, double h) {
+    double *key = n->memo, *p = n->memo + 4, *q = n->memo + 8;
+    if (!(n->memo_valid && key[0] == stiffness && key[1] == damping && key[2] == m && key[3] == h)) {
+        const double matrix[4] = {0.0, h, -stiffness / m * h, -damping / m * h};
+        Mat2 phi, phi2;
+        exp_phi(matrix, phi, phi2);
+        for (int i = 0; i < 4; ++i) p[i] = h * phi[i], q[i] = h * h * phi2[i];
+        key[0] = stiffness, key[1] = damping, key[2] = m, key[3] = h;
+        n->memo_valid = 1;
+    }
+    const double b1 = force / m, r1 = -rate / m, s0 = *s, v0 = *v;
+    *s = s0 + p[0] * v0 + p[1] * b1 + q[1] * r1;
+    *v = v0 + p[2] * v0 + p[3] * b1 + q[3] * r1;
+}
+
+static int advance(NativeInstance *n, const Layout *l, double h) {
+    const double *vals = n->values;
+    const int two = two_flanges(n, l);
+    const double stiffness = total(vals, l->c, two), damping = total(vals, l->d, two), rate = total(vals, l->rate, two);
+    double *s = &n->state[0], *v = &n->state[1];
+    if (stiffness == 0.0 && damping == 0.0 && rate == 0.0) {
+        const double a = acceleration(n, l), s0 = *s, v0 = *v;
+        *s = s0 + v0 * h + 0.5 * a * h * h;
+        *v = v0 + a * h;
+    } else {
+        const double inertia = vals[l->inertia];
+        linear_implicit_step(n, s, v, inertia, acceleration(n, l) * inertia, stiffness, damping, rate, h);
+    }
+    return 0;
+}
+
+static int outputs(NativeInstance *n, const Layout *l, double *out) {
+    const double s = n->state[0], v = n->state[1], half = 0.5 * (l->length >= 0 ? n->values[l->length] : 0.0);
+    const double a = acceleration(n, l);
+    out[0] = s, out[1] = v, out[2] = a, out[3] = s - half, out[4] = v, out[5] = s + half, out[6] = v;
+    out[7] = a, out[8] = a;
+    return 0;
+}
+
+static int derivatives(NativeInstance *n, const Layout *l, double *out) {
+    out[0] = n->state[1];
+    out[1] = acceleration(n, l);
+    return 0;
+}
+
+int native_Mass_outputs(NativeInstance *n, double *out) { return outputs(n, &MASS, out); }
+int native_Mass_advance(NativeInstance *n, double t, double h) { (void)t; return advance(n, &MASS, h); }
+int native_Mass_derivatives(NativeInstance *n, double *out) { return derivatives(n, &MASS, out); }
+int native_Inertia_outputs(NativeInstance *n, double *out) { return outputs(n, &INERTIA, out); }
+int native_Inertia_advance(NativeInstance *n, double t, double h) { (void)t; return advance(n, &INERTIA, h); }
+int native_Inertia_derivatives(NativeInstance *n, double *out) { return derivatives(n, &INERTIA, out); }

@@ -1,0 +1,876 @@
+/*
+ * The native side of a mechfmu FMU: the slave_* functions of fmi2_python.h run a component class written in C
+ * (components/native/, one table per class: fmi2_native.h) with no Python anywhere. It does what
+ * components/base.py and components/fmi.py do for a Python component, with the same checks, the same order of
+ * operations (so the same bits) and the same messages:
+ *   - a parameter is set before initialization only, in its range (min, max, strict min), finite; writing a start
+ *     parameter moves its state; an input must be finite; an output cannot be set; a refused value keeps the old;
+ *   - fmi2ExitInitializationMode checks every range, then the class's rules; a later step refuses with the reason;
+ *   - a step's size is finite and > 0 and it starts at the instance's time (1e-9 relative);
+ *   - outputs are computed from the inputs, state and time when read, kept until one of those changes; a law that
+ *     fails before initialization is blamed on a bad parameter first, an arithmetic failure on a value of
+ *     magnitude >= 1e150; a non-finite output is returned with fmi2Error, naming it;
+ *   - FMU states are copies of the values, the state and the times; serialized, they are checked completely (the
+ *     class, every number finite, every parameter in its range and, initialized, the class's rules) before use;
+ *   - Model Exchange: set time (not before the last accepted point), states, derivatives, indicators, event mode.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fmi2_native.h"
+#include "fmi2_platform.h"
+#include "fmi2_python.h"
+
+/* |t - expected| allowed between a step's start and the instance's time, relative to max(1, |t|) (components/fmi.py) */
+#define TIME_TOLERANCE 1e-9
+/* a magnitude a law cannot compute with (components/diagnostics.py) */
+#define HUGE_VALUE 1e150
+/* a saved time that is none (components/model_exchange.py) */
+#define NO_TIME (-1e308)
+#define SERIAL_MAGIC "mechfmu-native-state 1"
+
+/* --- Python's words ---------------------------------------------------------------------------- */
+
+void native_repr(double x, char *out, size_t size) {
+    if (isnan(x)) { snprintf(out, size, "nan"); return; }
+    if (isinf(x)) { snprintf(out, size, x > 0 ? "inf" : "-inf"); return; }
+    char text[40];
+    int precision = 1;
+    for (; precision < 17; ++precision) {
+        snprintf(text, sizeof text, "%.*e", precision - 1, x);
+        if (strtod(text, NULL) == x) break;
+    }
+    snprintf(text, sizeof text, "%.*e", precision - 1, x);
+    char digits[24];
+    size_t count = 0;
+    const char *p = text + (text[0] == '-');
+    for (; *p && *p != 'e'; ++p)
+        if (*p != '.') digits[count++] = *p;
+    while (count > 1 && digits[count - 1] == '0') --count;
+    digits[count] = '\0';
+    int point = (x == 0.0 ? 0 : atoi(p + 1)) + 1; /* the value is 0.<digits> * 10^point */
+    const char *sign = signbit(x) ? "-" : "";
+    if (point > -4 && point <= 16) {
+        if (point <= 0)
+            snprintf(out, size, "%s0.%.*s%s", sign, -point, "0000", digits);
+        else if ((size_t)point >= count)
+            snprintf(out, size, "%s%s%.*s.0", sign, digits, (int)(point - (int)count), "0000000000000000");
+        else
+            snprintf(out, size, "%s%.*s.%s", sign, point, digits, digits + point);
+    } else if (count == 1) {
+        snprintf(out, size, "%s%se%+03d", sign, digits, point - 1);
+    } else {
+        snprintf(out, size, "%s%c.%se%+03d", sign, digits[0], digits + 1, point - 1);
+    }
+}
+
+static void vformat(NativeInstance *n, const char *format, va_list args) {
+    vsnprintf(n->message, sizeof n->message, format, args);
+}
+
+int native_fail_text(NativeInstance *n, int arithmetic, const char *format, ...) {
+    va_list args;
+    va_start(args, format);
+    vformat(n, format, args);
+    va_end(args);
+    n->arithmetic = arithmetic;
+    return -1;
+}
+
+/* the instance's name, set by slave_instantiate (the message prefix "<Class> '<instance>'") */
+typedef struct {
+    NativeInstance base;
+    char *name;
+} Named;
+
+int native_fail(NativeInstance *n, const char *name, double value, const char *problem) {
+    char repr[40];
+    native_repr(value, repr, sizeof repr);
+    return native_fail_text(n, 0, "%s '%s': %s = %s %s", n->cls->name, ((Named *)n)->name, name, repr, problem);
+}
+
+int native_pow(NativeInstance *n, double base, double exponent, double *result) {
+    if (exponent == 0.0) { *result = 1.0; return 0; }
+    if (base == 0.0) {
+        if (exponent < 0.0) return native_fail_text(n, 1, "0.0 cannot be raised to a negative power");
+        *result = 0.0;
+        return 0;
+    }
+    if (base == 1.0) { *result = 1.0; return 0; }
+    *result = pow(base, exponent);
+    if (isinf(*result)) return native_fail_text(n, 1, "(34, 'Numerical result out of range')");
+    return 0;
+}
+
+const NativeClass *native_class(const char *name) {
+    for (const NativeClass *const *c = native_classes; *c; ++c)
+        if (!strcmp((*c)->name, name)) return *c;
+    return NULL;
+}
+
+/* --- the instance -------------------------------------------------------------------------------- */
+
+struct Slave {
+    Named named;
+    const NativeClass *cls;
+    fmi2CallbackFunctions functions;
+    double start_time;
+    char *initialization_error;
+    double *outputs;
+    int cached;
+    const char **returned; /* fmi2GetString's values, valid until the next call */
+};
+
+static const NativeClass *loaded;
+
+int slave_load(const char *model, char *error, size_t size) {
+    loaded = native_class(model);
+    if (!loaded) {
+        snprintf(error, size, "this binary has no native class %s", model);
+        return -1;
+    }
+    return 0;
+}
+
+static void log_text(const Slave *s, fmi2Status status, const char *text) {
+    if (s->functions.logger)
+        s->functions.logger(s->functions.componentEnvironment, s->named.name, status,
+                            status == fmi2Warning ? "logStatusWarning" : "logStatusError", "%s", text);
+}
+
+static fmi2Status log_error(const Slave *s, const char *format, ...) PRINTF_LIKE(2, 3);
+static fmi2Status log_error(const Slave *s, const char *format, ...) {
+    va_list args;
+    va_start(args, format);
+    char *text = platform_format(format, args);
+    va_end(args);
+    log_text(s, fmi2Error, text ? text : "(message lost: out of memory)");
+    free(text);
+    return fmi2OK; /* the loader returns fmi2Error for a logged error, the instance unchanged */
+}
+
+static NativeInstance *inst(Slave *s) { return &s->named.base; }
+
+static void reset_values(Slave *s) {
+    NativeInstance *n = inst(s);
+    const NativeClass *c = s->cls;
+    for (size_t i = 0; i < c->variable_count; ++i) {
+        n->values[i] = c->variables[i].start;
+        free(n->strings[i]);
+        n->strings[i] = c->variables[i].type == NATIVE_STRING ? platform_strndup(c->variables[i].text, SIZE_MAX) : NULL;
+    }
+    memcpy(n->state, c->initial_state, c->state_count * sizeof *n->state);
+    for (size_t i = 0; i < c->parameter_count; ++i)
+        if (c->variables[i].moves_state >= 0) n->state[c->variables[i].moves_state] = c->variables[i].start;
+    n->time = 0.0;
+    n->accepted_time = n->event_time = -INFINITY;
+    n->initialized = n->in_model_exchange = 0;
+    free(s->initialization_error);
+    s->initialization_error = NULL;
+    s->start_time = 0.0;
+    s->cached = 0;
+}
+
+Slave *slave_instantiate(fmi2String instanceName, fmi2String fmuResourceLocation, fmi2Boolean visible,
+                         const fmi2CallbackFunctions *functions) {
+    (void)fmuResourceLocation;
+    (void)visible;
+    Slave *s = calloc(1, sizeof *s);
+    if (!s) return NULL;
+    const NativeClass *c = s->cls = loaded;
+    NativeInstance *n = inst(s);
+    n->cls = c;
+    s->functions = *functions;
+    s->named.name = platform_strndup(instanceName, SIZE_MAX);
+    n->values = calloc(c->variable_count + 1, sizeof *n->values);
+    n->strings = calloc(c->variable_count + 1, sizeof *n->strings);
+    n->state = calloc(c->state_count + 1, sizeof *n->state);
+    s->outputs = calloc(c->output_count + 1, sizeof *s->outputs);
+    s->returned = calloc(c->variable_count + 1, sizeof *s->returned);
+    if (!s->named.name || !n->values || !n->strings || !n->state || !s->outputs || !s->returned) {
+        slave_free(s);
+        return NULL;
+    }
+    reset_values(s);
+    return s;
+}
+
+void slave_free(Slave *s) {
+    if (!s) return;
+    NativeInstance *n = inst(s);
+    for (size_t i = 0; n->strings && i < s->cls->variable_count; ++i) free(n->strings[i]);
+    free(n->strings);
+    free(n->values);
+    free(n->state);
+    free(s->outputs);
+    free(s->returned);
+    free(s->initialization_error);
+    free(s->named.name);
+    free(s);
+}
+
+fmi2Status slave_reset(Slave *s) {
+    reset_values(s);
+    return fmi2OK;
+}
+
+fmi2Status slave_setup_experiment(Slave *s, fmi2Real startTime) {
+    s->start_time = startTime;
+    return fmi2OK;
+}
+
+/* Component.check_range: a parameter value on its own. */
+static int check_range(NativeInstance *n, const NativeVariable *v, double value) {
+    char bound[64];
+    if (v->type == NATIVE_REAL && !isfinite(value)) return native_fail(n, v->name, value, "must be finite");
+    if (v->has_min && (value < v->min || (v->min_exclusive && value == v->min))) {
+        snprintf(bound, sizeof bound, "is out of range: must be %s %g %s", v->min_exclusive ? ">" : ">=", v->min, v->unit);
+        return native_fail(n, v->name, value, bound);
+    }
+    if (v->has_max && value > v->max) {
+        snprintf(bound, sizeof bound, "is out of range: must be <= %g %s", v->max, v->unit);
+        return native_fail(n, v->name, value, bound);
+    }
+    return 0;
+}
+
+static int check_parameters(NativeInstance *n) {
+    for (size_t i = 0; i < n->cls->parameter_count; ++i)
+        if (n->cls->variables[i].type != NATIVE_STRING && check_range(n, &n->cls->variables[i], n->values[i]) != 0)
+            return -1;
+    return n->cls->validate ? n->cls->validate(n) : 0;
+}
+
+fmi2Status slave_call(Slave *s, const char *method, const char *what) {
+    (void)what;
+    NativeInstance *n = inst(s);
+    if (!strcmp(method, "exit_initialization_mode")) {
+        free(s->initialization_error);
+        s->initialization_error = NULL;
+        if (check_parameters(n) != 0) {
+            s->initialization_error = platform_strndup(n->message, SIZE_MAX);
+            return log_error(s, "%s", n->message);
+        }
+        n->time = n->accepted_time = n->event_time = s->start_time;
+        n->initialized = 1;
+        s->cached = 0;
+    }
+    return fmi2OK;
+}
+
+/* The largest finite Real parameter or input if its magnitude is >= HUGE_VALUE: its index, else -1. */
+static long too_large(const NativeInstance *n) {
+    long found = -1;
+    for (size_t i = 0; i < n->cls->parameter_count + n->cls->input_count; ++i) {
+        double v = n->values[i];
+        if (n->cls->variables[i].type == NATIVE_REAL && isfinite(v) && (found < 0 || fabs(v) > fabs(n->values[found])))
+            found = (long)i;
+    }
+    return found >= 0 && fabs(n->values[found]) >= HUGE_VALUE ? found : -1;
+}
+
+/* Component.current_outputs: 0, or -1 with the message set as Python would raise it. */
+static int current_outputs(Slave *s) {
+    if (s->cached) return 0;
+    NativeInstance *n = inst(s);
+    n->arithmetic = 0;
+    if (s->cls->outputs(n, s->outputs) == 0) {
+        s->cached = 1;
+        return 0;
+    }
+    char exception[sizeof n->message];
+    int arithmetic = n->arithmetic;
+    snprintf(exception, sizeof exception, "%s", n->message);
+    if (!n->initialized && check_parameters(n) != 0) return -1;
+    long huge = arithmetic ? too_large(n) : -1;
+    if (huge < 0) {
+        snprintf(n->message, sizeof n->message, "%s", exception);
+        return -1;
+    }
+    char problem[sizeof n->message + 64];
+    snprintf(problem, sizeof problem, "is beyond what the law can compute with (%s)", exception);
+    return native_fail(n, s->cls->variables[huge].name, n->values[huge], problem);
+}
+
+/* The variable of `vr` for a get (`set` 0) or a set of `type`, or NULL after logging why not. */
+static const NativeVariable *variable(Slave *s, fmi2ValueReference vr, int type, int set) {
+    static const char *const types[] = {"Real", "Integer", "Boolean", "String"};
+    const NativeClass *c = s->cls;
+    const char *action = set ? "Set" : "Get";
+    if (vr < c->variable_count && c->variables[vr].type == type
+        && !(set && c->variables[vr].causality >= NATIVE_OUTPUT))
+        return &c->variables[vr];
+    if (vr >= c->variable_count) {
+        log_error(s, "%s: fmi2%s%s: valueReference %u: no such variable", s->named.name, action, types[type], vr);
+        return NULL;
+    }
+    const NativeVariable *v = &c->variables[vr];
+    if (v->type != type) {
+        log_error(s, "%s: fmi2%s%s: valueReference %u: %s is a %s, not a %s", s->named.name, action, types[type], vr,
+                  v->name, types[v->type], types[type]);
+        return NULL;
+    }
+    log_error(s, "%s: fmi2Set%s: %s is an output and cannot be set", s->named.name, types[type], v->name);
+    return NULL;
+}
+
+/* Component.set of one value (a number of any type): 0, or -1 after logging why (the value unchanged). */
+static int set_value(Slave *s, fmi2ValueReference vr, double value) {
+    NativeInstance *n = inst(s);
+    const NativeVariable *v = &s->cls->variables[vr];
+    int failed = 0;
+    if (v->causality == NATIVE_INPUT) {
+        if (!isfinite(value)) failed = native_fail(n, v->name, value, "must be finite");
+    } else if (n->initialized) {
+        failed = native_fail(n, v->name, value, "is a fixed parameter and cannot change after initialization");
+    } else {
+        failed = check_range(n, v, value);
+    }
+    if (failed) {
+        log_error(s, "setting %s failed: %s", v->name, n->message);
+        return -1;
+    }
+    n->values[vr] = value;
+    if (v->causality == NATIVE_PARAMETER && v->moves_state >= 0) n->state[v->moves_state] = value;
+    s->cached = 0;
+    return 0;
+}
+
+/* The value of a variable that is not a String: -1 after logging why (then *value is NaN). */
+static int read_value(Slave *s, fmi2ValueReference vr, double *value) {
+    NativeInstance *n = inst(s);
+    const NativeVariable *v = &s->cls->variables[vr];
+    if (v->causality == NATIVE_PARAMETER || v->causality == NATIVE_INPUT) {
+        *value = n->values[vr];
+        return 0;
+    }
+    size_t index = vr - s->cls->parameter_count - s->cls->input_count;
+    if (v->causality == NATIVE_LOCAL) { /* per state: state.<x>, then der(state.<x>) */
+        size_t k = index - s->cls->output_count;
+        double derivatives[64];
+        if (k % 2 == 0) {
+            *value = n->state[k / 2];
+            return 0;
+        }
+        if (s->cls->derivatives(n, derivatives) != 0) {
+            *value = NAN;
+            log_error(s, "reading %s failed: %s", v->name, n->message);
+            return -1;
+        }
+        *value = derivatives[k / 2];
+    } else {
+        if (current_outputs(s) != 0) {
+            *value = NAN;
+            log_error(s, "reading %s failed: %s", v->name, n->message);
+            return -1;
+        }
+        *value = s->outputs[index];
+    }
+    if (!isfinite(*value)) {
+        char repr[40], time[40], blame[512];
+        native_repr(*value, repr, sizeof repr);
+        native_repr(n->time, time, sizeof time);
+        long huge = too_large(n);
+        if (huge < 0) {
+            snprintf(blame, sizeof blame, "inputs outside the range the law can handle?");
+        } else {
+            char big[40];
+            native_repr(n->values[huge], big, sizeof big);
+            snprintf(blame, sizeof blame, "%s = %s is beyond what the law can compute with (magnitude below %g)",
+                     s->cls->variables[huge].name, big, HUGE_VALUE);
+        }
+        log_error(s, "%s: %s = %s is not finite at t = %s (%s)", s->named.name, v->name, repr, time, blame);
+    }
+    return 0;
+}
+
+fmi2Status slave_get_real(Slave *s, const fmi2ValueReference vr[], size_t nvr, fmi2Real values[]) {
+    const NativeClass *c = s->cls;
+    const size_t first = c->parameter_count + c->input_count, last = first + c->output_count;
+    for (size_t i = 0; i < nvr; ++i) {
+        if (vr[i] >= first && vr[i] < last && (s->cached || current_outputs(s) == 0)) { /* an output: the common case */
+            values[i] = s->outputs[vr[i] - first];
+            if (isfinite(values[i])) continue;
+        }
+        if (variable(s, vr[i], NATIVE_REAL, 0)) read_value(s, vr[i], &values[i]);
+        else values[i] = NAN;
+    }
+    return fmi2OK;
+}
+
+fmi2Status slave_get_integer(Slave *s, const fmi2ValueReference vr[], size_t nvr, fmi2Integer values[]) {
+    double value;
+    for (size_t i = 0; i < nvr; ++i)
+        values[i] = variable(s, vr[i], NATIVE_INTEGER, 0) && read_value(s, vr[i], &value) == 0 ? (fmi2Integer)value
+                                                                                                   : 0;
+    return fmi2OK;
+}
+
+fmi2Status slave_get_boolean(Slave *s, const fmi2ValueReference vr[], size_t nvr, fmi2Boolean values[]) {
+    double value;
+    for (size_t i = 0; i < nvr; ++i)
+        values[i] = variable(s, vr[i], NATIVE_BOOLEAN, 0) && read_value(s, vr[i], &value) == 0 && value != 0.0;
+    return fmi2OK;
+}
+
+fmi2Status slave_get_string(Slave *s, const fmi2ValueReference vr[], size_t nvr, fmi2String values[]) {
+    for (size_t i = 0; i < nvr; ++i)
+        values[i] = variable(s, vr[i], NATIVE_STRING, 0) ? inst(s)->strings[vr[i]] : "";
+    return fmi2OK;
+}
+
+fmi2Status slave_set_real(Slave *s, const fmi2ValueReference vr[], size_t nvr, const fmi2Real values[]) {
+    const NativeClass *c = s->cls;
+    const size_t first = c->parameter_count, last = first + c->input_count;
+    for (size_t i = 0; i < nvr; ++i) {
+        if (vr[i] >= first && vr[i] < last && isfinite(values[i])) { /* an input: the common case */
+            inst(s)->values[vr[i]] = values[i];
+            s->cached = 0;
+        } else if (variable(s, vr[i], NATIVE_REAL, 1)) {
+            set_value(s, vr[i], values[i]);
+        }
+    }
+    return fmi2OK;
+}
+
+fmi2Status slave_set_integer(Slave *s, const fmi2ValueReference vr[], size_t nvr, const fmi2Integer values[]) {
+    for (size_t i = 0; i < nvr; ++i)
+        if (variable(s, vr[i], NATIVE_INTEGER, 1)) set_value(s, vr[i], values[i]);
+    return fmi2OK;
+}
+
+fmi2Status slave_set_boolean(Slave *s, const fmi2ValueReference vr[], size_t nvr, const fmi2Boolean values[]) {
+    for (size_t i = 0; i < nvr; ++i)
+        if (variable(s, vr[i], NATIVE_BOOLEAN, 1)) set_value(s, vr[i], values[i] != fmi2False);
+    return fmi2OK;
+}
+
+fmi2Status slave_set_string(Slave *s, const fmi2ValueReference vr[], size_t nvr, const fmi2String values[]) {
+    NativeInstance *n = inst(s);
+    for (size_t i = 0; i < nvr; ++i) {
+        const NativeVariable *v = variable(s, vr[i], NATIVE_STRING, 1);
+        if (!v) continue;
+        if (n->initialized) {
+            log_error(s, "setting %s failed: %s '%s': %s = '%s' is a fixed parameter and cannot change after "
+                      "initialization", v->name, s->cls->name, s->named.name, v->name, values[i]);
+            continue;
+        }
+        char *copy = platform_strndup(values[i], SIZE_MAX);
+        if (!copy) return fmi2Error;
+        free(n->strings[vr[i]]);
+        n->strings[vr[i]] = copy;
+        s->cached = 0;
+    }
+    return fmi2OK;
+}
+
+/* --- stepping -------------------------------------------------------------------------------------- */
+
+fmi2Status slave_do_step(Slave *s, fmi2Real t, fmi2Real h) {
+    NativeInstance *n = inst(s);
+    double expected = n->time;
+    if (!(isfinite(t) && isfinite(h) && h > 0.0 && fabs(t - expected) <= TIME_TOLERANCE * fmax(1.0, fabs(expected)))) {
+        char at[40], size[40], wanted[40];
+        native_repr(t, at, sizeof at);
+        native_repr(h, size, sizeof size);
+        native_repr(expected, wanted, sizeof wanted);
+        log_error(s, "%s: fmi2DoStep refused: currentCommunicationPoint = %s, communicationStepSize = %s; expected "
+                  "currentCommunicationPoint = %s (the end of the last step or the restored state's time) and a "
+                  "finite step size > 0", s->named.name, at, size, wanted);
+        return fmi2OK;
+    }
+    if (s->initialization_error) {
+        log_error(s, "initialization failed: %s", s->initialization_error);
+        return fmi2Discard;
+    }
+    if (s->cls->advance) {
+        double saved[64];
+        memcpy(saved, n->state, s->cls->state_count * sizeof *saved);
+        n->arithmetic = 0;
+        if (s->cls->advance(n, t, h) != 0) {
+            char at[40], size[40];
+            memcpy(n->state, saved, s->cls->state_count * sizeof *saved);
+            native_repr(t, at, sizeof at);
+            native_repr(h, size, sizeof size);
+            log_error(s, "%s: step at t=%s h=%s failed: %s", s->named.name, at, size, n->message);
+            s->cached = 0;
+            return fmi2Discard;
+        }
+    }
+    n->time = t + h;
+    s->cached = 0;
+    return fmi2OK;
+}
+
+/* --- Model Exchange ---------------------------------------------------------------------------------- */
+
+static fmi2Status refused(Slave *s, const char *function, const char *problem) {
+    return log_error(s, "%s: %s: %s", s->named.name, function, problem);
+}
+
+/* The name of entry i of the continuous states ("nx") or of the event indicators ("ni"). */
+static const char *entry_name(const Slave *s, const char *what, size_t i) {
+    const NativeClass *c = s->cls;
+    if (strcmp(what, "ni")) return c->continuous_names[i];
+    return c->variables[c->parameter_count + c->input_count + c->output_count - c->indicator_count + i].name;
+}
+
+static fmi2Status counted(Slave *s, const char *function, const char *what, size_t have, size_t count) {
+    if (have == count) return fmi2OK;
+    char problem[1024];
+    size_t used = (size_t)snprintf(problem, sizeof problem, "%s = %zu, but %s has %zu (", what, count, s->cls->name,
+                                   have);
+    for (size_t i = 0; i < have && used < sizeof problem; ++i)
+        used += (size_t)snprintf(problem + used, sizeof problem - used, "%s%s", i ? ", " : "", entry_name(s, what, i));
+    if (used < sizeof problem) snprintf(problem + used, sizeof problem - used, "%s)", have ? "" : "none");
+    refused(s, function, problem);
+    return fmi2Error;
+}
+
+static fmi2Status evaluated(Slave *s, const char *function, const char *what, const double *values, size_t have,
+                            fmi2Real out[], size_t nout) {
+    if (counted(s, function, what, have, nout) != fmi2OK) return fmi2OK;
+    char bad[1024] = "";
+    size_t used = 0;
+    for (size_t i = 0; i < have; ++i)
+        if (!isfinite(values[i]) && used < sizeof bad)
+            used += (size_t)snprintf(bad + used, sizeof bad - used, "%s%s", used ? ", " : "", entry_name(s, what, i));
+    if (used) {
+        char problem[1200], time[40];
+        native_repr(inst(s)->time, time, sizeof time);
+        snprintf(problem, sizeof problem, "%s not finite at t = %s (states or inputs outside the range the law can "
+                 "handle?)", bad, time);
+        return refused(s, function, problem);
+    }
+    memcpy(out, values, have * sizeof *out);
+    return fmi2OK;
+}
+
+fmi2Status slave_model_exchange(Slave *s, const char *method, const char *what, const fmi2Real in[], size_t nin,
+                                fmi2Real out[], size_t nout) {
+    NativeInstance *n = inst(s);
+    const NativeClass *c = s->cls;
+    double values[64];
+    if (!strcmp(method, "me_open")) {
+        if (c->co_simulation_only) {
+            char problem[1024];
+            snprintf(problem, sizeof problem, "%s has no Model Exchange form: %s; instantiate it as fmi2CoSimulation",
+                     c->name, c->co_simulation_only);
+            return refused(s, "fmi2Instantiate", problem);
+        }
+        n->in_model_exchange = 1;
+        return fmi2OK;
+    }
+    if (!strcmp(method, "me_set_time")) {
+        double t = in[0];
+        if (!isfinite(t) || t < n->accepted_time) {
+            char accepted[40], problem[400];
+            native_repr(n->accepted_time, accepted, sizeof accepted);
+            snprintf(problem, sizeof problem, "must be finite and not before %s s, the last event or completed "
+                     "integrator step", accepted);
+            native_fail(n, "time", t, problem);
+            return refused(s, what, n->message);
+        }
+        n->time = t;
+        n->in_model_exchange = 1;
+        s->cached = 0;
+        return fmi2OK;
+    }
+    if (!strcmp(method, "me_set_states")) {
+        if (nin != c->continuous_count) {
+            char problem[2048], repr[40];
+            size_t used = (size_t)snprintf(problem, sizeof problem, "%s '%s': continuous states = [", c->name,
+                                           s->named.name);
+            for (size_t i = 0; i < nin && used < sizeof problem; ++i) {
+                native_repr(in[i], repr, sizeof repr);
+                used += (size_t)snprintf(problem + used, sizeof problem - used, "%s%s", i ? ", " : "", repr);
+            }
+            if (used < sizeof problem)
+                used += (size_t)snprintf(problem + used, sizeof problem - used, "] must be %zu values (", c->continuous_count);
+            for (size_t i = 0; i < c->continuous_count && used < sizeof problem; ++i)
+                used += (size_t)snprintf(problem + used, sizeof problem - used, "%s%s", i ? ", " : "", c->continuous_names[i]);
+            if (used < sizeof problem) snprintf(problem + used, sizeof problem - used, "%s)", c->continuous_count ? "" : "none");
+            return refused(s, what, problem);
+        }
+        for (size_t i = 0; i < nin; ++i)
+            if (!isfinite(in[i])) {
+                char name[200];
+                snprintf(name, sizeof name, "state %s", c->continuous_names[i]);
+                native_fail(n, name, in[i], "must be finite");
+                return refused(s, what, n->message);
+            }
+        memcpy(n->state, in, nin * sizeof *in);
+        s->cached = 0;
+        return fmi2OK;
+    }
+    if (!strcmp(method, "me_get_states"))
+        return evaluated(s, what, "nx", n->state, c->continuous_count, out, nout);
+    if (!strcmp(method, "me_nominals")) {
+        for (size_t i = 0; i < c->continuous_count; ++i) values[i] = 1.0;
+        return evaluated(s, what, "nx", values, c->continuous_count, out, nout);
+    }
+    if (!strcmp(method, "me_derivatives")) {
+        if (c->continuous_count && c->derivatives(n, values) != 0) return refused(s, what, n->message);
+        return evaluated(s, what, "nx", values, c->continuous_count, out, nout);
+    }
+    if (!strcmp(method, "me_indicators")) {
+        if (c->indicator_count && current_outputs(s) != 0) return refused(s, what, n->message);
+        return evaluated(s, what, "ni", s->outputs + c->output_count - c->indicator_count, c->indicator_count, out,
+                         nout);
+    }
+    if (!strcmp(method, "me_new_discrete_states")) { /* no modes, no time events: the point is accepted */
+        n->accepted_time = n->event_time = n->time;
+        s->cached = 0;
+        out[0] = out[1] = out[2] = 0.0;
+        return fmi2OK;
+    }
+    if (!strcmp(method, "me_completed_step")) {
+        n->accepted_time = n->time;
+        return fmi2OK;
+    }
+    return refused(s, what, "not a Model Exchange call of this FMU");
+}
+
+/* --- FMU states ------------------------------------------------------------------------------------- */
+
+typedef struct {
+    double *values, *state;
+    char **strings;
+    char *rejected; /* a serialized state refused, and why: never applied (serialized as a NUL and the reason) */
+    double time, accepted_time, event_time;
+    int initialized, in_model_exchange;
+} Saved;
+
+static void free_saved(const NativeClass *c, Saved *saved) {
+    if (!saved) return;
+    for (size_t i = 0; saved->strings && i < c->variable_count; ++i) free(saved->strings[i]);
+    free(saved->strings);
+    free(saved->rejected);
+    free(saved->values);
+    free(saved->state);
+    free(saved);
+}
+
+static Saved *new_saved(const NativeClass *c) {
+    Saved *saved = calloc(1, sizeof *saved);
+    if (!saved) return NULL;
+    saved->values = calloc(c->variable_count + 1, sizeof *saved->values);
+    saved->state = calloc(c->state_count + 1, sizeof *saved->state);
+    saved->strings = calloc(c->variable_count + 1, sizeof *saved->strings);
+    if (!saved->values || !saved->state || !saved->strings) {
+        free_saved(c, saved);
+        return NULL;
+    }
+    return saved;
+}
+
+/* Copy the values of one side to the other: 0, or -1 out of memory (the target then unchanged). */
+static int copy_strings(const NativeClass *c, char **to, char *const *from) {
+    char **fresh = calloc(c->variable_count + 1, sizeof *fresh);
+    if (!fresh) return -1;
+    for (size_t i = 0; i < c->variable_count; ++i)
+        if (from[i] && !(fresh[i] = platform_strndup(from[i], SIZE_MAX))) {
+            for (size_t k = 0; k < i; ++k) free(fresh[k]);
+            free(fresh);
+            return -1;
+        }
+    for (size_t i = 0; i < c->variable_count; ++i) {
+        free(to[i]);
+        to[i] = fresh[i];
+    }
+    free(fresh);
+    return 0;
+}
+
+fmi2Status slave_get_state(Slave *s, void **state) {
+    const NativeClass *c = s->cls;
+    NativeInstance *n = inst(s);
+    Saved *saved = new_saved(c);
+    if (!saved || copy_strings(c, saved->strings, n->strings) != 0) {
+        free_saved(c, saved);
+        return fmi2Error;
+    }
+    memcpy(saved->values, n->values, c->variable_count * sizeof *n->values);
+    memcpy(saved->state, n->state, c->state_count * sizeof *n->state);
+    saved->time = n->time;
+    saved->accepted_time = n->accepted_time;
+    saved->event_time = n->event_time;
+    saved->initialized = n->initialized;
+    saved->in_model_exchange = n->in_model_exchange;
+    *state = saved;
+    return fmi2OK;
+}
+
+fmi2Status slave_set_state(Slave *s, void *state) {
+    const NativeClass *c = s->cls;
+    NativeInstance *n = inst(s);
+    const Saved *saved = state;
+    if (saved->rejected) return log_error(s, "%s: fmi2SetFMUstate refused, the instance is unchanged: %s",
+                                          s->named.name, saved->rejected);
+    if (copy_strings(c, n->strings, saved->strings) != 0) return fmi2Error;
+    memcpy(n->values, saved->values, c->variable_count * sizeof *n->values);
+    memcpy(n->state, saved->state, c->state_count * sizeof *n->state);
+    n->time = saved->time;
+    n->accepted_time = saved->accepted_time;
+    n->event_time = saved->event_time;
+    n->initialized = saved->initialized;
+    n->in_model_exchange = saved->in_model_exchange;
+    s->cached = 0;
+    return fmi2OK;
+}
+
+void slave_free_state(Slave *s, void *state) { free_saved(s->cls, state); }
+
+/* Serialized: SERIAL_MAGIC, the class name, the counts, then the doubles (times, values, state) as 8 little-endian
+ * bytes each, then each String as its length (8 bytes) and bytes. */
+static void put(char **p, const void *data, size_t size) {
+    memcpy(*p, data, size);
+    *p += size;
+}
+
+static void put_double(char **p, double x) {
+    uint64_t bits;
+    memcpy(&bits, &x, sizeof bits);
+    unsigned char bytes[8];
+    for (int i = 0; i < 8; ++i) bytes[i] = (unsigned char)(bits >> (8 * i));
+    put(p, bytes, 8);
+}
+
+fmi2Status slave_serialize(Slave *s, void *state, char **bytes, size_t *size) {
+    const NativeClass *c = s->cls;
+    const Saved *saved = state;
+    if (saved->rejected) {
+        *size = 1 + strlen(saved->rejected);
+        if (!(*bytes = malloc(*size))) return fmi2Error;
+        (*bytes)[0] = '\0';
+        memcpy(*bytes + 1, saved->rejected, *size - 1);
+        return fmi2OK;
+    }
+    size_t total = sizeof SERIAL_MAGIC + strlen(c->name) + 1 + 8 * (7 + c->variable_count + c->state_count);
+    for (size_t i = 0; i < c->variable_count; ++i) total += 8 + (saved->strings[i] ? strlen(saved->strings[i]) : 0);
+    char *p = *bytes = malloc(total);
+    if (!p) return fmi2Error;
+    put(&p, SERIAL_MAGIC, sizeof SERIAL_MAGIC);
+    put(&p, c->name, strlen(c->name) + 1);
+    put_double(&p, (double)c->variable_count);
+    put_double(&p, (double)c->state_count);
+    put_double(&p, saved->time);
+    put_double(&p, saved->accepted_time);
+    put_double(&p, saved->event_time);
+    put_double(&p, saved->initialized);
+    put_double(&p, saved->in_model_exchange);
+    for (size_t i = 0; i < c->variable_count; ++i) put_double(&p, saved->values[i]);
+    for (size_t i = 0; i < c->state_count; ++i) put_double(&p, saved->state[i]);
+    for (size_t i = 0; i < c->variable_count; ++i) {
+        size_t length = saved->strings[i] ? strlen(saved->strings[i]) : 0;
+        put_double(&p, (double)length);
+        if (length) put(&p, saved->strings[i], length);
+    }
+    *size = total;
+    return fmi2OK;
+}
+
+typedef struct {
+    const char *p, *end;
+} Reader;
+
+static int take(Reader *r, void *out, size_t size) {
+    if ((size_t)(r->end - r->p) < size) return -1;
+    memcpy(out, r->p, size);
+    r->p += size;
+    return 0;
+}
+
+static int take_double(Reader *r, double *x) {
+    unsigned char bytes[8];
+    if (take(r, bytes, 8) != 0) return -1;
+    uint64_t bits = 0;
+    for (int i = 7; i >= 0; --i) bits = bits << 8 | bytes[i];
+    memcpy(x, &bits, sizeof *x);
+    return 0;
+}
+
+/* Why the bytes are not a state of this class (NULL if they are; then `saved` holds it). */
+static const char *read_state(Slave *s, Reader *r, Saved *saved, char *why, size_t size) {
+    const NativeClass *c = s->cls;
+    char magic[sizeof SERIAL_MAGIC];
+    if (take(r, magic, sizeof magic) != 0 || memcmp(magic, SERIAL_MAGIC, sizeof magic))
+        return "not a native mechfmu FMU state";
+    size_t name_length = strlen(c->name) + 1;
+    if ((size_t)(r->end - r->p) < name_length || memcmp(r->p, c->name, name_length)) return "a state of another class";
+    r->p += name_length;
+    double counts[2], flags[2];
+    if (take_double(r, &counts[0]) || take_double(r, &counts[1]) || counts[0] != (double)c->variable_count
+        || counts[1] != (double)c->state_count)
+        return "a state of another version of this class (its counts differ)";
+    if (take_double(r, &saved->time) || take_double(r, &saved->accepted_time) || take_double(r, &saved->event_time)
+        || take_double(r, &flags[0]) || take_double(r, &flags[1]))
+        return "cut short";
+    if ((flags[0] != 0.0 && flags[0] != 1.0) || (flags[1] != 0.0 && flags[1] != 1.0)) return "a phase that is none";
+    saved->initialized = flags[0] == 1.0;
+    saved->in_model_exchange = flags[1] == 1.0;
+    if (!isfinite(saved->time) || isnan(saved->accepted_time) || isnan(saved->event_time)
+        || saved->accepted_time == INFINITY || saved->event_time == INFINITY)
+        return "a time that is not finite";
+    for (size_t i = 0; i < c->variable_count; ++i) {
+        if (take_double(r, &saved->values[i])) return "cut short";
+        if (!isfinite(saved->values[i])) {
+            snprintf(why, size, "state.values.%s must be a finite number", c->variables[i].name);
+            return why;
+        }
+    }
+    for (size_t i = 0; i < c->state_count; ++i)
+        if (take_double(r, &saved->state[i]) || !isfinite(saved->state[i])) return "a hidden state that is not finite";
+    for (size_t i = 0; i < c->variable_count; ++i) {
+        double length;
+        if (take_double(r, &length) || !(length >= 0.0) || length > (double)(r->end - r->p)) return "cut short";
+        if ((c->variables[i].type == NATIVE_STRING) != (length > 0.0 || c->variables[i].type == NATIVE_STRING))
+            return "a text where the class has none";
+        if (c->variables[i].type != NATIVE_STRING) continue;
+        saved->strings[i] = platform_strndup(r->p, (size_t)length);
+        if (!saved->strings[i] || strlen(saved->strings[i]) != (size_t)length) return "a text holding a NUL";
+        r->p += (size_t)length;
+    }
+    if (r->p != r->end) return "bytes after the state";
+    return NULL;
+}
+
+fmi2Status slave_deserialize(Slave *s, const char *bytes, size_t size, void **state) {
+    const NativeClass *c = s->cls;
+    Saved *saved = new_saved(c);
+    if (!saved) return fmi2Error;
+    Reader r = {bytes, bytes + size};
+    char why[sizeof ((NativeInstance *)0)->message];
+    const char *problem = read_state(s, &r, saved, why, sizeof why);
+    if (!problem) { /* the ranges and, initialized, the rules: on a scratch instance */
+        Slave *scratch = slave_instantiate("state check", "", fmi2False, &s->functions);
+        if (!scratch) {
+            free_saved(c, saved);
+            return fmi2Error;
+        }
+        slave_set_state(scratch, saved);
+        NativeInstance *n = inst(scratch);
+        for (size_t i = 0; !problem && i < c->parameter_count; ++i)
+            if (c->variables[i].type != NATIVE_STRING && check_range(n, &c->variables[i], n->values[i]) != 0)
+                problem = n->message;
+        if (!problem && n->initialized && c->validate && c->validate(n) != 0) problem = n->message;
+        if (problem) snprintf(why, sizeof why, "%s", problem);
+        problem = problem ? why : NULL;
+        slave_free(scratch);
+    }
+    if (problem) {
+        char *reason = malloc(strlen(c->name) + strlen(problem) + 64);
+        if (!reason) {
+            free_saved(c, saved);
+            return fmi2Error;
+        }
+        sprintf(reason, "%s: the serialized FMU state is refused: %s", c->name, problem);
+        saved->rejected = reason;
+    }
+    *state = saved;
+    return fmi2OK;
+}

@@ -1,0 +1,76 @@
+/* The native side of a mechfmu FMU: a component class as C (components/native/), run by fmi2_native.c through the
+ * slave_* functions the loader calls (fmi2_python.h). No Python anywhere: the C runtime (libc, libm) only.
+ *
+ * A class is its variable table (generated from the Python declarations at build time: mechfmu/fmu/native_tables.py,
+ * in value-reference order: parameters, inputs, outputs, then the Model Exchange states and derivatives) and its
+ * law: functions that read `values` (a double per variable; Integer and Boolean as exact doubles) and `state` (the
+ * hidden state, doubles). A law that fails sets the message with native_fail and returns -1; the runtime logs it as
+ * the Python component would have raised it, with the same words. */
+#ifndef MECHFMU_FMI2_NATIVE_H
+#define MECHFMU_FMI2_NATIVE_H
+
+#include <stddef.h>
+
+enum { NATIVE_REAL, NATIVE_INTEGER, NATIVE_BOOLEAN, NATIVE_STRING };
+enum { NATIVE_PARAMETER, NATIVE_INPUT, NATIVE_OUTPUT, NATIVE_LOCAL };
+
+typedef struct {
+    const char *name, *unit;
+    int type, causality;
+    double start;          /* Real, Integer, Boolean start value */
+    const char *text;      /* String start value */
+    int has_min, has_max, min_exclusive;
+    double min, max;
+    int moves_state;       /* the hidden state a start parameter sets when written, or -1 */
+} NativeVariable;
+
+typedef struct NativeInstance NativeInstance;
+
+typedef struct NativeClass {
+    const char *name;                        /* the class name of messages ("ElastoGap") */
+    const char *co_simulation_only;          /* why it has no Model Exchange form, or NULL */
+    size_t variable_count, parameter_count, input_count, output_count;
+    const NativeVariable *variables;
+    size_t state_count;                      /* hidden state: initial values */
+    const double *initial_state;
+    size_t continuous_count;                 /* Model Exchange: the continuous states are state[0..n) */
+    const char *const *continuous_names;     /* their names ("s", "v") */
+    size_t indicator_count;                  /* the last indicator_count outputs are the event indicators */
+    /* cross-parameter rules (after the ranges); 0, or -1 after native_fail */
+    int (*validate)(NativeInstance *);
+    /* every output, in declaration order, from values, state and time; 0, or -1 after native_fail */
+    int (*outputs)(NativeInstance *, double *out);
+    /* the state over one step (inputs held); NULL: no dynamics */
+    int (*advance)(NativeInstance *, double t, double h);
+    /* d/dt of the continuous states (no side effect); NULL: none */
+    int (*derivatives)(NativeInstance *, double *out);
+} NativeClass;
+
+struct NativeInstance {
+    const NativeClass *cls;
+    double *values;       /* per variable (value reference) */
+    char **strings;       /* per variable: a String's value (NULL for other types) */
+    double *state;
+    double time, accepted_time, event_time;
+    int initialized, in_model_exchange;
+    int arithmetic;       /* the failure is Python's ArithmeticError or ValueError (blamed on a huge value) */
+    char message[2048];   /* the failure of the last call that failed */
+    double memo[16];      /* a law's cache of a pure function of values (never part of the FMU state) */
+    int memo_valid;
+};
+
+/* A failure of the law in the words of the Python component: "<Class> '<instance>': <name> = <repr> <problem>". */
+int native_fail(NativeInstance *n, const char *name, double value, const char *problem);
+/* A failure in free words; `arithmetic`: an ArithmeticError or ValueError of Python's arithmetic. */
+int native_fail_text(NativeInstance *n, int arithmetic, const char *format, ...);
+/* Python's repr of a float ("1.0", "1e-05", "inf"): the shortest digits that read back as the same double. */
+void native_repr(double x, char *out, size_t size);
+/* Python's float ** float for a non-negative base (what the laws raise to a power): 0 and *result, or -1 after
+ * native_fail_text with Python's error ("0.0 cannot be raised to a negative power", an overflow). */
+int native_pow(NativeInstance *n, double base, double exponent, double *result);
+
+/* The classes of this binary (generated), and one by name. */
+extern const NativeClass *const native_classes[];
+const NativeClass *native_class(const char *name);
+
+#endif

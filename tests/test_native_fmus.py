@@ -1,0 +1,210 @@
+"""Native FMUs (``mechfmu build --backend native``): a component whose law is written in C runs with no Python.
+
+Each is checked against the Python-embedding FMU of the same component, which runs the Python law: the same
+outputs bit for bit over random inputs (also after restoring a saved and a serialized state, in a C host with no
+Python), the same Model Exchange derivatives and indicators, the same messages for refused calls. The binary needs
+the C runtime only, and a C host under glibc's LD_DEBUG=libs loads no Python."""
+import random
+import subprocess
+import zipfile
+from pathlib import Path
+
+import lief
+import pytest
+from conftest import slow_but
+from fmpy import extract, read_model_description
+from fmpy.fmi2 import (
+    FMU2Model,
+    FMU2Slave,
+    fmi2CallbackAllocateMemoryTYPE,
+    fmi2CallbackFreeMemoryTYPE,
+    fmi2CallbackFunctions,
+    fmi2CallbackLoggerTYPE,
+)
+from mechfmu.components import COMPONENTS
+from test_c_host import host_arguments, read_output, run_c_host, unzip, write_plan
+from test_model_exchange_fmus import calloc, free
+
+from mechfmu.fmu.build import build, fmu_backend
+from mechfmu.fmu.native import compile_binary
+from mechfmu.fmu.native_tables import NATIVE_HOOKS
+
+NATIVE = sorted(NATIVE_HOOKS)
+#: what a native binary may import: the C runtime (glibc's libc and libm)
+C_RUNTIME = {"libc.so.6", "libm.so.6"}
+
+
+@pytest.fixture(scope="module")
+def native_fmus(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("native_fmus")
+    build(NATIVE, directory, platforms=["linux64"], backend="native")
+    return {model: directory / f"{model}.fmu" for model in NATIVE}
+
+
+def test_native_fmu_carries_no_python_and_needs_the_c_runtime_only(native_fmus):
+    for model, fmu in native_fmus.items():
+        assert fmu_backend(fmu) == "native"
+        with zipfile.ZipFile(fmu) as zf:
+            names = zf.namelist()
+            description = zf.read("modelDescription.xml").decode()
+            binary = zf.read(f"binaries/linux64/{model}.so")
+        assert not [n for n in names if n.endswith(".py")], names
+        assert 'needsExecutionTool="false"' in description and 'needsExecutionTool="true"' not in description
+        parsed = lief.parse(list(binary))
+        assert set(parsed.libraries) <= C_RUNTIME, (model, parsed.libraries)
+        assert not [s.name for s in parsed.imported_symbols if s.name.startswith("Py")], model
+
+
+def test_native_windows_binary_imports_the_c_runtime_only(tmp_path):
+    """The win64 binary (zig): Windows' own DLLs and the Universal C Runtime, no python3X.dll."""
+    binary = tmp_path / "native.dll"
+    compile_binary(binary, None, "win64")
+    imported = {name.lower() for name in lief.parse(str(binary)).libraries}
+    assert imported and all(name == "kernel32.dll" or name == "advapi32.dll" or name.startswith("api-ms-win-crt-")
+                            or name == "ucrtbase.dll" for name in imported), imported
+
+
+@pytest.mark.parametrize("model", slow_but(NATIVE, "ElastoGap", "Mass"))
+def test_native_fmu_equals_the_python_fmu_bit_for_bit_in_a_c_host(fmus, native_fmus, host, model, tmp_path):
+    """The same plan (random inputs, a saved state replayed, a serialized state restored) in a C host with no
+    Python: the native FMU gives the Python-embedding FMU's outputs bit for bit and maps no libpython."""
+    parameters = COMPONENTS[model].example_parameters
+    results = {}
+    for kind, fmu in (("python", fmus[model]), ("native", native_fmus[model])):
+        unzipped = unzip(fmu, tmp_path / kind)
+        md = read_model_description(str(unzipped))
+        write_plan(md, parameters, tmp_path / f"{kind}.plan", seed=11)
+        proc = run_c_host(host[0], host_arguments(unzipped, md, tmp_path / f"{kind}.plan", tmp_path / f"{kind}.out"))
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        results[kind] = read_output(tmp_path / f"{kind}.out")
+    rows, facts = results["native"]
+    assert facts == {"replay_equal": 1, "serialized_equal": 1, "libpython_mappings": 0}
+    assert rows == results["python"][0]
+
+
+def test_a_c_host_loads_no_python_library(native_fmus, host, tmp_path):
+    """glibc's LD_DEBUG=libs lists every library the process initialises: none is Python's."""
+    unzipped = unzip(native_fmus["Mass"], tmp_path / "fmu")
+    md = read_model_description(str(unzipped))
+    write_plan(md, {}, tmp_path / "plan.txt")
+    proc = subprocess.run([str(host[0]), *host_arguments(unzipped, md, tmp_path / "plan.txt", tmp_path / "out.txt")],
+                          env={"LD_DEBUG": "libs"}, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout
+    initialised = [Path(line.split("calling init:")[1].strip()).name for line in proc.stderr.splitlines()
+                   if "calling init:" in line]
+    assert "Mass.so" in initialised, proc.stderr[-2000:]
+    assert not [name for name in initialised if "python" in name.lower()], initialised
+
+
+def instance(fmu: Path, model: str, messages: list[str], kind=FMU2Slave):
+    """An fmpy instance (``kind``) of ``fmu``, its log messages (status and text) appended to ``messages``."""
+    md = read_model_description(str(fmu))
+    slave = kind(guid=md.guid, unzipDirectory=extract(str(fmu)), modelIdentifier=model, instanceName="probe")
+    callbacks = fmi2CallbackFunctions()
+    callbacks.logger = fmi2CallbackLoggerTYPE(lambda env, name, status, category, message:
+                                              messages.append(f"{status} {message.decode()}"))
+    callbacks.allocateMemory = fmi2CallbackAllocateMemoryTYPE(lambda n, size: calloc(n, size))
+    callbacks.freeMemory = fmi2CallbackFreeMemoryTYPE(lambda p: free(p))
+    slave.keep_callbacks = callbacks  # alive as long as the instance
+    slave.instantiate(callbacks=callbacks, loggingOn=False)
+    return slave, {v.name: v.valueReference for v in md.modelVariables}
+
+
+def refused_calls(fmu: Path, model: str) -> list[str]:
+    """The statuses and messages of a sequence of refused calls (and the values read in between)."""
+    messages: list[str] = []
+    slave, vr = instance(fmu, model, messages)
+    cls = COMPONENTS[model]
+    first_parameter = cls.parameters[0].name
+    outputs = [o.name for o in cls.outputs]
+
+    def attempt(name: str, call) -> None:
+        try:
+            result = call()
+        except Exception as exc:  # fmpy raises on fmi2Error: the status and the message are what counts
+            messages.append(f"{name}: {exc}")
+        else:
+            if result is not None:
+                messages.append(f"{name} -> {[float(x).hex() for x in result] if isinstance(result, list) else result}")
+    slave.setupExperiment(startTime=0.0)
+    attempt("huge parameter", lambda: slave.setReal([vr[first_parameter]], [float("nan")]))
+    attempt("low parameter", lambda: slave.setReal([vr[first_parameter]], [-1e300]))
+    attempt("unknown reference", lambda: slave.setReal([len(vr) + 5], [1.0]))
+    attempt("set an output", lambda: slave.setReal([vr[outputs[0]]], [1.0]))
+    attempt("read outputs", lambda: slave.getReal([vr[o] for o in outputs]))
+    slave.enterInitializationMode()
+    slave.exitInitializationMode()
+    attempt("parameter after initialization", lambda: slave.setReal([vr[first_parameter]], [2.0]))
+    if cls.inputs:
+        attempt("infinite input", lambda: slave.setReal([vr[cls.inputs[0].name]], [float("inf")]))
+        attempt("huge inputs", lambda: slave.setReal([vr[i.name] for i in cls.inputs], [1e300] * len(cls.inputs)))
+    attempt("read outputs", lambda: slave.getReal([vr[o] for o in outputs]))
+    attempt("step at a wrong time", lambda: slave.doStep(0.5, 1e-3))
+    attempt("step of size 0", lambda: slave.doStep(0.0, 0.0))
+    attempt("garbage state", lambda: slave.deSerializeFMUstate(b"\x00" * 40))
+    slave.terminate()
+    slave.freeInstance()
+    return messages
+
+
+@pytest.mark.parametrize("model", slow_but(NATIVE, "ElastoGap", "Mass"))
+def test_native_fmu_refuses_what_the_python_fmu_refuses_with_its_words(fmus, native_fmus, model):
+    python, native = refused_calls(fmus[model], model), refused_calls(native_fmus[model], model)
+    garbage = [i for i, line in enumerate(python) if "serialized" in line or "state" in line.lower()]
+    for i in garbage:  # the serialized forms differ: both refuse garbage, each naming why in its own terms
+        assert "fmi2DeSerializeFMUstate" in native[i] or "refused" in native[i], native[i]
+    assert [m for i, m in enumerate(native) if i not in garbage] == [m for i, m in enumerate(python)
+                                                                      if i not in garbage]
+
+
+def model_exchange_points(fmu: Path, model: str, seed: int) -> list:
+    """Derivatives, event indicators and outputs of a Model Exchange instance at random states, inputs and times,
+    and the messages of refused calls (a wrong number of states, a non-finite state, a time before the last
+    accepted one)."""
+    messages: list[str] = []
+    me, vr = instance(fmu, model, messages, FMU2Model)
+    me.setupExperiment(startTime=0.0)
+    cls = COMPONENTS[model]
+    for name, value in cls.example_parameters.items():
+        me.setReal([vr[name]], [float(value)])
+    me.enterInitializationMode()
+    me.exitInitializationMode()
+    me.newDiscreteStates()
+    me.enterContinuousTimeMode()
+    rng = random.Random(seed)
+    nx, ni = len(cls.continuous_states), len(cls.indicator_names())
+    found = []
+    for k in range(50):
+        me.setTime(k * 1e-3)
+        if nx:
+            me.setContinuousStates(*_array([rng.uniform(-1, 1) for _ in range(nx)]))
+        if cls.inputs:
+            me.setReal([vr[i.name] for i in cls.inputs], [rng.uniform(-2, 2) for _ in cls.inputs])
+        derivatives, indicators = _array([0.0] * nx), _array([0.0] * ni)
+        me.getDerivatives(*derivatives)
+        me.getEventIndicators(*indicators)
+        outputs = me.getReal([vr[o.name] for o in cls.outputs])
+        found.append((list(derivatives[0])[:nx], list(indicators[0])[:ni], outputs))
+        me.completedIntegratorStep()
+    for call in (lambda: me.setContinuousStates(*_array([1.0] * (nx + 1))),
+                 lambda: me.setContinuousStates(*_array([float("nan")] * nx)) if nx else None,
+                 lambda: me.getEventIndicators(*_array([0.0] * (ni + 2))),
+                 lambda: me.setTime(-1.0)):
+        try:
+            call()
+        except Exception as exc:  # fmpy raises on fmi2Error
+            found.append(str(exc))
+    me.terminate()
+    me.freeInstance()
+    return found + messages
+
+
+def _array(values: list[float]):
+    import ctypes
+    array = (ctypes.c_double * max(1, len(values)))(*values)
+    return array, len(values)
+
+
+@pytest.mark.parametrize("model", slow_but(NATIVE, "ElastoGap", "Mass"))
+def test_native_model_exchange_equals_the_python_fmu(fmus, native_fmus, model):
+    assert model_exchange_points(native_fmus[model], model, 5) == model_exchange_points(fmus[model], model, 5)
