@@ -44,6 +44,11 @@ def test_installed_package_works_from_elsewhere(tmp_path):
     expected = {str(p.parent.relative_to(ROOT)) for p in (ROOT / "mechfmu").rglob("__init__.py")}
     expected.add("mechfmu/components")
     assert packaged == expected, (sorted(expected - packaged), sorted(packaged - expected))
+    with zipfile.ZipFile(wheel) as zf:  # the C sources a build compiles: the loader, both runtimes, the laws
+        c_sources = {n for n in zf.namelist() if n.endswith((".c", ".h"))}
+    needed = {f"mechfmu/fmu/{p.name}" for p in (ROOT / "mechfmu" / "fmu").glob("fmi2_*.[ch]")}
+    needed |= {f"mechfmu/components/native/{p.name}" for p in (ROOT / "components" / "native").glob("*.[ch]")}
+    assert needed <= c_sources, sorted(needed - c_sources)
     proc = subprocess.run([python, "-m", "pip", "install", "--no-deps", "-q", str(wheel)], capture_output=True,
                           text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -67,6 +72,9 @@ def test_installed_package_works_from_elsewhere(tmp_path):
     assert "built" in run("build")
     fmus = tmp_path / "cache" / "mechfmu" / "fmus"
     assert (fmus / "Mass.fmu").is_file()
+    assert "built" in run("build", "--backend", "native", "--platforms", "host", "--dir", str(tmp_path / "native"))
+    with zipfile.ZipFile(tmp_path / "native" / "Mass.fmu") as zf:
+        assert "resources/mechfmu_native.txt" in zf.namelist()
     assert "oscillator (FMUs, jacobi): ok" in run("run", "oscillator", "--stop", "0.01", "--out", "r.csv")
     assert (work / "r.csv").is_file()
     validated = run("validate").splitlines()

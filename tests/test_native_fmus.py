@@ -115,7 +115,7 @@ def refused_calls(fmu: Path, model: str) -> list[str]:
     messages: list[str] = []
     slave, vr = instance(fmu, model, messages)
     cls = COMPONENTS[model]
-    first_parameter = cls.parameters[0].name
+    first_parameter = cls.parameters[0].name if cls.parameters else cls.inputs[0].name
     outputs = [o.name for o in cls.outputs]
 
     def attempt(name: str, call) -> None:
@@ -169,12 +169,15 @@ def model_exchange_points(fmu: Path, model: str, seed: int) -> list:
         me.setReal([vr[name]], [float(value)])
     me.enterInitializationMode()
     me.exitInitializationMode()
-    me.newDiscreteStates()
+    found: list = [me.newDiscreteStates()]  # the event info: the first time event among them
     me.enterContinuousTimeMode()
     rng = random.Random(seed)
     nx, ni = len(cls.continuous_states), len(cls.indicator_names())
-    found = []
     for k in range(50):
+        if k in (15, 30):  # event mode at a point: the next time event after it
+            me.enterEventMode()
+            found.append(me.newDiscreteStates())
+            me.enterContinuousTimeMode()
         me.setTime(k * 1e-3)
         if nx:
             me.setContinuousStates(*_array([rng.uniform(-1, 1) for _ in range(nx)]))

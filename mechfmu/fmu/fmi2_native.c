@@ -106,6 +106,46 @@ int native_pow(NativeInstance *n, double base, double exponent, double *result) 
     return 0;
 }
 
+int native_sin(NativeInstance *n, double x, double *result) {
+    if (isinf(x)) return native_fail_text(n, 1, "math domain error");
+    *result = sin(x);
+    return 0;
+}
+
+int native_cos(NativeInstance *n, double x, double *result) {
+    if (isinf(x)) return native_fail_text(n, 1, "math domain error");
+    *result = cos(x);
+    return 0;
+}
+
+#define MAX_EVENTS 64
+
+/* components/model_exchange.py: the model's time is a time event not yet handled in event mode */
+static int pending_time_event(const NativeInstance *n) {
+    if (!(n->in_model_exchange && n->time > n->event_time) || !n->cls->time_events) return 0;
+    double events[MAX_EVENTS];
+    size_t count = n->cls->time_events((NativeInstance *)n, events, MAX_EVENTS);
+    for (size_t i = 0; i < count; ++i)
+        if (events[i] == n->time) return 1;
+    return 0;
+}
+
+double native_output_time(const NativeInstance *n) {
+    return pending_time_event(n) ? nextafter(n->time, -INFINITY) : n->time;
+}
+
+/* The first time event after the last event mode, in *next; 0 if there is none. */
+static int next_time_event(NativeInstance *n, double *next) {
+    double events[MAX_EVENTS];
+    size_t count = n->cls->time_events ? n->cls->time_events(n, events, MAX_EVENTS) : 0;
+    for (size_t i = 0; i < count; ++i)
+        if (events[i] > n->event_time) {
+            *next = events[i];
+            return 1;
+        }
+    return 0;
+}
+
 const NativeClass *native_class(const char *name) {
     for (const NativeClass *const *c = native_classes; *c; ++c)
         if (!strcmp((*c)->name, name)) return *c;
@@ -258,6 +298,7 @@ fmi2Status slave_call(Slave *s, const char *method, const char *what) {
         n->time = n->accepted_time = n->event_time = s->start_time;
         n->initialized = 1;
         s->cached = 0;
+        if (s->cls->initialize && s->cls->initialize(n) != 0) return log_error(s, "%s", n->message);
     }
     return fmi2OK;
 }
@@ -622,10 +663,12 @@ fmi2Status slave_model_exchange(Slave *s, const char *method, const char *what, 
         return evaluated(s, what, "ni", s->outputs + c->output_count - c->indicator_count, c->indicator_count, out,
                          nout);
     }
-    if (!strcmp(method, "me_new_discrete_states")) { /* no modes, no time events: the point is accepted */
+    if (!strcmp(method, "me_new_discrete_states")) { /* the point is accepted; then the next time event */
         n->accepted_time = n->event_time = n->time;
         s->cached = 0;
-        out[0] = out[1] = out[2] = 0.0;
+        double next = 0.0;
+        int defined = next_time_event(n, &next);
+        out[0] = 0.0, out[1] = defined ? 1.0 : 0.0, out[2] = defined ? next : 0.0;
         return fmi2OK;
     }
     if (!strcmp(method, "me_completed_step")) {

@@ -44,6 +44,10 @@ typedef struct NativeClass {
     int (*advance)(NativeInstance *, double t, double h);
     /* d/dt of the continuous states (no side effect); NULL: none */
     int (*derivatives)(NativeInstance *, double *out);
+    /* after the parameters were checked and the time set, at the end of initialization; NULL: nothing */
+    int (*initialize)(NativeInstance *);
+    /* the times [s] where the outputs jump (Model Exchange time events), sorted, at most `room`; their count */
+    size_t (*time_events)(NativeInstance *, double *events, size_t room);
 } NativeClass;
 
 struct NativeInstance {
@@ -68,6 +72,13 @@ void native_repr(double x, char *out, size_t size);
 /* Python's float ** float for a non-negative base (what the laws raise to a power): 0 and *result, or -1 after
  * native_fail_text with Python's error ("0.0 cannot be raised to a negative power", an overflow). */
 int native_pow(NativeInstance *n, double base, double exponent, double *result);
+
+/* The time a law evaluates its closed form at: the instance's time, or just before it while a Model Exchange time
+ * event there is not yet handled (the left limit: FMI 2.0 keeps the values until event mode). */
+double native_output_time(const NativeInstance *n);
+/* Python's math.sin and math.cos: 0, or -1 after native_fail_text ("math domain error" for an infinite angle). */
+int native_sin(NativeInstance *n, double x, double *result);
+int native_cos(NativeInstance *n, double x, double *result);
 
 /* The classes of this binary (generated), and one by name. */
 extern const NativeClass *const native_classes[];

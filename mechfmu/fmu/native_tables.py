@@ -29,10 +29,20 @@ NATIVE_HOOKS: dict[str, tuple[str, ...]] = {
     "RotationalFixed": ("outputs",),
     "Mass": ("outputs", "advance", "derivatives"),
     "Inertia": ("outputs", "advance", "derivatives"),
+    "Force": ("outputs",),
+    "Torque": ("outputs",),
+    "Position": ("outputs",),
+    "ConstantSpeed": ("outputs", "initialize"),
+    "Speed": ("outputs", "advance", "derivatives"),
+    "Accelerate": ("outputs", "advance", "derivatives"),
+    "Sine": ("outputs", "time_events"),
+    "Step": ("outputs", "time_events"),
+    "Ramp": ("outputs", "time_events"),
+    "Constant": ("outputs",),
 }
 #: the C sources of the native laws
 NATIVE_DIR = Path(components_package.__file__).resolve().parent / "native"
-HOOKS = ("validate", "outputs", "advance", "derivatives")
+HOOKS = ("validate", "outputs", "advance", "derivatives", "initialize", "time_events")
 TYPES = {"Real": "NATIVE_REAL", "Integer": "NATIVE_INTEGER", "Boolean": "NATIVE_BOOLEAN", "String": "NATIVE_STRING"}
 
 
@@ -117,8 +127,10 @@ def classes_source() -> str:
             raise ValueError(f"{name}: the native runtime needs the event indicators declared last")
         for hook in hooks:
             signature = {"validate": "NativeInstance *", "outputs": "NativeInstance *, double *",
-                         "advance": "NativeInstance *, double, double", "derivatives": "NativeInstance *, double *"}
-            lines.append(f"int native_{name}_{hook}({signature[hook]});")
+                         "advance": "NativeInstance *, double, double", "derivatives": "NativeInstance *, double *",
+                         "initialize": "NativeInstance *", "time_events": "NativeInstance *, double *, size_t"}
+            kind = "size_t" if hook == "time_events" else "int"
+            lines.append(f"{kind} native_{name}_{hook}({signature[hook]});")
         lines.append(f"static const NativeVariable {name}_variables[] = {{")
         lines.extend(_entry(v) for v in table)
         lines.append("};")
