@@ -87,6 +87,8 @@ typedef struct {
     char *name;
 } Named;
 
+const char *native_instance_name(const NativeInstance *n) { return ((const Named *)n)->name; }
+
 int native_fail(NativeInstance *n, const char *name, double value, const char *problem) {
     char repr[40];
     native_repr(value, repr, sizeof repr);
@@ -242,6 +244,7 @@ Slave *slave_instantiate(fmi2String instanceName, fmi2String fmuResourceLocation
 void slave_free(Slave *s) {
     if (!s) return;
     NativeInstance *n = inst(s);
+    native_forget_user_functions(n);
     for (size_t i = 0; n->strings && i < s->cls->variable_count; ++i) free(n->strings[i]);
     free(n->strings);
     free(n->values);

@@ -26,6 +26,9 @@ typedef struct {
 
 typedef struct NativeInstance NativeInstance;
 
+/* the user functions (String parameters holding expressions) an instance keeps parsed */
+#define NATIVE_USER_FUNCTIONS 4
+
 typedef struct NativeClass {
     const char *name;                        /* the class name of messages ("ElastoGap") */
     const char *co_simulation_only;          /* why it has no Model Exchange form, or NULL */
@@ -61,7 +64,14 @@ struct NativeInstance {
     char message[2048];   /* the failure of the last call that failed */
     double memo[16];      /* a law's cache of a pure function of values (never part of the FMU state) */
     int memo_valid;
+    void *user_functions[NATIVE_USER_FUNCTIONS]; /* parsed expressions (components/native/expression.c) */
+    char *user_texts[NATIVE_USER_FUNCTIONS];     /* the texts they were parsed from */
 };
+
+/* The instance's name (the message prefix "<Class> '<instance>'"). */
+const char *native_instance_name(const NativeInstance *n);
+/* Release the instance's parsed user functions (components/native/expression.c). */
+void native_forget_user_functions(NativeInstance *n);
 
 /* A failure of the law in the words of the Python component: "<Class> '<instance>': <name> = <repr> <problem>". */
 int native_fail(NativeInstance *n, const char *name, double value, const char *problem);

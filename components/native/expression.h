@@ -1,0 +1,38 @@
+/* User-function expressions in C (components/expressions.py and components/dual.py): the same grammar, limits,
+ * checks and arithmetic (Python's float semantics: division, floor division and modulo, ** with its errors, the
+ * math functions' domain and range errors), so a valid expression gives the same bits, and its derivative by the
+ * same forward-mode rules. Where the C evaluator differs from Python it refuses: a negative number to a fractional
+ * power (Python computes a complex number) and the exact wording of some syntax errors. */
+#ifndef MECHFMU_NATIVE_EXPRESSION_H
+#define MECHFMU_NATIVE_EXPRESSION_H
+
+#include <stddef.h>
+
+#include "fmi2_native.h"
+
+#define EXPRESSION_MAX_LENGTH 2000
+#define EXPRESSION_MAX_NODES 400
+
+typedef struct Expression Expression;
+
+/* `text` over the argument `names`: the parsed expression, or NULL with `why` (expressions.py's words). */
+Expression *expression_parse(const char *text, const char *const *names, size_t count, char *why, size_t size);
+void expression_free(Expression *e);
+/* The value at `args` (one per name): 0, or -1 with `why` = "evaluation failed (<Python's error>) for t=..." or
+ * "result is not finite for ...". */
+int expression_value(const Expression *e, const double *args, double *result, char *why, size_t size);
+/* The derivative with respect to argument `seed` at `args` (dual.py's rules); errors as expression_value. */
+int expression_derivative(const Expression *e, const double *args, size_t seed, double *result, char *why,
+                          size_t size);
+
+/* The expression a String parameter holds, parsed once per text and kept in the instance (slot 0..3); NULL for an
+ * empty text with *found = 0. -1 after native_fail ("<Class> '<inst>': <param> = '<text>' is invalid: ..."). */
+int native_user_function(NativeInstance *n, int slot, int parameter, const char *const *names, size_t count,
+                         const Expression **found);
+/* Evaluate it (component base.call_expression): -1 after native_fail naming the parameter. */
+int native_call_user_function(NativeInstance *n, int slot, int parameter, const char *const *names, size_t count,
+                              const double *args, double *result);
+/* Python's repr of a text ('abc', "it's") */
+void native_repr_text(const char *text, char *out, size_t size);
+
+#endif
