@@ -23,7 +23,7 @@ typedef struct {
     double number;
     int argument;     /* K_NAME: the argument's index, or -1 - constant index (pi, e), or -100 - function */
     int called;       /* K_NAME: the function position of a call */
-    char text[48];    /* K_NAME: the name; K_FORBIDDEN, K_LITERAL: what to report */
+    char text[128];   /* K_NAME: the name; K_FORBIDDEN, K_LITERAL: what to report */
     char source[64];  /* an Attribute: its dotted name (os.system) */
     int keywords;     /* K_CALL: keyword arguments given */
 } Node;
@@ -40,7 +40,6 @@ static const char *const FUNCTIONS[] = {"abs", "acos", "asin", "atan", "atan2", 
                                         "exp", "floor", "fmod", "hypot", "log", "log10", "max", "min", "sign", "sin",
                                         "sinh", "sqrt", "tan", "tanh"};
 #define FUNCTION_COUNT (sizeof FUNCTIONS / sizeof *FUNCTIONS)
-static const char *const CONSTANT_NAMES[] = {"pi", "e"};
 static const double CONSTANTS[] = {3.141592653589793, 2.718281828459045};
 
 static int function_index(const char *name) {
@@ -57,7 +56,7 @@ typedef struct {
     const char *text;
     size_t position, length; /* the current token */
     int token;
-    char value[64];          /* the token's text (cut) */
+    char value[128];         /* the token's text (cut) */
     const char *error;       /* a syntax error */
     size_t error_column;
     Expression *e;
@@ -111,7 +110,7 @@ static void next(Parser *p) {
         if (s[i]) ++i;
     }
     p->length = i - start;
-    snprintf(p->value, sizeof p->value, "%.*s", (int)(p->length < 63 ? p->length : 63), s + start);
+    snprintf(p->value, sizeof p->value, "%.*s", (int)(p->length < 127 ? p->length : 127), s + start);
 }
 
 static int is_op(const Parser *p, const char *op) { return p->token == T_OP && !strcmp(p->value, op); }
@@ -160,7 +159,7 @@ static int push(Parser *p, int index) {
 
 static int leaf(Parser *p, int kind, const char *text) {
     int index = node(p, kind, 0, p->pending_count);
-    if (index >= 0) snprintf(p->e->nodes[index].text, sizeof p->e->nodes[index].text, "%s", text);
+    if (index >= 0) snprintf(p->e->nodes[index].text, sizeof p->e->nodes[index].text, "%.127s", text);
     return index;
 }
 
@@ -187,8 +186,8 @@ static int literal_number(Parser *p) {
     clean[k] = '\0';
     size_t n = strlen(clean);
     if (n && (clean[n - 1] == 'j' || clean[n - 1] == 'J')) { /* an imaginary literal */
-        char text[80];
-        snprintf(text, sizeof text, "%s", clean);
+        char text[48];
+        snprintf(text, sizeof text, "%.40s", clean);
         return leaf(p, K_LITERAL, text);
     }
     double value;
@@ -224,9 +223,9 @@ static int atom(Parser *p) {
         return index;
     }
     if (p->token == T_STRING) {
-        char text[48];
+        char text[128];
         int formatted = 0;
-        snprintf(text, sizeof text, "%s", p->value);
+        snprintf(text, sizeof text, "%.127s", p->value);
         for (const char *c = p->value; *c && *c != '\'' && *c != '"'; ++c) formatted |= *c == 'f' || *c == 'F';
         while (p->token == T_STRING) next(p); /* adjacent strings are one literal */
         return leaf(p, formatted ? K_FORBIDDEN : K_LITERAL, formatted ? "JoinedStr" : text);
@@ -253,7 +252,7 @@ static int atom(Parser *p) {
         for (size_t k = 0; k < sizeof keywords / sizeof *keywords; ++k)
             if (is_word(p, keywords[k])) return fail(p, "invalid syntax");
         int index = node(p, K_NAME, 0, p->pending_count);
-        if (index >= 0) snprintf(p->e->nodes[index].text, sizeof p->e->nodes[index].text, "%s", p->value);
+        if (index >= 0) snprintf(p->e->nodes[index].text, sizeof p->e->nodes[index].text, "%.127s", p->value);
         next(p);
         return index;
     }
@@ -911,7 +910,7 @@ static int binary(Run *r, int op, Value a, Value b, Value *out) {
             slope += b.v * p * ad;
         }
         if (bd) {
-            double l;
+            double l = 0.0;
             if (py_log(r, a.v, &l) != 0) return -1;
             slope += v * l * bd;
         }
@@ -1115,7 +1114,7 @@ static int call(Run *r, const Node *n, Value *out) {
         return 0;
     }
     if (!strcmp(name, "log") && given == 2 && r->seed < 0) {
-        double num, den;
+        double num = 0.0, den = 0.0;
         if (py_log(r, args[0].v, &num) != 0 || py_log(r, args[1].v, &den) != 0) return -1;
         if (den == 0.0) return error(r, "float division by zero");
         *out = number(num / den);
