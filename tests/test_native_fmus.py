@@ -166,7 +166,8 @@ def model_exchange_points(fmu: Path, model: str, seed: int) -> list:
     me.setupExperiment(startTime=0.0)
     cls = COMPONENTS[model]
     for name, value in cls.example_parameters.items():
-        me.setReal([vr[name]], [float(value)])
+        setter = {str: me.setString, bool: me.setBoolean, int: me.setInteger}.get(type(value), me.setReal)
+        setter([vr[name]], [value])
     me.enterInitializationMode()
     me.exitInitializationMode()
     found: list = [me.newDiscreteStates()]  # the event info: the first time event among them
@@ -211,3 +212,32 @@ def _array(values: list[float]):
 @pytest.mark.parametrize("model", slow_but(NATIVE, "ElastoGap", "Mass"))
 def test_native_model_exchange_equals_the_python_fmu(fmus, native_fmus, model):
     assert model_exchange_points(native_fmus[model], model, 5) == model_exchange_points(fmus[model], model, 5)
+
+
+def user_function_messages(fmu: Path, text: str) -> list[str]:
+    """CoordinateSpringDamper with springForceUserFunction = text: initialization, a step and a read."""
+    messages: list[str] = []
+    slave, vr = instance(fmu, "CoordinateSpringDamper", messages)
+    slave.setupExperiment(startTime=0.0)
+    slave.setString([vr["springForceUserFunction"]], [text])
+    slave.enterInitializationMode()
+    for call in (slave.exitInitializationMode, lambda: slave.setReal([vr["flange_b.s"]], [-2.0]),
+                 lambda: slave.doStep(0.0, 1e-3), lambda: messages.append(repr(slave.getReal([vr["f"], vr["flange_a.c"]])))):
+        try:
+            call()
+        except Exception as exc:  # fmpy raises on fmi2Error
+            messages.append(str(exc))
+    slave.terminate()
+    slave.freeInstance()
+    return messages
+
+
+@pytest.mark.parametrize("text", ["k*u + mbs", "sqrt", "k*u +", "os.system(1)", "sqrt(u)", "u / 0", "k*u**3 + d*v",
+                                  "1e308 * 10 * u", "log(u, 2)", "'abc'"])
+def test_native_user_function_refuses_and_computes_as_the_python_fmu(fmus, native_fmus, text):
+    python = user_function_messages(fmus["CoordinateSpringDamper"], text)
+    native = user_function_messages(native_fmus["CoordinateSpringDamper"], text)
+    if any("syntax error" in m for m in python):  # CPython's own words for a syntax error are not copied
+        python = [m.split(": syntax error")[0] for m in python]
+        native = [m.split(": syntax error")[0] for m in native]
+    assert native == python

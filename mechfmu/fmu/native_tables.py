@@ -39,6 +39,8 @@ NATIVE_HOOKS: dict[str, tuple[str, ...]] = {
     "Step": ("outputs", "time_events"),
     "Ramp": ("outputs", "time_events"),
     "Constant": ("outputs",),
+    "Rod": ("outputs",),
+    "CoordinateSpringDamper": ("outputs", "validate"),
 }
 #: the C sources of the native laws
 NATIVE_DIR = Path(components_package.__file__).resolve().parent / "native"
