@@ -41,6 +41,7 @@ NATIVE_HOOKS: dict[str, tuple[str, ...]] = {
     "Constant": ("outputs",),
     "Rod": ("outputs",),
     "CoordinateSpringDamper": ("outputs", "validate"),
+    "SmoothSphereHalfSpaceForce": ("outputs",),
 }
 #: the C sources of the native laws
 NATIVE_DIR = Path(components_package.__file__).resolve().parent / "native"
