@@ -211,6 +211,7 @@ static void reset_values(Slave *s) {
     n->time = 0.0;
     n->accepted_time = n->event_time = -INFINITY;
     n->initialized = n->in_model_exchange = 0;
+    memset(n->flags, 0, sizeof n->flags);
     free(s->initialization_error);
     s->initialization_error = NULL;
     s->start_time = 0.0;
@@ -341,6 +342,13 @@ static int current_outputs(Slave *s) {
 }
 
 /* The variable of `vr` for a get (`set` 0) or a set of `type`, or NULL after logging why not. */
+int native_current_outputs(NativeInstance *n, const double **outputs) {
+    Slave *s = (Slave *)n; /* the instance is the slave's first member */
+    if (current_outputs(s) != 0) return -1;
+    *outputs = s->outputs;
+    return 0;
+}
+
 static const NativeVariable *variable(Slave *s, fmi2ValueReference vr, int type, int set) {
     static const char *const types[] = {"Real", "Integer", "Boolean", "String"};
     const NativeClass *c = s->cls;
@@ -381,6 +389,7 @@ static int set_value(Slave *s, fmi2ValueReference vr, double value) {
     n->values[vr] = value;
     if (v->causality == NATIVE_PARAMETER && v->moves_state >= 0) n->state[v->moves_state] = value;
     s->cached = 0;
+    if (s->cls->written) s->cls->written(n, vr);
     return 0;
 }
 
@@ -474,6 +483,7 @@ fmi2Status slave_set_real(Slave *s, const fmi2ValueReference vr[], size_t nvr, c
         if (vr[i] >= first && vr[i] < last && isfinite(values[i])) { /* an input: the common case */
             inst(s)->values[vr[i]] = values[i];
             s->cached = 0;
+            if (c->written) c->written(inst(s), vr[i]);
         } else if (variable(s, vr[i], NATIVE_REAL, 1)) {
             set_value(s, vr[i], values[i]);
         }
@@ -547,6 +557,8 @@ fmi2Status slave_do_step(Slave *s, fmi2Real t, fmi2Real h) {
     }
     n->time = t + h;
     s->cached = 0;
+    char warning[2048];
+    if (s->cls->step_warning && s->cls->step_warning(n, warning, sizeof warning)) log_text(s, fmi2Warning, warning);
     return fmi2OK;
 }
 

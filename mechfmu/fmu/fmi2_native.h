@@ -51,6 +51,10 @@ typedef struct NativeClass {
     int (*initialize)(NativeInstance *);
     /* the times [s] where the outputs jump (Model Exchange time events), sorted, at most `room`; their count */
     size_t (*time_events)(NativeInstance *, double *events, size_t room);
+    /* after a parameter or input (value reference `index`) was written; NULL: nothing */
+    void (*written)(NativeInstance *, size_t index);
+    /* after a completed step: 1 with a warning the host must see in `out`, else 0; NULL: none */
+    int (*step_warning)(NativeInstance *, char *out, size_t size);
 } NativeClass;
 
 struct NativeInstance {
@@ -64,10 +68,14 @@ struct NativeInstance {
     char message[2048];   /* the failure of the last call that failed */
     double memo[16];      /* a law's cache of a pure function of values (never part of the FMU state) */
     int memo_valid;
+    int flags[4];         /* a law's instance data that is not part of the FMU state (a warning given, ...) */
     void *user_functions[NATIVE_USER_FUNCTIONS]; /* parsed expressions (components/native/expression.c) */
     char *user_texts[NATIVE_USER_FUNCTIONS];     /* the texts they were parsed from */
 };
 
+/* The outputs at the current point, computed if they are not (components/base.py current_outputs): 0 and
+ * *outputs, or -1 with the message set. */
+int native_current_outputs(NativeInstance *n, const double **outputs);
 /* The instance's name (the message prefix "<Class> '<instance>'"). */
 const char *native_instance_name(const NativeInstance *n);
 /* Release the instance's parsed user functions (components/native/expression.c). */

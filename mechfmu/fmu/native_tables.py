@@ -42,10 +42,11 @@ NATIVE_HOOKS: dict[str, tuple[str, ...]] = {
     "Rod": ("outputs",),
     "CoordinateSpringDamper": ("outputs", "validate"),
     "SmoothSphereHalfSpaceForce": ("outputs",),
+    "CoordinateConstraint": ("outputs", "validate", "advance", "initialize", "written", "step_warning"),
 }
 #: the C sources of the native laws
 NATIVE_DIR = Path(components_package.__file__).resolve().parent / "native"
-HOOKS = ("validate", "outputs", "advance", "derivatives", "initialize", "time_events")
+HOOKS = ("validate", "outputs", "advance", "derivatives", "initialize", "time_events", "written", "step_warning")
 TYPES = {"Real": "NATIVE_REAL", "Integer": "NATIVE_INTEGER", "Boolean": "NATIVE_BOOLEAN", "String": "NATIVE_STRING"}
 
 
@@ -131,8 +132,9 @@ def classes_source() -> str:
         for hook in hooks:
             signature = {"validate": "NativeInstance *", "outputs": "NativeInstance *, double *",
                          "advance": "NativeInstance *, double, double", "derivatives": "NativeInstance *, double *",
-                         "initialize": "NativeInstance *", "time_events": "NativeInstance *, double *, size_t"}
-            kind = "size_t" if hook == "time_events" else "int"
+                         "initialize": "NativeInstance *", "time_events": "NativeInstance *, double *, size_t",
+                         "written": "NativeInstance *, size_t", "step_warning": "NativeInstance *, char *, size_t"}
+            kind = {"time_events": "size_t", "written": "void"}.get(hook, "int")
             lines.append(f"{kind} native_{name}_{hook}({signature[hook]});")
         lines.append(f"static const NativeVariable {name}_variables[] = {{")
         lines.extend(_entry(v) for v in table)
