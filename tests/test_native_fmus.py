@@ -246,3 +246,18 @@ def test_native_user_function_refuses_and_computes_as_the_python_fmu(fmus, nativ
         python = [m.split(": syntax error")[0] for m in python]
         native = [m.split(": syntax error")[0] for m in native]
     assert native == python
+
+
+def test_native_constraint_warns_as_the_python_one_in_a_host_that_does_not_drive_lambda(fmus, native_fmus, host,
+                                                                                         tmp_path):
+    warnings = {}
+    for kind, fmu in (("python", fmus["CoordinateConstraint"]), ("native", native_fmus["CoordinateConstraint"])):
+        unzipped = unzip(fmu, tmp_path / kind)
+        md = read_model_description(str(unzipped))
+        write_plan(md, {"offset": 0.1}, tmp_path / f"{kind}.plan",
+                   inputs=["flange_a.s", "flange_a.v", "flange_b.s", "flange_b.v"])
+        proc = run_c_host(host[0], host_arguments(unzipped, md, tmp_path / f"{kind}.plan", tmp_path / f"{kind}.out"))
+        assert proc.returncode == 0, proc.stdout
+        warnings[kind] = [line for line in proc.stdout.splitlines() if line.startswith("[WARNING]")]
+    assert len(warnings["native"]) == 1 and "the constraint is violated by" in warnings["native"][0]
+    assert warnings["native"] == warnings["python"]

@@ -68,6 +68,16 @@ void native_repr(double x, char *out, size_t size) {
     }
 }
 
+void native_repr_sequence(const double *values, size_t count, int list, char *out, size_t size) {
+    size_t used = (size_t)snprintf(out, size, "%s", list ? "[" : "(");
+    for (size_t i = 0; i < count && used < size; ++i) {
+        char repr[40];
+        native_repr(values[i], repr, sizeof repr);
+        used += (size_t)snprintf(out + used, size - used, "%s%s", i ? ", " : "", repr);
+    }
+    if (used < size) snprintf(out + used, size - used, "%s", list ? "]" : count == 1 ? ",)" : ")");
+}
+
 static void vformat(NativeInstance *n, const char *format, va_list args) {
     vsnprintf(n->message, sizeof n->message, format, args);
 }
@@ -92,6 +102,13 @@ const char *native_instance_name(const NativeInstance *n) { return ((const Named
 int native_fail(NativeInstance *n, const char *name, double value, const char *problem) {
     char repr[40];
     native_repr(value, repr, sizeof repr);
+    return native_fail_text(n, 0, "%s '%s': %s = %s %s", n->cls->name, ((Named *)n)->name, name, repr, problem);
+}
+
+int native_fail_sequence(NativeInstance *n, const char *name, const double *values, size_t count, int list,
+                         const char *problem) {
+    char repr[1024];
+    native_repr_sequence(values, count, list, repr, sizeof repr);
     return native_fail_text(n, 0, "%s '%s': %s = %s %s", n->cls->name, ((Named *)n)->name, name, repr, problem);
 }
 
@@ -208,6 +225,7 @@ static void reset_values(Slave *s) {
     memcpy(n->state, c->initial_state, c->state_count * sizeof *n->state);
     for (size_t i = 0; i < c->parameter_count; ++i)
         if (c->variables[i].moves_state >= 0) n->state[c->variables[i].moves_state] = c->variables[i].start;
+    if (c->parameter_changed) c->parameter_changed(n);
     n->time = 0.0;
     n->accepted_time = n->event_time = -INFINITY;
     n->initialized = n->in_model_exchange = 0;
@@ -388,6 +406,7 @@ static int set_value(Slave *s, fmi2ValueReference vr, double value) {
     }
     n->values[vr] = value;
     if (v->causality == NATIVE_PARAMETER && v->moves_state >= 0) n->state[v->moves_state] = value;
+    if (v->causality == NATIVE_PARAMETER && s->cls->parameter_changed) s->cls->parameter_changed(n);
     s->cached = 0;
     if (s->cls->written) s->cls->written(n, vr);
     return 0;
@@ -661,6 +680,7 @@ fmi2Status slave_model_exchange(Slave *s, const char *method, const char *what, 
             }
         memcpy(n->state, in, nin * sizeof *in);
         s->cached = 0;
+        if (c->states_set && c->states_set(n) != 0) return refused(s, what, n->message);
         return fmi2OK;
     }
     if (!strcmp(method, "me_get_states"))

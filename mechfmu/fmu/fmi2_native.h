@@ -55,6 +55,11 @@ typedef struct NativeClass {
     void (*written)(NativeInstance *, size_t index);
     /* after a completed step: 1 with a warning the host must see in `out`, else 0; NULL: none */
     int (*step_warning)(NativeInstance *, char *out, size_t size);
+    /* after a parameter was written, and at instantiation: an initial state that follows from several
+     * parameters (components/base.py parameter_changed); NULL: none */
+    void (*parameter_changed)(NativeInstance *);
+    /* after Model Exchange set the continuous states: 0, or -1 after native_fail (they stay set); NULL: none */
+    int (*states_set)(NativeInstance *);
 } NativeClass;
 
 struct NativeInstance {
@@ -87,6 +92,11 @@ int native_fail(NativeInstance *n, const char *name, double value, const char *p
 int native_fail_text(NativeInstance *n, int arithmetic, const char *format, ...);
 /* Python's repr of a float ("1.0", "1e-05", "inf"): the shortest digits that read back as the same double. */
 void native_repr(double x, char *out, size_t size);
+/* Python's repr of a tuple ("(1.0, 2.0)") or, with `list`, a list ("[1.0, 2.0]") of `count` floats. */
+void native_repr_sequence(const double *values, size_t count, int list, char *out, size_t size);
+/* native_fail with a tuple or list value */
+int native_fail_sequence(NativeInstance *n, const char *name, const double *values, size_t count, int list,
+                         const char *problem);
 /* Python's float ** float for a non-negative base (what the laws raise to a power): 0 and *result, or -1 after
  * native_fail_text with Python's error ("0.0 cannot be raised to a negative power", an overflow). */
 int native_pow(NativeInstance *n, double base, double exponent, double *result);

@@ -43,10 +43,12 @@ NATIVE_HOOKS: dict[str, tuple[str, ...]] = {
     "CoordinateSpringDamper": ("outputs", "validate"),
     "SmoothSphereHalfSpaceForce": ("outputs",),
     "CoordinateConstraint": ("outputs", "validate", "advance", "initialize", "written", "step_warning"),
+    "RigidBody": ("outputs", "validate", "advance", "derivatives", "parameter_changed", "states_set"),
 }
 #: the C sources of the native laws
 NATIVE_DIR = Path(components_package.__file__).resolve().parent / "native"
-HOOKS = ("validate", "outputs", "advance", "derivatives", "initialize", "time_events", "written", "step_warning")
+HOOKS = ("validate", "outputs", "advance", "derivatives", "initialize", "time_events", "written", "step_warning",
+         "parameter_changed", "states_set")
 TYPES = {"Real": "NATIVE_REAL", "Integer": "NATIVE_INTEGER", "Boolean": "NATIVE_BOOLEAN", "String": "NATIVE_STRING"}
 
 
@@ -90,13 +92,22 @@ def variables(cls: type[Component]) -> list[dict]:
     return found
 
 
+def initial_values(cls: type[Component]) -> dict[str, float]:
+    """The hidden state's initial values by slot name (a list entry ``q`` gives ``q[0]``, ``q[1]``, ...)."""
+    found: dict[str, float] = {}
+    for name, value in cls.initial_state.items():
+        if isinstance(value, list) and all(isinstance(x, (int, float)) for x in value):
+            found.update({f"{name}[{i}]": float(x) for i, x in enumerate(value)})
+        elif isinstance(value, (int, float)):
+            found[name] = float(value)
+        else:
+            raise ValueError(f"{cls.__name__}: the native runtime holds numbers only, not the state {name!r}")
+    return found
+
+
 def state_order(cls: type[Component]) -> list[str]:
     """The hidden state's slots: the continuous states first, then the rest in declaration order."""
-    names = list(cls.continuous_states) + [n for n in cls.initial_state if n not in cls.continuous_states]
-    for name in names:
-        if not isinstance(cls.initial_state.get(name, 0.0), (int, float)):
-            raise ValueError(f"{cls.__name__}: the native runtime holds numbers only, not the state {name!r}")
-    return names
+    return list(cls.continuous_states) + [n for n in initial_values(cls) if n not in cls.continuous_states]
 
 
 def header() -> str:
@@ -133,13 +144,15 @@ def classes_source() -> str:
             signature = {"validate": "NativeInstance *", "outputs": "NativeInstance *, double *",
                          "advance": "NativeInstance *, double, double", "derivatives": "NativeInstance *, double *",
                          "initialize": "NativeInstance *", "time_events": "NativeInstance *, double *, size_t",
-                         "written": "NativeInstance *, size_t", "step_warning": "NativeInstance *, char *, size_t"}
-            kind = {"time_events": "size_t", "written": "void"}.get(hook, "int")
+                         "written": "NativeInstance *, size_t", "step_warning": "NativeInstance *, char *, size_t",
+                         "parameter_changed": "NativeInstance *", "states_set": "NativeInstance *"}
+            kind = {"time_events": "size_t", "written": "void", "parameter_changed": "void"}.get(hook, "int")
             lines.append(f"{kind} native_{name}_{hook}({signature[hook]});")
         lines.append(f"static const NativeVariable {name}_variables[] = {{")
         lines.extend(_entry(v) for v in table)
         lines.append("};")
-        initial = ", ".join(_c_double(float(cls.initial_state.get(s, 0.0))) for s in slots) or "0.0"
+        start = initial_values(cls)
+        initial = ", ".join(_c_double(start.get(s, 0.0)) for s in slots) or "0.0"
         lines.append(f"static const double {name}_state[] = {{{initial}}};")
         continuous = ", ".join(_c_string(s) for s in cls.continuous_states) or "NULL"
         lines.append(f"static const char *const {name}_continuous[] = {{{continuous}}};")
