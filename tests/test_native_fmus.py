@@ -64,11 +64,36 @@ def test_native_windows_binary_imports_the_c_runtime_only(tmp_path):
                             or name == "ucrtbase.dll" for name in imported), imported
 
 
-@pytest.mark.parametrize("model", slow_but(NATIVE, "ElastoGap", "Mass"))
-def test_native_fmu_equals_the_python_fmu_bit_for_bit_in_a_c_host(fmus, native_fmus, host, model, tmp_path):
+#: parameter sets beyond the components' examples, for the branches those leave out
+VARIANTS = [
+    ("CoordinateSpringDamperExt", {**COMPONENTS["CoordinateSpringDamperExt"].example_parameters,
+                                   "immediateSwitching": True}),
+    ("CoordinateSpringDamperExt", {"stiffness": 10.0, "damping": 0.5, "fDynamicFriction": 2.0,
+                                   "fStaticFrictionOffset": 0.5, "frictionProportionalZone": 0.1, "factor0": 2.0,
+                                   "factor1": -0.5, "velocityOffset": 0.2, "exponentialDecayStatic": 0.3}),
+    ("CoordinateSpringDamperExt", {"springForceUserFunction": "k*u + d*v + fDynamicFriction*sign(v) + t",
+                                   "stiffness": 3.0, "damping": 0.1, "fDynamicFriction": 1.5, "useLimitStops": True,
+                                   "limitStopsUpper": 1.0, "limitStopsStiffness": 100.0, "stickingStiffness": 1e3}),
+    ("CoordinateSpringDamperExt", {**COMPONENTS["CoordinateSpringDamperExt"].example_parameters,
+                                   "activeConnector": False}),
+    ("ElastoGap", {"f_ref": 5.0, "s_ref": 0.2, "n": 2.5, "d": 1e3, "s_rel0": 0.3}),
+    ("CoordinateSpringDamper", {"stiffness": 100.0, "damping": 3.0, "offset": 0.2}),
+    ("CoordinateConstraint", {"velocityLevel": True, "offset": 0.3, "factorValue1": -1.5}),
+    ("CoordinateConstraint", {"offsetUserFunction": "0.1*sin(3*t) + lOffset", "offset": 0.05}),
+    ("Sine", {**COMPONENTS["Sine"].example_parameters, "continuous": True}),
+    ("Ramp", {"height": 2.0, "duration": 0.0, "startTime": 0.1}),
+    ("RigidBody", {"mass": 3.0, "inertia.xx": 0.2, "inertia.yy": 0.25, "inertia.zz": 0.3, "inertia.xz": -0.02,
+                   "orientation_start.w": 0.8, "orientation_start.y": 0.6, "maxSubstepSize": 0.0003}),
+]
+
+
+@pytest.mark.parametrize("model, parameters", slow_but(
+    [(model, COMPONENTS[model].example_parameters) for model in NATIVE] + VARIANTS, *(
+        (model, COMPONENTS[model].example_parameters) for model in ("ElastoGap", "Mass"))))
+def test_native_fmu_equals_the_python_fmu_bit_for_bit_in_a_c_host(fmus, native_fmus, host, model, parameters,
+                                                                  tmp_path):
     """The same plan (random inputs, a saved state replayed, a serialized state restored) in a C host with no
     Python: the native FMU gives the Python-embedding FMU's outputs bit for bit and maps no libpython."""
-    parameters = COMPONENTS[model].example_parameters
     results = {}
     for kind, fmu in (("python", fmus[model]), ("native", native_fmus[model])):
         unzipped = unzip(fmu, tmp_path / kind)

@@ -1,11 +1,25 @@
 /* components/connector.py's Connector.compute_outputs for a law in C: the same operations in the same order. */
 #include "connector.h"
 
+static void factors(const NativeInstance *n, const ConnectorLaw *law, double *f0, double *f1) {
+    *f0 = law->factor0 >= 0 ? n->values[law->factor0] : 1.0;
+    *f1 = law->factor1 >= 0 ? n->values[law->factor1] : 1.0;
+}
+
+void connector_relative(const NativeInstance *n, const ConnectorLaw *law, double *q, double *v) {
+    const double *vals = n->values + n->cls->parameter_count; /* flange_a.s, .v, flange_b.s, .v */
+    double f0, f1;
+    factors(n, law, &f0, &f1);
+    *q = f1 * vals[2] - f0 * vals[0];
+    *v = f1 * vals[3] - f0 * vals[1];
+}
+
 int connector_outputs(NativeInstance *n, const ConnectorLaw *law, double *out) {
     const double *vals = n->values + n->cls->parameter_count; /* flange_a.s, .v, flange_b.s, .v, flange_a.a, .a */
-    const double s_a = vals[0], v_a = vals[1], s_b = vals[2], v_b = vals[3], a_a = vals[4], a_b = vals[5];
-    const double f0 = 1.0, f1 = 1.0;
-    const double q = f1 * s_b - f0 * s_a, v = f1 * v_b - f0 * v_a;
+    const double v_a = vals[1], v_b = vals[3], a_a = vals[4], a_b = vals[5];
+    double f0, f1, q, v;
+    factors(n, law, &f0, &f1);
+    connector_relative(n, law, &q, &v);
     double f, f_q, f_v;
     out[0] = q;
     out[1] = v;
@@ -21,5 +35,6 @@ int connector_outputs(NativeInstance *n, const ConnectorLaw *law, double *out) {
     flange[5] = aa * f_v;
     flange[6] = bb * f_q;
     flange[7] = bb * f_v;
-    return law->indicators ? law->indicators(n, q, v, flange + 8) : 0;
+    for (size_t i = 0; i < law->state_output_count; ++i) flange[8 + i] = n->state[law->state_outputs[i]];
+    return law->indicators ? law->indicators(n, q, v, flange + 8 + law->state_output_count) : 0;
 }

@@ -13,10 +13,15 @@ typedef struct {
     /* the event indicators at (q, v), NULL if none */
     int (*indicators)(NativeInstance *, double q, double v, double *out);
     size_t part_count, indicator_count;
+    int factor0, factor1;           /* the gear factors' parameters (value references), -1: none (factor 1) */
+    const int *state_outputs;       /* hidden-state slots output after the tangents */
+    size_t state_output_count;
 } ConnectorLaw;
 
-/* Every output of a connector without gear factors or state outputs, in components/connector.py's order:
- * s_rel, v_rel, f, the law's outputs, flange forces, f_rate, tangents, indicators. */
+/* Every output of a connector, in components/connector.py's order: s_rel, v_rel, f, the law's outputs, flange
+ * forces, f_rate, tangents, state outputs, indicators. */
 int connector_outputs(NativeInstance *n, const ConnectorLaw *law, double *out);
+/* (q, v): the relative coordinate and velocity with the gear factors */
+void connector_relative(const NativeInstance *n, const ConnectorLaw *law, double *q, double *v);
 
 #endif

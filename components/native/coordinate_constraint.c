@@ -25,7 +25,7 @@ static int evaluate(NativeInstance *n, int slot, double *value) {
     const double args[] = {n->time, V(offset), V(itemNumber)};
     int parameter = slot == OFFSET_FUNCTION ? CoordinateConstraint__offsetUserFunction
                                             : CoordinateConstraint__offsetUserFunction_t;
-    return native_call_user_function(n, slot, parameter, NAMES, 3, args, value);
+    return native_call_user_function(n, slot, parameter, NAMES, 3, args, NULL, value);
 }
 
 /* d off/dt of offsetUserFunction, exact (the expression's dual numbers) */

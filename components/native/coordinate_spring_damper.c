@@ -32,7 +32,7 @@ static int force(NativeInstance *n, double q, double v, double *f) {
     }
     const double args[] = {n->time, vals[CoordinateSpringDamper__itemNumber], q, q, v, v, k, k, d, d, offset};
     return native_call_user_function(n, USER_FUNCTION, CoordinateSpringDamper__springForceUserFunction, NAMES, 11,
-                                     args, f);
+                                     args, NULL, f);
 }
 
 static int law(NativeInstance *n, double q, double v, double *f, double *parts) {
@@ -63,7 +63,7 @@ static int derivatives(NativeInstance *n, double q, double v, double *f_q, doubl
     return 0;
 }
 
-static const ConnectorLaw LAW = {law, derivatives, NULL, 0, 0};
+static const ConnectorLaw LAW = {law, derivatives, NULL, 0, 0, -1, -1, NULL, 0};
 
 int native_CoordinateSpringDamper_outputs(NativeInstance *n, double *out) { return connector_outputs(n, &LAW, out); }
 

@@ -65,7 +65,7 @@ static int indicators(NativeInstance *n, double q, double v, double *out) {
     return 0;
 }
 
-static const ConnectorLaw LAW = {law, derivatives, indicators, 2, 2};
+static const ConnectorLaw LAW = {law, derivatives, indicators, 2, 2, -1, -1, NULL, 0};
 
 int native_ElastoGap_outputs(NativeInstance *n, double *out) { return connector_outputs(n, &LAW, out); }
 

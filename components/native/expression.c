@@ -1232,23 +1232,25 @@ static int evaluate(Run *r, int index, Value *out) {
     }
 }
 
-static void arguments_text(const Expression *e, const double *args, char *out, size_t size) {
+static void arguments_text(const Expression *e, const double *args, const int *order, char *out, size_t size) {
     size_t used = 0;
     out[0] = '\0';
-    for (size_t i = 0; i < e->argument_count && used < size; ++i) {
+    for (size_t k = 0; k < e->argument_count && used < size; ++k) {
+        const size_t i = order ? (size_t)order[k] : k;
         char repr[40];
         native_repr(args[i], repr, sizeof repr);
-        used += (size_t)snprintf(out + used, size - used, "%s%s=%s", i ? ", " : "", e->names[i], repr);
+        used += (size_t)snprintf(out + used, size - used, "%s%s=%s", k ? ", " : "", e->names[i], repr);
     }
 }
 
-static int run(const Expression *e, const double *args, int seed, double *result, char *why, size_t size) {
+static int run(const Expression *e, const double *args, int seed, const int *order, double *result, char *why,
+               size_t size) {
     char problem[512];
     Run r = {e, args, seed, problem, sizeof problem};
     Value value;
     char text[1200];
     if (evaluate(&r, e->root, &value) != 0) {
-        arguments_text(e, args, text, sizeof text);
+        arguments_text(e, args, order, text, sizeof text);
         snprintf(why, size, "evaluation failed (%s) for %s", problem, text);
         return -1;
     }
@@ -1258,7 +1260,7 @@ static int run(const Expression *e, const double *args, int seed, double *result
     }
     *result = seed >= 0 ? (value.kind == V_DUAL ? value.d : 0.0) : value.v;
     if (!isfinite(*result)) {
-        arguments_text(e, args, text, sizeof text);
+        arguments_text(e, args, order, text, sizeof text);
         snprintf(why, size, "result is not finite for %s", text);
         return -1;
     }
@@ -1266,12 +1268,17 @@ static int run(const Expression *e, const double *args, int seed, double *result
 }
 
 int expression_value(const Expression *e, const double *args, double *result, char *why, size_t size) {
-    return run(e, args, -1, result, why, size);
+    return run(e, args, -1, NULL, result, why, size);
+}
+
+int expression_value_in_order(const Expression *e, const double *args, const int *order, double *result, char *why,
+                              size_t size) {
+    return run(e, args, -1, order, result, why, size);
 }
 
 int expression_derivative(const Expression *e, const double *args, size_t seed, double *result, char *why,
                           size_t size) {
-    return run(e, args, (int)seed, result, why, size);
+    return run(e, args, (int)seed, NULL, result, why, size);
 }
 
 /* --- in an instance ----------------------------------------------------------------------------------- */
@@ -1332,7 +1339,7 @@ int native_user_function(NativeInstance *n, int slot, int parameter, const char 
 }
 
 int native_call_user_function(NativeInstance *n, int slot, int parameter, const char *const *names, size_t count,
-                              const double *args, double *result) {
+                              const double *args, const int *order, double *result) {
     const Expression *e;
     if (native_user_function(n, slot, parameter, names, count, &e) != 0) return -1;
     char why[1600];
@@ -1340,7 +1347,7 @@ int native_call_user_function(NativeInstance *n, int slot, int parameter, const 
         snprintf(why, sizeof why, "empty expression");
         return fail_text(n, parameter, why);
     }
-    if (expression_value(e, args, result, why, sizeof why) != 0) return fail_text(n, parameter, why);
+    if (expression_value_in_order(e, args, order, result, why, sizeof why) != 0) return fail_text(n, parameter, why);
     return 0;
 }
 

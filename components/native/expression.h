@@ -21,6 +21,9 @@ void expression_free(Expression *e);
 /* The value at `args` (one per name): 0, or -1 with `why` = "evaluation failed (<Python's error>) for t=..." or
  * "result is not finite for ...". */
 int expression_value(const Expression *e, const double *args, double *result, char *why, size_t size);
+/* expression_value, an error listing the arguments in `order` (indices; NULL: the names' order) */
+int expression_value_in_order(const Expression *e, const double *args, const int *order, double *result, char *why,
+                              size_t size);
 /* The derivative with respect to argument `seed` at `args` (dual.py's rules); errors as expression_value. */
 int expression_derivative(const Expression *e, const double *args, size_t seed, double *result, char *why,
                           size_t size);
@@ -29,9 +32,10 @@ int expression_derivative(const Expression *e, const double *args, size_t seed, 
  * empty text with *found = 0. -1 after native_fail ("<Class> '<inst>': <param> = '<text>' is invalid: ..."). */
 int native_user_function(NativeInstance *n, int slot, int parameter, const char *const *names, size_t count,
                          const Expression **found);
-/* Evaluate it (component base.call_expression): -1 after native_fail naming the parameter. */
+/* Evaluate it (component base.call_expression): -1 after native_fail naming the parameter. An error lists the
+ * arguments in `order` (indices into names: the order the Python component passes them), NULL: names' order. */
 int native_call_user_function(NativeInstance *n, int slot, int parameter, const char *const *names, size_t count,
-                              const double *args, double *result);
+                              const double *args, const int *order, double *result);
 /* Python's repr of a text ('abc', "it's") */
 void native_repr_text(const char *text, char *out, size_t size);
 

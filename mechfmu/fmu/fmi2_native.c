@@ -699,6 +699,7 @@ fmi2Status slave_model_exchange(Slave *s, const char *method, const char *what, 
                          nout);
     }
     if (!strcmp(method, "me_new_discrete_states")) { /* the point is accepted; then the next time event */
+        if (c->update_discrete_states && c->update_discrete_states(n) != 0) return refused(s, what, n->message);
         n->accepted_time = n->event_time = n->time;
         s->cached = 0;
         double next = 0.0;

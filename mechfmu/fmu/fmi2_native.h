@@ -60,6 +60,9 @@ typedef struct NativeClass {
     void (*parameter_changed)(NativeInstance *);
     /* after Model Exchange set the continuous states: 0, or -1 after native_fail (they stay set); NULL: none */
     int (*states_set)(NativeInstance *);
+    /* Model Exchange's event mode: commit the modes the current point implies (before the point is accepted);
+     * 0, or -1 after native_fail; NULL: none */
+    int (*update_discrete_states)(NativeInstance *);
 } NativeClass;
 
 struct NativeInstance {
