@@ -5,6 +5,7 @@ outputs bit for bit over random inputs (also after restoring a saved and a seria
 Python), the same Model Exchange derivatives and indicators, the same messages for refused calls. The binary needs
 the C runtime only, and a C host under glibc's LD_DEBUG=libs loads no Python."""
 import random
+import re
 import subprocess
 import zipfile
 from pathlib import Path
@@ -123,10 +124,14 @@ def test_a_c_host_loads_no_python_library(native_fmus, host, tmp_path):
     assert not [name for name in initialised if "python" in name.lower()], initialised
 
 
-def instance(fmu: Path, model: str, messages: list[str], kind=FMU2Slave):
-    """An fmpy instance (``kind``) of ``fmu``, its log messages (status and text) appended to ``messages``."""
+def instance(fmu: Path, model: str, messages: list[str], kind=FMU2Slave, resources: dict[str, bytes] | None = None):
+    """An fmpy instance (``kind``) of ``fmu``, its log messages (status and text) appended to ``messages``;
+    ``resources``: files put into its resources folder first."""
     md = read_model_description(str(fmu))
-    slave = kind(guid=md.guid, unzipDirectory=extract(str(fmu)), modelIdentifier=model, instanceName="probe")
+    unpacked = extract(str(fmu))
+    for name, data in (resources or {}).items():
+        (Path(unpacked) / "resources" / name).write_bytes(data)
+    slave = kind(guid=md.guid, unzipDirectory=unpacked, modelIdentifier=model, instanceName="probe")
     callbacks = fmi2CallbackFunctions()
     callbacks.logger = fmi2CallbackLoggerTYPE(lambda env, name, status, category, message:
                                               messages.append(f"{status} {message.decode()}"))
@@ -286,3 +291,54 @@ def test_native_constraint_warns_as_the_python_one_in_a_host_that_does_not_drive
         warnings[kind] = [line for line in proc.stdout.splitlines() if line.startswith("[WARNING]")]
     assert len(warnings["native"]) == 1 and "the constraint is violated by" in warnings["native"][0]
     assert warnings["native"] == warnings["python"]
+
+
+CSV = b"time, y\n# a comment\n0, 0\n0.01, 1\n\n0.01, 2\n0.03, -1\n0.05, 0.5\n"
+TABLES = [
+    ({"table": "0, 0; 0.01, 1; 0.02, 1.5; 0.04, 0", "extrapolation": 2}, {}),
+    ({"table": "[0 1; 0.02 3\n 0.03, -2]", "extrapolation": 3, "startTime": 0.004, "timeScale": 0.5}, {}),
+    ({"table": "0, 0; 0.01, 1", "extrapolation": 4}, {}),
+    ({"table": "0, 0, 5; 0.01, 1, 6; 0.03, 4, 1", "columns": 3, "extrapolation": 1, "offset": -1.0}, {}),
+    ({"tableOnFile": True, "fileName": "t.csv"}, {"t.csv": CSV}),
+    ({"tableOnFile": True, "fileName": "t.csv", "extrapolation": 3}, {"t.csv": CSV}),
+    ({"tableOnFile": True, "fileName": "missing.csv"}, {}),
+    ({"tableOnFile": True, "fileName": "../outside.csv"}, {}),
+    ({"tableOnFile": True, "fileName": "bad.csv"}, {"bad.csv": b"0, 1\n1, x\n"}),
+    ({"tableOnFile": True, "fileName": "latin.csv"}, {"latin.csv": b"0, 1\n1, 2\n\xe9\n"}),
+    ({"tableOnFile": True, "fileName": "back.csv"}, {"back.csv": b"0, 1\n1, 2\n0.5, 3\n"}),
+    ({"table": "0, 0; 1, x"}, {}),
+    ({"table": "0, 0; 1, 1; 1, 2; 1, 3"}, {}),
+    ({"table": "0, 0; 1, 1; 0.5, 2"}, {}),
+    ({"table": "0, inf; 1, 1"}, {}),
+    ({"table": "0; 1"}, {}),
+    ({"table": " ; "}, {}),
+]
+
+
+def table_run(fmu: Path, parameters: dict, resources: dict[str, bytes]) -> list:
+    """Table through fmpy: its messages, and y, y_rate at every step to 0.1 s (or the refusal)."""
+    messages: list = []
+    slave, vr = instance(fmu, "Table", messages, resources=resources)
+    slave.setupExperiment(startTime=0.0)
+    for name, value in parameters.items():
+        setter = {str: slave.setString, bool: slave.setBoolean, int: slave.setInteger}.get(type(value), slave.setReal)
+        setter([vr[name]], [value])
+    try:
+        slave.enterInitializationMode()
+        slave.exitInitializationMode()
+        for k in range(100):
+            slave.doStep(k * 1e-3, 1e-3)
+            messages.append(slave.getReal([vr["y"], vr["y_rate"]]))
+    except Exception as exc:  # fmpy raises on fmi2Error and fmi2Discard
+        messages.append(str(exc))
+    slave.terminate()
+    slave.freeInstance()
+    return messages
+
+
+@pytest.mark.parametrize("parameters, resources", TABLES)
+def test_native_table_reads_and_refuses_as_the_python_one(fmus, native_fmus, parameters, resources):
+    python = table_run(fmus["Table"], parameters, resources)
+    native = table_run(native_fmus["Table"], parameters, resources)
+    strip = re.compile(r"/tmp/tmp[^/' ]*")  # each run unpacks into a folder of its own
+    assert [strip.sub("UNPACKED", str(m)) for m in native] == [strip.sub("UNPACKED", str(m)) for m in python]

@@ -51,22 +51,19 @@ int native_Constant_outputs(NativeInstance *n, double *out) {
     return 0;
 }
 
-static size_t one_event(double *events, size_t room, double at) {
-    if (room) events[0] = at;
+size_t native_Sine_time_events(NativeInstance *n, const double **events) {
+    *events = &n->values[Sine__startTime];
     return 1;
 }
 
-size_t native_Sine_time_events(NativeInstance *n, double *events, size_t room) {
-    return one_event(events, room, n->values[Sine__startTime]);
+size_t native_Step_time_events(NativeInstance *n, const double **events) {
+    *events = &n->values[Step__startTime];
+    return 1;
 }
 
-size_t native_Step_time_events(NativeInstance *n, double *events, size_t room) {
-    return one_event(events, room, n->values[Step__startTime]);
-}
-
-size_t native_Ramp_time_events(NativeInstance *n, double *events, size_t room) {
-    if (room < 2) return 0;
-    events[0] = n->values[Ramp__startTime];
-    events[1] = n->values[Ramp__startTime] + n->values[Ramp__duration];
+size_t native_Ramp_time_events(NativeInstance *n, const double **events) {
+    n->memo[0] = n->values[Ramp__startTime];
+    n->memo[1] = n->values[Ramp__startTime] + n->values[Ramp__duration];
+    *events = n->memo;
     return 2;
 }

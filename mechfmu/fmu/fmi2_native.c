@@ -101,7 +101,12 @@ const char *native_instance_name(const NativeInstance *n) { return ((const Named
 
 int native_fail(NativeInstance *n, const char *name, double value, const char *problem) {
     char repr[40];
-    native_repr(value, repr, sizeof repr);
+    int type = NATIVE_REAL;
+    for (size_t i = 0; i < n->cls->variable_count; ++i)
+        if (!strcmp(n->cls->variables[i].name, name)) type = n->cls->variables[i].type;
+    if (type == NATIVE_INTEGER) snprintf(repr, sizeof repr, "%.0f", value);
+    else if (type == NATIVE_BOOLEAN) snprintf(repr, sizeof repr, "%s", value != 0.0 ? "True" : "False");
+    else native_repr(value, repr, sizeof repr);
     return native_fail_text(n, 0, "%s '%s': %s = %s %s", n->cls->name, ((Named *)n)->name, name, repr, problem);
 }
 
@@ -137,16 +142,31 @@ int native_cos(NativeInstance *n, double x, double *result) {
     return 0;
 }
 
-#define MAX_EVENTS 64
+/* The first time event after `after` (strictly) in *next; 0 if there is none. */
+static int event_after(const double *events, size_t count, double after, double *next) {
+    size_t low = 0, high = count; /* bisect_right */
+    while (low < high) {
+        size_t mid = (low + high) / 2;
+        if (after < events[mid]) high = mid;
+        else low = mid + 1;
+    }
+    if (low == count) return 0;
+    *next = events[low];
+    return 1;
+}
 
 /* components/model_exchange.py: the model's time is a time event not yet handled in event mode */
 static int pending_time_event(const NativeInstance *n) {
     if (!(n->in_model_exchange && n->time > n->event_time) || !n->cls->time_events) return 0;
-    double events[MAX_EVENTS];
-    size_t count = n->cls->time_events((NativeInstance *)n, events, MAX_EVENTS);
-    for (size_t i = 0; i < count; ++i)
-        if (events[i] == n->time) return 1;
-    return 0;
+    const double *events;
+    size_t count = n->cls->time_events((NativeInstance *)n, &events);
+    size_t low = 0, high = count; /* bisect_left */
+    while (low < high) {
+        size_t mid = (low + high) / 2;
+        if (events[mid] < n->time) low = mid + 1;
+        else high = mid;
+    }
+    return low < count && events[low] == n->time;
 }
 
 double native_output_time(const NativeInstance *n) {
@@ -155,14 +175,9 @@ double native_output_time(const NativeInstance *n) {
 
 /* The first time event after the last event mode, in *next; 0 if there is none. */
 static int next_time_event(NativeInstance *n, double *next) {
-    double events[MAX_EVENTS];
-    size_t count = n->cls->time_events ? n->cls->time_events(n, events, MAX_EVENTS) : 0;
-    for (size_t i = 0; i < count; ++i)
-        if (events[i] > n->event_time) {
-            *next = events[i];
-            return 1;
-        }
-    return 0;
+    const double *events;
+    size_t count = n->cls->time_events ? n->cls->time_events(n, &events) : 0;
+    return count ? event_after(events, count, n->event_time, next) : 0;
 }
 
 const NativeClass *native_class(const char *name) {
@@ -238,7 +253,6 @@ static void reset_values(Slave *s) {
 
 Slave *slave_instantiate(fmi2String instanceName, fmi2String fmuResourceLocation, fmi2Boolean visible,
                          const fmi2CallbackFunctions *functions) {
-    (void)fmuResourceLocation;
     (void)visible;
     Slave *s = calloc(1, sizeof *s);
     if (!s) return NULL;
@@ -247,6 +261,9 @@ Slave *slave_instantiate(fmi2String instanceName, fmi2String fmuResourceLocation
     n->cls = c;
     s->functions = *functions;
     s->named.name = platform_strndup(instanceName, SIZE_MAX);
+    char why[256];
+    n->resources = fmuResourceLocation && *fmuResourceLocation ? platform_resource_path(fmuResourceLocation, why,
+                                                                                        sizeof why) : NULL;
     n->values = calloc(c->variable_count + 1, sizeof *n->values);
     n->strings = calloc(c->variable_count + 1, sizeof *n->strings);
     n->state = calloc(c->state_count + 1, sizeof *n->state);
@@ -264,6 +281,8 @@ void slave_free(Slave *s) {
     if (!s) return;
     NativeInstance *n = inst(s);
     native_forget_user_functions(n);
+    if (n->release && n->data) n->release(n->data);
+    free((char *)n->resources);
     for (size_t i = 0; n->strings && i < s->cls->variable_count; ++i) free(n->strings[i]);
     free(n->strings);
     free(n->values);
@@ -320,7 +339,11 @@ fmi2Status slave_call(Slave *s, const char *method, const char *what) {
         n->time = n->accepted_time = n->event_time = s->start_time;
         n->initialized = 1;
         s->cached = 0;
-        if (s->cls->initialize && s->cls->initialize(n) != 0) return log_error(s, "%s", n->message);
+        if (s->cls->initialize && s->cls->initialize(n) != 0) {
+            n->initialized = 0;
+            s->initialization_error = platform_strndup(n->message, SIZE_MAX);
+            return log_error(s, "%s", n->message);
+        }
     }
     return fmi2OK;
 }

@@ -49,8 +49,9 @@ typedef struct NativeClass {
     int (*derivatives)(NativeInstance *, double *out);
     /* after the parameters were checked and the time set, at the end of initialization; NULL: nothing */
     int (*initialize)(NativeInstance *);
-    /* the times [s] where the outputs jump (Model Exchange time events), sorted, at most `room`; their count */
-    size_t (*time_events)(NativeInstance *, double *events, size_t room);
+    /* the times [s] where the outputs jump (Model Exchange time events), sorted, in *events (memory the law
+     * keeps); their count (0 also when they cannot be made: the outputs say why) */
+    size_t (*time_events)(NativeInstance *, const double **events);
     /* after a parameter or input (value reference `index`) was written; NULL: nothing */
     void (*written)(NativeInstance *, size_t index);
     /* after a completed step: 1 with a warning the host must see in `out`, else 0; NULL: none */
@@ -77,6 +78,9 @@ struct NativeInstance {
     double memo[16];      /* a law's cache of a pure function of values (never part of the FMU state) */
     int memo_valid;
     int flags[4];         /* a law's instance data that is not part of the FMU state (a warning given, ...) */
+    void *data;           /* memory a law keeps (a table's rows), released with release(data) */
+    void (*release)(void *);
+    const char *resources; /* the FMU's resources folder (relative file names in parameters are found there) */
     void *user_functions[NATIVE_USER_FUNCTIONS]; /* parsed expressions (components/native/expression.c) */
     char *user_texts[NATIVE_USER_FUNCTIONS];     /* the texts they were parsed from */
 };

@@ -44,6 +44,7 @@ NATIVE_HOOKS: dict[str, tuple[str, ...]] = {
     "SmoothSphereHalfSpaceForce": ("outputs",),
     "CoordinateConstraint": ("outputs", "validate", "advance", "initialize", "written", "step_warning"),
     "RigidBody": ("outputs", "validate", "advance", "derivatives", "parameter_changed", "states_set"),
+    "Table": ("outputs", "validate", "advance", "initialize", "time_events"),
     "CoordinateSpringDamperExt": ("outputs", "validate", "advance", "update_discrete_states"),
     "RotationalSpringDamperExt": ("outputs", "validate", "advance", "update_discrete_states"),
 }
@@ -145,7 +146,7 @@ def classes_source() -> str:
         for hook in hooks:
             signature = {"validate": "NativeInstance *", "outputs": "NativeInstance *, double *",
                          "advance": "NativeInstance *, double, double", "derivatives": "NativeInstance *, double *",
-                         "initialize": "NativeInstance *", "time_events": "NativeInstance *, double *, size_t",
+                         "initialize": "NativeInstance *", "time_events": "NativeInstance *, const double **",
                          "written": "NativeInstance *, size_t", "step_warning": "NativeInstance *, char *, size_t",
                          "parameter_changed": "NativeInstance *", "states_set": "NativeInstance *",
                          "update_discrete_states": "NativeInstance *"}
