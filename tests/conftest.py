@@ -18,6 +18,15 @@ def fmus():
     return {m: build.fmu_path(m) for m in build.model_names()}
 
 
+@pytest.fixture(scope="session")
+def python_fmus(tmp_path_factory):
+    """Every component built as a Python-embedding FMU (``mechfmu build --backend python``; the shipped FMUs are
+    native), for Linux and Windows: {model: path}."""
+    directory = tmp_path_factory.mktemp("python_fmus")
+    build.build(directory=directory, platforms=["linux64", "win64"], backend="python")
+    return {m: build.fmu_path(m, directory) for m in build.model_names()}
+
+
 def compile_c_host(source: str, target: Path, *flags: str) -> Path:
     """tests/<source>.c compiled by the system C compiler into ``target``."""
     compiler = shutil.which("cc") or shutil.which("gcc")

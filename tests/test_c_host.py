@@ -1,8 +1,9 @@
 """Every FMU in a plain C host (tests/fmi2_host.c: dlopen with RTLD_NOW | RTLD_LOCAL, as OMSimulator
-and the FMI compliance checker load FMUs) with an empty environment and no Python in the process, and
-in a Python host whose interpreter is linked statically (Debian's /usr/bin/python3): the FMU loads
+and the FMI compliance checker load FMUs) with an empty environment and no Python in the process: the FMU loads
 with no preload, runs a few hundred steps with inputs, restores and deserializes its state, and its
-outputs equal fmpy's bit for bit. The static Python host maps no libpython: no second interpreter."""
+outputs equal fmpy's bit for bit; a native FMU maps no Python library at all. A Python-embedding FMU
+(``--backend python``) finds and loads the Python it needs, also in a Python host whose interpreter is linked
+statically (Debian's /usr/bin/python3), which then maps no libpython: no second interpreter."""
 import random
 import subprocess
 import sysconfig
@@ -16,7 +17,7 @@ from fmpy import read_model_description
 from fmpy_driver import initialized_slave
 from mechfmu.components import COMPONENTS
 
-from mechfmu.fmu.build import python_runtime
+from mechfmu.fmu.build import fmu_backend, python_runtime
 from mechfmu.fmu.native import compile_binary
 
 STEPS, SNAPSHOT, STEP_SIZE = 300, 149, 1e-3
@@ -91,6 +92,12 @@ def test_fmu_runs_in_a_c_host_without_python_and_equals_fmpy(fmus, host, model, 
     check_c_host(fmus[model], COMPONENTS[model].example_parameters, host[0], tmp_path)
 
 
+def python_libraries(fmu: Path) -> int:
+    """How many Python libraries a C host maps with ``fmu`` loaded: one for a Python-embedding FMU, none for a
+    native one."""
+    return 1 if fmu_backend(fmu) == "python" else 0
+
+
 def check_c_host(fmu, parameters: dict, executable, tmp_path) -> None:
     unzipped = unzip(fmu, tmp_path / "fmu")
     md = read_model_description(str(unzipped))
@@ -101,7 +108,7 @@ def check_c_host(fmu, parameters: dict, executable, tmp_path) -> None:
     assert "libpython_mappings_before 0" in proc.stdout  # no Python in the process before the FMU
     assert "[ERROR]" not in proc.stdout and "[FATAL]" not in proc.stdout, proc.stdout
     rows, facts = read_output(output)
-    assert facts == {"replay_equal": 1, "serialized_equal": 1, "libpython_mappings": 1}
+    assert facts == {"replay_equal": 1, "serialized_equal": 1, "libpython_mappings": python_libraries(fmu)}
     assert len(rows) == STEPS and len(rows[0]) == len(plan["outputs"])
     assert rows == fmpy_rows(unzipped, md, parameters, plan)  # bit for bit
 
@@ -126,11 +133,11 @@ sys.exit(lib.run_host(*(a.encode() for a in sys.argv[2:])))
 
 
 @pytest.mark.parametrize("model", slow_but(sorted(COMPONENTS), "Mass"))
-def test_fmu_in_a_statically_linked_python_uses_its_interpreter(fmus, host, model, tmp_path):
+def test_fmu_in_a_statically_linked_python_uses_its_interpreter(python_fmus, host, model, tmp_path):
     """The C host's code inside Debian's python3 (no libpython.so): the FMU runs on that interpreter,
     maps no libpython, and gives the C host's (= fmpy's) results bit for bit."""
     python = _static_python()
-    unzipped = unzip(fmus[model], tmp_path / "fmu")
+    unzipped = unzip(python_fmus[model], tmp_path / "fmu")
     md = read_model_description(str(unzipped))
     write_plan(md, COMPONENTS[model].example_parameters, tmp_path / "plan.txt")
     outputs = {}
@@ -163,10 +170,10 @@ def test_constraint_warns_in_a_host_that_does_not_drive_lambda(fmus, host, tmp_p
     assert "lambda" in warnings[0] and "'newton'" in warnings[0]
 
 
-def test_missing_python_runtime_is_reported_through_the_logger(fmus, host, tmp_path):
-    """A machine without the FMU's Python: fmi2Instantiate fails with a message naming the library,
+def test_missing_python_runtime_is_reported_through_the_logger(python_fmus, host, tmp_path):
+    """A machine without a Python-embedding FMU's Python: fmi2Instantiate fails with a message naming the library,
     not with an unresolved symbol. (A loader built for a Python 0.0 that exists nowhere.)"""
-    unzipped = unzip(fmus["Mass"], tmp_path / "fmu")
+    unzipped = unzip(python_fmus["Mass"], tmp_path / "fmu")
     compile_binary(unzipped / "binaries" / "linux64" / "Mass.so",
                    {"version": "0.0", "soname": "libpython0.0.so.1.0", "library": ""})
     md = read_model_description(str(unzipped))
@@ -194,7 +201,7 @@ def test_errors_reach_a_c_host_with_logging_off(fmus, host, tmp_path, model, par
     assert any(line.startswith("[ERROR] host: ") and message in line for line in proc.stdout.splitlines()), proc.stdout
 
 
-def test_loader_finds_libpython_by_soname_on_a_target_machine(fmus, host, tmp_path):
+def test_loader_finds_libpython_by_soname_on_a_target_machine(python_fmus, host, tmp_path):
     """A target machine without the build machine's Python: a loader that knows only the soname
     finds the system's libpython (Debian's libpython3.11 package here) and gives fmpy's bits."""
     runtime = dict(python_runtime(), library="")
@@ -202,7 +209,7 @@ def test_loader_finds_libpython_by_soname_on_a_target_machine(fmus, host, tmp_pa
     system_library = next((line.split("=>")[-1].strip() for line in found.splitlines()
                            if line.strip().startswith(runtime["soname"] + " ")), None)
     assert system_library, f"no {runtime['soname']} on this machine's library search path (Debian: libpython3.11)"
-    unzipped = unzip(fmus["CoordinateSpringDamperExt"], tmp_path / "fmu")
+    unzipped = unzip(python_fmus["CoordinateSpringDamperExt"], tmp_path / "fmu")
     compile_binary(unzipped / "binaries" / "linux64" / "CoordinateSpringDamperExt.so", runtime)
     md = read_model_description(str(unzipped))
     parameters = COMPONENTS["CoordinateSpringDamperExt"].example_parameters
@@ -228,17 +235,17 @@ def test_resources_in_a_folder_with_spaces_and_non_ascii_characters(fmus, host, 
     proc = run_c_host(host[0], [arguments[0], uri, *arguments[2:]])
     assert proc.returncode == 0, proc.stdout
     rows, facts = read_output(tmp_path / "out.txt")
-    assert facts == {"replay_equal": 1, "serialized_equal": 1, "libpython_mappings": 1}
+    assert facts == {"replay_equal": 1, "serialized_equal": 1, "libpython_mappings": 0}
     assert rows == fmpy_rows(unzipped, md, parameters, plan)
 
 
 @pytest.mark.parametrize("names", ["the library", "its folder"])
-def test_mechfmu_python_names_the_python_library(fmus, host, names, tmp_path):
+def test_mechfmu_python_names_the_python_library(python_fmus, host, names, tmp_path):
     """MECHFMU_PYTHON, the file or the folder, is where the loader looks first: a loader built for a Python 0.0
     runs with the library it names (in the folder: under the name it looks for)."""
     library = Path(python_runtime()["library"])
     assert library.is_file(), "this Python has no shared libpython"
-    unzipped = unzip(fmus["Mass"], tmp_path / "fmu")
+    unzipped = unzip(python_fmus["Mass"], tmp_path / "fmu")
     compile_binary(unzipped / "binaries" / "linux64" / "Mass.so",
                    {"version": "0.0", "soname": "libpython0.0.so.1.0", "library": ""})
     folder = tmp_path / "python"
@@ -253,11 +260,11 @@ def test_mechfmu_python_names_the_python_library(fmus, host, names, tmp_path):
     assert read_output(tmp_path / "out.txt")[1]["serialized_equal"] == 1
 
 
-def test_a_python_host_of_another_version_runs_the_fmu_with_a_warning(fmus, host, tmp_path):
+def test_a_python_host_of_another_version_runs_the_fmu_with_a_warning(python_fmus, host, tmp_path):
     """A loader built for Python 3.10 in a Python 3.11 host (Debian's static python3): the host's interpreter runs
     the model (its code is the standard library's and its own), and every instance says so through the logger."""
     python = _static_python()
-    unzipped = unzip(fmus["Mass"], tmp_path / "fmu")
+    unzipped = unzip(python_fmus["Mass"], tmp_path / "fmu")
     compile_binary(unzipped / "binaries" / "linux64" / "Mass.so",
                    {"version": "3.10", "soname": "libpython3.10.so.1.0", "library": ""})
     md = read_model_description(str(unzipped))

@@ -11,6 +11,7 @@ from fmpy import read_model_description
 from mechfmu.components import COMPONENTS
 from mechfmu.components.base import SIGN_CONVENTION
 
+from mechfmu.fmu.build import fmu_backend
 from mechfmu.fmu.native import PLATFORMS
 
 
@@ -80,12 +81,17 @@ def check_documentation(fmu, cls) -> None:
     assert cls.source and cls.source in text
     assert SIGN_CONVENTION in text
     version = sysconfig.get_config_var("VERSION")
-    assert f"Python {version}" in text and f"libpython{version}.so.1.0" in text
     with zipfile.ZipFile(fmu) as zf:  # each platform the FMU holds, what it needs there, and only those
         folders = {name.split("/")[1] for name in zf.namelist() if name.startswith("binaries/")}
-    for folder in PLATFORMS:
-        listed = f"binaries/{folder} ): Python {version}'s {PLATFORMS[folder].library_name(version)} . Tested:"
-        assert (listed in text) == (folder in folders), (model, folder)
+    if fmu_backend(fmu) == "native":  # the component's law in C: no Python anywhere
+        assert "it needs no Python" in text and "libpython" not in text, model
+        for folder in PLATFORMS:
+            assert (f"binaries/{folder} ). Tested:" in text) == (folder in folders), (model, folder)
+    else:
+        assert f"Python {version}" in text and f"libpython{version}.so.1.0" in text
+        for folder in PLATFORMS:
+            listed = f"binaries/{folder} ): Python {version}'s {PLATFORMS[folder].library_name(version)} . Tested:"
+            assert (listed in text) == (folder in folders), (model, folder)
     for output in md.outputs:  # feed-through as declared in ModelStructure
         deps = {d.name for d in output.dependencies} if output.dependencies else set()
         cell = documented[output.variable.name][2]

@@ -154,7 +154,9 @@ def test_state_handles_null_unknown_and_double_free_are_refused(fault_host, fmus
     assert r[-1][1] == "ERROR"  # a call on a freed instance is refused, not a use after free
 
 
-def test_bad_state_blobs_are_refused_and_leave_the_instance_unchanged(fault_host, fmus, tmp_path):
+def test_bad_state_blobs_are_refused_and_leave_the_instance_unchanged(fault_host, python_fmus, tmp_path):
+    """A Python-embedding FMU's serialized state (JSON) tampered with in every way; a native FMU's binary state:
+    tests/test_native_fmus.py."""
     setup = ["instantiate", f"setReal {STIFFNESS} 100", "setup 0", "enter", "exit", f"setReal {FLANGE_B_S} 0.25",
              "doStep 0 0.001", "getState 1", "serialize 1"]
     bad = ["deserialize 2 garbage", "deserialize 2 empty", "deserialize 2 null", "deserialize 2 truncate 60",
@@ -162,7 +164,7 @@ def test_bad_state_blobs_are_refused_and_leave_the_instance_unchanged(fault_host
            "deserialize 2 replace true 1", 'deserialize 2 replace "time" "tim"', "deserialize 2 replace 0.25 [1]"]
     check = [f"getReal {STIFFNESS}", f"getReal {FORCE}", "deserialize 3 asis", "setState 3", f"getReal {FORCE}",
              "doStep 0.001 0.001", "free"]
-    r = run(fault_host, fmus["CoordinateSpringDamper"], setup + bad + check, tmp_path)
+    r = run(fault_host, python_fmus["CoordinateSpringDamper"], setup + bad + check, tmp_path)
     results = {line: (status, value, messages) for line, status, value, messages in r.results}
     for line in bad:
         assert results[line][0] == "ERROR", (line, r.output)
@@ -295,19 +297,19 @@ print(json.dumps({"slaves_alive": len(slaves), "slave_classes": len(classes),
 """
 
 
-def test_python_slave_is_freed_without_the_garbage_collector(fmus):
+def test_python_slave_is_freed_without_the_garbage_collector(python_fmus):
     """50 cycles in one process: no slave left, one slave class (the module is imported once; pythonfmu's
     binary made a new class per instantiation and kept each), sys.path grown by one entry, and pythonfmu's
     binary never loaded (its library destructor used a freed object at exit: heap corruption now and
     then in any process that had freed all its instances)."""
-    proc = subprocess.run([sys.executable, "-c", FMPY_CYCLES, str(fmus["CoordinateSpringDamper"])],
+    proc = subprocess.run([sys.executable, "-c", FMPY_CYCLES, str(python_fmus["CoordinateSpringDamper"])],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     expected = {"slaves_alive": 0, "slave_classes": 1, "sys_path_growth": 1, "pythonfmu_binary_loaded": False}
     assert json.loads(proc.stdout.splitlines()[-1]) == expected
 
 
-FMPY_FAULTS = """import json, sys
+FMPY_FAULTS = """import json, struct, sys
 from fmpy import extract, read_model_description
 from fmpy.fmi1 import FMICallException
 from fmpy.fmi2 import FMU2Slave
@@ -338,7 +340,10 @@ state = fmu.getFMUstate()
 call("setFMUstate NULL", fmu.setFMUstate, None)
 call("deserialize garbage", fmu.deSerializeFMUstate, bytes(range(256)))
 blob = fmu.serializeFMUstate(state)
-call("deserialize tampered", fmu.deSerializeFMUstate, blob.replace(b"100.0", b"-inf"))
+# stiffness 100.0 -> -inf: in the JSON of a Python-embedding FMU, or as the double of a native one
+tampered = (blob.replace(b"100.0", b"-inf") if b"100.0" in blob
+            else blob.replace(struct.pack("<d", 100.0), struct.pack("<d", float("-inf"))))
+call("deserialize tampered", fmu.deSerializeFMUstate, tampered)
 call("freeFMUstate", fmu.freeFMUstate, state)
 call("setReal 1e308", fmu.setReal, [8], [1e308])
 call("getReal inf", fmu.getReal, [14])
@@ -350,8 +355,10 @@ print(json.dumps(statuses))
 """
 
 
-def test_fmpy_fault_sequence_gives_the_exact_statuses_without_crashing(fmus):
-    proc = subprocess.run([sys.executable, "-c", FMPY_FAULTS, str(fmus["CoordinateSpringDamper"])],
+@pytest.mark.parametrize("kind", ["native", "python"])
+def test_fmpy_fault_sequence_gives_the_exact_statuses_without_crashing(fmus, python_fmus, kind):
+    fmu = (fmus if kind == "native" else python_fmus)["CoordinateSpringDamper"]
+    proc = subprocess.run([sys.executable, "-c", FMPY_FAULTS, str(fmu)],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr  # no segfault
     statuses = json.loads(proc.stdout.splitlines()[-1])

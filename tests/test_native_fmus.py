@@ -4,6 +4,7 @@ Each is checked against the Python-embedding FMU of the same component, which ru
 outputs bit for bit over random inputs (also after restoring a saved and a serialized state, in a C host with no
 Python), the same Model Exchange derivatives and indicators, the same messages for refused calls. The binary needs
 the C runtime only, and a C host under glibc's LD_DEBUG=libs loads no Python."""
+import math
 import random
 import re
 import subprocess
@@ -342,3 +343,39 @@ def test_native_table_reads_and_refuses_as_the_python_one(fmus, native_fmus, par
     native = table_run(native_fmus["Table"], parameters, resources)
     strip = re.compile(r"/tmp/tmp[^/' ]*")  # each run unpacks into a folder of its own
     assert [strip.sub("UNPACKED", str(m)) for m in native] == [strip.sub("UNPACKED", str(m)) for m in python]
+
+
+def test_a_native_state_blob_is_checked_completely_before_use(native_fmus):
+    """Mass's serialized state tampered with: each blob is refused naming why, and the instance goes on as it was
+    (a valid blob then restores)."""
+    import struct
+    messages: list[str] = []
+    slave, vr = instance(native_fmus["Mass"], "Mass", messages)
+    slave.setupExperiment(startTime=0.0)
+    slave.setReal([vr["m"]], [2.5])
+    slave.enterInitializationMode()
+    slave.exitInitializationMode()
+    slave.setReal([vr["f_drive"]], [1.0])
+    slave.doStep(0.0, 1e-3)
+    blob = bytes(slave.serializeFMUstate(slave.getFMUstate()))
+    mass = struct.pack("<d", 2.5)
+    assert blob.count(mass) == 1
+    tampered = {"mass": blob.replace(mass, struct.pack("<d", -1.0)), "nan": blob.replace(mass, struct.pack("<d", math.nan)),
+                "short": blob[:-9], "longer": blob + b"\0", "class": blob.replace(b"Mass\0", b"Maso\0")}
+    reasons = {}
+    for name, data in tampered.items():
+        messages.clear()
+        with pytest.raises(Exception, match="fmi2DeSerializeFMUstate"):
+            slave.deSerializeFMUstate(data)
+        reasons[name] = " ".join(messages)
+    assert "Mass 'state check': m = -1.0 is out of range: must be > 0 kg" in reasons["mass"], reasons
+    assert "state.values.m must be a finite number" in reasons["nan"], reasons
+    assert "cut short" in reasons["short"] and "bytes after the state" in reasons["longer"], reasons
+    assert "a state of another class" in reasons["class"], reasons
+    assert all("the serialized FMU state is refused" in r for r in reasons.values()), reasons
+    before = slave.getReal([vr["s"], vr["v"]])
+    slave.doStep(1e-3, 1e-3)
+    slave.setFMUstate(slave.deSerializeFMUstate(blob))
+    assert slave.getReal([vr["s"], vr["v"]]) == before
+    slave.terminate()
+    slave.freeInstance()

@@ -1,4 +1,5 @@
-"""The FMU binary under valgrind: a Python host that instantiates our FMUs, runs them through errors,
+"""The FMU binary under valgrind (a native FMU: the component in C; a Python-embedding one: the loader and Python):
+a Python host that instantiates our FMUs, runs them through errors,
 FMU states (get, set, serialize, deserialize, a refused blob), frees every instance and exits
 normally reads or writes no memory it should not, in our native code or in code it loaded.
 
@@ -50,11 +51,13 @@ print("done", float(result["s"][-1]))
 """
 
 
-def test_no_invalid_memory_access_in_the_fmu_binary(fmus, tmp_path):
+@pytest.mark.parametrize("kind", ["native", "python"])
+def test_no_invalid_memory_access_in_the_fmu_binary(fmus, python_fmus, kind, tmp_path):
     assert shutil.which("valgrind"), "this test needs valgrind (apt-get install valgrind; .ci/run installs it)"
     log = tmp_path / "valgrind.txt"
+    fmu = (fmus if kind == "native" else python_fmus)["Mass"]
     proc = subprocess.run(["valgrind", "--error-limit=no", "--num-callers=40", f"--log-file={log}",
-                           sys.executable, "-c", HOST, str(fmus["Mass"])],
+                           sys.executable, "-c", HOST, str(fmu)],
                           capture_output=True, text=True, timeout=900,
                           env=dict(os.environ, PYTHONMALLOC="malloc"))
     assert proc.returncode == 0, proc.stdout + proc.stderr

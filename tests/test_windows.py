@@ -1,13 +1,13 @@
-"""The FMUs' win64 binary on Windows (Wine), with python.org's Windows Python 3.11 and Windows builds of our C
-test hosts (cross-compiled with the zig that builds the FMUs):
+"""The FMUs' win64 binary on Windows (Wine), with Windows builds of our C test hosts (cross-compiled with the zig
+that builds the FMUs), and for Python-embedding FMUs python.org's Windows Python 3.11:
 
-- every FMU runs 300 steps with random inputs, restores and deserializes its state, and its outputs equal the
-  Linux binary's in the Linux C host bit for bit (both run the same Python code on IEEE doubles; the loader does
-  no arithmetic: no math library is involved);
+- every (native) FMU runs 300 steps with random inputs, restores and deserializes its state, with no Python in
+  the Wine prefix at all, and its outputs equal the Linux binary's in the Linux C host bit for bit, but where the
+  C library's transcendental functions round differently on Windows (LIBM_ULPS);
 - the error cases (calls out of the state machine, unknown and doubly freed states, bad state blobs, refused
   values and steps) give the same statuses and messages as on Linux;
-- the FMU finds Python where Windows users have it (MECHFMU_PYTHON, PATH, the registry, beside the host
-  program), and says what it tried when there is none or only another version;
+- a Python-embedding FMU finds Python where Windows users have it (MECHFMU_PYTHON, PATH, the registry, beside
+  the host program), and says what it tried when there is none or only another version;
 - resource URIs as Windows hosts write them: percent-encoded, raw UTF-8, spaces and non-ASCII folders,
   file:/C:, file://localhost/C:, file://C:; a UNC share is looked up as \\\\host\\share."""
 import math
@@ -63,19 +63,18 @@ def linux_rows(host, unzipped: Path, md, plan: Path, tmp_path: Path) -> tuple[li
 
 
 @pytest.mark.parametrize("model", slow_but(sorted(COMPONENTS), "Mass"))
-def test_fmu_runs_on_windows_as_on_linux_bit_for_bit(fmus, host, wine, python_folder, windows_hosts, model,
-                                                     tmp_path):
+def test_fmu_runs_on_windows_as_on_linux_bit_for_bit(fmus, host, wine, windows_hosts, model, tmp_path):
+    """No Python anywhere: not in the Wine prefix, not named, not loaded."""
     unzipped = unzip(fmus[model], tmp_path / "fmu")
     md = read_model_description(str(unzipped))
     plan = tmp_path / "plan.txt"
     write_plan(md, COMPONENTS[model].example_parameters, plan)
-    proc = wine.run(windows_hosts["fmi2_host"], windows_arguments(unzipped, md, plan, tmp_path / "windows.txt"),
-                    MECHFMU_PYTHON=windows_path(python_folder))
+    proc = wine.run(windows_hosts["fmi2_host"], windows_arguments(unzipped, md, plan, tmp_path / "windows.txt"))
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "libpython_mappings_before 0" in proc.stdout  # no Python in the host before the FMU loads one
+    assert "libpython_mappings_before 0" in proc.stdout
     assert "[ERROR]" not in proc.stdout and "[FATAL]" not in proc.stdout, proc.stdout
     rows, facts = read_output(tmp_path / "windows.txt")
-    assert facts == {"replay_equal": 1, "serialized_equal": 1, "libpython_mappings": 1}
+    assert facts == {"replay_equal": 1, "serialized_equal": 1, "libpython_mappings": 0}
     assert len(rows) == 300
     linux, linux_facts = linux_rows(host, unzipped, md, plan, tmp_path)
     assert facts == linux_facts
@@ -113,11 +112,10 @@ ERROR_CASES = {  # model: script of the fault host (tests/fmi2_fault_host.c)
 
 
 @pytest.mark.parametrize("model", sorted(ERROR_CASES))
-def test_error_cases_give_the_same_statuses_and_messages_as_on_linux(fmus, fault_host, wine, python_folder,
-                                                                     windows_hosts, model, tmp_path):
+def test_error_cases_give_the_same_statuses_and_messages_as_on_linux(fmus, fault_host, wine, windows_hosts, model,
+                                                                     tmp_path):
     windows = HostPlatform("win64", ".dll", windows_path, windows_uri,
-                           lambda executable, arguments: wine.run(executable, arguments,
-                                                                  MECHFMU_PYTHON=windows_path(python_folder)))
+                           lambda executable, arguments: wine.run(executable, arguments))
     on_windows = Run(windows_hosts["fmi2_fault_host"], Path(fmus[model]), ERROR_CASES[model], tmp_path / "w",
                      platform=windows)
     on_linux = Run(fault_host, Path(fmus[model]), ERROR_CASES[model], tmp_path / "l")
@@ -142,7 +140,7 @@ REGISTRY_KEY = r"HKEY_CURRENT_USER\Software\Python\PythonCore\3.11\InstallPath"
 
 @pytest.mark.parametrize("where", ["MECHFMU_PYTHON names the folder", "MECHFMU_PYTHON names the DLL", "on PATH",
                                    "registered by the installer", "beside the host program"])
-def test_the_fmu_finds_python_where_windows_has_it(fmus, wine, python_folder, windows_hosts, where, tmp_path):
+def test_the_fmu_finds_python_where_windows_has_it(python_fmus, wine, python_folder, windows_hosts, where, tmp_path):
     program, variables = windows_hosts["fmi2_host"], {}
     if where == "MECHFMU_PYTHON names the folder":
         variables["MECHFMU_PYTHON"] = windows_path(python_folder)
@@ -157,7 +155,7 @@ def test_the_fmu_finds_python_where_windows_has_it(fmus, wine, python_folder, wi
         shutil.copytree(python_folder, folder)
         program = Path(shutil.copy(program, folder))
     try:
-        proc, result = run_mass(wine, program, fmus, tmp_path / "fmu", **variables)
+        proc, result = run_mass(wine, program, python_fmus, tmp_path / "fmu", **variables)
     finally:
         if where == "registered by the installer":
             wine.registry("delete", REGISTRY_KEY.rsplit("\\", 1)[0], "/f")
@@ -165,8 +163,9 @@ def test_the_fmu_finds_python_where_windows_has_it(fmus, wine, python_folder, wi
     assert result is not None and result[1] == {"replay_equal": 1, "serialized_equal": 1, "libpython_mappings": 1}
 
 
-def test_without_python_instantiate_fails_listing_where_it_looked(fmus, wine, windows_hosts, tmp_path):
-    proc, _ = run_mass(wine, windows_hosts["fmi2_host"], fmus, tmp_path / "fmu")
+def test_without_python_instantiate_fails_listing_where_it_looked(python_fmus, wine, windows_hosts, tmp_path):
+    """A Python-embedding FMU on a machine without its Python (a native one needs none)."""
+    proc, _ = run_mass(wine, windows_hosts["fmi2_host"], python_fmus, tmp_path / "fmu")
     assert proc.returncode == 1 and "fmi2Instantiate failed" in proc.stdout, proc.stdout
     fatal = next(line for line in proc.stdout.splitlines() if line.startswith("[FATAL]"))
     assert "no Python 3.11 runtime" in fatal and "needs python311.dll" in fatal and "MECHFMU_PYTHON" in fatal
@@ -177,12 +176,13 @@ def test_without_python_instantiate_fails_listing_where_it_looked(fmus, wine, wi
         assert place in fatal, fatal
 
 
-def test_a_python_of_another_version_is_named_not_loaded(fmus, wine, python_folder, windows_hosts, tmp_path):
+def test_a_python_of_another_version_is_named_not_loaded(python_fmus, wine, python_folder, windows_hosts, tmp_path):
     """Only Python 3.12 where the user pointed: the error names it and the version the FMU needs."""
     other = tmp_path / "Python312"
     other.mkdir()
     shutil.copy(python_folder / "python311.dll", other / "python312.dll")
-    proc, _ = run_mass(wine, windows_hosts["fmi2_host"], fmus, tmp_path / "fmu", MECHFMU_PYTHON=windows_path(other))
+    proc, _ = run_mass(wine, windows_hosts["fmi2_host"], python_fmus, tmp_path / "fmu",
+                       MECHFMU_PYTHON=windows_path(other))
     assert proc.returncode == 1 and "fmi2Instantiate failed" in proc.stdout, proc.stdout
     assert f"Found only another version: python312.dll in {windows_path(other)}" in proc.stdout, proc.stdout
     assert f"{windows_path(other)}\\python311.dll (not there)" in proc.stdout
@@ -200,31 +200,29 @@ URI_FORMS = {  # the resources folder as hosts write it
 
 
 @pytest.mark.parametrize("form", sorted(URI_FORMS))
-def test_resources_in_a_folder_with_spaces_and_non_ascii_characters(fmus, host, wine, python_folder, windows_hosts,
-                                                                      form, tmp_path):
-    proc, result = run_mass(wine, windows_hosts["fmi2_host"], fmus, tmp_path / UNUSUAL_FOLDER, uri=URI_FORMS[form],
-                            MECHFMU_PYTHON=windows_path(python_folder))
+def test_resources_in_a_folder_with_spaces_and_non_ascii_characters(fmus, host, wine, windows_hosts, form, tmp_path):
+    proc, result = run_mass(wine, windows_hosts["fmi2_host"], fmus, tmp_path / UNUSUAL_FOLDER, uri=URI_FORMS[form])
     assert proc.returncode == 0, proc.stdout + proc.stderr
     unzipped = tmp_path / UNUSUAL_FOLDER
     md = read_model_description(str(unzipped))
     assert result == linux_rows(host, unzipped, md, unzipped.parent / "plan.txt", tmp_path)
 
 
-def test_a_unc_share_is_looked_up_as_such(fmus, wine, python_folder, windows_hosts, tmp_path):
+def test_a_unc_share_is_looked_up_as_such(fmus, wine, windows_hosts, tmp_path):
     proc, _ = run_mass(wine, windows_hosts["fmi2_host"], fmus, tmp_path / "fmu",
-                       uri=lambda _: "file://fileserver.invalid/share/Mass/resources",
-                       MECHFMU_PYTHON=windows_path(python_folder))
+                       uri=lambda _: "file://fileserver.invalid/share/Mass/resources")
     assert proc.returncode == 1, proc.stdout
     assert ("cannot read this FMU's GUID from \\\\fileserver.invalid\\share\\Mass\\resources\\mechfmu_guid.txt"
             in proc.stdout), proc.stdout
 
 
 @pytest.mark.parametrize("built_for", ["3.11", "3.10"])
-def test_in_a_windows_python_host_the_fmu_uses_its_interpreter(fmus, host, wine, python_folder, windows_hosts,
+def test_in_a_windows_python_host_the_fmu_uses_its_interpreter(python_fmus, host, wine, python_folder, windows_hosts,
                                                                 built_for, tmp_path):
     """The C host's code in Windows Python 3.11 (python.exe, ctypes), as fmpy on Windows loads an FMU: no
-    MECHFMU_PYTHON, the FMU uses the process's python311.dll; one built for another version says so and runs."""
-    unzipped = unzip(fmus["Mass"], tmp_path / "fmu")
+    MECHFMU_PYTHON, a Python-embedding FMU uses the process's python311.dll; one built for another version says so
+    and runs."""
+    unzipped = unzip(python_fmus["Mass"], tmp_path / "fmu")
     if built_for != "3.11":
         compile_binary(unzipped / "binaries" / "win64" / "Mass.dll",
                        {"version": built_for, "soname": "", "library": ""}, "win64")
@@ -241,8 +239,7 @@ def test_in_a_windows_python_host_the_fmu_uses_its_interpreter(fmus, host, wine,
 
 
 @pytest.mark.parametrize("model", ["Mass", "ElastoGap", "Step", "CoordinateSpringDamperExt"])
-def test_model_exchange_on_windows_as_on_linux_bit_for_bit(fmus, me_host, wine, python_folder, windows_hosts,
-                                                          model, tmp_path):
+def test_model_exchange_on_windows_as_on_linux_bit_for_bit(fmus, me_host, wine, windows_hosts, model, tmp_path):
     """The Model Exchange host (explicit Euler with state and time events, tests/fmi2_me_host.c), built for
     both platforms: every output, state and the event count equal."""
     unzipped = unzip(fmus[model], tmp_path / "fmu")
@@ -250,8 +247,7 @@ def test_model_exchange_on_windows_as_on_linux_bit_for_bit(fmus, me_host, wine, 
     plan = tmp_path / "plan.txt"
     write_plan(md, COMPONENTS[model].example_parameters, plan)
     plan.write_text(f"states {len(md.derivatives)} {md.numberOfEventIndicators}\n" + plan.read_text())
-    proc = wine.run(windows_hosts["fmi2_me_host"], windows_arguments(unzipped, md, plan, tmp_path / "windows.txt"),
-                    MECHFMU_PYTHON=windows_path(python_folder))
+    proc = wine.run(windows_hosts["fmi2_me_host"], windows_arguments(unzipped, md, plan, tmp_path / "windows.txt"))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     binary = unzipped / "binaries" / "linux64" / f"{model}.so"
     linux = run_c_host(me_host, [str(binary), (unzipped / "resources").as_uri(), md.guid, str(plan),

@@ -81,9 +81,10 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--platforms", default="all", metavar="LIST",
                    help="binaries to build: all (default: linux64, aarch64-linux, win64, darwin64), host "
                         "(this machine's alone), or folder names separated by commas")
-    p.add_argument("--backend", choices=fmu_build.BACKENDS, default="python",
-                   help="python (default): every component runs in the Python the FMU embeds; native: a component "
-                        "whose law is in C runs as native code, needing no Python (the others embed Python)")
+    p.add_argument("--backend", choices=fmu_build.BACKENDS, default="native",
+                   help="native (default): a component whose law is in C (every shipped one) runs as native code and "
+                        "needs no Python where the FMU runs; python: every component runs in the Python the FMU "
+                        "embeds (pythonfmu's way, for a component written in Python)")
     p = sub.add_parser("run", help="run a scenario (builds missing or stale FMUs first)")
     p.add_argument("scenario", help="scenario folder, SystemStructure.ssd or .ssp archive")
     p.add_argument("--algorithm", choices=algorithm_names(),

@@ -174,7 +174,7 @@ def fmu_backend(path: Path) -> str | None:
 
 def build(models: list[str] | None = None, directory: Path = FMU_DIR, force: bool = False,
           components_dir: Path = COMPONENTS_DIR, platforms: list[str] | None = None,
-          backend: str = "python") -> list[Path]:
+          backend: str = "native") -> list[Path]:
     """Build the given (default: all) FMUs of the components in ``components_dir`` into ``directory``
     unless current, with binaries for ``platforms`` (default: all of ``mechfmu.fmu.native.PLATFORMS``) and the
     ``backend`` (``BACKENDS``); return built paths.

@@ -251,6 +251,146 @@ static void reset_values(Slave *s) {
     s->cached = 0;
 }
 
+/* --- an FMU variant's own defaults: resources/start_values.json (components/fmi.py START_VALUES) ------------------ */
+
+typedef struct {
+    const char *p, *end;
+} Json;
+
+static void json_space(Json *j) {
+    while (j->p < j->end && (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r')) ++j->p;
+}
+
+/* a JSON string into out (UTF-8; \uXXXX escapes of the Basic Multilingual Plane): 0, or -1 */
+static int json_string(Json *j, char *out, size_t size) {
+    size_t k = 0;
+    if (j->p >= j->end || *j->p != '"') return -1;
+    for (++j->p; j->p < j->end && *j->p != '"'; ++j->p) {
+        unsigned int c = (unsigned char)*j->p;
+        if (c == '\\') {
+            if (++j->p >= j->end) return -1;
+            const char *escapes = "\"\\/bfnrt", *found = strchr(escapes, *j->p);
+            if (*j->p == 'u') {
+                if (j->end - j->p < 5) return -1;
+                char hex[5] = {j->p[1], j->p[2], j->p[3], j->p[4], 0};
+                c = (unsigned int)strtoul(hex, NULL, 16);
+                j->p += 4;
+            } else if (found && *found) {
+                c = (unsigned char)"\"\\/\b\f\n\r\t"[found - escapes];
+            } else {
+                return -1;
+            }
+            if (k + 4 >= size) return -1;
+            if (c >= 0x800) {
+                out[k++] = (char)(0xe0 | c >> 12), out[k++] = (char)(0x80 | ((c >> 6) & 0x3f));
+                out[k++] = (char)(0x80 | (c & 0x3f));
+            } else if (c >= 0x80) {
+                out[k++] = (char)(0xc0 | c >> 6), out[k++] = (char)(0x80 | (c & 0x3f));
+            } else {
+                out[k++] = (char)c;
+            }
+            continue;
+        }
+        if (k + 1 >= size) return -1;
+        out[k++] = (char)c;
+    }
+    if (j->p >= j->end) return -1;
+    ++j->p;
+    out[k] = '\0';
+    return 0;
+}
+
+static int checked_set(Slave *s, fmi2ValueReference vr, double value);
+void native_repr_text(const char *text, char *out, size_t size);
+
+/* Apply the file's values as if the host had set them (components/fmi.py _apply_start_values); the first that is
+ * refused is logged as an error and ends it. */
+static void apply_start_values(Slave *s) {
+    NativeInstance *n = inst(s);
+    if (!n->resources) return;
+    size_t length = strlen(n->resources) + 32;
+    char *path = malloc(length);
+    if (!path) return;
+    snprintf(path, length, "%s%s%s", n->resources, PATH_SEPARATOR, "start_values.json");
+    FILE *file = platform_fopen(path, "rb");
+    free(path);
+    if (!file) return;
+    char *text = malloc(1 << 20);
+    size_t size = text ? fread(text, 1, (1 << 20) - 1, file) : 0;
+    fclose(file);
+    if (!text) return;
+    Json j = {text, text + size};
+    char name[512], value_text[4096], problem[4000];
+    const char *why = NULL;
+    json_space(&j);
+    if (j.p >= j.end || *j.p++ != '{') why = "not a JSON object of parameter values";
+    json_space(&j);
+    int first = 1;
+    while (!why && j.p < j.end && *j.p != '}') {
+        if (!first) {
+            if (*j.p++ != ',') { why = "not a JSON object of parameter values"; break; }
+            json_space(&j);
+        }
+        first = 0;
+        if (json_string(&j, name, sizeof name) != 0) { why = "not a JSON object of parameter values"; break; }
+        json_space(&j);
+        if (j.p >= j.end || *j.p++ != ':') { why = "not a JSON object of parameter values"; break; }
+        json_space(&j);
+        size_t vr = 0;
+        while (vr < s->cls->variable_count && strcmp(s->cls->variables[vr].name, name)) ++vr;
+        const NativeVariable *v = vr < s->cls->variable_count ? &s->cls->variables[vr] : NULL;
+        if (!v || v->causality == NATIVE_OUTPUT || v->causality == NATIVE_LOCAL) {
+            char repr[600];
+            native_repr_text(name, repr, sizeof repr);
+            snprintf(problem, sizeof problem, "%s: no parameter or input named %s", s->named.name, repr);
+            why = problem;
+            break;
+        }
+        if (j.p < j.end && *j.p == '"') { /* a text: a String's value, refused by any other type */
+            if (json_string(&j, value_text, sizeof value_text) != 0) { why = "not a JSON object"; break; }
+            if (v->type == NATIVE_STRING) {
+                if (n->initialized) break;
+                free(n->strings[vr]);
+                n->strings[vr] = platform_strndup(value_text, SIZE_MAX);
+            } else {
+                char repr[8200];
+                native_repr_text(value_text, repr, sizeof repr);
+                snprintf(problem, sizeof problem, "%s '%s': %s = %.1000s %s", s->cls->name, s->named.name, name, repr,
+                         v->type == NATIVE_REAL ? "is a string, not a Real" : v->type == NATIVE_INTEGER
+                         ? "is not an integer" : "is not a Boolean (true/false or 1/0)");
+                why = problem;
+            }
+        } else { /* a number, true or false */
+            double value;
+            int is_bool = 0;
+            if (j.end - j.p >= 4 && !strncmp(j.p, "true", 4)) value = 1.0, is_bool = 1, j.p += 4;
+            else if (j.end - j.p >= 5 && !strncmp(j.p, "false", 5)) value = 0.0, is_bool = 1, j.p += 5;
+            else {
+                char *stop;
+                value = strtod(j.p, &stop);
+                if (stop == j.p) { why = "not a JSON object of parameter values"; break; }
+                j.p = stop;
+            }
+            if (v->type == NATIVE_STRING || (v->type == NATIVE_INTEGER && (is_bool || value != floor(value)))
+                || (v->type == NATIVE_BOOLEAN && !is_bool && value != 0.0 && value != 1.0)) {
+                char repr[40];
+                if (is_bool) snprintf(repr, sizeof repr, "%s", value != 0.0 ? "True" : "False");
+                else native_repr(value, repr, sizeof repr);
+                snprintf(problem, sizeof problem, "%s '%s': %s = %s %s", s->cls->name, s->named.name, name, repr,
+                         v->type == NATIVE_STRING ? "is not a String" : v->type == NATIVE_INTEGER
+                         ? "is not an integer" : "is not a Boolean (true/false or 1/0)");
+                why = problem;
+            } else if (checked_set(s, (fmi2ValueReference)vr, value) != 0) {
+                snprintf(problem, sizeof problem, "%s", n->message);
+                why = problem;
+            }
+        }
+        json_space(&j);
+    }
+    if (why) log_error(s, "start_values.json: %s", why);
+    free(text);
+}
+
 Slave *slave_instantiate(fmi2String instanceName, fmi2String fmuResourceLocation, fmi2Boolean visible,
                          const fmi2CallbackFunctions *functions) {
     (void)visible;
@@ -274,6 +414,7 @@ Slave *slave_instantiate(fmi2String instanceName, fmi2String fmuResourceLocation
         return NULL;
     }
     reset_values(s);
+    apply_start_values(s);
     return s;
 }
 
@@ -411,8 +552,8 @@ static const NativeVariable *variable(Slave *s, fmi2ValueReference vr, int type,
     return NULL;
 }
 
-/* Component.set of one value (a number of any type): 0, or -1 after logging why (the value unchanged). */
-static int set_value(Slave *s, fmi2ValueReference vr, double value) {
+/* Component.set of one value (a number of any type): 0, or -1 with the message set (the value unchanged). */
+static int checked_set(Slave *s, fmi2ValueReference vr, double value) {
     NativeInstance *n = inst(s);
     const NativeVariable *v = &s->cls->variables[vr];
     int failed = 0;
@@ -423,16 +564,20 @@ static int set_value(Slave *s, fmi2ValueReference vr, double value) {
     } else {
         failed = check_range(n, v, value);
     }
-    if (failed) {
-        log_error(s, "setting %s failed: %s", v->name, n->message);
-        return -1;
-    }
+    if (failed) return -1;
     n->values[vr] = value;
     if (v->causality == NATIVE_PARAMETER && v->moves_state >= 0) n->state[v->moves_state] = value;
     if (v->causality == NATIVE_PARAMETER && s->cls->parameter_changed) s->cls->parameter_changed(n);
     s->cached = 0;
     if (s->cls->written) s->cls->written(n, vr);
     return 0;
+}
+
+/* checked_set, a refusal logged */
+static int set_value(Slave *s, fmi2ValueReference vr, double value) {
+    if (checked_set(s, vr, value) == 0) return 0;
+    log_error(s, "setting %s failed: %s", s->cls->variables[vr].name, inst(s)->message);
+    return -1;
 }
 
 /* The value of a variable that is not a String: -1 after logging why (then *value is NaN). */

@@ -72,10 +72,13 @@ def _rebind(element: ET.Element, spec: ComponentSpec) -> None:
 
 def _ours(fmu: Path) -> bool:
     """True for an FMU built by mechfmu (it applies ``resources/start_values.json`` at instantiation)."""
+    from mechfmu.fmu.build import NATIVE_STAMP
     try:
         component_class(fmu)
         with zipfile.ZipFile(fmu) as zf:
-            return zf.read("resources/slavemodule.txt").decode().startswith("mechfmu_")
+            names = set(zf.namelist())
+            stamp = NATIVE_STAMP if NATIVE_STAMP in names else "resources/slavemodule.txt"
+            return zf.read(stamp).decode().startswith("mechfmu_")
     except (ValueError, OSError, KeyError, zipfile.BadZipFile):
         return False
 
