@@ -379,3 +379,27 @@ def test_a_native_state_blob_is_checked_completely_before_use(native_fmus):
     assert slave.getReal([vr["s"], vr["v"]]) == before
     slave.terminate()
     slave.freeInstance()
+
+
+@pytest.mark.slow
+def test_native_fmus_access_no_memory_they_should_not(native_fmus, host, tmp_path):
+    """Every native FMU (and the user-function and table-file variants) in the C host under valgrind: random
+    inputs, saved, restored and serialized states; no invalid read or write, no use of uninitialised memory, no
+    leak of what an instance allocated."""
+    import shutil
+    assert shutil.which("valgrind"), "this test needs valgrind (apt-get install valgrind; .ci/run installs it)"
+    cases = [(model, COMPONENTS[model].example_parameters, {}) for model in NATIVE]
+    cases += [("Table", {"tableOnFile": True, "fileName": "t.csv", "extrapolation": 3}, {"t.csv": CSV}),
+              ("CoordinateSpringDamperExt", VARIANTS[2][1], {})]
+    for index, (model, parameters, resources) in enumerate(cases):
+        unzipped = unzip(native_fmus[model], tmp_path / f"fmu{index}")
+        for name, data in resources.items():
+            (unzipped / "resources" / name).write_bytes(data)
+        md = read_model_description(str(unzipped))
+        write_plan(md, parameters, tmp_path / f"{index}.plan")
+        log = tmp_path / f"{index}.valgrind"
+        arguments = host_arguments(unzipped, md, tmp_path / f"{index}.plan", tmp_path / f"{index}.out")
+        proc = subprocess.run(["valgrind", "--error-exitcode=9", "--leak-check=full", "--errors-for-leak-kinds=definite",
+                               f"--log-file={log}", str(host[0]), *arguments], capture_output=True, text=True,
+                              timeout=600)
+        assert proc.returncode == 0, (model, proc.stdout[-2000:], log.read_text()[-4000:])
