@@ -4,12 +4,14 @@ one run, per FMU:
 - a plain C host (``benchmarks/fmi2_speed_host.c``, dlopen with RTLD_LOCAL): per step fmi2SetReal of every input,
   fmi2DoStep, fmi2GetReal of every output; ``--steps`` steps (default 10^6). Every input changes every step but the
   tangent stiffness and damping inputs (``.c``, ``.d``), held as a linear contact holds them;
-- fmpy's FMU2Slave from Python, the same calls per step (``--fmpy-steps``, default 2*10^4).
+- fmpy's FMU2Slave from Python, the same calls per step (``--fmpy-steps``, default 2*10^4);
+- libcosim (libcosimpy, its own process): one instance of the FMU in an execution, ``--libcosim-steps`` steps
+  (default 10^5) of its loop (doStep and its reads of every output), per FMU-step.
 
 Both kinds are built here from the current sources for this machine. Targets: at most 0.5 us per C-host step for
 the connectors and Mass, and at least 20 times faster than the Python-embedding FMU.
 
-    python3 benchmarks/native_speed.py [--steps N] [--fmpy-steps N] [MODEL ...]
+    python3 benchmarks/native_speed.py [--steps N] [--fmpy-steps N] [--libcosim-steps N] [MODEL ...]
 """
 from __future__ import annotations
 
@@ -90,10 +92,34 @@ def fmpy_ns(fmu: Path, model: str, steps: int, folder: Path) -> float:
     return elapsed / steps * 1e9
 
 
+LIBCOSIM = """import sys, time
+from libcosimpy.CosimLogging import CosimLogLevel, log_output_level
+log_output_level(CosimLogLevel.ERROR)
+from libcosimpy.CosimExecution import CosimExecution
+from libcosimpy.CosimSlave import CosimLocalSlave
+execution = CosimExecution.from_step_size(step_size=100_000)
+execution.add_local_slave(local_slave=CosimLocalSlave(fmu_path=sys.argv[1], instance_name="speed"))
+steps = int(sys.argv[2])
+execution.step(step_count=100)
+start = time.perf_counter()
+execution.step(step_count=steps)
+print((time.perf_counter() - start) / steps * 1e9, flush=True)
+"""
+
+
+def libcosim_ns(fmu: Path, steps: int) -> float:
+    """ns per step of one instance of the FMU in libcosim (libcosimpy in a process of its own)."""
+    proc = subprocess.run([sys.executable, "-c", LIBCOSIM, str(fmu), str(steps)], capture_output=True, text=True)
+    if proc.returncode != 0 or not proc.stdout.strip():
+        raise RuntimeError(f"libcosim with {fmu}: {proc.stderr[-500:]}")
+    return float(proc.stdout.split()[-1])
+
+
 def main(argv: list[str]) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=1_000_000)
     parser.add_argument("--fmpy-steps", type=int, default=20_000)
+    parser.add_argument("--libcosim-steps", type=int, default=100_000)
     parser.add_argument("models", nargs="*", default=sorted(NATIVE_HOOKS))
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="mechfmu_speed_") as tmp:
@@ -103,20 +129,23 @@ def main(argv: list[str]) -> None:
         build(args.models, python_dir, platforms=["linux64"], backend="python")
         host = compile_host(folder)
         print(f"C host: {args.steps} steps per FMU (setReal of every input, doStep, getReal of every output); "
-              f"fmpy FMU2Slave: {args.fmpy_steps} steps")
-        print(f"{'FMU':18s} {'inputs':>6s} {'outputs':>7s} {'C native ns':>12s} {'C Python ns':>12s} {'ratio':>7s} "
-              f"{'fmpy native ns':>15s} {'fmpy Python ns':>15s} {'ratio':>7s}  target")
+              f"fmpy FMU2Slave: {args.fmpy_steps} steps; libcosim: {args.libcosim_steps} steps")
+        print(f"{'FMU':26s} {'in':>3s} {'out':>3s} {'C native':>9s} {'C Python':>9s} {'ratio':>6s} "
+              f"{'fmpy nat.':>9s} {'fmpy Py':>9s} {'ratio':>6s} {'cosim nat.':>10s} {'cosim Py':>9s} {'ratio':>6s}"
+              "  target (ns per step)")
         for model in args.models:
             native_fmu, python_fmu = native_dir / f"{model}.fmu", python_dir / f"{model}.fmu"
             c_native = c_host_ns(host, native_fmu, model, args.steps, folder)
             c_python = c_host_ns(host, python_fmu, model, args.steps, folder)
             f_native = fmpy_ns(native_fmu, model, args.fmpy_steps, folder)
             f_python = fmpy_ns(python_fmu, model, args.fmpy_steps, folder)
+            l_native = libcosim_ns(native_fmu, args.libcosim_steps)
+            l_python = libcosim_ns(python_fmu, max(1000, args.libcosim_steps // 20))
             inputs, outputs = references(native_fmu, model)
             met = c_native <= TARGET_NS and c_python / c_native >= TARGET_RATIO
-            print(f"{model:18s} {len(inputs):6d} {len(outputs):7d} {c_native:12.1f} {c_python:12.1f} "
-                  f"{c_python / c_native:7.1f} {f_native:15.1f} {f_python:15.1f} {f_python / f_native:7.1f}  "
-                  f"{'met' if met else 'NOT MET'}")
+            print(f"{model:26s} {len(inputs):3d} {len(outputs):3d} {c_native:9.1f} {c_python:9.1f} "
+                  f"{c_python / c_native:6.1f} {f_native:9.1f} {f_python:9.1f} {f_python / f_native:6.1f} "
+                  f"{l_native:10.1f} {l_python:9.1f} {l_python / l_native:6.1f}  {'met' if met else 'NOT MET'}")
 
 
 if __name__ == "__main__":
