@@ -38,6 +38,7 @@
 enum { HOLD_LAST_POINT = 1, LAST_TWO_POINTS, PERIODIC, NO_EXTRAPOLATION };
 
 typedef struct {
+    int current;         /* the rows are those of the parameters now (cleared when a parameter is written) */
     char *key;           /* what the rows were read from (parameters and folder), NULL: not read */
     double *times, *values;
     size_t count;
@@ -542,6 +543,10 @@ static int fail_parameter(NativeInstance *n, int parameter, const char *problem)
 static int rows(NativeInstance *n, TableData **found) {
     TableData *t = table_data(n);
     if (!t) return native_fail_text(n, 0, "out of memory");
+    if (t->current) {
+        *found = t;
+        return 0;
+    }
     const char *table = n->strings[Table__table] ? n->strings[Table__table] : "";
     const char *file = n->strings[Table__fileName] ? n->strings[Table__fileName] : "";
     const char *folder = n->resources ? n->resources : ".";
@@ -553,6 +558,7 @@ static int rows(NativeInstance *n, TableData **found) {
     snprintf(key, key_size, "%s%s|%s|%s", key_head, table, file, folder);
     if (t->key && !strcmp(t->key, key)) {
         free(key);
+        t->current = 1;
         *found = t;
         return 0;
     }
@@ -593,9 +599,17 @@ static int rows(NativeInstance *n, TableData **found) {
     free(t->key), free(t->times), free(t->values);
     t->key = key, t->times = parsed.times, t->values = parsed.values, t->count = parsed.count;
     t->events_made = 0;
+    t->current = 1;
     *found = t;
     return 0;
 }
+
+/* a parameter written or a state restored: the rows are checked against the parameters again when next used */
+void native_Table_parameter_changed(NativeInstance *n) {
+    if (n->data) ((TableData *)n->data)->current = 0;
+}
+
+void native_Table_state_restored(NativeInstance *n) { native_Table_parameter_changed(n); }
 
 static double line_slope(const TableData *t, size_t i, size_t j) {
     const double dt = t->times[j] - t->times[i];

@@ -352,6 +352,7 @@ static void apply_start_values(Slave *s) {
                 if (n->initialized) break;
                 free(n->strings[vr]);
                 n->strings[vr] = platform_strndup(value_text, SIZE_MAX);
+                if (s->cls->parameter_changed) s->cls->parameter_changed(n);
             } else {
                 char repr[8200];
                 native_repr_text(value_text, repr, sizeof repr);
@@ -705,6 +706,7 @@ fmi2Status slave_set_string(Slave *s, const fmi2ValueReference vr[], size_t nvr,
         free(n->strings[vr[i]]);
         n->strings[vr[i]] = copy;
         s->cached = 0;
+        if (s->cls->parameter_changed) s->cls->parameter_changed(n);
     }
     return fmi2OK;
 }
@@ -967,6 +969,7 @@ fmi2Status slave_set_state(Slave *s, void *state) {
     n->initialized = saved->initialized;
     n->in_model_exchange = saved->in_model_exchange;
     s->cached = 0;
+    if (c->state_restored) c->state_restored(n);
     return fmi2OK;
 }
 

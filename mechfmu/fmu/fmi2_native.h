@@ -64,6 +64,8 @@ typedef struct NativeClass {
     /* Model Exchange's event mode: commit the modes the current point implies (before the point is accepted);
      * 0, or -1 after native_fail; NULL: none */
     int (*update_discrete_states)(NativeInstance *);
+    /* after an FMU state was restored (its parameter values may differ from the instance's); NULL: nothing */
+    void (*state_restored)(NativeInstance *);
 } NativeClass;
 
 struct NativeInstance {

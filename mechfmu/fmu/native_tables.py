@@ -44,14 +44,14 @@ NATIVE_HOOKS: dict[str, tuple[str, ...]] = {
     "SmoothSphereHalfSpaceForce": ("outputs",),
     "CoordinateConstraint": ("outputs", "validate", "advance", "initialize", "written", "step_warning"),
     "RigidBody": ("outputs", "validate", "advance", "derivatives", "parameter_changed", "states_set"),
-    "Table": ("outputs", "validate", "advance", "initialize", "time_events"),
+    "Table": ("outputs", "validate", "advance", "initialize", "time_events", "parameter_changed", "state_restored"),
     "CoordinateSpringDamperExt": ("outputs", "validate", "advance", "update_discrete_states"),
     "RotationalSpringDamperExt": ("outputs", "validate", "advance", "update_discrete_states"),
 }
 #: the C sources of the native laws
 NATIVE_DIR = Path(components_package.__file__).resolve().parent / "native"
 HOOKS = ("validate", "outputs", "advance", "derivatives", "initialize", "time_events", "written", "step_warning",
-         "parameter_changed", "states_set", "update_discrete_states")
+         "parameter_changed", "states_set", "update_discrete_states", "state_restored")
 TYPES = {"Real": "NATIVE_REAL", "Integer": "NATIVE_INTEGER", "Boolean": "NATIVE_BOOLEAN", "String": "NATIVE_STRING"}
 
 
@@ -149,8 +149,9 @@ def classes_source() -> str:
                          "initialize": "NativeInstance *", "time_events": "NativeInstance *, const double **",
                          "written": "NativeInstance *, size_t", "step_warning": "NativeInstance *, char *, size_t",
                          "parameter_changed": "NativeInstance *", "states_set": "NativeInstance *",
-                         "update_discrete_states": "NativeInstance *"}
-            kind = {"time_events": "size_t", "written": "void", "parameter_changed": "void"}.get(hook, "int")
+                         "update_discrete_states": "NativeInstance *", "state_restored": "NativeInstance *"}
+            kind = {"time_events": "size_t", "written": "void", "parameter_changed": "void",
+                    "state_restored": "void"}.get(hook, "int")
             lines.append(f"{kind} native_{name}_{hook}({signature[hook]});")
         lines.append(f"static const NativeVariable {name}_variables[] = {{")
         lines.extend(_entry(v) for v in table)
