@@ -6,11 +6,11 @@ once with this tree's, and compares the two CSV files byte for byte (the values 
 ``repr``, so equal bytes are equal bits). Where this tree's FMUs output more variables (new columns),
 the columns both have are compared value text for value text and the new ones listed. Use it around a
 refactoring: REV is the commit before it. ``--local`` runs both as ``mechfmu run ... --local`` (the
-components in-process, no FMUs): the in-process path compared the same way. ``--native`` runs this tree with
-native FMUs (``mechfmu build --backend native``: each component with a law in C runs as native code) against REV's
-Python-embedding FMUs.
+components in-process, no FMUs): the in-process path compared the same way. ``--python`` runs this tree with
+Python-embedding FMUs (``mechfmu build --backend python``) instead of the native ones it builds by default.
+Default scenarios: every shipped one (``scenarios/*`` and ``scenarios/msl/*``).
 
-    python3 benchmarks/results_bit_identity.py REV [--local | --native] [SCENARIO ...]
+    python3 benchmarks/results_bit_identity.py REV [--local | --python] [SCENARIO ...]
 """
 from __future__ import annotations
 
@@ -30,17 +30,18 @@ def run(tree: Path, env: dict | None, scenario: str, out: Path, local: bool = Fa
                             stderr=subprocess.STDOUT, text=True)
 
 
-def main(revision: str, scenarios: list[str], local: bool = False, native: bool = False) -> int:
-    scenarios = scenarios or sorted(p.parent.name for p in (ROOT / "scenarios").glob("*/SystemStructure.ssd"))
+def main(revision: str, scenarios: list[str], local: bool = False, python: bool = False) -> int:
+    scenarios = scenarios or sorted(p.parent.relative_to(ROOT / "scenarios").as_posix()
+                                    for p in (ROOT / "scenarios").glob("**/SystemStructure.ssd"))
     differing = 0
     with tempfile.TemporaryDirectory(prefix="mechfmu_results_") as tmp, checkout(revision, Path(tmp)) as (tree, env):
         work = Path(tmp)
         mine = None
-        if native:
+        if python:
             from mechfmu.fmu.build import build
-            build(directory=work / "native_fmus", platforms=["linux64"], backend="native")
-            mine = {**os.environ, "MECHFMU_FMU_DIR": str(work / "native_fmus")}
-        how = " --local" if local else " (this tree: native FMUs)" if native else ""
+            build(directory=work / "python_fmus", platforms=["linux64"], backend="python")
+            mine = {**os.environ, "MECHFMU_FMU_DIR": str(work / "python_fmus")}
+        how = " --local" if local else " (this tree: Python-embedding FMUs)" if python else ""
         print(f"mechfmu run SCENARIO --out{how}: {revision} against this tree, byte for byte")
         for scenario in scenarios:
             old, new = work / f"{scenario}.old.csv", work / f"{scenario}.new.csv"
@@ -78,6 +79,6 @@ def common_columns_equal(old: Path, new: Path) -> tuple[int | None, list[str]]:
 
 
 if __name__ == "__main__":
-    arguments = [a for a in sys.argv[1:] if a not in ("--local", "--native")]
-    sys.exit(main(arguments[0], arguments[1:], local="--local" in sys.argv[1:], native="--native" in sys.argv[1:])
-             if arguments else "usage: results_bit_identity.py REV [--local | --native] [SCENARIO ...]")
+    arguments = [a for a in sys.argv[1:] if a not in ("--local", "--python")]
+    sys.exit(main(arguments[0], arguments[1:], local="--local" in sys.argv[1:], python="--python" in sys.argv[1:])
+             if arguments else "usage: results_bit_identity.py REV [--local | --python] [SCENARIO ...]")
