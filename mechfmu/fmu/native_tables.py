@@ -65,7 +65,7 @@ def identifier(class_name: str, variable: str) -> str:
 
 
 def _c_string(text: str) -> str:
-    return json.dumps(text, ensure_ascii=True)  # a C string literal for ASCII text; \uXXXX never occurs in names
+    return json.dumps(text, ensure_ascii=True)  # JSON string escapes are valid C escapes for the ASCII names used
 
 
 def _c_double(value: float) -> str:
