@@ -22,6 +22,7 @@ from typing import Any, ClassVar
 from .diagnostics import too_large
 from .expressions import Expression, ExpressionError
 from .model_exchange import ModelExchange
+from .partials import DirectionalDerivatives
 from .si_units import NO_UNIT, QUANTITIES, UNITS  # noqa: F401  (re-exported: the components' units)
 
 #: translational unit -> rotational unit, for components that serve both (DESIGN: same names, rad units)
@@ -125,7 +126,7 @@ def coerce(type_name: str, value: Any) -> Any:
 _BATCHED: dict[type, tuple[frozenset[str], frozenset[str]]] = {}  # per class: what get_many/set_many batch
 
 
-class Component(ModelExchange):
+class Component(ModelExchange, DirectionalDerivatives):
     """Base of every component. Subclasses declare ``parameters``, ``inputs``, ``outputs`` and
     ``initial_state`` and implement ``compute_outputs`` (algebraic outputs from the current inputs, state
     and time) and, if they have dynamics, ``advance`` (the state over one step) and for Model Exchange

@@ -70,6 +70,11 @@ TANGENT_OUTPUTS = tuple(
 )
 #: relative size of the central-difference step for force derivatives
 DIFFERENCE_STEP = 1e-7
+#: the analytic partials of every 1D connector (components/partials.py), in ``partial_values``'s order
+CONNECTOR_PARTIALS = (("s_rel", S_A), ("s_rel", S_B), ("v_rel", V_A), ("v_rel", V_B)) + tuple(
+    (unknown, known) for unknown in ("f", port(FLANGE_A, FORCE), port(FLANGE_B, FORCE))
+    for known in (S_A, S_B, V_A, V_B)
+) + ((port(FLANGE_A, FORCE + RATE), A_B), (port(FLANGE_B, FORCE + RATE), A_A))
 
 
 class Connector(Component, ABC):
@@ -134,6 +139,20 @@ class Connector(Component, ABC):
                 "flange_a.c": aa * f_q, "flange_a.d": aa * f_v, "flange_b.c": bb * f_q, "flange_b.d": bb * f_v,
                 "flange_a.f_rate": ab * (f_q * vals[V_B] + f_v * vals[A_B]),
                 "flange_b.f_rate": ab * (f_q * vals[V_A] + f_v * vals[A_A])}
+
+    partial_pattern = CONNECTOR_PARTIALS
+
+    def partial_values(self) -> list[float]:
+        """∂(s_rel, v_rel, f, flange forces)/∂(flange positions, velocities) and ∂f_rate/∂(other flange's a), from
+        ∂f/∂q and ∂f/∂v (the tangents) and the gear factors."""
+        f0, f1 = self.factors()
+        f_q, f_v = self.force_derivatives(*self.relative())
+        aa, bb, ab = f0 * f0, f1 * f1, -f0 * f1
+        return [-f0, f1, -f0, f1,
+                -f0 * f_q, f1 * f_q, -f0 * f_v, f1 * f_v,
+                aa * f_q, ab * f_q, aa * f_v, ab * f_v,
+                ab * f_q, bb * f_q, ab * f_v, bb * f_v,
+                ab * f_v, ab * f_v]
 
     def compute_outputs(self) -> dict[str, float]:
         q, v = self.relative()

@@ -235,6 +235,7 @@ class ComponentFmu(ModelExchangeFmu, Fmi2SlaveApi):
         cosim = child(root, "CoSimulation")
         cosim.set("canGetAndSetFMUstate", "true")
         cosim.set("canSerializeFMUstate", "true")
+        cosim.set("providesDirectionalDerivative", "true")  # components/partials.py
         position = list(root).index(cosim) + 1
         root.insert(position, _type_definitions())
         root.insert(position, _unit_definitions())

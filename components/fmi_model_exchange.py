@@ -81,7 +81,7 @@ class ModelExchangeFmu:
         assert cosim is not None
         me = Element("ModelExchange", {k: v for k, v in cosim.attrib.items()
                                        if k in ("modelIdentifier", "canGetAndSetFMUstate", "canSerializeFMUstate",
-                                                "needsExecutionTool")})
+                                                "needsExecutionTool", "providesDirectionalDerivative")})
         me.set("completedIntegratorStepNotNeeded", "false")
         root.insert(list(root).index(cosim), me)
         root.set("numberOfEventIndicators", str(len(cls.indicator_names())))
@@ -188,6 +188,22 @@ class ModelExchangeFmu:
             self._refused("fmi2NewDiscreteStates", exc)
             return None
         return [1.0 if changed else 0.0, 0.0 if upcoming is None else 1.0, 0.0 if upcoming is None else upcoming]
+
+    def directional_derivative(self, values: list[float], count: int) -> list[float] | None:
+        """fmi2GetDirectionalDerivative: ``values`` = (nUnknown, nKnown, their value references, the seeds)."""
+        nu, nk = int(values[0]), int(values[1])
+        names = []
+        for reference in values[2:2 + nu + nk]:
+            variable = self.vars.get(int(reference))  # type: ignore[attr-defined]
+            if variable is None:
+                self._refused("fmi2GetDirectionalDerivative", f"valueReference {int(reference)}: no such variable")
+                return None
+            names.append(variable.name)
+        try:
+            return self.component.directional_derivative(names[:nu], names[nu:], values[2 + nu + nk:])
+        except Exception as exc:  # a bad unknown or known, or a law that fails at the moved point: named
+            self._refused("fmi2GetDirectionalDerivative", exc)
+            return None
 
     def me_completed_step(self, values: list[float], count: int) -> list[float] | None:
         self.component.completed_integrator_step()

@@ -40,6 +40,7 @@ from operator import itemgetter
 from typing import Any, ClassVar
 
 from .base import Component, Input, Output, Param
+from .partials import derivative_variable, state_variable
 from .ports import ACCELERATION, DAMPING_TANGENT, FLANGE_A, FLANGE_B, RATE, STIFFNESS_TANGENT, port
 
 FLANGES = (FLANGE_A, FLANGE_B)
@@ -199,6 +200,17 @@ def law_keys(names: tuple[str, str, str, str, str]) -> dict[str, Any]:
                                   for name in (load, STIFFNESS_TANGENT, DAMPING_TANGENT, load + RATE)])}
 
 
+def body_partials(keys: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    """The analytic partials of a 1D body (components/partials.py), in ``Mass.partial_values``'s order:
+    der(s) on v; der(v), a and the flange accelerations on the drive and every load; positions on s, speeds on v."""
+    s, v = state_variable("s"), state_variable("v")
+    accelerations = (derivative_variable("v"), "a", port(FLANGE_A, ACCELERATION), port(FLANGE_B, ACCELERATION))
+    return (((derivative_variable("s"), v),)
+            + tuple((u, k) for u in accelerations for k in (keys["drive"], *keys["all.load"]))
+            + tuple((keys[f"{where}{role}"], state) for where in ("", "flange_a.", "flange_b.")
+                    for role, state in (("pos", s), ("vel", v))))
+
+
 def total(values: dict[str, float], names: list[str]) -> float:
     """values[names[0]] + values[names[1]] + ... in that order (unused ports add 0.0: no bit changes)."""
     result = values[names[0]]
@@ -227,6 +239,13 @@ class Mass(Component):
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         cls._keys = law_keys(cls.names)
+        cls.partial_pattern = body_partials(cls._keys)
+
+    def partial_values(self) -> list[float]:
+        """1 for der(s) on v; ±1/m for the accelerations on the drive and the loads; 1 for the outputs on the state."""
+        inverse = 1.0 / self.values[self._keys["inertia"]]
+        loads = [-inverse] * len(self._keys["all.load"])
+        return [1.0, *([inverse, *loads] * 4), *([1.0] * 6)]
 
     def acceleration(self) -> float:
         keys, vals = self._keys, self.values
@@ -267,6 +286,7 @@ class Mass(Component):
 
 
 Mass._keys = law_keys(Mass.names)
+Mass.partial_pattern = body_partials(Mass._keys)
 
 
 class Inertia(Mass):

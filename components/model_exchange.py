@@ -25,6 +25,8 @@ import bisect
 import math
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from .partials import derivative_variable, state_variable
+
 #: a saved time that is none (-inf, which a state's JSON cannot hold)
 NO_TIME = -1e308
 
@@ -116,6 +118,20 @@ class ModelExchange:
             return []
         outputs = self.current_outputs()
         return [float(outputs[name]) for name in names]
+
+    @classmethod
+    def state_variables(cls) -> list[str]:
+        """The FMU variables of the continuous states (``state.s``) and, below, of their derivatives."""
+        return [state_variable(name) for name in cls.continuous_states]
+
+    @classmethod
+    def derivative_variables(cls) -> list[str]:
+        return [derivative_variable(name) for name in cls.continuous_states]
+
+    @classmethod
+    def provides_directional_derivative(cls) -> bool:
+        """Every component gives its directional derivatives (components/partials.py)."""
+        return True
 
     @classmethod
     def indicator_names(cls) -> list[str]:

@@ -92,12 +92,12 @@ VARIANTS = [
 @pytest.mark.parametrize("model, parameters", slow_but(
     [(model, COMPONENTS[model].example_parameters) for model in NATIVE] + VARIANTS, *(
         (model, COMPONENTS[model].example_parameters) for model in ("ElastoGap", "Mass"))))
-def test_native_fmu_equals_the_python_fmu_bit_for_bit_in_a_c_host(fmus, native_fmus, host, model, parameters,
+def test_native_fmu_equals_the_python_fmu_bit_for_bit_in_a_c_host(python_fmus, native_fmus, host, model, parameters,
                                                                   tmp_path):
     """The same plan (random inputs, a saved state replayed, a serialized state restored) in a C host with no
     Python: the native FMU gives the Python-embedding FMU's outputs bit for bit and maps no libpython."""
     results = {}
-    for kind, fmu in (("python", fmus[model]), ("native", native_fmus[model])):
+    for kind, fmu in (("python", python_fmus[model]), ("native", native_fmus[model])):
         unzipped = unzip(fmu, tmp_path / kind)
         md = read_model_description(str(unzipped))
         write_plan(md, parameters, tmp_path / f"{kind}.plan", seed=11)
@@ -181,8 +181,8 @@ def refused_calls(fmu: Path, model: str) -> list[str]:
 
 
 @pytest.mark.parametrize("model", slow_but(NATIVE, "ElastoGap", "Mass"))
-def test_native_fmu_refuses_what_the_python_fmu_refuses_with_its_words(fmus, native_fmus, model):
-    python, native = refused_calls(fmus[model], model), refused_calls(native_fmus[model], model)
+def test_native_fmu_refuses_what_the_python_fmu_refuses_with_its_words(python_fmus, native_fmus, model):
+    python, native = refused_calls(python_fmus[model], model), refused_calls(native_fmus[model], model)
     garbage = [i for i, line in enumerate(python) if "serialized" in line or "state" in line.lower()]
     for i in garbage:  # the serialized forms differ: both refuse garbage, each naming why in its own terms
         assert "fmi2DeSerializeFMUstate" in native[i] or "refused" in native[i], native[i]
@@ -246,8 +246,8 @@ def _array(values: list[float]):
 
 
 @pytest.mark.parametrize("model", slow_but(NATIVE, "ElastoGap", "Mass"))
-def test_native_model_exchange_equals_the_python_fmu(fmus, native_fmus, model):
-    assert model_exchange_points(native_fmus[model], model, 5) == model_exchange_points(fmus[model], model, 5)
+def test_native_model_exchange_equals_the_python_fmu(python_fmus, native_fmus, model):
+    assert model_exchange_points(native_fmus[model], model, 5) == model_exchange_points(python_fmus[model], model, 5)
 
 
 def user_function_messages(fmu: Path, text: str) -> list[str]:
@@ -270,8 +270,8 @@ def user_function_messages(fmu: Path, text: str) -> list[str]:
 
 @pytest.mark.parametrize("text", ["k*u + mbs", "sqrt", "k*u +", "os.system(1)", "sqrt(u)", "u / 0", "k*u**3 + d*v",
                                   "1e308 * 10 * u", "log(u, 2)", "'abc'"])
-def test_native_user_function_refuses_and_computes_as_the_python_fmu(fmus, native_fmus, text):
-    python = user_function_messages(fmus["CoordinateSpringDamper"], text)
+def test_native_user_function_refuses_and_computes_as_the_python_fmu(python_fmus, native_fmus, text):
+    python = user_function_messages(python_fmus["CoordinateSpringDamper"], text)
     native = user_function_messages(native_fmus["CoordinateSpringDamper"], text)
     if any("syntax error" in m for m in python):  # CPython's own words for a syntax error are not copied
         python = [m.split(": syntax error")[0] for m in python]
@@ -279,10 +279,10 @@ def test_native_user_function_refuses_and_computes_as_the_python_fmu(fmus, nativ
     assert native == python
 
 
-def test_native_constraint_warns_as_the_python_one_in_a_host_that_does_not_drive_lambda(fmus, native_fmus, host,
+def test_native_constraint_warns_as_the_python_one_in_a_host_that_does_not_drive_lambda(python_fmus, native_fmus, host,
                                                                                          tmp_path):
     warnings = {}
-    for kind, fmu in (("python", fmus["CoordinateConstraint"]), ("native", native_fmus["CoordinateConstraint"])):
+    for kind, fmu in (("python", python_fmus["CoordinateConstraint"]), ("native", native_fmus["CoordinateConstraint"])):
         unzipped = unzip(fmu, tmp_path / kind)
         md = read_model_description(str(unzipped))
         write_plan(md, {"offset": 0.1}, tmp_path / f"{kind}.plan",
@@ -338,8 +338,8 @@ def table_run(fmu: Path, parameters: dict, resources: dict[str, bytes]) -> list:
 
 
 @pytest.mark.parametrize("parameters, resources", TABLES)
-def test_native_table_reads_and_refuses_as_the_python_one(fmus, native_fmus, parameters, resources):
-    python = table_run(fmus["Table"], parameters, resources)
+def test_native_table_reads_and_refuses_as_the_python_one(python_fmus, native_fmus, parameters, resources):
+    python = table_run(python_fmus["Table"], parameters, resources)
     native = table_run(native_fmus["Table"], parameters, resources)
     strip = re.compile(r"/tmp/tmp[^/' ]*")  # each run unpacks into a folder of its own
     assert [strip.sub("UNPACKED", str(m)) for m in native] == [strip.sub("UNPACKED", str(m)) for m in python]

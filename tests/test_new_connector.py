@@ -38,6 +38,20 @@ class LinearDamper(Connector):
 D, M, V0 = 25.0, 5.0, 1.0  # the mass leaves the wall's damper at 1 m/s: v(t) = V0·exp(−D·t/M)
 
 
+def damped_slide(wall: Path, damper: Path, mass: Path) -> Scenario:
+    """A mass (M, leaving at V0) on a damper (D) to a wall, the FMUs given, 1 s at a step of 1e-3 s."""
+    scenario = Scenario("damped_slide", Path("."), {
+        "wall": ComponentSpec("wall", wall),
+        "damper": ComponentSpec("damper", damper, {"d": D}),
+        "mass": ComponentSpec("mass", mass, {"m": M, "v_start": V0}),
+    }, [Connection(*a.split(".", 1), *b.split(".", 1)) for a, b in (
+        ("wall.flange.s", "damper.flange_a.s"), ("wall.flange.v", "damper.flange_a.v"),
+        ("mass.flange_a.s", "damper.flange_b.s"), ("mass.flange_a.v", "damper.flange_b.v"),
+        ("damper.flange_b.f", "mass.flange_a.f"))])
+    scenario.stop_time, scenario.step_size = 1.0, 1e-3
+    return scenario
+
+
 @pytest.fixture(scope="module")
 def built(tmp_path_factory, fmus):
     work = tmp_path_factory.mktemp("new_connector")
@@ -71,15 +85,7 @@ def test_the_master_couples_it(built):
     """Through the FMUs: Jacobi converges to v(t) = V0·exp(−D·t/M) at first order; linear-implicit
     integrates a linear damper to a wall exactly (the body takes its tangent d), to round-off."""
     _, paths = built
-    scenario = Scenario("damped_slide", Path("."), {
-        "wall": ComponentSpec("wall", paths["Fixed"]),
-        "damper": ComponentSpec("damper", paths["LinearDamper"], {"d": D}),
-        "mass": ComponentSpec("mass", paths["Mass"], {"m": M, "v_start": V0}),
-    }, [Connection(*a.split(".", 1), *b.split(".", 1)) for a, b in (
-        ("wall.flange.s", "damper.flange_a.s"), ("wall.flange.v", "damper.flange_a.v"),
-        ("mass.flange_a.s", "damper.flange_b.s"), ("mass.flange_a.v", "damper.flange_b.v"),
-        ("damper.flange_b.f", "mass.flange_a.f"))])
-    scenario.stop_time, scenario.step_size = 1.0, 1e-3
+    scenario = damped_slide(paths["Fixed"], paths["LinearDamper"], paths["Mass"])
     exact = V0 * math.exp(-D / M * 1.0)
     errors = {}
     for algorithm, h in (("jacobi", 1e-3), ("jacobi", 5e-4), ("linear-implicit", 1e-3)):

@@ -1,8 +1,9 @@
 """Every FMU holds our native binary for each platform (mechfmu.fmu.native), and each binary is one its platform
 loads: the right machine, every FMI 2.0 function exported, no Python library linked (the shipped FMUs run their
 components as native code; a Python-embedding FMU finds Python at run time), only the C runtime imported; macOS: both architectures in one universal binary, macOS 11
-and later, the arm64 slice signed (Apple silicon runs no unsigned code). linux64 and win64 also run in the tests
-(tests/test_c_host.py, tests/test_windows.py); darwin64 and aarch64-linux are built and checked here, not run."""
+and later, the arm64 slice signed (Apple silicon runs no unsigned code). linux64, win64 and aarch64-linux also run in
+the tests (tests/test_c_host.py, tests/test_windows.py under Wine, tests/test_aarch64.py under QEMU); darwin64 is
+built and checked here, not run."""
 import hashlib
 import re
 import struct

@@ -38,3 +38,18 @@ int connector_outputs(NativeInstance *n, const ConnectorLaw *law, double *out) {
     for (size_t i = 0; i < law->state_output_count; ++i) flange[8 + i] = n->state[law->state_outputs[i]];
     return law->indicators ? law->indicators(n, q, v, flange + 8 + law->state_output_count) : 0;
 }
+
+int connector_partials(NativeInstance *n, const ConnectorLaw *law, double *out) {
+    double f0, f1, q, v, f_q, f_v;
+    factors(n, law, &f0, &f1);
+    connector_relative(n, law, &q, &v);
+    if (law->derivatives(n, q, v, &f_q, &f_v) != 0) return -1;
+    const double aa = f0 * f0, bb = f1 * f1, ab = -f0 * f1;
+    const double values[] = {-f0, f1, -f0, f1,
+                             -f0 * f_q, f1 * f_q, -f0 * f_v, f1 * f_v,
+                             aa * f_q, ab * f_q, aa * f_v, ab * f_v,
+                             ab * f_q, bb * f_q, ab * f_v, bb * f_v,
+                             ab * f_v, ab * f_v};
+    for (size_t i = 0; i < sizeof values / sizeof *values; ++i) out[i] = values[i];
+    return 0;
+}

@@ -21,6 +21,8 @@ typedef struct {
 /* Every output of a connector, in components/connector.py's order: s_rel, v_rel, f, the law's outputs, flange
  * forces, f_rate, tangents, state outputs, indicators. */
 int connector_outputs(NativeInstance *n, const ConnectorLaw *law, double *out);
+/* The analytic partials of components/connector.py's CONNECTOR_PARTIALS, in its order. */
+int connector_partials(NativeInstance *n, const ConnectorLaw *law, double *out);
 /* (q, v): the relative coordinate and velocity with the gear factors */
 void connector_relative(const NativeInstance *n, const ConnectorLaw *law, double *q, double *v);
 

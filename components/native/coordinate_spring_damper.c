@@ -71,3 +71,4 @@ int native_CoordinateSpringDamper_validate(NativeInstance *n) {
     const Expression *e;
     return has_user_function(n, &e);
 }
+int native_CoordinateSpringDamper_partials(NativeInstance *n, double *out) { return connector_partials(n, &LAW, out); }

@@ -331,3 +331,5 @@ int native_RotationalSpringDamperExt_outputs(NativeInstance *n, double *out) { r
 int native_RotationalSpringDamperExt_validate(NativeInstance *n) { return validate(n); }
 int native_RotationalSpringDamperExt_advance(NativeInstance *n, double t, double h) { (void)t, (void)h; return advance(n); }
 int native_RotationalSpringDamperExt_update_discrete_states(NativeInstance *n) { return update_discrete_states(n); }
+int native_CoordinateSpringDamperExt_partials(NativeInstance *n, double *out) { return connector_partials(n, &LAW, out); }
+int native_RotationalSpringDamperExt_partials(NativeInstance *n, double *out) { return connector_partials(n, &LAW, out); }

@@ -74,3 +74,4 @@ int native_ElastoGap_validate(NativeInstance *n) {
     if (value < 0 && value != F_REF_FROM_C) return native_fail(n, "f_ref", value, "is out of range: must be >= 0 N, or -1 for c*s_ref");
     return 0;
 }
+int native_ElastoGap_partials(NativeInstance *n, double *out) { return connector_partials(n, &LAW, out); }

@@ -164,3 +164,19 @@ int native_Mass_derivatives(NativeInstance *n, double *out) { return derivatives
 int native_Inertia_outputs(NativeInstance *n, double *out) { return outputs(n, &INERTIA, out); }
 int native_Inertia_advance(NativeInstance *n, double t, double h) { (void)t; return advance(n, &INERTIA, h); }
 int native_Inertia_derivatives(NativeInstance *n, double *out) { return derivatives(n, &INERTIA, out); }
+
+/* components/mass.py's Mass.partial_values: 1; (1/m, -1/m per load) for der(v), a, flange_a.a, flange_b.a; 1 x 6 */
+static int partials(NativeInstance *n, const Layout *l, double *out) {
+    const double inverse = 1.0 / n->values[l->inertia];
+    size_t k = 0;
+    out[k++] = 1.0;
+    for (int u = 0; u < 4; ++u) {
+        out[k++] = inverse;
+        for (int p = 0; p < 2 * PORTS; ++p) out[k++] = -inverse;
+    }
+    for (int i = 0; i < 6; ++i) out[k++] = 1.0;
+    return 0;
+}
+
+int native_Mass_partials(NativeInstance *n, double *out) { return partials(n, &MASS, out); }
+int native_Inertia_partials(NativeInstance *n, double *out) { return partials(n, &INERTIA, out); }

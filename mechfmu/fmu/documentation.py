@@ -95,6 +95,19 @@ def law(cls: type[Component]) -> str:
     return text.strip()
 
 
+def directional(cls: type[Component]) -> str:
+    """What the FMU's directional derivatives are (components/partials.py), as HTML."""
+    rest = ("central differences (relative step 1e-5) where an unknown depends on a known, otherwise 0 "
+            "(unknowns: the outputs and state derivatives; knowns: the inputs and states)")
+    if not cls.partial_pattern:
+        return _e(rest)
+    unknowns = list(dict.fromkeys(u for u, _ in cls.partial_pattern))
+    knowns = list(dict.fromkeys(k for _, k in cls.partial_pattern))
+    return (f"analytic partials of {', '.join(f'<code>{_e(u)}</code>' for u in unknowns)} with respect to "
+            f"{', '.join(f'<code>{_e(k)}</code>' for k in knowns)} (where they depend on them), {_e(rest)} for "
+            "the others")
+
+
 def _html(cell: Cell) -> str:
     return "".join(f"<code>{_e(f)}</code>" if isinstance(f, Code) else _e(f) for f in cell)
 
@@ -216,7 +229,8 @@ def fmu_documentation(model: str, cls: type[Component], runtime: dict[str, str] 
         f"<h2>FMI interfaces</h2>\n<p>{interfaces}</p>",
         "<h2>FMI capabilities</h2>\n<p>Co-simulation with any communication step; "
         "<code>canGetAndSetFMUstate</code> and <code>canSerializeFMUstate</code> (every hidden state included, "
-        "so a master can repeat steps); no directional derivatives, no input derivatives.</p>",
+        f"so a master can repeat steps); <code>providesDirectionalDerivative</code>: {directional(cls)}; no input "
+        "derivatives.</p>",
         "<h2>What the host machine needs</h2>\n" + host_requirements(runtime, platforms),
     ]
     return (f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<title>{_e(model)}</title>\n'

@@ -738,12 +738,34 @@ fmi2Status fmi2DeSerializeFMUstate(fmi2Component c, const fmi2Byte bytes[], size
 
 /* --- the rest ------------------------------------------------------------------------------ */
 
+/* more variables than a call may name: far above any component's, far below an overflow of the sizes */
+#define MAX_VARIABLES 1000000
+
 fmi2Status fmi2GetDirectionalDerivative(fmi2Component c, const fmi2ValueReference vUnknown[], size_t nUnknown,
                                         const fmi2ValueReference vKnown[], size_t nKnown, const fmi2Real dvKnown[],
                                         fmi2Real dvUnknown[]) {
-    (void)vUnknown, (void)nUnknown, (void)vKnown, (void)nKnown, (void)dvKnown, (void)dvUnknown;
     ENTER("fmi2GetDirectionalDerivative", GETTABLE & ~INSTANTIATED);
-    return refuse(w, "fmi2GetDirectionalDerivative", "not provided (providesDirectionalDerivative = false)");
+    NEED((vUnknown && dvUnknown) || nUnknown == 0, "fmi2GetDirectionalDerivative", "%s is NULL with nUnknown = %zu",
+         vUnknown ? "dvUnknown" : "vUnknown", nUnknown);
+    NEED((vKnown && dvKnown) || nKnown == 0, "fmi2GetDirectionalDerivative", "%s is NULL with nKnown = %zu",
+         vKnown ? "dvKnown" : "vKnown", nKnown);
+    NEED(nUnknown <= MAX_VARIABLES && nKnown <= MAX_VARIABLES, "fmi2GetDirectionalDerivative",
+         "nUnknown = %zu, nKnown = %zu: more than any FMU has (%d)", nUnknown, nKnown, MAX_VARIABLES);
+    /* one array to the component: nUnknown, nKnown, the value references, the seeds (components/partials.py) */
+    size_t count = 2 + nUnknown + 2 * nKnown;
+    fmi2Real *in = malloc(count * sizeof *in), *out = nUnknown ? malloc(nUnknown * sizeof *out) : NULL;
+    if (!in || (nUnknown && !out)) {
+        free(in), free(out);
+        return refuse(w, "fmi2GetDirectionalDerivative", "out of memory");
+    }
+    in[0] = (fmi2Real)nUnknown, in[1] = (fmi2Real)nKnown;
+    for (size_t i = 0; i < nUnknown; ++i) in[2 + i] = vUnknown[i];
+    for (size_t j = 0; j < nKnown; ++j) in[2 + nUnknown + j] = vKnown[j], in[2 + nUnknown + nKnown + j] = dvKnown[j];
+    fmi2Status status = finish(w, slave_model_exchange(w->slave, "directional_derivative",
+                                                       "fmi2GetDirectionalDerivative", in, count, out, nUnknown), 0);
+    if (status <= fmi2Warning && nUnknown) memcpy(dvUnknown, out, nUnknown * sizeof *out);
+    free(in), free(out);
+    return status;
 }
 
 fmi2Status fmi2SetRealInputDerivatives(fmi2Component c, const fmi2ValueReference vr[], size_t nvr,

@@ -795,6 +795,110 @@ static fmi2Status evaluated(Slave *s, const char *function, const char *what, co
     return fmi2OK;
 }
 
+/* --- directional derivatives (components/partials.py) --------------------------------------------------- */
+
+#define DIFFERENCE_STEP 1e-5 /* components/partials.py */
+
+/* An unknown (an output, or a state derivative: the odd locals) or, with `known`, a known (an input, or a state:
+ * the even locals); else 0 with the message set as the Python component words it. */
+static int partial_operand(Slave *s, fmi2ValueReference vr, int known) {
+    const NativeClass *c = s->cls;
+    const size_t first_output = c->parameter_count + c->input_count, first_local = first_output + c->output_count;
+    if (vr >= c->variable_count) {
+        snprintf(inst(s)->message, sizeof inst(s)->message, "valueReference %u: no such variable", vr);
+        return 0;
+    }
+    const NativeVariable *v = &c->variables[vr];
+    int fits = known ? v->causality == NATIVE_INPUT || (vr >= first_local && (vr - first_local) % 2 == 0)
+                     : (vr >= first_output && vr < first_local) || (vr >= first_local && (vr - first_local) % 2 == 1);
+    if (!fits)
+        native_fail_text(inst(s), 0, "%s '%s': directional derivative %s = '%s' %s", c->name, s->named.name,
+                         known ? "known" : "unknown", v->name,
+                         known ? "is not an input or a continuous state" : "is not an output or a state derivative");
+    return fits;
+}
+
+/* The unknown at the current point: an output, or a state derivative (no side effect); 0, or -1 (message set). */
+static int unknown_value(Slave *s, fmi2ValueReference unknown, double *buffer, double *value) {
+    const NativeClass *c = s->cls;
+    const size_t first_output = c->parameter_count + c->input_count, first_local = first_output + c->output_count;
+    NativeInstance *n = inst(s);
+    if (unknown < first_local) {
+        if (c->outputs(n, buffer) != 0) return -1;
+        *value = buffer[unknown - first_output];
+    } else {
+        if (c->derivatives(n, buffer) != 0) return -1;
+        *value = buffer[(unknown - first_local) / 2];
+    }
+    return 0;
+}
+
+/* ∂unknown/∂known by a central difference, the known moved and put back exactly; 0, or -1 (message set). */
+static int difference(Slave *s, fmi2ValueReference unknown, fmi2ValueReference known, double *buffer,
+                      double *partial) {
+    const NativeClass *c = s->cls;
+    const size_t first_local = c->parameter_count + c->input_count + c->output_count;
+    NativeInstance *n = inst(s);
+    double *slot = known < first_local ? &n->values[known] : &n->state[(known - first_local) / 2];
+    const double x = *slot, step = DIFFERENCE_STEP * (fabs(x) > 1.0 ? fabs(x) : 1.0);
+    double up, down;
+    *slot = x + step;
+    int failed = unknown_value(s, unknown, buffer, &up);
+    if (!failed) {
+        *slot = x - step;
+        failed = unknown_value(s, unknown, buffer, &down);
+    }
+    *slot = x;
+    if (failed) return -1;
+    *partial = (up - down) / (2 * step);
+    return 0;
+}
+
+/* in = (nUnknown, nKnown, the unknowns' and the knowns' value references, the seeds); out: nUnknown values. */
+static fmi2Status directional_derivative(Slave *s, const char *what, const fmi2Real in[], fmi2Real out[]) {
+    const NativeClass *c = s->cls;
+    NativeInstance *n = inst(s);
+    const size_t nu = (size_t)in[0], nk = (size_t)in[1];
+    const size_t first_output = c->parameter_count + c->input_count, first_local = first_output + c->output_count;
+    const double *unknowns = in + 2, *knowns = in + 2 + nu, *seeds = in + 2 + nu + nk;
+    for (size_t i = 0; i < nu + nk; ++i) /* every reference exists, then each is of its kind (as the Python FMU) */
+        if ((fmi2ValueReference)unknowns[i] >= c->variable_count && !partial_operand(s, (fmi2ValueReference)unknowns[i], 0))
+            return refused(s, what, n->message);
+    for (size_t i = 0; i < nu; ++i)
+        if (!partial_operand(s, (fmi2ValueReference)unknowns[i], 0)) return refused(s, what, n->message);
+    for (size_t j = 0; j < nk; ++j)
+        if (!partial_operand(s, (fmi2ValueReference)knowns[j], 1)) return refused(s, what, n->message);
+    size_t size = c->output_count > c->continuous_count ? c->output_count : c->continuous_count;
+    double *analytic = malloc((c->partial_count + size + 1) * sizeof *analytic), *buffer = analytic + c->partial_count;
+    if (!analytic) return refused(s, what, "out of memory");
+    fmi2Status status = fmi2OK;
+    if (c->partial_count && c->partials(n, analytic) != 0) status = refused(s, what, n->message);
+    for (size_t i = 0; status == fmi2OK && i < nu; ++i) {
+        const fmi2ValueReference u = (fmi2ValueReference)unknowns[i];
+        double total = 0.0;
+        for (size_t j = 0; j < nk; ++j) {
+            if (seeds[j] == 0.0) continue;
+            const fmi2ValueReference k = (fmi2ValueReference)knowns[j];
+            size_t p = 0;
+            while (p < c->partial_count && !(c->partial_pattern[p][0] == u && c->partial_pattern[p][1] == k)) ++p;
+            double partial = 0.0;
+            if (p < c->partial_count) {
+                partial = analytic[p];
+            } else if (u >= first_local || k >= first_local
+                       || c->feedthrough[(u - first_output) * c->input_count + (k - c->parameter_count)]) {
+                if (difference(s, u, k, buffer, &partial) != 0) {
+                    status = refused(s, what, n->message);
+                    break;
+                }
+            }
+            total += partial * seeds[j];
+        }
+        out[i] = total;
+    }
+    free(analytic);
+    return status;
+}
+
 fmi2Status slave_model_exchange(Slave *s, const char *method, const char *what, const fmi2Real in[], size_t nin,
                                 fmi2Real out[], size_t nout) {
     NativeInstance *n = inst(s);
@@ -877,6 +981,7 @@ fmi2Status slave_model_exchange(Slave *s, const char *method, const char *what, 
         out[0] = 0.0, out[1] = defined ? 1.0 : 0.0, out[2] = defined ? next : 0.0;
         return fmi2OK;
     }
+    if (!strcmp(method, "directional_derivative")) return directional_derivative(s, what, in, out);
     if (!strcmp(method, "me_completed_step")) {
         n->accepted_time = n->time;
         return fmi2OK;

@@ -66,6 +66,12 @@ typedef struct NativeClass {
     int (*update_discrete_states)(NativeInstance *);
     /* after an FMU state was restored (its parameter values may differ from the instance's); NULL: nothing */
     void (*state_restored)(NativeInstance *);
+    /* the analytic partials of partial_pattern at the current point, in its order (components/partials.py);
+     * 0, or -1 after native_fail; NULL: none */
+    int (*partials)(NativeInstance *, double *out);
+    size_t partial_count;
+    const unsigned (*partial_pattern)[2];    /* (unknown, known) value references */
+    const unsigned char *feedthrough;        /* [output][input]: 1 where the output depends on the input */
 } NativeClass;
 
 struct NativeInstance {

@@ -5,7 +5,7 @@ binary's name). linux64 is compiled with the system C compiler (``$CC``, ``cc`` 
 the other platforms with zig (the PyPI package ``ziglang``, pinned, so every builder has the same cross compiler):
 
 ============== ===================================== ============================================
-folder         binary                                the target machine needs
+folder         binary                                a Python-embedding FMU's target needs
 ============== ===================================== ============================================
 linux64        ``<model>.so``, x86-64 ELF            ``libpython3.X.so.1.0``
 aarch64-linux  ``<model>.so``, AArch64 ELF           ``libpython3.X.so.1.0``
@@ -15,7 +15,8 @@ darwin64       ``<model>.dylib``, universal Mach-O   ``libpython3.X.dylib`` or a
                (x86_64 and arm64 slices, macOS 11+)
 ============== ===================================== ============================================
 
-FMI 2.0 names linux64, win64 and darwin64; for AArch64 Linux it names nothing, and the folder is FMI 3.0's
+A native FMU (the shipped ones) needs the C runtime alone on every platform. FMI 2.0 names linux64, win64 and
+darwin64; for AArch64 Linux it names nothing, and the folder is FMI 3.0's
 platform tuple, which FMI 2.0.4 tools also look for. darwin64 holds both Mac architectures in one universal
 binary, as Apple silicon hosts (which look in darwin64 only) need.
 """

@@ -24,11 +24,11 @@ from mechfmu.components.base import Component
 
 #: the component classes with a native law, and the hooks their C code defines (``native_<Class>_<hook>``)
 NATIVE_HOOKS: dict[str, tuple[str, ...]] = {
-    "ElastoGap": ("outputs", "validate"),
+    "ElastoGap": ("outputs", "validate", "partials"),
     "Fixed": ("outputs",),
     "RotationalFixed": ("outputs",),
-    "Mass": ("outputs", "advance", "derivatives"),
-    "Inertia": ("outputs", "advance", "derivatives"),
+    "Mass": ("outputs", "advance", "derivatives", "partials"),
+    "Inertia": ("outputs", "advance", "derivatives", "partials"),
     "Force": ("outputs",),
     "Torque": ("outputs",),
     "Position": ("outputs",),
@@ -40,18 +40,18 @@ NATIVE_HOOKS: dict[str, tuple[str, ...]] = {
     "Ramp": ("outputs", "time_events"),
     "Constant": ("outputs",),
     "Rod": ("outputs",),
-    "CoordinateSpringDamper": ("outputs", "validate"),
+    "CoordinateSpringDamper": ("outputs", "validate", "partials"),
     "SmoothSphereHalfSpaceForce": ("outputs",),
     "CoordinateConstraint": ("outputs", "validate", "advance", "initialize", "written", "step_warning"),
     "RigidBody": ("outputs", "validate", "advance", "derivatives", "parameter_changed", "states_set"),
     "Table": ("outputs", "validate", "advance", "initialize", "time_events", "parameter_changed", "state_restored"),
-    "CoordinateSpringDamperExt": ("outputs", "validate", "advance", "update_discrete_states"),
-    "RotationalSpringDamperExt": ("outputs", "validate", "advance", "update_discrete_states"),
+    "CoordinateSpringDamperExt": ("outputs", "validate", "advance", "update_discrete_states", "partials"),
+    "RotationalSpringDamperExt": ("outputs", "validate", "advance", "update_discrete_states", "partials"),
 }
 #: the C sources of the native laws
 NATIVE_DIR = Path(components_package.__file__).resolve().parent / "native"
 HOOKS = ("validate", "outputs", "advance", "derivatives", "initialize", "time_events", "written", "step_warning",
-         "parameter_changed", "states_set", "update_discrete_states", "state_restored")
+         "parameter_changed", "states_set", "update_discrete_states", "state_restored", "partials")
 TYPES = {"Real": "NATIVE_REAL", "Integer": "NATIVE_INTEGER", "Boolean": "NATIVE_BOOLEAN", "String": "NATIVE_STRING"}
 
 
@@ -149,7 +149,8 @@ def classes_source() -> str:
                          "initialize": "NativeInstance *", "time_events": "NativeInstance *, const double **",
                          "written": "NativeInstance *, size_t", "step_warning": "NativeInstance *, char *, size_t",
                          "parameter_changed": "NativeInstance *", "states_set": "NativeInstance *",
-                         "update_discrete_states": "NativeInstance *", "state_restored": "NativeInstance *"}
+                         "update_discrete_states": "NativeInstance *", "state_restored": "NativeInstance *",
+                         "partials": "NativeInstance *, double *"}
             kind = {"time_events": "size_t", "written": "void", "parameter_changed": "void",
                     "state_restored": "void"}.get(hook, "int")
             lines.append(f"{kind} native_{name}_{hook}({signature[hook]});")
@@ -167,11 +168,25 @@ def classes_source() -> str:
                   str(0 if cls.co_simulation_only else len(cls.continuous_states)), f"{name}_continuous",
                   str(len(indicators))]
         fields += [f"native_{name}_{hook}" if hook in hooks else "NULL" for hook in HOOKS]
+        fields += _partial_tables(cls, table, lines)
         lines.append(f"static const NativeClass {name}_class = {{{', '.join(fields)}}};")
         lines.append("")
     entries = ", ".join(f"&{cls.__name__}_class" for cls in native_classes())
     lines.append(f"const NativeClass *const native_classes[] = {{{entries}, NULL}};")
     return "\n".join(lines) + "\n"
+
+
+def _partial_tables(cls: type[Component], table: list[dict], lines: list[str]) -> list[str]:
+    """The class's partial pattern (value references) and feed-through matrix, declared into ``lines``; their
+    fields of the class."""
+    name, index = cls.__name__, {v["name"]: i for i, v in enumerate(table)}
+    if cls.partial_pattern and "partials" not in NATIVE_HOOKS[name]:
+        raise ValueError(f"{name}: analytic partials declared, but no native_{name}_partials")
+    pairs = ", ".join(f"{{{index[u]}, {index[k]}}}" for u, k in cls.partial_pattern) or "{0, 0}"
+    lines.append(f"static const unsigned {name}_pattern[][2] = {{{pairs}}};")
+    feeds = ", ".join("1" if i.name in o.depends_on else "0" for o in cls.outputs for i in cls.inputs) or "0"
+    lines.append(f"static const unsigned char {name}_feedthrough[] = {{{feeds}}};")
+    return [str(len(cls.partial_pattern)), f"{name}_pattern", f"{name}_feedthrough"]
 
 
 def write(folder: Path) -> list[Path]:

@@ -21,6 +21,7 @@ class ModelExchangeView:
         description = slave.model_description
         self.slave, self._fmu = slave, slave._fmu
         self.continuous_states = tuple(d.variable.derivative.name for d in description.derivatives)
+        self._derivatives = [d.variable.name for d in description.derivatives]
         self._indicators = [v.name for v in description.modelVariables
                             if v.causality == "output" and v.name.startswith("indicator.")]
         n, ni = len(self.continuous_states), description.numberOfEventIndicators
@@ -28,6 +29,18 @@ class ModelExchangeView:
         self._continuous = False
         self._next: float | None = None
         self.time = 0.0
+
+    def state_variables(self) -> list[str]:
+        return list(self.continuous_states)
+
+    def derivative_variables(self) -> list[str]:
+        return list(self._derivatives)
+
+    def provides_directional_derivative(self) -> bool:
+        return bool(self.slave.provides_directional_derivative())
+
+    def directional_derivative(self, unknowns: list[str], knowns: list[str], seeds: list[float]) -> list[float]:
+        return list(self.slave.directional_derivative(unknowns, knowns, seeds))
 
     def indicator_names(self) -> list[str]:
         return list(self._indicators)

@@ -124,6 +124,17 @@ class FmuSlave(Slave):
         return (get_reals, lambda refs, array, buffer: set_real(array, len(refs), buffer),
                 lambda t, h: do_step(t, h, fmi2True))
 
+    def provides_directional_derivative(self) -> bool:
+        description = self.model_description
+        interface = description.modelExchange if self.model_exchange else description.coSimulation
+        return bool(interface.providesDirectionalDerivative)
+
+    def directional_derivative(self, unknowns: list[str], knowns: list[str], seeds: list[float]) -> list[float]:
+        refs = self.variables
+        return list(self._call("fmi2GetDirectionalDerivative", self._fmu.getDirectionalDerivative,
+                               [refs[u].value_reference for u in unknowns], [refs[k].value_reference for k in knowns],
+                               list(seeds)))
+
     def model_exchange_view(self) -> Any:
         """The instance's Model Exchange calls (``mechfmu.master.fmu_model_exchange``); ValueError for co-simulation."""
         from mechfmu.master.fmu_model_exchange import ModelExchangeView

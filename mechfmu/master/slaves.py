@@ -86,6 +86,13 @@ class Slave(ABC):
     def model_exchange_view(self) -> Any:
         """Its Model Exchange calls (the monolithic master's); ValueError for a slave that has none."""
         raise ValueError(f"{self.name} has no Model Exchange interface")
+
+    def provides_directional_derivative(self) -> bool:
+        return False
+
+    def directional_derivative(self, unknowns: list[str], knowns: list[str], seeds: list[float]) -> list[float]:
+        """Σ ∂unknown/∂known·seed per unknown at the current point (fmi2GetDirectionalDerivative)."""
+        raise SlaveError(f"{self.name} provides no directional derivatives")
     @abstractmethod
     def serialize_state(self, state: Any) -> bytes: ...
     @abstractmethod
@@ -139,6 +146,12 @@ class LocalSlave(Slave):
     def model_exchange_view(self) -> Any:
         """The component itself: its Model Exchange form (components/model_exchange.py)."""
         return self.component
+
+    def provides_directional_derivative(self) -> bool:
+        return True
+
+    def directional_derivative(self, unknowns: list[str], knowns: list[str], seeds: list[float]) -> list[float]:
+        return self._guard(self.component.directional_derivative, unknowns, knowns, seeds)
 
     def set(self, names: list[str], values: list[float]) -> None:
         self._guard(self.component.set_many, names, values)

@@ -117,6 +117,43 @@ def tangent_connections(connections: list[Connection], slaves: dict[str, Slave])
     return extra
 
 
+#: a connector's tangents a body takes, computed by the master: (connector, its flange force, per tangent the
+#: connector's flange input it is the derivative by, body, the body's tangent inputs, each tangent's factor)
+DerivedTangents = tuple[Slave, str, list[str], Slave, list[str], list[float]]
+
+
+def derived_tangents(connections: list[Connection], slaves: dict[str, Slave]) -> list[DerivedTangents]:
+    """For every wired flange force ``A.x.f -> B.y.f`` where B accepts ``y.c``, ``y.d`` that no connection feeds
+    (A outputs no tangents) and A provides directional derivatives and has the inputs ``x.s``, ``x.v`` (or
+    ``.phi``, ``.w``): the tangents ∂(x.f)/∂(x.s) and ∂(x.f)/∂(x.v) to compute from A's directional derivatives
+    before each step, with the factors ``tangent_connections`` gives a wired tangent."""
+    wired = {(c.target, c.target_variable) for c in connections}
+    into = {(c.target, c.target_variable): c.factor for c in connections}
+    found: list[DerivedTangents] = []
+    for con in connections:
+        source_flange = next((con.source_variable[:-len(x)] for x in FORCE_SUFFIXES
+                              if con.source_variable.endswith(x)), None)
+        target_flange = next((con.target_variable[:-len(x)] for x in FORCE_SUFFIXES
+                              if con.target_variable.endswith(x)), None)
+        source, target = slaves[con.source], slaves[con.target]
+        if source_flange is None or target_flange is None or not source.provides_directional_derivative():
+            continue
+        knowns, inputs, factors = [], [], []
+        for tangent, by in ((STIFFNESS_TANGENT, (POSITION, ANGLE)), (DAMPING_TANGENT, (VELOCITY, ANGULAR_VELOCITY))):
+            name = f"{target_flange}.{tangent}"
+            known = next((f"{source_flange}.{n}" for n in by if f"{source_flange}.{n}" in source.inputs()), None)
+            variable = target.variables.get(name)
+            if (known is None or variable is None or variable.causality != "input" or (con.target, name) in wired
+                    or f"{source_flange}.{tangent}" in source.outputs()):
+                continue
+            knowns.append(known)
+            inputs.append(name)
+            factors.append(con.factor * into.get((con.source, known), 1.0))
+        if knowns:
+            found.append((source, con.source_variable, knowns, target, inputs, factors))
+    return found
+
+
 @register
 class LinearImplicit(Jacobi):
     """Jacobi plus linear-implicit coupling: besides each flange force, a connector passes its
@@ -128,10 +165,22 @@ class LinearImplicit(Jacobi):
     are found by name (``x.f`` → ``x.c``, ``x.d``, ``x.f_rate``) and added to the scenario's; the
     scenario file stays a plain one (libcosim runs it as explicit Jacobi). Any wire ``X -> Y`` carries
     ``X_rate -> Y_rate`` where both exist: a signal source's slope reaches a ``Force`` and the body
-    behind it, which then integrates the force as a first-order hold (exact for a ramp).
+    behind it, which then integrates the force as a first-order hold (exact for a ramp). A connector that
+    outputs no tangents but provides directional derivatives (an FMU of another tool) has its stiffness and
+    damping tangents computed by the master before each step (``derived_tangents``); its force rate is then 0.
     """
 
     name = "linear-implicit"
+
+    def initialize(self, system: CoupledSystem, start_time: float) -> None:
+        super().initialize(system, start_time)
+        self.derived = derived_tangents(system.connections, system.slaves)
+
+    def _step_impl(self, system: CoupledSystem, t: float, h: float) -> None:
+        for source, force, knowns, target, inputs, factors in self.derived:
+            target.set(inputs, [source.directional_derivative([force], [known], [1.0])[0] * factor
+                                for known, factor in zip(knowns, factors)])
+        super()._step_impl(system, t, h)
 
     def coupling_order(self) -> int:
         return 2

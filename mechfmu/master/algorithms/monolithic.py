@@ -5,7 +5,10 @@ the time and its states, the outputs pass to the inputs along the connections in
 output that feeds through is read after its inputs were set, as in a co-simulation exchange), and dx/dt is
 the components' derivatives. One of scipy's integrators (``method`` Radau, BDF or LSODA, ``ode_rtol``,
 ``ode_atol``) integrates it with its own steps, kept across communication points; the results at a
-communication point are the components evaluated at the integrator's dense output there:
+communication point are the components evaluated at the integrator's dense output there. Its Jacobian
+(``jacobian``) comes from the components' directional derivatives (``mechfmu.master.jacobian``: exact where their
+partials are analytic) when every component provides them, else from scipy's difference quotients of the whole
+system (``jacobian="differences"``, one derivative evaluation per state and Jacobian). Events:
 
 - time events (``next_time_event``: a Step's jump, a Ramp's kinks, a Table's rows) and the stop time bound the
   integrator, which stops there exactly; the components then go through event mode (``update_discrete_states``)
@@ -39,6 +42,7 @@ from scipy.optimize import brentq
 
 from mechfmu.master.algorithms.base import CouplingAlgorithm, Option, register
 from mechfmu.master.coupled_system import CoupledSystem
+from mechfmu.master.jacobian import SystemJacobian
 
 #: FMI 2.0's domains of an indicator are z > 0 and z <= 0: a zero is moved this far below 0 (so one that stays 0, as
 #: an inactive switch's does, is no event, and leaving z > 0 for z = 0 is one)
@@ -69,8 +73,11 @@ class Monolithic(CouplingAlgorithm):
                "ode_rtol": Option("1e-8", "relative tolerance of the ODE integrator", kind=float, check=_positive,
                                   requirement="must be > 0"),
                "ode_atol": Option("1e-10", "absolute tolerance of the ODE integrator (SI units)", kind=float,
-                                  check=_positive, requirement="must be > 0")}
-    counter_names = ("derivative_evaluations", "solver_steps", "state_events", "time_events")
+                                  check=_positive, requirement="must be > 0"),
+               "jacobian": Option("directional", "the integrator's Jacobian: from the components' directional "
+                                  "derivatives (where every one provides them), or by differences of the whole "
+                                  "system", choices=("directional", "differences"))}
+    counter_names = ("derivative_evaluations", "solver_steps", "state_events", "time_events", "jacobians")
     steps_slaves = False
 
     def __init__(self, **options: Any):
@@ -92,6 +99,9 @@ class Monolithic(CouplingAlgorithm):
         sizes = [len(c.continuous_states) for c in self.components]
         self.slices = [slice(sum(sizes[:i]), sum(sizes[:i + 1])) for i in range(len(sizes))]
         self.labels = [f"{s}.{n}" for s, c in zip(system.slaves, self.components) for n in c.indicator_names()]
+        directional = self.config["jacobian"] == "directional" and all(
+            c.provides_directional_derivative() for c in self.components)
+        self.jacobian = SystemJacobian(system, self.components, self.slices) if directional else None
         self._evaluated: tuple[float, bytes] | None = None
         self._started = False  # event mode at the start time comes with the first step (after initialization)
         system.transfer(system.ordered_plan)  # the initial outputs reach the inputs, as in every algorithm
@@ -125,6 +135,12 @@ class Monolithic(CouplingAlgorithm):
         self.counters["derivative_evaluations"] += 1
         return np.array([v for c in self.components for v in c.derivatives()], dtype=float)
 
+    def _jacobian(self, system: CoupledSystem, t: float, x: np.ndarray) -> np.ndarray:
+        assert self.jacobian is not None  # passed to the integrator only then
+        self._put(system, t, x)
+        self.counters["jacobians"] += 1
+        return self.jacobian()
+
     def _indicators(self, system: CoupledSystem, t: float, x: np.ndarray) -> list[float]:
         self._put(system, t, x)
         return [v for c in self.components for v in c.event_indicators()]
@@ -146,7 +162,9 @@ class Monolithic(CouplingAlgorithm):
         bounds = [e for c in self.components if (e := c.next_time_event()) is not None and e > t]
         self.solver = SOLVERS[self.config["method"]](lambda s, y: self._derivatives(system, s, y), t, x,
                                                      min(bounds + [self.stop_time]), rtol=self.config["ode_rtol"],
-                                                     atol=self.config["ode_atol"])
+                                                     atol=self.config["ode_atol"],
+                                                     jac=None if self.jacobian is None
+                                                     else lambda s, y: self._jacobian(system, s, y))
         self.dense: Any = None  # the dense output of the integrator's last step
         self.z = self._indicators(system, t, x)  # the indicators at the integrator's point
         self.pending: tuple[float, list[int]] | None = None  # a crossing in the last step: (root, indicators)
