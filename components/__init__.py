@@ -17,7 +17,7 @@ import pkgutil
 from .base import Component, ComponentError
 
 #: modules that are not component modules (pythonfmu glue; imported by the FMU entry scripts only)
-NOT_COMPONENT_MODULES = frozenset({"fmi"})
+NOT_COMPONENT_MODULES = frozenset({"fmi", "native_component", "native_library"})
 
 
 def discover(package: str, path: list[str]) -> dict[str, type[Component]]:

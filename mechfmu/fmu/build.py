@@ -18,6 +18,7 @@ the component (``mechfmu.fmu.documentation``).
 """
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import importlib.util
@@ -34,7 +35,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from mechfmu.fmu.native import NATIVE_SOURCES, PLATFORMS, SOURCES, compile_binary
+from mechfmu.fmu.native import NATIVE_SOURCES, PLATFORMS, SOURCES, compile_binary, compile_library
 
 ROOT = Path(__file__).resolve().parents[2]
 #: the component sources, wherever the package is installed (the checkout's components/ when editable)
@@ -269,3 +270,42 @@ def _build_here(argv: list[str]) -> None:
                 model, components[model], runtime if kind == "python" else None, digest, platforms),
                 native_digest=digest if kind == "native" else None)
             print(f"built {target}")
+
+
+def host_library(directory: Path = FMU_DIR) -> Path:
+    """The host library of the native laws (``mechfmu.fmu.native.compile_library``) for this machine, built into
+    ``directory/.native`` when the sources changed (the FMUs' digest), written whole or not at all."""
+    suffix = {"win32": ".dll", "darwin": ".dylib"}.get(sys.platform, ".so")
+    path = Path(directory) / ".native" / f"mechfmu_components_{source_hash()}{suffix}"
+    if not path.is_file():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        compile_library(partial)
+        os.replace(partial, path)
+        for old in path.parent.glob(f"mechfmu_components_*{suffix}"):  # earlier sources' libraries
+            if old != path:
+                with contextlib.suppress(OSError):  # in use by a running process on Windows: left
+                    old.unlink()
+    return path
+
+
+_IN_PROCESS: dict[type, type] = {}
+
+
+def in_process_class(cls: type) -> type:
+    """The class the in-process path runs for ``cls``: a shipped component with a native law as a view of the host
+    library (``components/native_component.py``: its law the C code of its FMU, the one implementation); any other
+    class (one written in Python) itself, as is every class where the library cannot be built (no C compiler)."""
+    from mechfmu.components import COMPONENTS, native_component, native_library
+    from mechfmu.fmu.native_tables import NATIVE_HOOKS
+    if COMPONENTS.get(cls.__name__) is not cls or cls.__name__ not in NATIVE_HOOKS:
+        return cls
+    if cls not in _IN_PROCESS:
+        if not native_library.library_path:
+            try:
+                native_library.library_path = str(host_library())
+            except (OSError, RuntimeError):  # no C compiler here: the Python law, the same bits, only slower
+                return cls
+        _IN_PROCESS[cls] = type(cls.__name__, (native_component.NativeComponent, cls),
+                                {"__module__": cls.__module__, "__doc__": cls.__doc__})
+    return _IN_PROCESS[cls]

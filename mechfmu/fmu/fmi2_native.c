@@ -392,12 +392,11 @@ static void apply_start_values(Slave *s) {
     free(text);
 }
 
-Slave *slave_instantiate(fmi2String instanceName, fmi2String fmuResourceLocation, fmi2Boolean visible,
-                         const fmi2CallbackFunctions *functions) {
-    (void)visible;
+static Slave *instantiate(const NativeClass *c, fmi2String instanceName, fmi2String fmuResourceLocation,
+                          const fmi2CallbackFunctions *functions) {
     Slave *s = calloc(1, sizeof *s);
     if (!s) return NULL;
-    const NativeClass *c = s->cls = loaded;
+    s->cls = c;
     NativeInstance *n = inst(s);
     n->cls = c;
     s->functions = *functions;
@@ -417,6 +416,12 @@ Slave *slave_instantiate(fmi2String instanceName, fmi2String fmuResourceLocation
     reset_values(s);
     apply_start_values(s);
     return s;
+}
+
+Slave *slave_instantiate(fmi2String instanceName, fmi2String fmuResourceLocation, fmi2Boolean visible,
+                         const fmi2CallbackFunctions *functions) {
+    (void)visible;
+    return instantiate(loaded, instanceName, fmuResourceLocation, functions);
 }
 
 void slave_free(Slave *s) {
@@ -1202,7 +1207,7 @@ fmi2Status slave_deserialize(Slave *s, const char *bytes, size_t size, void **st
     char why[sizeof ((NativeInstance *)0)->message];
     const char *problem = read_state(s, &r, saved, why, sizeof why);
     if (!problem) { /* the ranges and, initialized, the rules: on a scratch instance */
-        Slave *scratch = slave_instantiate("state check", "", fmi2False, &s->functions);
+        Slave *scratch = instantiate(s->cls, "state check", "", &s->functions);
         if (!scratch) {
             free_saved(c, saved);
             return fmi2Error;
@@ -1229,3 +1234,87 @@ fmi2Status slave_deserialize(Slave *s, const char *bytes, size_t size, void **st
     *state = saved;
     return fmi2OK;
 }
+
+/* --- the host library (components/native_component.py) ----------------------------------------------------------
+ * The same runtime and laws, loaded into a Python process: the in-process component is a view of an instance here,
+ * so its law runs as this C, the one implementation. The slave_* functions above are its calls; these give what the
+ * Python component shows of the instance. */
+#ifdef MECHFMU_HOST_LIBRARY
+#if defined(_WIN32)
+#define HOST_API __declspec(dllexport)
+#else
+#define HOST_API __attribute__((visibility("default")))
+#endif
+
+/* What an instance logged since the Python side last took it: lines "<status> <text>". */
+typedef struct {
+    char *text;
+    size_t used, size;
+} HostLog;
+
+static void host_logger(fmi2ComponentEnvironment environment, fmi2String name, fmi2Status status,
+                        fmi2String category, fmi2String message, ...) {
+    (void)name, (void)category;
+    HostLog *log = environment;
+    va_list args;
+    va_start(args, message);
+    char *text = platform_format(message, args);
+    va_end(args);
+    size_t length = text ? strlen(text) + 3 : 0;
+    if (length && log->used + length + 1 > log->size) {
+        size_t size = 2 * (log->used + length + 1);
+        char *grown = realloc(log->text, size);
+        if (grown) log->text = grown, log->size = size;
+    }
+    if (length && log->used + length + 1 <= log->size)
+        log->used += (size_t)snprintf(log->text + log->used, log->size - log->used, "%d %s\n", (int)status, text);
+    free(text);
+}
+
+static void *host_allocate(size_t count, size_t size) { return calloc(count, size); }
+
+/* An instance of the class `name` (NULL for a class this library has not, or out of memory). */
+HOST_API Slave *host_instantiate(const char *name, const char *instance) {
+    const NativeClass *c = native_class(name); /* not slave_load's class: instances of any class, any thread */
+    HostLog *log = c ? calloc(1, sizeof *log) : NULL;
+    if (!log) return NULL;
+    fmi2CallbackFunctions functions = {host_logger, host_allocate, free, NULL, log};
+    Slave *s = instantiate(c, instance, "", &functions);
+    if (!s) free(log);
+    return s;
+}
+
+HOST_API void host_free(Slave *s) {
+    HostLog *log = s->functions.componentEnvironment;
+    slave_free(s);
+    free(log->text);
+    free(log);
+}
+
+/* The lines logged since the last call ("" if none); valid until the next call for this instance. */
+HOST_API const char *host_take_log(Slave *s) {
+    HostLog *log = s->functions.componentEnvironment;
+    if (!log->text || !log->used) return "";
+    log->used = 0;
+    return log->text;
+}
+
+HOST_API double *host_values(Slave *s) { return inst(s)->values; }
+HOST_API double *host_state(Slave *s) { return inst(s)->state; }
+HOST_API const char *host_message(Slave *s) { return inst(s)->message; }
+HOST_API int host_arithmetic(Slave *s) { return inst(s)->arithmetic; }
+HOST_API double host_time(Slave *s) { return inst(s)->time; }
+HOST_API int host_initialized(Slave *s) { return inst(s)->initialized; }
+/* After the Python side wrote values or the state directly: the outputs are computed again. */
+HOST_API void host_changed(Slave *s) { s->cached = 0; }
+/* Memory the runtime handed out (a serialized state). */
+HOST_API void host_release(void *memory) { free(memory); }
+
+/* The folder relative file names are found in (a path, not a URI; NULL or "": the current directory). */
+HOST_API int host_set_resources(Slave *s, const char *folder) {
+    NativeInstance *n = inst(s);
+    free((char *)n->resources);
+    n->resources = folder && *folder ? platform_strndup(folder, SIZE_MAX) : NULL;
+    return folder && *folder && !n->resources ? -1 : 0;
+}
+#endif

@@ -140,6 +140,24 @@ def compile_binary(target: Path, runtime: dict[str, str] | None, platform: str =
         target.write_bytes(slices[0] if len(slices) == 1 else universal_binary(slices))
 
 
+def compile_library(target: Path) -> None:
+    """Compile the host library of the native components for this machine into ``target``: the runtime and the laws
+    of the native FMUs without the FMI entry points, with ``host_*`` calls (``mechfmu/fmu/fmi2_native.c``) for the
+    in-process component (``components/native_component.py``), which runs its law as this C."""
+    import fmpy
+
+    from mechfmu.fmu import native_tables
+    headers = Path(fmpy.__file__).parent / "c-code"
+    with tempfile.TemporaryDirectory(prefix="mechfmu_library_") as tmp:
+        generated = native_tables.write(Path(tmp))
+        sources = [p for p in NATIVE_SOURCES if p.name != "fmi2_loader.c"] + generated + native_tables.law_sources()
+        compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+        command, extra = ([compiler], []) if compiler else ([*zig(), "cc"], ["-target", "x86_64-linux-gnu"])
+        _compile(command, [*extra, "-shared", "-fPIC", "-O2", "-Wall", "-Wextra", "-Werror",
+                           "-ffp-contract=off", f"-I{headers}", "-DMECHFMU_NATIVE", "-DMECHFMU_HOST_LIBRARY",
+                           f"-I{SOURCES_DIR}", f"-I{tmp}", f"-I{native_tables.NATIVE_DIR}", "-lm"], target, sources)
+
+
 MACH_O_64 = 0xFEEDFACF
 FAT_MAGIC = 0xCAFEBABE
 SLICE_ALIGNMENT = 14  # 2**14 bytes: the page size of arm64 macOS

@@ -21,6 +21,7 @@ from pathlib import Path
 import mechfmu.components as components_package
 from mechfmu.components import COMPONENTS
 from mechfmu.components.base import Component
+from mechfmu.components.native_library import state_slots
 
 #: the component classes with a native law, and the hooks their C code defines (``native_<Class>_<hook>``)
 NATIVE_HOOKS: dict[str, tuple[str, ...]] = {
@@ -109,8 +110,10 @@ def initial_values(cls: type[Component]) -> dict[str, float]:
 
 
 def state_order(cls: type[Component]) -> list[str]:
-    """The hidden state's slots: the continuous states first, then the rest in declaration order."""
-    return list(cls.continuous_states) + [n for n in initial_values(cls) if n not in cls.continuous_states]
+    """The hidden state's slots: the continuous states first, then the rest in declaration order (the in-process
+    view of an instance reads them so: ``components/native_library.py``)."""
+    initial_values(cls)  # a state the runtime cannot hold: named with its class
+    return state_slots(cls.initial_state, cls.continuous_states)
 
 
 def header() -> str:

@@ -1,0 +1,272 @@
+"""The in-process component of a class whose law is C (``components/native/``): a view of an instance of the host
+library, so the law runs as the same C code as in the native FMU, its one implementation.
+
+The host library (``mechfmu.fmu.native.compile_library``) is the native FMUs' runtime and laws without the FMI entry
+points; ``components/native_library.py`` loads it (``library_path``, set by ``mechfmu``, which builds it, or the
+environment variable ``MECHFMU_NATIVE_LIBRARY``). A ``NativeComponent`` keeps nothing of its own: its values,
+hidden state, time and outputs are the C instance's (``values`` and ``state`` are views of its arrays), every call
+goes to the runtime's ``slave_*`` functions, and a refusal raises ``ComponentError`` with the runtime's words, which
+are the Python component's.
+
+The master's in-process path runs every shipped component with a native law so (``mechfmu.fmu.build.
+in_process_class``); the Python classes keep the declarations, and their Python laws serve the Python-embedding FMUs
+and a component object made directly.
+"""
+from __future__ import annotations
+
+import ctypes
+from collections.abc import MutableMapping
+from typing import Any
+
+from .base import Component, ComponentError, coerce
+from .native_library import DISCARD, ERROR, WARNING, _State, _Values, library, state_slots
+
+
+class _Saved:
+    """An FMU state of a native instance (freed with it)."""
+
+    def __init__(self, owner: NativeComponent, handle: ctypes.c_void_p | None):
+        self.owner, self.handle = owner, handle
+
+    def __del__(self) -> None:
+        if self.handle and self.owner._instance:
+            library().slave_free_state(self.owner._instance, self.handle)
+            self.handle = None
+
+
+class NativeComponent(Component):
+    """A component whose law is C: the same declarations, the instance in the host library (module docstring)."""
+
+    def __init__(self, instance_name: str | None = None):  # noqa: D107 - no Component.__init__: nothing is Python's
+        cls = type(self)
+        self.instance_name = instance_name or cls.__name__
+        lib = library()
+        handle = lib.host_instantiate(cls.__name__.encode(), self.instance_name.encode())
+        if not handle:
+            raise ComponentError(f"{cls.__name__}: the host library has no native law of this class")
+        self._instance: ctypes.c_void_p | None = ctypes.c_void_p(handle)
+        self._params = {p.name: p for p in cls.parameters}
+        self._input_names = {i.name for i in cls.inputs}
+        self._settable = {p.name: (k, p.type) for k, p in enumerate(cls.parameters)}
+        self._settable.update({i.name: (len(cls.parameters) + k, "Real") for k, i in enumerate(cls.inputs)})
+        first = len(self._settable)
+        self._outputs = {o.name: first + k for k, o in enumerate(cls.outputs)}
+        local = first + len(cls.outputs)
+        self._references = {**{n: k for n, (k, _) in self._settable.items()}, **self._outputs}
+        for k, name in enumerate(() if cls.co_simulation_only else cls.continuous_states):
+            self._references[f"state.{name}"] = local + 2 * k
+            self._references[f"der(state.{name})"] = local + 2 * k + 1
+        self._values, self._state = lib.host_values(self._instance), lib.host_state(self._instance)
+        slots = state_slots(cls.initial_state, cls.continuous_states)
+        self._state_entries: dict[str, Any] = {}
+        for name, value in cls.initial_state.items():
+            self._state_entries[name] = ([slots.index(f"{name}[{i}]") for i in range(len(value))]
+                                         if isinstance(value, list) else slots.index(name))
+        self._warnings: list[str] = []
+        self._batches: dict[tuple, Any] = {}  # per names read or written together: the arrays of the call
+        self._library = lib
+        self._next_event: float | None = None
+        self._resources: str | None = None
+
+    def __del__(self) -> None:
+        instance = getattr(self, "_instance", None)
+        if instance:
+            library().host_free(instance)
+            self._instance = None
+
+    # --- what the Python component shows of the instance ----------------------------------------------------
+    @property
+    def values(self) -> MutableMapping:  # type: ignore[override]
+        return _Values(self)
+
+    @property
+    def state(self) -> MutableMapping:  # type: ignore[override]
+        return _State(self)
+
+    @property
+    def time(self) -> float:  # type: ignore[override]
+        return library().host_time(self._instance)
+
+    @property
+    def initialized(self) -> bool:  # type: ignore[override]
+        return bool(library().host_initialized(self._instance))
+
+    @property
+    def resources(self) -> str | None:  # type: ignore[override]
+        return self._resources
+
+    @resources.setter
+    def resources(self, folder: str | None) -> None:
+        self._resources = folder
+        library().host_set_resources(self._instance, (folder or "").encode())
+
+    def _checked(self, status: int) -> int:
+        """After a runtime call: its warnings kept, an error raised as ComponentError in the runtime's words."""
+        lib = library()
+        raw = lib.host_take_log(self._instance)
+        if not raw and status < DISCARD:
+            return status
+        log = raw.decode("utf-8", "replace")
+        errors = []
+        for line in log.splitlines():
+            level, _, text = line.partition(" ")
+            if int(level) == WARNING:
+                self._warnings.append(text)
+            elif int(level) >= ERROR:
+                errors.append(text)
+        if errors or status >= DISCARD:
+            message = lib.host_message(self._instance).decode("utf-8", "replace")
+            raise ComponentError(message if message and (not errors or message in errors[-1]) else
+                                 (errors[-1] if errors else message))
+        return status
+
+    # --- the Component calls ----------------------------------------------------------------------------------
+    def set(self, name: str, value: Any) -> None:
+        if name not in self._settable:
+            raise ComponentError(f"{self.instance_name}: no parameter or input named {name!r}")
+        index, kind = self._settable[name]
+        if name in self._params:
+            if self.initialized:
+                raise self.error(name, value, "is a fixed parameter and cannot change after initialization")
+            try:
+                value = coerce(kind, value)
+            except (TypeError, ValueError, OverflowError) as exc:
+                problem = str(exc) if isinstance(exc, ValueError) else f"is not a valid {kind}"
+                raise self.error(name, value, problem) from None
+        else:
+            value = float(value)
+        lib, refs = library(), (ctypes.c_uint * 1)(index)
+        if kind == "String":
+            status = lib.slave_set_string(self._instance, refs, 1, (ctypes.c_char_p * 1)(value.encode()))
+        elif kind in ("Integer", "Boolean"):
+            setter = lib.slave_set_integer if kind == "Integer" else lib.slave_set_boolean
+            status = setter(self._instance, refs, 1, (ctypes.c_int * 1)(int(value)))
+        else:
+            status = lib.slave_set_real(self._instance, refs, 1, (ctypes.c_double * 1)(float(value)))
+        self._checked(status)
+
+    def set_many(self, names, values) -> None:
+        key = tuple(names)
+        batch = self._batches.get(key)
+        if batch is None:
+            inputs = all(n in self._input_names for n in names)
+            batch = self._batches[key] = ((ctypes.c_uint * len(key))(*(self._settable[n][0] for n in key)),
+                                          (ctypes.c_double * len(key))()) if inputs and key else ()
+        if not batch:
+            for name, value in zip(names, values):
+                self.set(name, value)
+            return
+        refs, buffer = batch
+        buffer[:] = [float(v) for v in values]
+        self._checked(self._library.slave_set_real(self._instance, refs, len(refs), buffer))
+
+    def get(self, name: str) -> Any:
+        if name in self._settable:
+            return self.values[name]
+        if name not in self._outputs:
+            raise ComponentError(f"{self.instance_name}: no variable named {name!r}")
+        return self.get_many([name])[0]
+
+    def get_many(self, names) -> list[Any]:
+        key = ("get", *names)
+        batch = self._batches.get(key)
+        if batch is None:
+            if not names or not all(n in self._outputs for n in names):
+                return [self.get(n) for n in names]
+            batch = self._batches[key] = ((ctypes.c_uint * len(names))(*(self._outputs[n] for n in names)),
+                                          (ctypes.c_double * len(names))())
+        refs, out = batch
+        self._checked(self._library.slave_get_real(self._instance, refs, len(refs), out))
+        return out[:]
+
+    def current_outputs(self) -> dict[str, Any]:
+        names = list(self._outputs)
+        return dict(zip(names, self.get_many(names))) if names else {}
+
+    def compute_outputs(self) -> dict[str, float]:
+        return self.current_outputs()
+
+    def _get_string(self, index: int) -> str:
+        out = (ctypes.c_char_p * 1)()
+        self._checked(library().slave_get_string(self._instance, (ctypes.c_uint * 1)(index), 1, out))
+        return (out[0] or b"").decode("utf-8")
+
+    def initialize(self, start_time: float = 0.0) -> None:
+        lib = library()
+        self._checked(lib.slave_setup_experiment(self._instance, float(start_time)))
+        self._checked(lib.slave_call(self._instance, b"enter_initialization_mode", b"fmi2EnterInitializationMode"))
+        self._checked(lib.slave_call(self._instance, b"exit_initialization_mode", b"fmi2ExitInitializationMode"))
+
+    def do_step(self, current_time: float, step_size: float) -> None:
+        if not (step_size > 0.0 and step_size < float("inf")):
+            raise self.error("step_size", step_size, "must be positive and finite")
+        self._checked(self._library.slave_do_step(self._instance, current_time, step_size))
+
+    def step_warnings(self) -> list[str]:
+        warnings, self._warnings = self._warnings, []
+        return warnings
+
+    def get_state(self) -> Any:
+        handle = ctypes.c_void_p()
+        self._checked(library().slave_get_state(self._instance, ctypes.byref(handle)))
+        return _Saved(self, handle)
+
+    def set_state(self, snapshot: Any) -> None:
+        self._checked(library().slave_set_state(self._instance, snapshot.handle))
+
+    def serialize_state(self, snapshot: Any) -> bytes:  # type: ignore[override]
+        data, size = ctypes.POINTER(ctypes.c_char)(), ctypes.c_size_t()
+        self._checked(library().slave_serialize(self._instance, snapshot.handle, ctypes.byref(data),
+                                                ctypes.byref(size)))
+        try:
+            return ctypes.string_at(data, size.value)
+        finally:
+            library().host_release(data)
+
+    def deserialize_state(self, data: bytes) -> Any:  # type: ignore[override]
+        handle = ctypes.c_void_p()
+        self._checked(library().slave_deserialize(self._instance, data, len(data), ctypes.byref(handle)))
+        return _Saved(self, handle)
+
+    # --- Model Exchange and directional derivatives --------------------------------------------------------------
+    def _exchange(self, method: str, what: str, values: list[float], count: int) -> list[float]:
+        given, out = (ctypes.c_double * max(1, len(values)))(*values), (ctypes.c_double * max(1, count))()
+        self._checked(library().slave_model_exchange(self._instance, method.encode(), what.encode(), given,
+                                                     len(values), out, count))
+        return list(out)[:count]
+
+    def set_time(self, t: float) -> None:
+        self._exchange("me_set_time", "fmi2SetTime", [float(t)], 0)
+
+    def set_continuous_states(self, values: list[float]) -> None:
+        self._exchange("me_set_states", "fmi2SetContinuousStates", [float(v) for v in values], 0)
+
+    def get_continuous_states(self) -> list[float]:
+        count = len(type(self).continuous_states)
+        return self._exchange("me_get_states", "fmi2GetContinuousStates", [], count)
+
+    def derivatives(self) -> list[float]:
+        return self._exchange("me_derivatives", "fmi2GetDerivatives", [], len(type(self).continuous_states))
+
+    def event_indicators(self) -> list[float]:
+        return self._exchange("me_indicators", "fmi2GetEventIndicators", [], len(self.indicator_names()))
+
+    def update_discrete_states(self) -> bool:
+        changed, defined, upcoming = self._exchange("me_new_discrete_states", "fmi2NewDiscreteStates", [], 3)
+        self._next_event = upcoming if defined else None
+        return bool(changed)
+
+    def next_time_event(self) -> float | None:
+        return self._next_event
+
+    def completed_integrator_step(self) -> None:
+        self._exchange("me_completed_step", "fmi2CompletedIntegratorStep", [], 0)
+
+    def directional_derivative(self, unknowns, knowns, seeds) -> list[float]:
+        refs = self._references
+        missing = [n for n in (*unknowns, *knowns) if n not in refs]
+        if missing:
+            raise ComponentError(f"{self.instance_name}: no variable named {missing[0]!r}")
+        values = [float(len(unknowns)), float(len(knowns)), *(float(refs[n]) for n in (*unknowns, *knowns)),
+                  *(float(s) for s in seeds)]
+        return self._exchange("directional_derivative", "fmi2GetDirectionalDerivative", values, len(unknowns))

@@ -1,0 +1,124 @@
+"""The host library of the native laws, loaded into a Python process (``components/native_component.py`` shows its
+instances as components): its functions typed, and views of an instance's values and hidden state.
+
+Slots of the hidden state (``state_slots``): the continuous states first, then the other entries in declaration
+order; a list entry ``q`` is the slots ``q[0]``, ``q[1]``, ...
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+from collections.abc import Iterator, MutableMapping
+from typing import Any
+
+#: the host library's path; None: the environment variable LIBRARY_VARIABLE
+library_path: str | None = None
+LIBRARY_VARIABLE = "MECHFMU_NATIVE_LIBRARY"
+#: fmi2Status values
+OK, WARNING, DISCARD, ERROR = 0, 1, 2, 3
+
+_library: ctypes.CDLL | None = None
+
+
+def library() -> ctypes.CDLL:
+    """The host library, loaded once (its functions typed)."""
+    global _library
+    if _library is None:
+        path = library_path or os.environ.get(LIBRARY_VARIABLE)
+        if not path:
+            raise RuntimeError(f"the native components' host library is not built: mechfmu builds it, or set "
+                               f"{LIBRARY_VARIABLE}")
+        lib = ctypes.CDLL(path)
+        p, d, i, u = ctypes.c_void_p, ctypes.c_double, ctypes.c_int, ctypes.c_size_t
+        refs, reals = ctypes.POINTER(ctypes.c_uint), ctypes.POINTER(ctypes.c_double)
+        for name, result, arguments in (
+                ("host_instantiate", p, [ctypes.c_char_p, ctypes.c_char_p]), ("host_free", None, [p]),
+                ("host_values", reals, [p]), ("host_state", reals, [p]), ("host_message", ctypes.c_char_p, [p]),
+                ("host_time", d, [p]), ("host_initialized", i, [p]), ("host_changed", None, [p]),
+                ("host_take_log", ctypes.c_char_p, [p]), ("host_set_resources", i, [p, ctypes.c_char_p]),
+                ("slave_setup_experiment", i, [p, d]), ("slave_call", i, [p, ctypes.c_char_p, ctypes.c_char_p]),
+                ("slave_do_step", i, [p, d, d]), ("slave_reset", i, [p]),
+                ("slave_get_real", i, [p, refs, u, reals]), ("slave_set_real", i, [p, refs, u, reals]),
+                ("slave_set_integer", i, [p, refs, u, ctypes.POINTER(ctypes.c_int)]),
+                ("slave_set_boolean", i, [p, refs, u, ctypes.POINTER(ctypes.c_int)]),
+                ("slave_get_string", i, [p, refs, u, ctypes.POINTER(ctypes.c_char_p)]),
+                ("slave_set_string", i, [p, refs, u, ctypes.POINTER(ctypes.c_char_p)]),
+                ("slave_model_exchange", i, [p, ctypes.c_char_p, ctypes.c_char_p, reals, u, reals, u]),
+                ("slave_get_state", i, [p, ctypes.POINTER(p)]), ("slave_set_state", i, [p, p]),
+                ("slave_free_state", None, [p, p]),
+                ("slave_serialize", i, [p, p, ctypes.POINTER(ctypes.POINTER(ctypes.c_char)), ctypes.POINTER(u)]),
+                ("slave_deserialize", i, [p, ctypes.c_char_p, u, ctypes.POINTER(p)]),
+                ("host_release", None, [p])):
+            function = getattr(lib, name)
+            function.restype, function.argtypes = result, arguments
+        _library = lib
+    return _library
+
+
+def state_slots(initial_state: dict[str, Any], continuous: tuple[str, ...]) -> list[str]:
+    """The hidden state's slot names (module docstring); ValueError for an entry that is not numbers."""
+    found: list[str] = []
+    for name, value in initial_state.items():
+        if isinstance(value, list) and all(isinstance(x, (int, float)) for x in value):
+            found.extend(f"{name}[{i}]" for i in range(len(value)))
+        elif isinstance(value, (int, float)):
+            found.append(name)
+        else:
+            raise ValueError(f"the native runtime holds numbers only, not the state {name!r}")
+    return list(continuous) + [n for n in found if n not in continuous]
+
+
+class _View(MutableMapping):
+    """A fixed set of named entries of a native instance (``keys``, from its owner), none removable."""
+
+    keys_attribute = ""
+
+    def __init__(self, owner: Any):  # a components.native_component.NativeComponent
+        self.owner = owner
+
+    def __delitem__(self, name: str) -> None:
+        raise TypeError("a component's entries cannot be removed")
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(getattr(self.owner, self.keys_attribute))
+
+    def __len__(self) -> int:
+        return len(getattr(self.owner, self.keys_attribute))
+
+
+class _Values(_View):
+    """The parameters' and inputs' values of a native instance (Integer as int, Boolean as bool, String as str);
+    writing one goes through ``NativeComponent.set`` (its checks)."""
+
+    keys_attribute = "_settable"
+
+    def __getitem__(self, name: str) -> Any:
+        owner = self.owner
+        index, kind = owner._settable[name]
+        if kind == "String":
+            return owner._get_string(index)
+        value = owner._values[index]
+        return int(value) if kind == "Integer" else bool(value) if kind == "Boolean" else value
+
+    def __setitem__(self, name: str, value: Any) -> None:
+        self.owner.set(name, value)
+
+
+class _State(_View):
+    """The hidden state of a native instance, shaped as the class's ``initial_state`` (a list entry as a list)."""
+
+    keys_attribute = "_state_entries"
+
+    def __getitem__(self, name: str) -> Any:
+        owner = self.owner
+        slots = owner._state_entries[name]
+        if isinstance(slots, int):
+            return owner._state[slots]
+        return [owner._state[i] for i in slots]
+
+    def __setitem__(self, name: str, value: Any) -> None:
+        owner = self.owner
+        slots = owner._state_entries[name]
+        for i, x in zip([slots] if isinstance(slots, int) else slots, [value] if isinstance(slots, int) else value):
+            owner._state[i] = float(x)
+        library().host_changed(owner._instance)
