@@ -8,9 +8,9 @@ hidden state, time and outputs are the C instance's (``values`` and ``state`` ar
 goes to the runtime's ``slave_*`` functions, and a refusal raises ``ComponentError`` with the runtime's words, which
 are the Python component's.
 
-The master's in-process path runs every shipped component with a native law so (``mechfmu.fmu.build.
-in_process_class``); the Python classes keep the declarations, and their Python laws serve the Python-embedding FMUs
-and a component object made directly.
+The master's in-process path runs every shipped component with a native law so
+(``mechfmu.fmu.build.in_process_class``); the Python classes keep the declarations, and their Python laws serve the
+Python-embedding FMUs and a component object made directly.
 """
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """A real install: a wheel built by ``pip wheel .``, installed (not editable) into a fresh virtual environment,
 then, from another folder, every command works and the README's Python example runs: the component sources and
-the native loader come from the installed package, FMUs are built into the user's cache, nothing is written
+the native loader come from the installed package, FMUs (and the in-process library of the native laws) are
+built into the user's cache, nothing is written
 into site-packages, and the wheel holds every package of the source tree under ``mechfmu`` and nothing else."""
 import os
 import shutil
@@ -77,6 +78,11 @@ def test_installed_package_works_from_elsewhere(tmp_path):
         assert "resources/mechfmu_native.txt" in zf.namelist()
     assert "oscillator (FMUs, jacobi): ok" in run("run", "oscillator", "--stop", "0.01", "--out", "r.csv")
     assert (work / "r.csv").is_file()
+    # in-process: the native laws as a library built from the installed sources into the cache, same file
+    assert "oscillator (in-process, jacobi): ok" in run("run", "oscillator", "--stop", "0.01", "--local",
+                                                        "--out", "local.csv")
+    assert (work / "local.csv").read_bytes() == (work / "r.csv").read_bytes()
+    assert list((fmus / ".native").glob("mechfmu_components_*.so"))
     validated = run("validate").splitlines()
     assert len(validated) == len(COMPONENTS) and all(line.endswith(": no problems") for line in validated), validated
     assert "m = 1 kg" in run("info", "Mass")

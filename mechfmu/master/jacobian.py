@@ -25,12 +25,11 @@ from mechfmu.master.coupled_system import CoupledSystem
 
 
 class SystemJacobian:
-    """J(t, x) of the monolithic ODE (module docstring); ``put(t, x)`` sets every component to the point."""
+    """J of the monolithic ODE at the point its components are at (module docstring; the master puts them there)."""
 
     def __init__(self, system: CoupledSystem, components: list[Any], slices: list[slice]):
         self.components, self.slices = components, slices
-        names = list(system.slaves)
-        index = {name: i for i, name in enumerate(names)}
+        index = {name: i for i, name in enumerate(system.slaves)}
         outputs: dict[tuple[int, str], int] = {}
         inputs: dict[tuple[int, str], int] = {}
         for con in system.connections:
@@ -45,10 +44,8 @@ class SystemJacobian:
                        [n for (i, n) in inputs if i == c], [inputs[(i, n)] for (i, n) in inputs if i == c])
                       for c in range(len(components))]
         self.size = sum(s.stop - s.start for s in slices)
-        self.evaluations = 0
 
     def __call__(self) -> np.ndarray:
-        """J at the point the components are at."""
         n, ny, nu = self.size, self.coupling.shape[1], self.coupling.shape[0]
         a, b = np.zeros((n, n)), np.zeros((n, nu))
         c, d = np.zeros((ny, n)), np.zeros((ny, nu))
@@ -61,7 +58,6 @@ class SystemJacobian:
             columns = [component.directional_derivative(unknowns, knowns,
                                                         [1.0 if i == j else 0.0 for i in range(len(knowns))])
                        for j in range(len(knowns))]
-            self.evaluations += len(knowns)
             block = np.array(columns, dtype=float).T  # rows: unknowns, columns: knowns
             nx = len(states)
             rows_x, rows_y = list(range(part.start, part.stop)), out_rows

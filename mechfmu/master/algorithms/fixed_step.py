@@ -71,6 +71,12 @@ class GaussSeidel(CouplingAlgorithm):
             system.transfer(self.plans[slave.name])
 
 
+def stem(variable: str, suffixes: tuple[str, ...]) -> str | None:
+    """The flange of a port variable (``flange_a`` of ``flange_a.f``), if it ends with one of ``suffixes``."""
+    suffix = next((s for s in suffixes if variable.endswith(s)), None)
+    return None if suffix is None else variable[:-len(suffix)]
+
+
 def tangent_connections(connections: list[Connection], slaves: dict[str, Slave]) -> list[Connection]:
     """For every wired flange force ``A.x.f -> B.y.f`` (or ``.tau``) where A outputs the tangents
     ``x.c``, ``x.d`` and B accepts ``y.c``, ``y.d`` as inputs, for every wired flange position
@@ -93,10 +99,6 @@ def tangent_connections(connections: list[Connection], slaves: dict[str, Slave])
             extra.append(Connection(source, output, target, input_, factor))
             pending.append(extra[-1])
             wired.add((target, input_))
-
-    def stem(variable: str, suffixes: tuple[str, ...]) -> str | None:
-        suffix = next((s for s in suffixes if variable.endswith(s)), None)
-        return None if suffix is None else variable[:-len(suffix)]
 
     for con in pending:
         source_flange = stem(con.source_variable, POSITION_SUFFIXES)
@@ -131,10 +133,8 @@ def derived_tangents(connections: list[Connection], slaves: dict[str, Slave]) ->
     into = {(c.target, c.target_variable): c.factor for c in connections}
     found: list[DerivedTangents] = []
     for con in connections:
-        source_flange = next((con.source_variable[:-len(x)] for x in FORCE_SUFFIXES
-                              if con.source_variable.endswith(x)), None)
-        target_flange = next((con.target_variable[:-len(x)] for x in FORCE_SUFFIXES
-                              if con.target_variable.endswith(x)), None)
+        source_flange = stem(con.source_variable, FORCE_SUFFIXES)
+        target_flange = stem(con.target_variable, FORCE_SUFFIXES)
         source, target = slaves[con.source], slaves[con.target]
         if source_flange is None or target_flange is None or not source.provides_directional_derivative():
             continue
