@@ -1,6 +1,8 @@
-"""mechfmu components: force laws and the component classes packaged as FMI 2.0 co-simulation FMUs.
+"""mechfmu components: the component classes packaged as FMI 2.0 FMUs.
 
-Standard library only: this package is copied into every FMU and runs in whatever Python loads it.
+A shipped class declares its parameters, ports and states; its law is C (``native/``), its one implementation,
+which a component object runs through the host library (``native_component.py``). Standard library only: this
+package is copied into every Python-embedding FMU and runs in whatever Python loads it.
 Import name: ``mechfmu.components`` (the folder ``components/`` through the package-dir mapping in
 pyproject.toml); inside an FMU it is vendored as ``mechfmu_components_<hash>`` (``mechfmu.fmu.build``).
 

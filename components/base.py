@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from .diagnostics import too_large
-from .expressions import Expression, ExpressionError
 from .model_exchange import ModelExchange
 from .partials import DirectionalDerivatives
 from .si_units import NO_UNIT, QUANTITIES, UNITS  # noqa: F401  (re-exported: the components' units)
@@ -159,7 +158,6 @@ class Component(ModelExchange, DirectionalDerivatives):
         self.values: dict[str, Any] = {p.name: p.default for p in self.parameters}
         self.values.update({i.name: i.start for i in self.inputs})
         self.state: dict[str, Any] = copy.deepcopy(self.initial_state)
-        self._expressions: dict[str, tuple[str, Any]] = {}  # parameter -> (text, parsed expression)
         for p in self.parameters:
             if p.moves_state:
                 self.state[p.moves_state] = float(p.default)
@@ -249,25 +247,6 @@ class Component(ModelExchange, DirectionalDerivatives):
                     raise
                 raise self.error(*huge, f"is beyond what the law can compute with ({exc})") from None
         return self._cache
-
-    def parsed_expression(self, parameter: str, names: tuple[str, ...]):
-        """The user-function expression held by a String parameter (parsed once per text; None if
-        empty); a bad one raises ``ComponentError`` naming component, parameter and text."""
-        text = self.values[parameter]
-        held = self._expressions.get(parameter)
-        if held is None or held[0] != text:
-            try:
-                held = self._expressions[parameter] = (text, Expression(text, names) if text.strip() else None)
-            except ExpressionError as exc:
-                raise self.error(parameter, text, f"is invalid: {exc}") from None
-        return held[1]
-
-    def call_expression(self, parameter: str, names: tuple[str, ...], **arguments: float) -> float:
-        """Evaluate a parameter's expression; failures raise ``ComponentError`` naming the parameter."""
-        try:
-            return self.parsed_expression(parameter, names)(**arguments)
-        except ExpressionError as exc:
-            raise self.error(parameter, self.values[parameter], str(exc)) from None
 
     def parameter_changed(self, name: str) -> None:
         """Hook after a parameter was written (before initialization): components whose initial state

@@ -22,7 +22,6 @@ from abc import ABC, abstractmethod
 from typing import ClassVar
 
 from .base import Component, Input, Output
-from .expressions import Expression
 from .ports import (
     ACCELERATION,
     DAMPING_TANGENT,
@@ -181,22 +180,3 @@ def connector_outputs(cls: type[Connector]) -> tuple[Output, ...]:
         Output("v_rel", "m/s", f"Relative velocity {v_rel}", (V_A, V_B)),
         Output("f", "N", cls.force_description, FLANGE_INPUT_NAMES),
     ) + cls.law_outputs + FLANGE_FORCE_OUTPUTS + TANGENT_OUTPUTS + cls.state_outputs + cls.indicator_outputs
-
-
-class UserFunctionConnector(Connector, ABC):
-    """A connector whose force law a ``springForceUserFunction`` expression can replace; the names
-    it may use are ``user_function_names``."""
-
-    user_function_names: tuple[str, ...] = ()
-
-    def validate(self) -> None:
-        self.user_function()
-
-    def user_function(self) -> Expression | None:
-        """The parsed springForceUserFunction, or None if empty."""
-        if not self.values["springForceUserFunction"]:
-            return None  # nothing to parse (parsed_expression's answer for an empty text)
-        return self.parsed_expression("springForceUserFunction", self.user_function_names)
-
-    def call_user_function(self, **arguments: float) -> float:
-        return self.call_expression("springForceUserFunction", self.user_function_names, **arguments)

@@ -36,15 +36,13 @@ master must do) when, after a step, |constraintEquation| exceeds ``residualToler
 """
 from __future__ import annotations
 
-from .base import Component, ComponentError, Input, Output, Param
+from .base import Component, Input, Output, Param
 from .connector import CONNECTOR_INPUTS
-from .expressions import Expression, ExpressionError
+from .native_component import NativeComponent
 from .ports import ACTIVE, CONSTRAINT_EQUATION, LAMBDA, LAMBDA_RATE, VELOCITY_LEVEL, VELOCITY_RESIDUAL
 
-USER_FUNCTION_NAMES = ("t", "lOffset", "itemNumber")
 
-
-class CoordinateConstraint(Component):
+class CoordinateConstraint(NativeComponent, Component):
     description = "Exudyn CoordinateConstraint: k*q_b - q_a = offset(t); the constraint force lambda is an input"
     source = "Exudyn 1.13.6 ObjectConnectorCoordinate (constraint equation equal to exudyn's ConstraintEquation)"
     example_parameters = {"factorValue1": 2.0, "offset": 0.1, "offsetUserFunction": "lOffset*sin(t)",
@@ -85,93 +83,3 @@ class CoordinateConstraint(Component):
                           "unknown a master solves so that the constraint holds, which a Model Exchange model "
                           "cannot state (an index-3 DAE); use a solving co-simulation master (newton)")
     initial_state = {"step_start": 0.0}
-
-    def __init__(self, instance_name: str | None = None):
-        super().__init__(instance_name)
-        self.lambda_driven = False  # lambda or lambda_rate written after initialization: a master solves them
-        self._warned = False
-
-    def set(self, name: str, value) -> None:
-        super().set(name, value)
-        if self.initialized and name in (LAMBDA, LAMBDA_RATE):
-            self.lambda_driven = True
-
-    def step_warnings(self) -> list[str]:
-        """Once per instance: the constraint is violated beyond residualTolerance while nothing drives
-        lambda (any host but a constraint-solving master), i.e. the bodies move unconstrained."""
-        vals = self.values
-        if self.lambda_driven or self._warned or not vals[ACTIVE]:
-            return []
-        try:
-            residual, tolerance = self.get(CONSTRAINT_EQUATION), vals["residualTolerance"]
-        except ComponentError:  # a user function failing at this time: reading the output says so (fmi2Error)
-            return []
-        if not abs(residual) > tolerance:
-            return []
-        self._warned = True
-        unit = "m/s" if vals[VELOCITY_LEVEL] else "m"
-        return [f"{type(self).__name__} '{self.instance_name}': the constraint is violated by {residual:.6g} {unit} "
-                f"at t = {self.time:.9g} s (residualTolerance {tolerance:g} {unit}) and its force input lambda has "
-                "not been driven since initialization. This FMU does not enforce its constraint: the master must "
-                "solve lambda (and lambda_rate) at every step so that constraintEquation = 0, as mechfmu's "
-                "'newton' algorithm does; with lambda left at its start value the connected bodies move "
-                "unconstrained. (Warned once per instance.)"]
-
-    def validate(self) -> None:
-        for name in ("offsetUserFunction", "offsetUserFunction_t"):
-            self.expression(name)
-
-    def expression(self, name: str) -> Expression | None:
-        return self.parsed_expression(name, USER_FUNCTION_NAMES)
-
-    def evaluate(self, name: str) -> float:
-        return self.call_expression(name, USER_FUNCTION_NAMES, t=self.time, lOffset=self.values["offset"],
-                                    itemNumber=self.values["itemNumber"])
-
-    def offset_derivative(self) -> float:
-        """d off/dt of offsetUserFunction at the component's time, exact (automatic differentiation
-        of the expression, components/dual.py)."""
-        try:
-            expression = self.expression("offsetUserFunction")
-            assert expression is not None, "called only with an offsetUserFunction"
-            return expression.derivative(
-                "t", t=self.time, lOffset=self.values["offset"], itemNumber=self.values["itemNumber"])
-        except ExpressionError as exc:
-            raise self.error("offsetUserFunction", self.values["offsetUserFunction"],
-                             f"has no time derivative here ({exc}); give offsetUserFunction_t") from None
-
-    def offsets(self) -> tuple[float, float]:
-        """(off(t), off_t(t)) at the component's time."""
-        vals = self.values
-        position = self.evaluate("offsetUserFunction") if self.expression("offsetUserFunction") else vals["offset"]
-        if self.expression("offsetUserFunction_t"):
-            velocity = self.evaluate("offsetUserFunction_t")
-        elif vals[VELOCITY_LEVEL]:
-            velocity = vals["offset"]
-        else:  # the time derivative of the position offset: exact, 0 for a constant offset
-            velocity = self.offset_derivative() if self.expression("offsetUserFunction") else 0.0
-        return position, velocity
-
-    def initialize(self, start_time: float = 0.0) -> None:
-        super().initialize(start_time)
-        self.state["step_start"] = self.time
-
-    def advance(self, current_time: float, step_size: float) -> None:
-        self.state["step_start"] = current_time
-
-    def compute_outputs(self) -> dict[str, float]:
-        vals = self.values
-        k, rate = vals["factorValue1"], vals[LAMBDA_RATE]
-        lam = vals[LAMBDA]
-        f = lam + rate * (self.time - self.state["step_start"])
-        s_rel, v_rel = vals["flange_b.s"] - vals["flange_a.s"], vals["flange_b.v"] - vals["flange_a.v"]
-        if not vals[ACTIVE]:
-            return {"s_rel": s_rel, "v_rel": v_rel, "residual": lam, VELOCITY_RESIDUAL: lam, CONSTRAINT_EQUATION: lam,
-                    "f": f, "flange_a.f": 0.0, "flange_b.f": 0.0, "flange_a.f_rate": 0.0, "flange_b.f_rate": 0.0}
-        off, off_t = self.offsets()
-        residual = k * vals["flange_b.s"] - vals["flange_a.s"] - off
-        residual_v = k * vals["flange_b.v"] - vals["flange_a.v"] - off_t
-        return {"s_rel": s_rel, "v_rel": v_rel, "residual": residual, VELOCITY_RESIDUAL: residual_v,
-                CONSTRAINT_EQUATION: residual_v if vals[VELOCITY_LEVEL] else residual,
-                "f": f, "flange_a.f": -lam, "flange_b.f": k * lam,
-                "flange_a.f_rate": -rate, "flange_b.f_rate": k * rate}

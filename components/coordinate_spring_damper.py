@@ -8,8 +8,7 @@ Marker m0 = ``flange_a``, marker m1 = ``flange_b``.
     f     = UF(t, itemNumber, u, v, k, d, offset)         if springForceUserFunction is set (replaces the law)
     f     = 0                                             if activeConnector is false
     flange_b.f = +f,  flange_a.f = −f                     (Modelica cut forces; Exudyn applies +f on m0, −f on m1)
-    flange_x.c = stiffness, flange_x.d = damping          (tangents, components/connector.py; numerical
-                                                           for a user function)
+    flange_x.c = stiffness, flange_x.d = damping          (tangents; central differences for a user function)
 
 Parameters: ``stiffness`` [N/m], ``damping`` [N.s/m], ``offset`` [m], ``activeConnector``,
 ``springForceUserFunction`` (expression; empty = none), ``itemNumber`` (the value passed as
@@ -22,19 +21,11 @@ Invariant: flange_a.f + flange_b.f = 0 (the element conserves momentum).
 from __future__ import annotations
 
 from .base import Param
-from .connector import UserFunctionConnector
-
-USER_FUNCTION_ARGUMENTS = ("t", "itemNumber", "u", "displacement", "v", "velocity",
-                           "k", "stiffness", "d", "damping", "offset")
+from .connector import Connector
+from .native_component import NativeComponent
 
 
-def spring_damper_force(s_rel: float, v_rel: float, stiffness: float, damping: float,
-                        offset: float) -> float:
-    """Linear spring-damper force f_SD [N] (tension positive)."""
-    return stiffness * (s_rel - offset) + damping * v_rel
-
-
-class CoordinateSpringDamper(UserFunctionConnector):
+class CoordinateSpringDamper(NativeComponent, Connector):
     description = "Exudyn CoordinateSpringDamper: linear (or user-defined) spring-damper between two coordinates"
     source = "Exudyn 1.13.6 ObjectConnectorCoordinateSpringDamper (force equal to exudyn's GetObjectOutput Force)"
     example_parameters = {"stiffness": 5000.0, "damping": 80.0, "offset": 0.1,
@@ -49,23 +40,3 @@ class CoordinateSpringDamper(UserFunctionConnector):
         Param("itemNumber", 0, type="Integer", description="Item number passed to the user function"),
     )
     force_description = "Connector force f_SD (positive = tension)"
-
-    user_function_names = USER_FUNCTION_ARGUMENTS
-
-    def element_force(self, s_rel: float, v_rel: float) -> float:
-        vals = self.values
-        if not vals["activeConnector"]:
-            return 0.0
-        k, d, offset = vals["stiffness"], vals["damping"], vals["offset"]
-        if self.user_function() is None:
-            return spring_damper_force(s_rel, v_rel, k, d, offset)
-        return self.call_user_function(t=self.time, itemNumber=vals["itemNumber"], u=s_rel, displacement=s_rel,
-                                       v=v_rel, velocity=v_rel, k=k, stiffness=k, d=d, damping=d, offset=offset)
-
-    def force_derivatives(self, q: float, v: float) -> tuple[float, float]:
-        vals = self.values
-        if not vals["activeConnector"]:
-            return 0.0, 0.0
-        if self.user_function() is None:
-            return vals["stiffness"], vals["damping"]
-        return super().force_derivatives(q, v)

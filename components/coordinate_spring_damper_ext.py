@@ -6,12 +6,12 @@ Follows exudyn 1.13.6's code. Marker m0 = ``flange_a``, marker m1 = ``flange_b``
     v = f1·flange_b.v − f0·flange_a.v        (output v_rel, Exudyn Velocity)
     f = k·(q − x_off) + d·(v − v_off) + f_friction + f_limitStop          (output f, tension positive)
     flange_a.f = −f0·f,  flange_b.f = +f1·f  (Modelica cut forces; Exudyn applies +f0·f on m0, −f1·f on m1)
-    flange_x.c, flange_x.d, flange_x.f_rate  (tangents, components/connector.py: analytic, numerical
-                                              for a user function)
+    flange_x.c, flange_x.d, flange_x.f_rate  (tangents: analytic, central differences for a user function)
 
 f_friction and f_limitStop, and the end-of-step switching of the friction mode, last sticking position
-and limit-stop state, are the law of ``spring_damper_ext_law`` (Stribeck and bristle friction, limit
-stops, Exudyn's PostNewton step, and where this follows Exudyn's code rather than its documentation).
+and limit-stop state, are below (Stribeck and bristle friction, limit stops, Exudyn's PostNewton step, and
+where this follows Exudyn's code rather than its documentation); the law is components/native/
+coordinate_spring_damper_ext.c.
 
 User function (``springForceUserFunction``, an expression): replaces the whole law (no friction, no
 stops are added). Names: ``t``, ``itemNumber``, ``displacement`` (or ``u``), ``velocity`` (or ``v``),
@@ -53,32 +53,61 @@ measures the convergence.
 
 Units are translational (m, N); ``RotationalSpringDamperExt`` is the same law in rad, N.m.
 Invariant: f0·flange_b.f + f1·flange_a.f = 0 (virtual work: the forces do no work through the gear).
+
+Friction (``fDynamicFriction`` f_d, ``fStaticFrictionOffset`` f_so, ``fViscousFriction`` f_v,
+``exponentialDecayStatic`` v_exp, ``frictionProportionalZone`` v_reg), Stribeck law
+``S(v) = (f_d+f_so)·v/v_reg`` for |v| <= v_reg, else ``sign(v)·(f_d + f_so·exp(−(|v|−v_reg)/v_exp) + f_v·(|v|−v_reg))``:
+
+* v_reg != 0 (regularized): f_friction = S(v); no switching state.
+* v_reg == 0 and (f_d or f_so != 0) (bristle model): with the friction mode s (0 = stick, else the
+  signed slip force) and the last sticking position x_lsp,
+  f_friction = (q − x_lsp)·stickingStiffness + v·stickingDamping if s == 0, else sign(s)·|S(v)|.
+
+Limit stops (``useLimitStops``): with the limit-stop state c (0 free, <0 below ``limitStopsLower``,
+>0 above ``limitStopsUpper``), f_limitStop = (q − s_lo)·k_ls + v·d_ls if c < 0, (q − s_up)·k_ls + v·d_ls
+if c > 0, else 0. The force uses the stored state, not the current q (Exudyn's code).
+
+End-of-step switching (Exudyn's PostNewton step): if the connector is active and discontinuous
+(bristle friction or limit stops), every ``do_step`` ends with ``post_newton`` at the current inputs (the
+step's end point as the connector sees it: inputs are held over the step). It updates the data
+values (friction mode, last sticking position, limit-stop state; outputs ``frictionMode``,
+``lastStickingPosition``, ``limitStopState``, part of the FMU state) and outputs the switching error
+``switchingError`` [N], the force jump the new state causes. Exudyn repeats a step while the largest
+error exceeds ``discontinuous.iterationTolerance`` (1 N) and otherwise lets the new state act from
+the next step; an iterative master can do the same with rollback. In Exudyn the start-of-step data
+can differ from the current data after a repeated step; here a repeated step starts from the
+restored state, so both are the data at the start of the step. Initial data values are the
+parameters ``frictionMode_start``, ``lastStickingPosition_start``, ``limitStopState_start`` (Exudyn's
+data node initial coordinates).
+
+Exudyn's documentation vs its 1.13.6 code (this law follows the code):
+1. The documentation's "CASE 2: frictionProportionalZone != 0" for the bristle model means == 0.
+2. The documentation says sticking uses k_limits, d_limits; code and formula use stickingStiffness/Damping.
+3. velocityOffset: 1.13.6 applies it to the damping term only (friction uses v, not v − v_off);
+   exudyn 1.11.0 ignored it.
+4. Limit-stop force from the stored state (switches one step late, may pull while leaving a stop
+   until the next switching); the documentation writes it as a function of q.
+5. Regularized friction with limit stops keeps the regularized force; the bristle bookkeeping
+   still runs and can add (meaningless) switching error, as in the code.
+6. Viscous friction alone (f_d = f_so = 0) in bristle mode is never applied.
+7. The user function takes 14 arguments (documentation: "8 parameters"); friction and stops are not
+   added to it, but switching still runs when friction or stop parameters are set.
+8. exudyn 1.13.6 names: fDynamicFriction → dynamicFrictionForce, fStaticFrictionOffset →
+   staticFrictionOffsetForce, fViscousFriction → viscousFrictionFactor (the documentation's names used here).
+Exudyn's consistency checks are parameter errors here: factor0, factor1 != 0; stickingStiffness != 0
+with f_d or f_so != 0 when v_reg == 0 or useLimitStops. One more (a division by zero in Exudyn):
+frictionMode_start != 0 needs stickingStiffness != 0 when the connector switches.
 """
 from __future__ import annotations
 
-import math
-
 from .base import Output, Param, rotational_variant
-from .connector import FLANGE_INPUT_NAMES, UserFunctionConnector
+from .connector import FLANGE_INPUT_NAMES, Connector
 from .model_exchange import NO_TIME
+from .native_component import NativeComponent
 from .ports import IMMEDIATE_SWITCHING, SWITCHING_ERROR, indicator
-from .spring_damper_ext_law import (
-    ExtLaw,
-    SwitchingState,
-    _sign,
-    ext_force,
-    ext_force_derivatives,
-    post_newton,
-    sticking_force,
-)
-
-USER_FUNCTION_NAMES = ("t", "itemNumber", "displacement", "velocity", "stiffness", "damping", "offset",
-                       "velocityOffset", "fDynamicFriction", "fStaticFrictionOffset",
-                       "exponentialDecayStatic", "fViscousFriction", "frictionProportionalZone")
-USER_FUNCTION_ALIASES = {"u": "displacement", "v": "velocity", "k": "stiffness", "d": "damping"}
 
 
-class CoordinateSpringDamperExt(UserFunctionConnector):
+class CoordinateSpringDamperExt(NativeComponent, Connector):
     description = ("Exudyn CoordinateSpringDamperExt: spring-damper with gear factors, Stribeck or bristle "
                    "stick/slip friction and limit stops")
     source = ("Exudyn 1.13.6 ObjectConnectorCoordinateSpringDamperExt "
@@ -154,146 +183,6 @@ class CoordinateSpringDamperExt(UserFunctionConnector):
     #: Model Exchange: the time [s] of the last switch of the stops' and of the friction's mode (NO_TIME: none)
     initial_state = {"frictionMode": 0.0, "lastStickingPosition": 0.0, "limitStopState": 0.0,
                      SWITCHING_ERROR: 0.0, "stopSwitchTime": NO_TIME, "frictionSwitchTime": NO_TIME}
-
-    user_function_names = USER_FUNCTION_NAMES + tuple(USER_FUNCTION_ALIASES)
-
-    def law(self) -> ExtLaw:
-        return ExtLaw(**{name: self.values[name] for name in ExtLaw._fields})
-
-    def switching_state(self) -> SwitchingState:
-        st = self.state
-        return SwitchingState(st["frictionMode"], st["lastStickingPosition"], st["limitStopState"])
-
-    def updated_state(self, law: ExtLaw, q: float, v: float) -> tuple[SwitchingState, float]:
-        """The end-of-step update (``post_newton``) of the stored state at (q, v), and its switching error."""
-        data = self.switching_state()
-        immediate = bool(self.values[IMMEDIATE_SWITCHING]) or self.in_model_exchange
-        return post_newton(law, q, v, data, data, immediate=immediate, closed=self.in_model_exchange)
-
-    def acting_state(self, law: ExtLaw, q: float, v: float) -> SwitchingState:
-        """The switching state the force uses at (q, v): the stored one, or with ``immediateSwitching``
-        the one the end-of-step update gives there (in co-simulation)."""
-        if self.values[IMMEDIATE_SWITCHING] and law.discontinuous and not self.in_model_exchange:
-            return self.updated_state(law, q, v)[0]
-        return self.switching_state()
-
-    def indicators(self, q: float, v: float) -> dict[str, float]:
-        law = self.law()
-        lower = upper = friction = 0.0
-        if self.values["activeConnector"] and law.useLimitStops:
-            lower, upper = q - law.limitStopsLower, law.limitStopsUpper - q
-            if self.in_model_exchange:  # in contact: the distance back to the stop, <= 0 once out of it
-                contact = self.state["limitStopState"]
-                lower, upper = (-lower if contact < 0 else lower), (-upper if contact > 0 else upper)
-        if self.values["activeConnector"] and law.bristle_friction:
-            f_max = law.fDynamicFriction + law.fStaticFrictionOffset
-            if self.in_model_exchange:
-                data = self.switching_state()
-                friction = (f_max - abs(sticking_force(law, q, v, data.last_sticking_position))
-                            if data.friction_mode == 0 else
-                            f_max * v * _sign(data.friction_mode) / law.exponentialDecayStatic)
-                return {indicator("lowerStop"): lower, indicator("upperStop"): upper, indicator("friction"): friction}
-            data = self.updated_state(law, q, v)[0]
-            if data.friction_mode != 0:
-                friction = -f_max * abs(v) / law.exponentialDecayStatic
-            elif self.values[IMMEDIATE_SWITCHING] and self.state["frictionMode"] != 0:
-                # sticking again here: the margin is 0 (preload at the limit); the slipping value mirrored
-                # through v = 0 instead, so the locator interpolates to the zero of v
-                friction = f_max * abs(v) / law.exponentialDecayStatic
-            else:
-                friction = f_max - abs(sticking_force(law, q, v, data.last_sticking_position))
-        return {indicator("lowerStop"): lower, indicator("upperStop"): upper, indicator("friction"): friction}
-
-    def validate(self) -> None:
-        vals, law = self.values, self.law()
-        for name in ("factor0", "factor1"):
-            if vals[name] == 0:
-                raise self.error(name, vals[name], "may not be zero")
-        friction = law.fDynamicFriction != 0 or law.fStaticFrictionOffset != 0
-        if (law.frictionProportionalZone == 0 or law.useLimitStops) and friction and law.stickingStiffness == 0:
-            raise self.error("stickingStiffness", 0.0, "may not be zero with fDynamicFriction or "
-                             "fStaticFrictionOffset != 0 when frictionProportionalZone = 0 or useLimitStops")
-        if law.discontinuous and vals["frictionMode_start"] != 0 and law.stickingStiffness == 0:
-            raise self.error("stickingStiffness", 0.0, "may not be zero with frictionMode_start != 0 "
-                             "(a switch to sticking divides by it)")
-        super().validate()
-
-    def factors(self) -> tuple[float, float]:
-        return self.values["factor0"], self.values["factor1"]
-
-    def element_force(self, q: float, v: float) -> float:
-        return self.forces(q, v)[0]
-
-    def law_parts(self, q: float, v: float) -> tuple[float, dict[str, float]]:
-        f, f_friction, f_stop = self.forces(q, v)
-        return f, {"f_friction": f_friction, "f_limitStop": f_stop}
-
-    def force_derivatives(self, q: float, v: float) -> tuple[float, float]:
-        if not self.values["activeConnector"]:
-            return 0.0, 0.0
-        if self.user_function() is not None:
-            return super().force_derivatives(q, v)
-        law = self.law()
-        return ext_force_derivatives(law, q, v, self.acting_state(law, q, v))
-
-    def forces(self, q: float, v: float) -> tuple[float, float, float]:
-        vals = self.values
-        if not vals["activeConnector"]:
-            return 0.0, 0.0, 0.0
-        if self.user_function() is None:
-            law = self.law()
-            return ext_force(law, q, v, self.acting_state(law, q, v))
-        arguments = {name: vals[name] for name in USER_FUNCTION_NAMES[4:]}
-        arguments.update(t=self.time, itemNumber=vals["itemNumber"], displacement=q, velocity=v)
-        arguments.update({alias: arguments[name] for alias, name in USER_FUNCTION_ALIASES.items()})
-        return self.call_user_function(**arguments), 0.0, 0.0
-
-    def advance(self, current_time: float, step_size: float) -> None:
-        law = self.law()
-        if not (law.discontinuous and self.values["activeConnector"]):
-            return
-        q, v = self.relative()
-        new, error = self.updated_state(law, q, v)
-        self.state.update(frictionMode=new.friction_mode, lastStickingPosition=new.last_sticking_position,
-                          limitStopState=new.limit_stop_state)
-        self.state[SWITCHING_ERROR] = error
-
-    def update_discrete_states(self) -> bool:
-        """Event mode: the end-of-step update at the current inputs becomes the stored state, each switch taken
-        where its indicator is <= 0 (FMI 2.0's side of 0): a stop is in contact from q = limitStopsUpper (or
-        Lower) on (a penetration of 0 is stored as the least double of the stop's sign) and leaves it at q =
-        limitStopsUpper again; sticking slips at a margin of 0 and slipping sticks at v = 0. A mode switched at
-        this instant is not switched back at it (its new indicator may be 0 there too): so an importer that
-        stops exactly on a zero (CVODE) finds the mode of the side the motion goes to, and no zero it would
-        not report is left behind."""
-        law = self.law()
-        before = self.switching_state()
-        stop_kept, friction_kept = (self.state["stopSwitchTime"] == self.time,
-                                    self.state["frictionSwitchTime"] == self.time)
-        self.advance(self.time, 0.0)
-        if law.useLimitStops and self.values["activeConnector"]:
-            q = self.relative()[0]
-            touching = q == law.limitStopsUpper or q == law.limitStopsLower
-            if before.limit_stop_state == 0 and self.state["limitStopState"] == 0 and touching:
-                self.state["limitStopState"] = math.copysign(5e-324, 1.0 if q == law.limitStopsUpper else -1.0)
-        after = self.switching_state()
-        if (after.limit_stop_state == 0) != (before.limit_stop_state == 0):
-            if stop_kept:
-                self.state["limitStopState"] = before.limit_stop_state
-            self.state["stopSwitchTime"] = self.time
-        if (after.friction_mode == 0) != (before.friction_mode == 0):
-            if friction_kept:
-                self.state.update(frictionMode=before.friction_mode, lastStickingPosition=before.last_sticking_position)
-            self.state["frictionSwitchTime"] = self.time
-        return super().update_discrete_states()
-
-    def compute_outputs(self) -> dict[str, float]:
-        outputs = super().compute_outputs()
-        law = self.law()
-        if (self.values[IMMEDIATE_SWITCHING] and law.discontinuous and self.values["activeConnector"]
-                and not self.in_model_exchange):
-            outputs[SWITCHING_ERROR] = self.updated_state(law, *self.relative())[1]
-        return outputs
 
 
 RotationalSpringDamperExt = rotational_variant(

@@ -24,46 +24,21 @@ indicator ``indicator.gap = s_rel − s_rel0`` [m] is negative exactly in contac
 ``indicator.damperLimit = |f_c| − |d·v_rel|`` [N] (0 out of contact) negative exactly while the damper
 is clamped: between these switches the law is smooth (for n = 1 linear, which linear-implicit coupling
 integrates exactly).
-Tangents (components/connector.py) are analytic: in contact ∂f_c/∂s_rel = f_ref·n·|ratio|^(n−1)/s_ref,
+Tangents are analytic (components/native/elasto_gap.c, the law): in contact ∂f_c/∂s_rel = f_ref·n·|ratio|^(n−1)/s_ref,
 the damper adds ∂f/∂v_rel = d while unclamped, or ∓∂f_c/∂s_rel while clamped at ±f_c.
 """
 from __future__ import annotations
 
 from .base import Output, Param
 from .connector import FLANGE_INPUT_NAMES, Connector
+from .native_component import NativeComponent
 from .ports import indicator
 
 #: the f_ref value that means "f_ref = c·s_ref" (MSL's default binding)
 F_REF_FROM_C = -1.0
 
 
-def elasto_gap_force(s_rel: float, v_rel: float, d: float, s_rel0: float, n: float, f_ref: float,
-                     s_ref: float) -> tuple[float, float, float]:
-    """(f, f_c, f_d) [N] of MSL's ElastoGap (f_ref already resolved)."""
-    if not s_rel < s_rel0:
-        return 0.0, 0.0, 0.0
-    f_c = -f_ref * abs((s_rel - s_rel0) / s_ref) ** n
-    f_d = min(max(d * v_rel, f_c), -f_c)
-    return f_c + f_d, f_c, f_d
-
-
-def elasto_gap_derivatives(s_rel: float, v_rel: float, d: float, s_rel0: float, n: float, f_ref: float,
-                           s_ref: float) -> tuple[float, float]:
-    """(∂f/∂s_rel, ∂f/∂v_rel) of ``elasto_gap_force`` (one-sided where the law has a kink)."""
-    if not s_rel < s_rel0:
-        return 0.0, 0.0
-    ratio = abs((s_rel - s_rel0) / s_ref)
-    f_c = -f_ref * ratio ** n
-    df_c = f_ref * n * ratio ** (n - 1) / s_ref
-    f_d2 = d * v_rel
-    if f_d2 < f_c:
-        return df_c + df_c, 0.0
-    if f_d2 > -f_c:
-        return 0.0, 0.0
-    return df_c, d
-
-
-class ElastoGap(Connector):
+class ElastoGap(NativeComponent, Connector):
     description = "Modelica ElastoGap: spring-damper in contact only, damper clamped so it never pulls"
     source = "Modelica Standard Library 4.1, Modelica.Mechanics.Translational.Components.ElastoGap"
     example_parameters = {"c": 1000.0, "d": 30.0, "s_rel0": 0.5, "n": 1.5}
@@ -88,31 +63,3 @@ class ElastoGap(Connector):
         Output(indicator("damperLimit"), "N", "Event indicator |f_c| - |d*v_rel| in contact (0 out of it): < 0 "
                "exactly while the damper force is clamped to |f_c|", FLANGE_INPUT_NAMES),
     )
-
-    def validate(self) -> None:
-        f_ref = self.values["f_ref"]
-        if f_ref < 0 and f_ref != F_REF_FROM_C:
-            raise self.error("f_ref", f_ref, f"is out of range: must be >= 0 N, or {F_REF_FROM_C:g} for c*s_ref")
-
-    def law(self) -> tuple[float, float, float, float, float]:
-        """(d, s_rel0, n, f_ref, s_ref) with f_ref resolved."""
-        vals = self.values
-        f_ref = vals["c"] * vals["s_ref"] if vals["f_ref"] == F_REF_FROM_C else vals["f_ref"]
-        return vals["d"], vals["s_rel0"], vals["n"], f_ref, vals["s_ref"]
-
-    def element_force(self, q: float, v: float) -> float:
-        return elasto_gap_force(q, v, *self.law())[0]
-
-    def force_derivatives(self, q: float, v: float) -> tuple[float, float]:
-        return elasto_gap_derivatives(q, v, *self.law())
-
-    def law_parts(self, q: float, v: float) -> tuple[float, dict[str, float]]:
-        f, _, f_d = elasto_gap_force(q, v, *self.law())
-        return f, {"contact": 1.0 if q < self.values["s_rel0"] else 0.0, "lossPower": f_d * v}
-
-    def indicators(self, q: float, v: float) -> dict[str, float]:
-        law = self.law()
-        d, s_rel0 = law[0], law[1]
-        _, f_c, _ = elasto_gap_force(q, v, *law)
-        limit = abs(f_c) - abs(d * v) if q < s_rel0 else 0.0
-        return {indicator("gap"): q - s_rel0, indicator("damperLimit"): limit}

@@ -8,12 +8,13 @@ connector's flange_x.s/.v). Parameter ``s0`` [m] (``phi0`` [rad]). The reaction 
 from __future__ import annotations
 
 from .base import Component, Output, Param
+from .native_component import NativeComponent
 from .ports import ANGLE, ANGULAR_VELOCITY, FLANGE, POSITION, VELOCITY, port
 
 S, V = port(FLANGE, POSITION), port(FLANGE, VELOCITY)
 
 
-class Fixed(Component):
+class Fixed(NativeComponent, Component):
     description = "Flange fixed in the housing at a given position"
     source = "Modelica Standard Library 4.1, Modelica.Mechanics.Translational.Components.Fixed"
     example_parameters = {"s0": 0.7}
@@ -23,11 +24,8 @@ class Fixed(Component):
         Output(V, "m/s", "Absolute velocity of the fixed flange (always 0)"),
     )
 
-    def compute_outputs(self) -> dict[str, float]:
-        return {S: self.values["s0"], V: 0.0}
 
-
-class RotationalFixed(Component):
+class RotationalFixed(NativeComponent, Component):
     description = "Flange fixed in the housing at a given angle"
     source = "Modelica Standard Library 4.1, Modelica.Mechanics.Rotational.Components.Fixed"
     example_parameters = {"phi0": 0.3}
@@ -36,5 +34,3 @@ class RotationalFixed(Component):
                Output(port(FLANGE, ANGULAR_VELOCITY), "rad/s", "Absolute angular velocity of the fixed flange "
                       "(always 0)"))
 
-    def compute_outputs(self) -> dict[str, float]:
-        return {port(FLANGE, ANGLE): self.values["phi0"], port(FLANGE, ANGULAR_VELOCITY): 0.0}

@@ -7,7 +7,8 @@
 - writes a complete modelDescription: UnitDefinitions with BaseUnit exponents for every unit,
   SI TypeDefinitions, unit (none on a signal: ``NO_UNIT``)/min/max on every Real, ModelStructure Outputs
   with their real dependencies (feed-through inputs, or none), InitialUnknowns for every output,
-  DefaultExperiment, canGetAndSetFMUstate and canSerializeFMUstate; gives the component its resources folder;
+  DefaultExperiment, canGetAndSetFMUstate and canSerializeFMUstate; gives the component its resources folder
+  (and a component with a C law the host library for this machine in it, ``native_library.use_resources``);
 - reports every error where it happens and never lets an exception escape a pythonfmu callback
   (pythonfmu turns it into fmi2Fatal and releases the instance's Python objects): the reason is
   logged as an error, which the FMU's native loader (mechfmu/fmu/fmi2_loader.c, which also enforces the
@@ -25,8 +26,7 @@
   serialized state is checked completely (structure, types, finite numbers, parameter ranges and
   rules, against this component class) before it can reach the instance, and a restore that fails
   leaves the instance as it was;
-- holds no reference cycle through the slave (getters/setters are bound to the component), so the
-  slave is freed when pythonfmu releases it, not at the next garbage collection.
+- holds no reference cycle through the slave (getters/setters are bound to the component): freed when released.
 """
 from __future__ import annotations
 
@@ -42,18 +42,18 @@ from pythonfmu import Boolean, Fmi2Causality, Fmi2Initial, Fmi2Variability, Inte
 from pythonfmu.default_experiment import DefaultExperiment
 from pythonfmu.enums import Fmi2Status
 
+from . import native_library
 from ._pythonfmu import Fmi2SlaveApi, child
 from .base import NO_UNIT, QUANTITIES, UNITS, Component, ComponentError, Param
 from .diagnostics import blame
 from .fmi_model_exchange import ModelExchangeFmu
-from .state_check import state_problem
+from .fmi_state import FmuStates
 
 _VARIABLE_TYPES = {"Real": Real, "Integer": Integer, "Boolean": Boolean, "String": String}
 #: FMI type -> (Python type of its values, the value a refused read returns)
 _VALUES = {"Real": (float, math.nan), "Integer": (int, 0), "Boolean": (bool, False), "String": (str, "")}
-#: |t - expected| allowed between a step's currentCommunicationPoint and the instance's time, relative
-#: to max(1, |t|): far above the rounding of t0 + n*h, accumulation or integer nanoseconds (~1e-16),
-#: far below any real jump in time (libcosim's resolution is 1 ns)
+#: |t - expected| allowed between a step's currentCommunicationPoint and the instance's time, relative to max(1, |t|):
+#: far above the rounding of t0 + n*h, accumulation or integer nanoseconds (~1e-16), far below any real jump in time
 TIME_TOLERANCE = 1e-9
 #: an FMU variant's parameter values, in its resources folder
 START_VALUES = "start_values.json"
@@ -75,7 +75,7 @@ def _type_definitions() -> Element:
     return node
 
 
-class ComponentFmu(ModelExchangeFmu, Fmi2SlaveApi):
+class ComponentFmu(FmuStates, ModelExchangeFmu, Fmi2SlaveApi):
     """Mixin that turns a ``Component`` into a pythonfmu slave; the entry script declares
     ``class Model(ComponentFmu, Fmi2Slave): component_class = ModelComponent``."""
 
@@ -94,6 +94,7 @@ class ComponentFmu(ModelExchangeFmu, Fmi2SlaveApi):
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
         component_cls = self.component_class
+        native_library.use_resources(self.resources)
         self.component = component_cls(self.instance_name)
         self.component.resources = self.resources
         self.start_time = 0.0
@@ -154,8 +155,8 @@ class ComponentFmu(ModelExchangeFmu, Fmi2SlaveApi):
         convert, refused = _VALUES[kind]
         try:
             value = convert(self._me_getters[name]() if name in self._me_getters else self.component.get(name))
-        except Exception as exc:
-            self.log(f"reading {name} failed: {exc}", Fmi2Status.error)
+        except Exception as exc:  # a native component's refusal in the runtime's words, as its native FMU logs it
+            self.log(getattr(exc, "logged", "") or f"reading {name} failed: {exc}", Fmi2Status.error)
             return refused
         if kind == "Real" and not math.isfinite(value):
             self.log(f"{self.instance_name}: {name} = {value!r} is not finite at t = {self.component.time!r} "
@@ -166,7 +167,7 @@ class ComponentFmu(ModelExchangeFmu, Fmi2SlaveApi):
         try:
             self.component.set(name, value)
         except Exception as exc:
-            self.log(f"setting {name} failed: {exc}", Fmi2Status.error)
+            self.log(getattr(exc, "logged", "") or f"setting {name} failed: {exc}", Fmi2Status.error)
 
     def _get(self, vrs, kind):
         return [self._read(var.name, kind) if (var := self._variable(vr, kind, "Get")) else _VALUES[kind][1]
@@ -306,50 +307,6 @@ class ComponentFmu(ModelExchangeFmu, Fmi2SlaveApi):
         for warning in warnings:
             self.log(warning, Fmi2Status.warning)
         return True
-
-    def _get_fmu_state(self):
-        return self.component.get_state()
-
-    def _set_fmu_state(self, state):
-        component = self.component
-        before = (component.values, component.state, component.time, component.initialized)
-        try:
-            if not isinstance(state, dict):
-                raise TypeError(getattr(state, "reason", "not a state of this component"))
-            component.set_state(state)  # replaces the attributes by copies, then checks the rules
-        except Exception as exc:
-            component.values, component.state, component.time, component.initialized = before
-            component._cache = None
-            self.log(f"{self.instance_name}: fmi2SetFMUstate refused, the instance is unchanged: {exc}",
-                     Fmi2Status.error)
-
-    @classmethod
-    def _fmu_state_to_bytes(cls, state) -> bytes:
-        if isinstance(state, _Rejected):  # the loader reads the reason of a refused blob this way
-            return b"\0" + state.reason.encode("utf-8", "replace")
-        return json.dumps(state).encode("utf-8")
-
-    @classmethod
-    def _fmu_state_from_bytes(cls, data: bytes):
-        """The state in a serialized blob, checked completely against this component class, or a
-        ``_Rejected`` with the reason (pythonfmu has no error return here; an exception is fatal)."""
-        component_cls = cls.component_class
-        try:
-            snapshot = json.loads(bytes(data).decode("utf-8"))
-            problem = state_problem(component_cls, snapshot)
-        except Exception as exc:  # not UTF-8, not JSON, nested too deep, a rule of the component, ...
-            problem = f"{type(exc).__name__}: {exc}"
-        if problem:
-            return _Rejected(f"{component_cls.__name__}: the serialized FMU state is refused: {problem}")
-        return snapshot
-
-
-class _Rejected:
-    """A serialized state the component refused, and why; never applied to an instance."""
-    __slots__ = ("reason",)
-
-    def __init__(self, reason: str):
-        self.reason = reason
 
 
 def _unknown(parent: Element, index: int, dependencies: list[int]) -> None:

@@ -113,7 +113,9 @@ class ModelExchangeFmu:
 
     # --- the calls of the native loader: a list of floats, or None (refused, logged) ------------------
     def _refused(self, function: str, problem: Exception | str) -> None:
-        self.log(f"{self.instance_name}: {function}: {problem}", Fmi2Status.error)  # type: ignore[attr-defined]
+        # a native component's refusal is logged in the runtime's words, as its native FMU logs it
+        self.log(getattr(problem, "logged", "") or f"{self.instance_name}: {function}: {problem}",  # type: ignore
+                 Fmi2Status.error)
 
     def me_open(self, values: list[float], count: int) -> list[float] | None:
         reason = self.component_class.co_simulation_only

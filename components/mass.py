@@ -34,18 +34,14 @@ Invariant: with fa = −fb (an internal force pair) momentum m·v changes only t
 """
 from __future__ import annotations
 
-import math
-from collections.abc import Iterable
-from operator import itemgetter
 from typing import Any, ClassVar
 
 from .base import Component, Input, Output, Param
+from .native_component import NativeComponent
 from .partials import derivative_variable, state_variable
 from .ports import ACCELERATION, DAMPING_TANGENT, FLANGE_A, FLANGE_B, RATE, STIFFNESS_TANGENT, port
 
 FLANGES = (FLANGE_A, FLANGE_B)
-#: a 2x2 matrix as (a11, a12, a21, a22)
-Mat2 = tuple[float, float, float, float]
 
 
 #: force ports per flange: ``flange_x`` and ``flange_x[2]`` ... ``flange_x[PORTS]``, each with its load and
@@ -56,81 +52,6 @@ PORTS = 4
 def flange_ports(flange: str) -> tuple[str, ...]:
     """The force ports of a flange: ``flange``, ``flange[2]``, ..., ``flange[PORTS]``."""
     return (flange,) + tuple(f"{flange}[{k}]" for k in range(2, PORTS + 1))
-
-
-def mass_acceleration(m: float, f_drive: float, *loads: float) -> float:
-    """a [m/s2] of a mass m [kg] with drive force f_drive and the connected elements' flange forces [N]
-    (subtracted in order: flange_a's ports, then flange_b's; unused ports are 0 and change no bit)."""
-    force = f_drive
-    for load in loads:
-        force -= load
-    return force / m
-
-
-def mass_step(s: float, v: float, a: float, h: float) -> tuple[float, float]:
-    """Exact position and velocity after h [s] at constant acceleration a."""
-    return s + v * h + 0.5 * a * h * h, v + a * h
-
-
-def _mat2(values: Iterable[float]) -> Mat2:
-    a11, a12, a21, a22 = values
-    return (a11, a12, a21, a22)
-
-
-def _mul(x: Mat2, y: Mat2) -> Mat2:
-    """2x2 product, matrices as (a11, a12, a21, a22)."""
-    return (x[0] * y[0] + x[1] * y[2], x[0] * y[1] + x[1] * y[3],
-            x[2] * y[0] + x[3] * y[2], x[2] * y[1] + x[3] * y[3])
-
-
-def exp_phi(matrix: Mat2) -> tuple[Mat2, Mat2, Mat2]:
-    """(e^X, φ1(X), φ2(X)) of a 2x2 matrix X, φ_k(X) = Σ X^j/(j+k)!: scaling and squaring (e^{2Y} = (e^Y)²,
-    φ1(2Y) = φ1(Y)·(e^Y + I)/2, φ2(2Y) = φ2(Y)/2 + φ1(Y)²/4) of Taylor series (error < 1e-18
-    relative at norm 1/2)."""
-    norm = max(abs(matrix[0]) + abs(matrix[1]), abs(matrix[2]) + abs(matrix[3]))
-    squarings = math.ceil(math.log2(norm / 0.5)) if norm > 0.5 else 0
-    scale = 0.5 ** squarings
-    y = _mat2(x * scale for x in matrix)
-    e_sum, phi_sum, phi2_sum = [1.0, 0.0, 0.0, 1.0], [1.0, 0.0, 0.0, 1.0], [0.5, 0.0, 0.0, 0.5]
-    power = (1.0, 0.0, 0.0, 1.0)
-    factorial = 1.0
-    for j in range(1, 18):
-        power = _mul(power, y)
-        factorial *= j
-        for i in range(4):
-            e_sum[i] += power[i] / factorial
-            phi_sum[i] += power[i] / (factorial * (j + 1))
-            phi2_sum[i] += power[i] / (factorial * (j + 1) * (j + 2))
-    e, phi, phi2 = _mat2(e_sum), _mat2(phi_sum), _mat2(phi2_sum)
-    for _ in range(squarings):
-        square = _mul(phi, phi)
-        phi2 = _mat2(0.5 * a + 0.25 * b for a, b in zip(phi2, square))
-        phi = _mul(phi, (0.5 * (e[0] + 1.0), 0.5 * e[1], 0.5 * e[2], 0.5 * (e[3] + 1.0)))
-        e = _mul(e, e)
-    return e, phi, phi2
-
-
-_STEP_CACHE: dict[tuple[float, float, float, float], tuple[tuple[float, ...], tuple[float, ...]]] = {}
-
-
-def linear_implicit_step(s: float, v: float, m: float, force: float, stiffness: float, damping: float,
-                         rate: float, h: float) -> tuple[float, float]:
-    """Exact s, v after h of ``m·a = force − stiffness·(s − s0) − damping·(v − v0) − rate·τ`` from
-    (s0, v0) = (s, v).
-
-    With z = (s − s0, v − v0): z' = A·z + b + r·τ, A = [[0, 1], [−k/m, −d/m]], b = (v0, force/m),
-    r = (0, −rate/m), z(0) = 0, so z(h) = h·φ1(A·h)·b + h²·φ2(A·h)·r. The two matrices depend on
-    (k, d, m, h) only and are cached."""
-    key = (stiffness, damping, m, h)
-    psi = _STEP_CACHE.get(key)
-    if psi is None:
-        if len(_STEP_CACHE) > 256:
-            _STEP_CACHE.clear()
-        _, phi, phi2 = exp_phi((0.0, h, -stiffness / m * h, -damping / m * h))
-        psi = _STEP_CACHE[key] = (tuple(h * x for x in phi), tuple(h * h * x for x in phi2))
-    (p0, p1, p2, p3), (_, q1, _, q3) = psi
-    b1, r1 = force / m, -rate / m
-    return s + p0 * v + p1 * b1 + q1 * r1, v + p2 * v + p3 * b1 + q3 * r1
 
 
 def body_variables(load: str, pos: str, vel: str, units: dict[str, str], words: dict[str, str]
@@ -194,10 +115,7 @@ def law_keys(names: tuple[str, str, str, str, str]) -> dict[str, Any]:
             **{f"all.{role}": [port(p, name) for p in ports]
                for role, name in (("load", load), ("c", STIFFNESS_TANGENT), ("d", DAMPING_TANGENT),
                                   ("rate", load + RATE))},
-            # every extra port's (flange_x[k]) variables at once: while they are all 0 (+0.0 or -0.0), the
-            # law is the two-flange one (subtracting or adding a zero changes no other value)
-            "extra": itemgetter(*[port(p, name) for p in ports if "[" in p
-                                  for name in (load, STIFFNESS_TANGENT, DAMPING_TANGENT, load + RATE)])}
+}
 
 
 def body_partials(keys: dict[str, Any]) -> tuple[tuple[str, str], ...]:
@@ -211,15 +129,7 @@ def body_partials(keys: dict[str, Any]) -> tuple[tuple[str, str], ...]:
                     for role, state in (("pos", s), ("vel", v))))
 
 
-def total(values: dict[str, float], names: list[str]) -> float:
-    """values[names[0]] + values[names[1]] + ... in that order (unused ports add 0.0: no bit changes)."""
-    result = values[names[0]]
-    for name in names[1:]:
-        result += values[name]
-    return result
-
-
-class Mass(Component):
+class Mass(NativeComponent, Component):
     description = "1D sliding mass with inertia (Modelica Translational Mass semantics)"
     source = "Modelica Standard Library 4.1, Modelica.Mechanics.Translational.Components.Mass"
     example_parameters = {"m": 2.5, "L": 0.2, "s_start": 0.3, "v_start": -1.0}
@@ -233,7 +143,7 @@ class Mass(Component):
     initial_state = {"s": 0.0, "v": 0.0}
     #: variable names: inertia, position, velocity, flange load, drive
     names: ClassVar[tuple[str, str, str, str, str]] = ("m", "s", "v", "f", "f_drive")
-    #: the names the law reads and writes (``law_keys(names)``, set again for every subclass)
+    #: the names the law reads and writes by role (``law_keys(names)``, set again for every subclass)
     _keys: ClassVar[dict[str, Any]]
 
     def __init_subclass__(cls, **kwargs):
@@ -241,48 +151,8 @@ class Mass(Component):
         cls._keys = law_keys(cls.names)
         cls.partial_pattern = body_partials(cls._keys)
 
-    def partial_values(self) -> list[float]:
-        """1 for der(s) on v; ±1/m for the accelerations on the drive and the loads; 1 for the outputs on the state."""
-        inverse = 1.0 / self.values[self._keys["inertia"]]
-        loads = [-inverse] * len(self._keys["all.load"])
-        return [1.0, *([inverse, *loads] * 4), *([1.0] * 6)]
-
-    def acceleration(self) -> float:
-        keys, vals = self._keys, self.values
-        if not any(keys["extra"](vals)):
-            return mass_acceleration(vals[keys["inertia"]], vals[keys["drive"]], vals[keys["flange_a.load"]],
-                                     vals[keys["flange_b.load"]])
-        return mass_acceleration(vals[keys["inertia"]], vals[keys["drive"]], *[vals[n] for n in keys["all.load"]])
-
-    def advance(self, current_time: float, step_size: float) -> None:
-        st, vals, keys = self.state, self.values, self._keys
-        if not any(keys["extra"](vals)):
-            stiffness = vals["flange_a.c"] + vals["flange_b.c"]
-            damping = vals["flange_a.d"] + vals["flange_b.d"]
-            rate = vals[keys["flange_a.rate"]] + vals[keys["flange_b.rate"]]
-        else:
-            stiffness, damping, rate = (total(vals, keys[f"all.{role}"]) for role in ("c", "d", "rate"))
-        if stiffness == 0.0 and damping == 0.0 and rate == 0.0:
-            st["s"], st["v"] = mass_step(st["s"], st["v"], self.acceleration(), step_size)
-        else:
-            inertia = vals[keys["inertia"]]
-            st["s"], st["v"] = linear_implicit_step(st["s"], st["v"], inertia, self.acceleration() * inertia,
-                                                    stiffness, damping, rate, step_size)
-
     continuous_states = ("s", "v")
     state_units: ClassVar[tuple[str, ...]] = ("m", "m/s")
-
-    def derivatives(self) -> list[float]:
-        """(der(s), der(v)) = (v, a): the law with the loads as they are now (the tangent inputs of
-        linear-implicit coupling are for a step, not for Model Exchange)."""
-        return [self.state["v"], self.acceleration()]
-
-    def compute_outputs(self) -> dict[str, float]:
-        keys = self._keys
-        s, v, half = self.state["s"], self.state["v"], 0.5 * self.values.get("L", 0.0)
-        a = self.acceleration()
-        return {keys["pos"]: s, keys["vel"]: v, "a": a, keys["flange_a.pos"]: s - half, keys["flange_a.vel"]: v,
-                keys["flange_b.pos"]: s + half, keys["flange_b.vel"]: v, "flange_a.a": a, "flange_b.a": a}
 
 
 Mass._keys = law_keys(Mass.names)

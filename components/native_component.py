@@ -1,20 +1,20 @@
-"""The in-process component of a class whose law is C (``components/native/``): a view of an instance of the host
-library, so the law runs as the same C code as in the native FMU, its one implementation.
+"""The component whose law is C (``components/native/``), its one implementation: an object of a shipped component
+class is a view of an instance of the host library, so the law runs as the same C code as in the native FMU.
 
 The host library (``mechfmu.fmu.native.compile_library``) is the native FMUs' runtime and laws without the FMI entry
-points; ``components/native_library.py`` loads it (``library_path``, set by ``mechfmu``, which builds it, or the
-environment variable ``MECHFMU_NATIVE_LIBRARY``). A ``NativeComponent`` keeps nothing of its own: its values,
-hidden state, time and outputs are the C instance's (``values`` and ``state`` are views of its arrays), every call
-goes to the runtime's ``slave_*`` functions, and a refusal raises ``ComponentError`` with the runtime's words, which
-are the Python component's.
+points; ``components/native_library.py`` finds and loads it. A ``NativeComponent`` keeps nothing of its own: its
+values, hidden state, time and outputs are the C instance's (``values`` and ``state`` are views of its arrays), every
+call goes to the runtime's ``slave_*`` functions, and a refusal raises ``ComponentError`` with the runtime's words.
 
-The master's in-process path runs every shipped component with a native law so
-(``mechfmu.fmu.build.in_process_class``); the Python classes keep the declarations, and their Python laws serve the
-Python-embedding FMUs and a component object made directly.
+A shipped class is ``class Name(NativeComponent, DeclarationBase)``: the Python declares its parameters, ports,
+outputs and states (what the FMU's modelDescription and the C tables are generated from), the C computes. The
+Python bases' law hooks (``Connector.element_force`` and the like, for a component written in Python) are never
+called, so they are not abstract here (``NativeLaw``).
 """
 from __future__ import annotations
 
 import ctypes
+from abc import ABCMeta
 from collections.abc import MutableMapping
 from typing import Any
 
@@ -23,19 +23,40 @@ from .native_library import DISCARD, ERROR, WARNING, _State, _Values, library, s
 
 
 class _Saved:
-    """An FMU state of a native instance (freed with it)."""
+    """An FMU state of a native instance (freed with it), a value: equal to another of the same serialization, and
+    a deep copy is a new saved state of the same content."""
+
+    __hash__ = None  # type: ignore[assignment]
 
     def __init__(self, owner: NativeComponent, handle: ctypes.c_void_p | None):
         self.owner, self.handle = owner, handle
 
     def __del__(self) -> None:
-        if self.handle and self.owner._instance:
+        if getattr(self, "handle", None) and self.owner._instance:
             library().slave_free_state(self.owner._instance, self.handle)
             self.handle = None
 
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, _Saved):
+            return NotImplemented
+        return (type(self.owner) is type(other.owner)
+                and self.owner.serialize_state(self) == other.owner.serialize_state(other))
 
-class NativeComponent(Component):
-    """A component whose law is C: the same declarations, the instance in the host library (module docstring)."""
+    def __deepcopy__(self, memo: dict) -> _Saved:
+        return self.owner.deserialize_state(self.owner.serialize_state(self))
+
+
+class NativeLaw(ABCMeta):
+    """The metaclass of a component whose law is C: no Python law hook is left abstract (module docstring)."""
+
+    def __new__(mcs, name, bases, namespace, **kwargs):
+        cls = super().__new__(mcs, name, bases, namespace, **kwargs)
+        cls.__abstractmethods__ = frozenset()
+        return cls
+
+
+class NativeComponent(Component, metaclass=NativeLaw):
+    """A component whose law is C: the Python declarations, the instance in the host library (module docstring)."""
 
     def __init__(self, instance_name: str | None = None):  # noqa: D107 - no Component.__init__: nothing is Python's
         cls = type(self)
@@ -67,6 +88,7 @@ class NativeComponent(Component):
         self._library = lib
         self._next_event: float | None = None
         self._resources: str | None = None
+        self._model_exchange = False
 
     def __del__(self) -> None:
         instance = getattr(self, "_instance", None)
@@ -90,6 +112,17 @@ class NativeComponent(Component):
     @property
     def initialized(self) -> bool:  # type: ignore[override]
         return bool(library().host_initialized(self._instance))
+
+    @property
+    def in_model_exchange(self) -> bool:  # type: ignore[override]
+        return self._model_exchange
+
+    @in_model_exchange.setter
+    def in_model_exchange(self, used: bool) -> None:
+        """Model Exchange use (an ME FMU's instance): the runtime's, set once (module components/model_exchange)."""
+        if used and not self._model_exchange:
+            self._exchange("me_open", "fmi2Instantiate", [], 0)
+        self._model_exchange = self._model_exchange or bool(used)
 
     @property
     def resources(self) -> str | None:  # type: ignore[override]
@@ -116,8 +149,10 @@ class NativeComponent(Component):
                 errors.append(text)
         if errors or status >= DISCARD:
             message = lib.host_message(self._instance).decode("utf-8", "replace")
-            raise ComponentError(message if message and (not errors or message in errors[-1]) else
-                                 (errors[-1] if errors else message))
+            refusal = ComponentError(message if message and (not errors or message in errors[-1]) else
+                                     (errors[-1] if errors else message))
+            refusal.logged = errors[-1] if errors else ""  # type: ignore[attr-defined]  # the native FMU's words
+            raise refusal
         return status
 
     # --- the Component calls ----------------------------------------------------------------------------------
@@ -133,6 +168,8 @@ class NativeComponent(Component):
             except (TypeError, ValueError, OverflowError) as exc:
                 problem = str(exc) if isinstance(exc, ValueError) else f"is not a valid {kind}"
                 raise self.error(name, value, problem) from None
+            if kind == "String" and "\0" in value:  # the runtime's strings end at NUL, as an FMI String does
+                raise self.error(name, value, "holds a NUL character, which an FMI String cannot carry")
         else:
             value = float(value)
         lib, refs = library(), (ctypes.c_uint * 1)(index)

@@ -1,6 +1,10 @@
 """The host library of the native laws, loaded into a Python process (``components/native_component.py`` shows its
 instances as components): its functions typed, and views of an instance's values and hidden state.
 
+Where the library is (``library()``): ``library_path`` if set; else the environment variable ``LIBRARY_VARIABLE``;
+else, inside a Python-embedding FMU, the one for this machine in its resources (``use_resources``); else what the
+parent package's ``host_library()`` returns (``mechfmu``'s builds it for this machine beside the FMUs).
+
 Slots of the hidden state (``state_slots``): the continuous states first, then the other entries in declaration
 order; a list entry ``q`` is the slots ``q[0]``, ``q[1]``, ...
 """
@@ -8,12 +12,16 @@ from __future__ import annotations
 
 import ctypes
 import os
+import platform
+import sys
 from collections.abc import Iterator, MutableMapping
 from typing import Any
 
-#: the host library's path; None: the environment variable LIBRARY_VARIABLE
+#: the host library's path; None: found (module docstring)
 library_path: str | None = None
 LIBRARY_VARIABLE = "MECHFMU_NATIVE_LIBRARY"
+#: a Python-embedding FMU's host libraries: resources/RESOURCES_FOLDER/<binaries folder>/LIBRARY_STEM<extension>
+RESOURCES_FOLDER, LIBRARY_STEM = "native", "mechfmu_components"
 #: fmi2Status values
 OK, WARNING, DISCARD, ERROR = 0, 1, 2, 3
 
@@ -25,8 +33,12 @@ def library() -> ctypes.CDLL:
     global _library
     if _library is None:
         path = library_path or os.environ.get(LIBRARY_VARIABLE)
+        parent = sys.modules.get(__name__.rpartition(".")[0].rpartition(".")[0])
+        locate = getattr(parent, "host_library", None) if not path else None
+        if callable(locate):
+            path = str(locate())
         if not path:
-            raise RuntimeError(f"the native components' host library is not built: mechfmu builds it, or set "
+            raise RuntimeError(f"the native components' host library is not found: mechfmu builds it, or set "
                                f"{LIBRARY_VARIABLE}")
         lib = ctypes.CDLL(path)
         p, d, i, u = ctypes.c_void_p, ctypes.c_double, ctypes.c_int, ctypes.c_size_t
@@ -53,6 +65,25 @@ def library() -> ctypes.CDLL:
             function.restype, function.argtypes = result, arguments
         _library = lib
     return _library
+
+
+def binaries_folder() -> str:
+    """This machine's FMI binaries folder (linux64, aarch64-linux, win64, darwin64)."""
+    if sys.platform == "win32":
+        return "win64"
+    if sys.platform == "darwin":
+        return "darwin64"
+    return "aarch64-linux" if platform.machine().lower() in ("aarch64", "arm64") else "linux64"
+
+
+def use_resources(resources: str | None) -> None:
+    """Inside a Python-embedding FMU: the host library for this machine from its ``resources`` folder, if it holds
+    one and no library is chosen yet (module docstring)."""
+    extension = {"win32": ".dll", "darwin": ".dylib"}.get(sys.platform, ".so")
+    path = os.path.join(resources or "", RESOURCES_FOLDER, binaries_folder(), LIBRARY_STEM + extension)
+    global library_path
+    if resources and library_path is None and _library is None and os.path.isfile(path):
+        library_path = path
 
 
 def state_slots(initial_state: dict[str, Any], continuous: tuple[str, ...]) -> list[str]:

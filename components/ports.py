@@ -35,6 +35,8 @@ This module is the one place these names are spelled; the components and ``mechf
 """
 from __future__ import annotations
 
+from typing import Any, overload
+
 FLANGE_A, FLANGE_B, FLANGE = "flange_a", "flange_b", "flange"
 POSITION, VELOCITY, ACCELERATION, FORCE = "s", "v", "a", "f"
 ANGLE, ANGULAR_VELOCITY, TORQUE = "phi", "w", "tau"
@@ -68,3 +70,28 @@ def port(flange: str, quantity: str) -> str:
 def other(flange: str) -> str:
     """The other flange of a two-flange element."""
     return FLANGE_B if flange == FLANGE_A else FLANGE_A
+
+
+#: the components of a 3D vector variable ``prefix.x/y/z`` and of a quaternion ``prefix.w/x/y/z`` (scalar first,
+#: Simbody's order; a unit quaternion rotates body vectors into the world frame)
+AXES = ("x", "y", "z")
+QUAT = ("w", "x", "y", "z")
+Vec = tuple[float, float, float]
+Quat = tuple[float, float, float, float]
+
+
+class VectorValues:
+    """Mixin for a component with vector variables ``prefix.x/y/z`` (quaternions ``prefix.w/x/y/z``)."""
+
+    values: Any  # a Mapping of the component's values
+
+    @overload
+    def vector(self, prefix: str, names: tuple[str, str, str] = AXES) -> Vec: ...
+    @overload
+    def vector(self, prefix: str, names: tuple[str, str, str, str]) -> Quat: ...
+    @overload
+    def vector(self, prefix: str, names: tuple[str, ...]) -> tuple[float, ...]: ...
+
+    def vector(self, prefix: str, names: tuple[str, ...] = AXES) -> tuple[float, ...]:
+        """The values ``prefix.<name>`` for ``names``: a 3-vector by default, a quaternion for QUAT."""
+        return tuple(self.values[f"{prefix}.{a}"] for a in names)

@@ -18,6 +18,7 @@ MSL has no rotational rod; a rotational scenario puts an angle offset into the c
 from __future__ import annotations
 
 from .base import Component, Input, Output, Param
+from .native_component import NativeComponent
 from .ports import (
     ACCELERATION,
     DAMPING_TANGENT,
@@ -38,7 +39,7 @@ LOAD = ((FORCE, "N", "cut force"), (STIFFNESS_TANGENT, "N/m", "stiffness tangent
         (DAMPING_TANGENT, "N.s/m", "damping tangent ∂f/∂v"), (FORCE + RATE, "N/s", "force rate"))
 
 
-class Rod(Component):
+class Rod(NativeComponent, Component):
     description = "Rigid massless rod of length L: flange_b.s = flange_a.s + L, the force passed through"
     source = "Modelica Standard Library 4.1, Modelica.Mechanics.Translational.Components.Rod"
     example_parameters = {"L": 0.25}
@@ -53,11 +54,4 @@ class Rod(Component):
                + tuple(Output(port(FLANGE_A, q), unit, f"The rod's {words} at flange_a for the body (= flange_b's "
                               "input: the element's, passed through)", (port(FLANGE_B, q),))
                        for q, unit, words in LOAD))
-
-    def compute_outputs(self) -> dict[str, float]:
-        vals = self.values
-        out = {port(FLANGE_B, POSITION): vals[port(FLANGE_A, POSITION)] + vals["L"]}
-        out.update((port(FLANGE_B, q), vals[port(FLANGE_A, q)]) for q in (VELOCITY, ACCELERATION))
-        out.update((port(FLANGE_A, q), vals[port(FLANGE_B, q)]) for q, _, _ in LOAD)
-        return out
 

@@ -39,10 +39,8 @@ mismatches (m -> N) are still refused.
 """
 from __future__ import annotations
 
-import math
-from abc import ABC, abstractmethod
-
 from .base import NO_UNIT, Component, Output, Param
+from .native_component import NativeComponent
 
 Y, Y_RATE, Y_RATE_RATE = "y", "y_rate", "y_rate_rate"
 #: the outputs every signal source has
@@ -55,56 +53,10 @@ OFFSET = Param("offset", 0.0, NO_UNIT, "Offset of output signal y")
 START_TIME = Param("startTime", 0.0, "s", "Output y = offset for time < startTime")
 
 
-def sine(t: float, amplitude: float, f: float, phase: float, offset: float, start_time: float,
-         continuous: bool = False) -> tuple[float, float, float]:
-    """(y, dy/dt, d²y/dt²) of MSL's Sine at time t."""
-    if t < start_time:
-        return offset + (amplitude * math.sin(phase) if continuous else 0.0), 0.0, 0.0
-    omega = 2 * math.pi * f
-    angle = 2 * math.pi * f * (t - start_time) + phase
-    return (offset + amplitude * math.sin(angle), amplitude * omega * math.cos(angle),
-            -amplitude * omega * omega * math.sin(angle))
-
-
-def step(t: float, height: float, offset: float, start_time: float) -> tuple[float, float, float]:
-    """(y, dy/dt, d²y/dt²) of MSL's Step at time t (the jump has no derivative: 0 on both sides)."""
-    return offset + (0.0 if t < start_time else height), 0.0, 0.0
-
-
-def ramp(t: float, height: float, duration: float, offset: float, start_time: float) -> tuple[float, float, float]:
-    """(y, dy/dt, d²y/dt²) of MSL's Ramp at time t; dy/dt is the slope from the right."""
-    if t < start_time:
-        return offset, 0.0, 0.0
-    if t < start_time + duration:
-        return offset + (t - start_time) * height / duration, height / duration, 0.0
-    return offset + height, 0.0, 0.0
-
-
-class SignalSource(Component, ABC):
-    """A source y(t) from parameters and time alone: no inputs, outputs from ``waveform`` at the
-    component's time (``SIGNAL_OUTPUTS``)."""
-
-    outputs = SIGNAL_OUTPUTS
-
-    @abstractmethod
-    def waveform(self, t: float) -> tuple[float, float, float]:
-        """(y, dy/dt, d²y/dt²) at time t from the parameters."""
-
-    def compute_outputs(self) -> dict[str, float]:
-        t = self.time
-        if self.pending_time_event():  # Model Exchange before the event is handled: the left limit
-            t = math.nextafter(t, -math.inf)
-        y, rate, rate2 = self.waveform(t)
-        return {Y: y, Y_RATE: rate, Y_RATE_RATE: rate2}
-
-    def time_events(self) -> list[float]:
-        """The times [s] where y or a derivative of it jumps (Model Exchange time events), sorted."""
-        return [self.values["startTime"]]
-
-
-class Sine(SignalSource):
+class Sine(NativeComponent, Component):
     description = "Sine signal y = offset + amplitude*sin(2*pi*f*(t - startTime) + phase) from startTime on"
     source = "Modelica Standard Library 4.1, Modelica.Blocks.Sources.Sine"
+    outputs = SIGNAL_OUTPUTS
     example_parameters = {"amplitude": 10.0, "f": 4.0, "phase": 0.3, "offset": -1.0, "startTime": 0.01}
     parameters = (
         Param("amplitude", 1.0, NO_UNIT, "Amplitude of sine wave"),
@@ -115,25 +67,19 @@ class Sine(SignalSource):
         OFFSET, START_TIME,
     )
 
-    def waveform(self, t: float) -> tuple[float, float, float]:
-        v = self.values
-        return sine(t, v["amplitude"], v["f"], v["phase"], v["offset"], v["startTime"], v["continuous"])
 
-
-class Step(SignalSource):
+class Step(NativeComponent, Component):
     description = "Step signal y = offset + (height from startTime on)"
     source = "Modelica Standard Library 4.1, Modelica.Blocks.Sources.Step"
+    outputs = SIGNAL_OUTPUTS
     example_parameters = {"height": 2.5, "offset": 0.5, "startTime": 0.02}
     parameters = (Param("height", 1.0, NO_UNIT, "Height of step"), OFFSET, START_TIME)
 
-    def waveform(self, t: float) -> tuple[float, float, float]:
-        v = self.values
-        return step(t, v["height"], v["offset"], v["startTime"])
 
-
-class Ramp(SignalSource):
+class Ramp(NativeComponent, Component):
     description = "Ramp signal: offset, rising linearly by height over duration from startTime on"
     source = "Modelica Standard Library 4.1, Modelica.Blocks.Sources.Ramp"
+    outputs = SIGNAL_OUTPUTS
     example_parameters = {"height": -3.0, "duration": 0.025, "offset": 1.0, "startTime": 0.01}
     parameters = (
         Param("height", 1.0, NO_UNIT, "Height of ramps"),
@@ -141,22 +87,11 @@ class Ramp(SignalSource):
         OFFSET, START_TIME,
     )
 
-    def waveform(self, t: float) -> tuple[float, float, float]:
-        v = self.values
-        return ramp(t, v["height"], v["duration"], v["offset"], v["startTime"])
 
-    def time_events(self) -> list[float]:
-        return [self.values["startTime"], self.values["startTime"] + self.values["duration"]]
-
-
-class Constant(SignalSource):
+class Constant(NativeComponent, Component):
     description = "Constant signal y = k"
     source = "Modelica Standard Library 4.1, Modelica.Blocks.Sources.Constant"
+    outputs = SIGNAL_OUTPUTS
     example_parameters = {"k": 1.5}
     parameters = (Param("k", 1.0, NO_UNIT, "Constant output value"),)
 
-    def waveform(self, t: float) -> tuple[float, float, float]:
-        return self.values["k"], 0.0, 0.0
-
-    def time_events(self) -> list[float]:
-        return []

@@ -25,105 +25,14 @@ the body origin, angular, world frame) of the sphere body and of the half-space 
 half-space inputs keep the rest pose of ground.
 
 Differences to the C++ code: with dissipation c = 0 the C++ evaluates tanh(bv·(v_n + 2/(3c))) =
-tanh(+inf) = 1; here the factor is 1 directly (Python would divide by zero); for c < 0 (not
+tanh(+inf) = 1; here the factor is 1 directly (no division by zero); for c < 0 (not
 physical) the parameter is rejected. cf is also the slip-velocity regularizer (v_s >= √cf), as coded.
 """
 from __future__ import annotations
 
-import math
-from typing import NamedTuple
-
 from .base import Component, Input, Output, Param, vector_variables
-from .ports import indicator
-from .spatial import (
-    AXES,
-    QUAT,
-    Vec,
-    VectorValues,
-    add,
-    body_xyz_rotation,
-    column,
-    cross,
-    dot,
-    mat_t_vec,
-    mat_vec,
-    quat_normalize,
-    quat_to_matrix,
-    scale,
-    sub,
-)
-
-
-class ContactParameters(NamedTuple):
-    stiffness: float = 1.0
-    dissipation: float = 0.0
-    staticFriction: float = 0.0
-    dynamicFriction: float = 0.0
-    viscousFriction: float = 0.0
-    transitionVelocity: float = 0.01
-    constantContactForce: float = 1e-5
-    hertzSmoothing: float = 300.0
-    huntCrossleySmoothing: float = 50.0
-
-
-class ContactResult(NamedTuple):
-    sphere_force: Vec
-    sphere_torque: Vec
-    half_space_force: Vec
-    half_space_torque: Vec
-    indentation: float
-    contact_point: Vec
-    slip_velocity: float
-    normal_force: float
-    potential_energy: float
-
-
-class BodyState(NamedTuple):
-    """Pose and velocity of a body: origin position, rotation matrix (body -> world), origin velocity,
-    angular velocity (world)."""
-    position: Vec
-    rotation: tuple
-    velocity: Vec
-    angular_velocity: Vec
-
-
-def station_velocity(body: BodyState, point: Vec) -> Vec:
-    """Velocity of the body's material point at the world point."""
-    return add(body.velocity, cross(body.angular_velocity, sub(point, body.position)))
-
-
-def smooth_sphere_half_space(p: ContactParameters, radius: float, sphere_location: Vec, sphere: BodyState,
-                             half_space_rotation: tuple, half_space_location: Vec,
-                             half_space: BodyState) -> ContactResult:
-    """Simbody's calcForce with its potential energy (see the module docstring)."""
-    centre = add(sphere.position, mat_vec(sphere.rotation, sphere_location))
-    centre_in_half_space_body = mat_t_vec(half_space.rotation, sub(centre, half_space.position))
-    x_h = column(half_space_rotation, 0)
-    indentation = -(dot(sub(centre_in_half_space_body, half_space_location), scale(-1.0, x_h)) - radius)
-    normal = mat_vec(half_space.rotation, x_h)
-    point = sub(add(centre, scale(radius, normal)), scale(0.5 * indentation, normal))
-    v = sub(station_velocity(sphere, point), station_velocity(half_space, point))
-    v_normal = dot(v, normal)
-    v_tangent = sub(v, scale(v_normal, normal))
-    k = 0.5 * p.stiffness ** (2.0 / 3.0)
-    cf = p.constantContactForce
-    fh_pos = (4.0 / 3.0) * k * math.sqrt(radius * k) * math.sqrt(indentation * indentation + cf) ** 1.5
-    fh_smooth = fh_pos * (0.5 + 0.5 * math.tanh(p.hertzSmoothing * indentation))
-    pe = 0.4 * fh_smooth * indentation
-    c = p.dissipation
-    fhc_pos = fh_smooth * (1.0 + 1.5 * c * v_normal)
-    switch = 1.0 if c == 0 else 0.5 + 0.5 * math.tanh(p.huntCrossleySmoothing * (v_normal + 2.0 / (3.0 * c)))
-    fhc_smooth = fhc_pos * switch
-    force = scale(fhc_smooth, normal)
-    v_slip = (dot(v_tangent, v_tangent) + cf) ** 0.5
-    v_rel = v_slip / p.transitionVelocity
-    ff = fhc_smooth * (min(v_rel, 1.0) * (p.dynamicFriction + 2 * (p.staticFriction - p.dynamicFriction)
-                                          / (1 + v_rel * v_rel)) + p.viscousFriction * v_slip)
-    force = add(force, scale(1.0 / v_slip, scale(ff, v_tangent)))
-    on_sphere = scale(-1.0, force)
-    return ContactResult(on_sphere, cross(sub(point, sphere.position), on_sphere),
-                         force, cross(sub(point, half_space.position), force),
-                         indentation, point, v_slip, fhc_smooth, pe)
+from .native_component import NativeComponent
+from .ports import QUAT, VectorValues, indicator
 
 
 def _vector_outputs(prefix: str, unit: str, description: str, depends_on=()):
@@ -145,7 +54,7 @@ ALL_INPUTS = tuple(i.name for i in SPHERE_INPUTS + HALF_SPACE_INPUTS)
 POSE_INPUTS = tuple(n for n in ALL_INPUTS if ".position." in n or ".orientation." in n)
 
 
-class SmoothSphereHalfSpaceForce(VectorValues, Component):
+class SmoothSphereHalfSpaceForce(NativeComponent, VectorValues, Component):
     description = "Simbody SmoothSphereHalfSpaceForce: smooth Hunt-Crossley sphere / half-space contact with friction"
     source = "Simbody 3.7 SimTK::SmoothSphereHalfSpaceForce (forces equal to OpenSim 4.6's, which bundles Simbody)"
     example_parameters = {"stiffness": 1000000.0, "dissipation": 1.0, "staticFriction": 0.8, "dynamicFriction": 0.5,
@@ -184,26 +93,3 @@ class SmoothSphereHalfSpaceForce(VectorValues, Component):
                          POSE_INPUTS),
                   Output(indicator("distance"), "m", "Event indicator: distance -δ of the sphere from the "
                          "half-space (< 0 while it indents it; the smoothed force sets in around 0)", POSE_INPUTS)))
-
-    def contact_parameters(self) -> ContactParameters:
-        return ContactParameters(**{name: self.values[name] for name in ContactParameters._fields})
-
-    def body(self, prefix: str) -> BodyState:
-        q = self.vector(f"{prefix}.orientation", QUAT)
-        if not all(math.isfinite(x) for x in q) or sum(x * x for x in q) == 0.0:
-            raise self.error(f"{prefix}.orientation", q, "is not a rotation quaternion")
-        return BodyState(self.vector(f"{prefix}.position"), quat_to_matrix(quat_normalize(q)),
-                         self.vector(f"{prefix}.velocity"), self.vector(f"{prefix}.angularVelocity"))
-
-    def compute_outputs(self) -> dict[str, float]:
-        r = smooth_sphere_half_space(self.contact_parameters(), self.values["radius"],
-                                     self.vector("sphereLocation"), self.body("sphere"),
-                                     body_xyz_rotation(*self.vector("halfSpaceOrientation")),
-                                     self.vector("halfSpaceLocation"), self.body("halfSpace"))
-        out = {"indentation": r.indentation, "slipVelocity": r.slip_velocity, "normalForce": r.normal_force,
-               "potentialEnergy": r.potential_energy, indicator("distance"): -r.indentation}
-        for prefix, vec in (("sphere.force", r.sphere_force), ("sphere.torque", r.sphere_torque),
-                            ("halfSpace.force", r.half_space_force), ("halfSpace.torque", r.half_space_torque),
-                            ("contactPoint", r.contact_point)):
-            out.update({f"{prefix}.{a}": x for a, x in zip(AXES, vec)})
-        return out

@@ -42,10 +42,10 @@ from __future__ import annotations
 from typing import ClassVar
 
 from .base import Component, Input, Output, Param
+from .native_component import NativeComponent
 from .ports import ACCELERATION, FLANGE, FORCE, POSITION, RATE, TORQUE, VELOCITY, port
 
 S, V, A = POSITION, VELOCITY, ACCELERATION
-FLANGE_S, FLANGE_V, FLANGE_ACC = port(FLANGE, S), port(FLANGE, V), port(FLANGE, A)
 
 
 def motion_outputs(depends: dict[str, tuple[str, ...]]) -> tuple[Output, ...]:
@@ -55,11 +55,7 @@ def motion_outputs(depends: dict[str, tuple[str, ...]]) -> tuple[Output, ...]:
                  for q, (unit, word) in words.items() for name in (q, port(FLANGE, q)))
 
 
-def motion(s: float, v: float, a: float) -> dict[str, float]:
-    return {S: s, V: v, A: a, FLANGE_S: s, FLANGE_V: v, FLANGE_ACC: a}
-
-
-class ConstantSpeed(Component):
+class ConstantSpeed(NativeComponent, Component):
     description = "Flange moved at a constant speed"
     source = "Modelica Standard Library 4.1, Modelica.Mechanics.Translational.Sources.ConstantSpeed"
     example_parameters = {"v_fixed": 0.5, "s_start": 0.1}
@@ -73,15 +69,6 @@ class ConstantSpeed(Component):
     )
     initial_state = {"t_start": 0.0}
 
-    def initialize(self, start_time: float = 0.0) -> None:
-        super().initialize(start_time)
-        self.state["t_start"] = self.time
-
-    def compute_outputs(self) -> dict[str, float]:
-        v = self.values["v_fixed"]
-        return {port(FLANGE, POSITION): self.values["s_start"] + v * (self.time - self.state["t_start"]),
-                port(FLANGE, VELOCITY): v}
-
 
 def force_variables(load: str, unit: str, word: str) -> tuple[tuple[Input, ...], tuple[Output, ...]]:
     """Inputs ``load``, ``load_rate`` and outputs ``flange.load``, ``flange.load_rate`` of a force source."""
@@ -94,16 +81,12 @@ def force_variables(load: str, unit: str, word: str) -> tuple[tuple[Input, ...],
     return inputs, outputs
 
 
-class Force(Component):
+class Force(NativeComponent, Component):
     description = "External force on a flange, from an input signal (flange.f = -f: pushes a body in +s)"
     source = "Modelica Standard Library 4.1, Modelica.Mechanics.Translational.Sources.Force"
     example_parameters: ClassVar[dict] = {}  # MSL's Force has no parameters (useSupport is structural)
     inputs, outputs = force_variables(FORCE, "N", "force")
     load: ClassVar[str] = FORCE
-
-    def compute_outputs(self) -> dict[str, float]:
-        f, rate = self.values[self.load], self.values[self.load + RATE]
-        return {port(FLANGE, self.load): -f, port(FLANGE, self.load) + RATE: -rate}
 
 
 class Torque(Force):
@@ -113,7 +96,7 @@ class Torque(Force):
     load = TORQUE
 
 
-class Position(Component):
+class Position(NativeComponent, Component):
     description = "Flange moved along a reference position s_ref (exact: v and a from its derivative inputs)"
     source = "Modelica Standard Library 4.1, Modelica.Mechanics.Translational.Sources.Position (exact = true)"
     example_parameters: ClassVar[dict] = {}  # exact = true is the only mode; f_crit is not needed
@@ -125,12 +108,8 @@ class Position(Component):
     )
     outputs = motion_outputs({S: ("s_ref",), V: ("s_ref_rate",), A: ("s_ref_rate_rate",)})
 
-    def compute_outputs(self) -> dict[str, float]:
-        v = self.values
-        return motion(v["s_ref"], v["s_ref_rate"], v["s_ref_rate_rate"])
 
-
-class Speed(Component):
+class Speed(NativeComponent, Component):
     description = "Flange moved at a reference speed v_ref (exact), its position integrated over each step"
     source = "Modelica Standard Library 4.1, Modelica.Mechanics.Translational.Sources.Speed (exact = true)"
     example_parameters = {"s_start": 0.2}
@@ -146,18 +125,8 @@ class Speed(Component):
     continuous_states = ("s",)
     state_units = ("m",)
 
-    def advance(self, current_time: float, step_size: float) -> None:
-        v, h = self.values, step_size
-        self.state["s"] += v["v_ref"] * h + 0.5 * v["v_ref_rate"] * h * h
 
-    def derivatives(self) -> list[float]:
-        return [self.values["v_ref"]]
-
-    def compute_outputs(self) -> dict[str, float]:
-        return motion(self.state["s"], self.values["v_ref"], self.values["v_ref_rate"])
-
-
-class Accelerate(Component):
+class Accelerate(NativeComponent, Component):
     description = "Flange moved with a reference acceleration a_ref, s and v integrated exactly over each step"
     source = "Modelica Standard Library 4.1, Modelica.Mechanics.Translational.Sources.Accelerate"
     example_parameters = {"s_start": -0.1, "v_start": 0.4}
@@ -175,14 +144,3 @@ class Accelerate(Component):
     continuous_states = ("s", "v")
     state_units = ("m", "m/s")
 
-    def derivatives(self) -> list[float]:
-        return [self.state["v"], self.values["a_ref"]]
-
-    def advance(self, current_time: float, step_size: float) -> None:
-        st, h = self.state, step_size
-        a, j = self.values["a_ref"], self.values["a_ref_rate"]
-        st["s"] += st["v"] * h + 0.5 * a * h * h + j * h * h * h / 6.0
-        st["v"] += a * h + 0.5 * j * h * h
-
-    def compute_outputs(self) -> dict[str, float]:
-        return motion(self.state["s"], self.state["v"], self.values["a_ref"])

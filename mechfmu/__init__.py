@@ -11,7 +11,10 @@ __version__ = "0.1.0"
 #: name -> the module that defines it
 EXPORTS = {"System": "mechfmu.model.system", "simulate": "mechfmu.master.simulate",
            "load_scenario": "mechfmu.ssp.scenario", "write_scenario": "mechfmu.ssp.writer",
-           "export_ssp": "mechfmu.ssp.export"}
+           "export_ssp": "mechfmu.ssp.export",
+           # the host library of the components' C laws for this machine, built beside the FMUs when the sources
+           # changed: where mechfmu.components finds it (components/native_library.py)
+           "host_library": "mechfmu.fmu.build"}
 
 
 def __getattr__(name: str):

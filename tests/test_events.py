@@ -244,17 +244,26 @@ def test_sticking_again_at_once_keeps_the_bristle_force_within_the_limit():
     The sticking position is moved by the fewest ulps so that rounding never leaves the bristle force
     above the limit (it did in half of these cases, by up to 4e-12 N): the margin, the friction event
     indicator, is >= 0 at the switch and a following update at the same inputs stays stuck."""
-    from mechfmu.components.spring_damper_ext_law import ExtLaw, SwitchingState, post_newton, sticking_force
-    law = ExtLaw(fDynamicFriction=5.0, fStaticFrictionOffset=5.0, stickingStiffness=1e4, stickingDamping=200.0,
-                 exponentialDecayStatic=0.05)
+    from mechfmu.components import CoordinateSpringDamperExt
     rng = np.random.default_rng(1)
     for sign in (1.0, -1.0):
+        ext = CoordinateSpringDamperExt("ext")
+        for name, value in {"fDynamicFriction": 5.0, "fStaticFrictionOffset": 5.0, "stickingStiffness": 1e4,
+                            "stickingDamping": 200.0, "exponentialDecayStatic": 0.05, "immediateSwitching": True,
+                            "frictionMode_start": sign * 9.9}.items():
+            ext.set(name, value)
+        ext.initialize(0.0)
+        slipping = ext.get_state()
         for q, v in zip(rng.uniform(-1.0, 1.0, 2000), -sign * rng.uniform(0.0, 1e-4, 2000)):
-            slipping = SwitchingState(sign * 9.9, 0.0, 0.0)
-            stuck, _ = post_newton(law, float(q), float(v), slipping, slipping, immediate=True)
-            f = sticking_force(law, float(q), float(v), stuck.last_sticking_position)
-            assert stuck.friction_mode == 0.0 and 10.0 - 1e-11 <= sign * f <= 10.0, (q, v, f)
-            assert post_newton(law, float(q), float(v), stuck, stuck, immediate=True)[0] == stuck
+            ext.set_state(slipping)
+            ext.set_many(["flange_b.s", "flange_b.v"], [float(q), float(v)])
+            f = ext.get("f_friction")  # the force at the state the update at these inputs gives: stuck, preloaded
+            assert 10.0 - 1e-11 <= sign * f <= 10.0 and ext.get("indicator.friction") >= 0.0, (q, v, f)
+            ext.do_step(ext.time, 1e-3)
+            stuck = [ext.get(n) for n in ("frictionMode", "lastStickingPosition")]
+            assert stuck[0] == 0.0, (q, v)
+            ext.do_step(ext.time, 1e-3)  # a following update at the same inputs stays stuck
+            assert [ext.get(n) for n in ("frictionMode", "lastStickingPosition")] == stuck
 
 
 def test_the_friction_indicator_changes_sign_where_sliding_stops():

@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 import pytest
-from mechfmu.components.mass import PORTS, mass_acceleration
+from mechfmu.components.mass import PORTS, Mass
 
 from mechfmu.master.simulate import simulate
 from mechfmu.ssp import flange_connections, write_scenario
@@ -45,10 +45,20 @@ def run(folder, local=True):
     return result.data
 
 
+def acceleration(loads: dict[str, float]) -> float:
+    mass = Mass("mass")
+    mass.set("m", 2.0)
+    mass.initialize(0.0)
+    mass.set_many(list(loads), list(loads.values()))
+    return mass.get("a")
+
+
 def test_forces_at_a_flange_add_in_port_order():
-    assert mass_acceleration(2.0, 1.0, 3.0, 0.0, 0.0, 0.0, -5.0) == (1.0 - 3.0 - (-5.0)) / 2.0
-    assert mass_acceleration(2.0, 0.7, 0.1, 0.0, 0.0, 0.0, 0.2, 0.0, 0.0, 0.0) == (0.7 - 0.1 - 0.2) / 2.0
-    assert PORTS == 4
+    assert acceleration({"f_drive": 1.0, "flange_a.f": 3.0, "flange_b[3].f": -5.0}) == (1.0 - 3.0 - (-5.0)) / 2.0
+    assert acceleration({"f_drive": 0.7, "flange_a[2].f": 0.1, "flange_b.f": 0.2}) == (0.7 - 0.1 - 0.2) / 2.0
+    assert acceleration({"f_drive": 0.7, "flange_a.f": 0.1, "flange_a[4].f": 0.2}) == (0.7 - 0.1 - 0.2) / 2.0
+    assert [i.name for i in Mass.inputs if i.name.startswith("flange_a") and i.name.endswith(".f")] == [
+        "flange_a.f", *(f"flange_a[{k}].f" for k in range(2, PORTS + 1))]
 
 
 def test_a_second_contact_on_a_flange_equals_the_sign_trick_bit_for_bit(tmp_path):

@@ -154,27 +154,28 @@ def test_state_handles_null_unknown_and_double_free_are_refused(fault_host, fmus
     assert r[-1][1] == "ERROR"  # a call on a freed instance is refused, not a use after free
 
 
-def test_bad_state_blobs_are_refused_and_leave_the_instance_unchanged(fault_host, python_fmus, tmp_path):
-    """A Python-embedding FMU's serialized state (JSON) tampered with in every way; a native FMU's binary state:
+def test_bad_state_blobs_are_refused_and_leave_the_instance_unchanged(fault_host, probe_fmu, tmp_path):
+    """The serialized state (JSON) of a component written in Python, tampered with in every way; a native
+    component's binary state (the native FMU's, and a Python-embedding FMU's of a shipped component):
     tests/test_native_fmus.py."""
-    setup = ["instantiate", f"setReal {STIFFNESS} 100", "setup 0", "enter", "exit", f"setReal {FLANGE_B_S} 0.25",
+    setup = ["instantiate", f"setReal {K} 100", "setup 0", "enter", "exit", f"setReal {U} 0.25",
              "doStep 0 0.001", "getState 1", "serialize 1"]
     bad = ["deserialize 2 garbage", "deserialize 2 empty", "deserialize 2 null", "deserialize 2 truncate 60",
            'deserialize 2 replace 100.0 "x"', "deserialize 2 replace 100.0 NaN", "deserialize 2 replace 100.0 -5e400",
            "deserialize 2 replace true 1", 'deserialize 2 replace "time" "tim"', "deserialize 2 replace 0.25 [1]"]
-    check = [f"getReal {STIFFNESS}", f"getReal {FORCE}", "deserialize 3 asis", "setState 3", f"getReal {FORCE}",
+    check = [f"getReal {K}", f"getReal {Y}", "deserialize 3 asis", "setState 3", f"getReal {Y}",
              "doStep 0.001 0.001", "free"]
-    r = run(fault_host, python_fmus["CoordinateSpringDamper"], setup + bad + check, tmp_path)
+    r = run(fault_host, probe_fmu, setup + bad + check, tmp_path)
     results = {line: (status, value, messages) for line, status, value, messages in r.results}
     for line in bad:
         assert results[line][0] == "ERROR", (line, r.output)
         assert "fmi2DeSerializeFMUstate" in results[line][2], (line, results[line][2])
-    assert "state.values.stiffness = 'x' must be a finite number" in results['deserialize 2 replace 100.0 "x"'][2]
-    assert "state.values.stiffness = nan must be a finite number" in results["deserialize 2 replace 100.0 NaN"][2]
+    assert "state.values.k = 'x' must be a finite number" in results['deserialize 2 replace 100.0 "x"'][2]
+    assert "state.values.k = nan must be a finite number" in results["deserialize 2 replace 100.0 NaN"][2]
     assert "= 1 must be a bool" in results["deserialize 2 replace true 1"][2]
     assert "no mechfmu state header" in results["deserialize 2 garbage"][2]
-    assert results[f"getReal {STIFFNESS}"][:2] == ("OK", "100")
-    assert results[f"getReal {FORCE}"][:2] == ("OK", "25")
+    assert results[f"getReal {K}"][:2] == ("OK", "100")
+    assert results[f"getReal {Y}"][:2] == ("OK", "25")
     assert [results[x][0] for x in ("deserialize 3 asis", "setState 3", "doStep 0.001 0.001")] == ["OK"] * 3
 
 

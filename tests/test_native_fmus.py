@@ -1,9 +1,10 @@
 """Native FMUs (``mechfmu build --backend native``): a component whose law is written in C runs with no Python.
 
-Each is checked against the Python-embedding FMU of the same component, which runs the Python law: the same
-outputs bit for bit over random inputs (also after restoring a saved and a serialized state, in a C host with no
-Python), the same Model Exchange derivatives and indicators, the same messages for refused calls. The binary needs
-the C runtime only, and a C host under glibc's LD_DEBUG=libs loads no Python."""
+Each is checked against the Python-embedding FMU of the same component, which runs the same C law through the
+Python glue (components/fmi.py and its host library in the FMU's resources): the same outputs bit for bit over
+random inputs (also after restoring a saved and a serialized state, in a C host with no Python), the same Model
+Exchange derivatives and indicators, the same messages for refused calls, so the build option gives what the
+native FMU gives. The binary needs the C runtime only, and a C host under glibc's LD_DEBUG=libs loads no Python."""
 import math
 import random
 import re

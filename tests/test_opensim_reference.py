@@ -11,9 +11,9 @@ from __future__ import annotations
 import math
 import random
 
+import numpy as np
 import pytest
 from mechfmu.components import SmoothSphereHalfSpaceForce
-from mechfmu.components.spatial import matrix_to_quat
 
 osim = pytest.importorskip("opensim")
 assert osim.__version__ == "4.6", osim.__version__
@@ -84,6 +84,25 @@ class OpenSimContact:
         return values, self.model.calcPotentialEnergy(self.state), poses
 
 
+def matrix_to_quat(m):
+    """Unit quaternion (w, x, y, z; w >= 0) of a rotation matrix (Shepperd's method: the largest of the four
+    squares first, which keeps the division well-conditioned)."""
+    trace = m[0][0] + m[1][1] + m[2][2]
+    if trace > max(m[0][0], m[1][1], m[2][2]):
+        s = 2.0 * math.sqrt(1.0 + trace)
+        q = (0.25 * s, (m[2][1] - m[1][2]) / s, (m[0][2] - m[2][0]) / s, (m[1][0] - m[0][1]) / s)
+    elif m[0][0] >= m[1][1] and m[0][0] >= m[2][2]:
+        s = 2.0 * math.sqrt(1.0 + m[0][0] - m[1][1] - m[2][2])
+        q = ((m[2][1] - m[1][2]) / s, 0.25 * s, (m[0][1] + m[1][0]) / s, (m[0][2] + m[2][0]) / s)
+    elif m[1][1] >= m[2][2]:
+        s = 2.0 * math.sqrt(1.0 + m[1][1] - m[0][0] - m[2][2])
+        q = ((m[0][2] - m[2][0]) / s, (m[0][1] + m[1][0]) / s, 0.25 * s, (m[1][2] + m[2][1]) / s)
+    else:
+        s = 2.0 * math.sqrt(1.0 + m[2][2] - m[0][0] - m[1][1])
+        q = ((m[1][0] - m[0][1]) / s, (m[0][2] + m[2][0]) / s, (m[1][2] + m[2][1]) / s, 0.25 * s)
+    return q if q[0] >= 0 else (-q[0], -q[1], -q[2], -q[3])
+
+
 def ours(params, radius, sphere_location, half_space_location, half_space_orientation, poses):
     c = SmoothSphereHalfSpaceForce("contact")
     for name, value in params.items():
@@ -144,5 +163,13 @@ def test_forces_torques_and_energy_equal_opensim(set_index):
 
 
 def _normal(plate_quaternion, orientation):
-    from mechfmu.components.spatial import body_xyz_rotation, column, mat_vec, quat_to_matrix
-    return mat_vec(quat_to_matrix(plate_quaternion), column(body_xyz_rotation(*orientation), 0))
+    """The half-space's normal (its frame's x axis) in the world: body-fixed X-Y-Z angles (Rx·Ry·Rz) in a body at
+    the pose (w, x, y, z)."""
+    (cx, cy, cz), (sx, sy, sz) = np.cos(orientation), np.sin(orientation)
+    x_axis = np.array([[1, 0, 0], [0, cx, -sx], [0, sx, cx]]) @ np.array([[cy, 0, sy], [0, 1, 0], [-sy, 0, cy]]) @ (
+        np.array([[cz, -sz, 0], [sz, cz, 0], [0, 0, 1]]))[:, 0]
+    w, x, y, z = plate_quaternion
+    rotation = np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+                         [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+                         [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+    return tuple(rotation @ x_axis)

@@ -11,7 +11,6 @@ import pytest
 from fmpy import read_model_description
 from fmpy.validation import validate_fmu
 from mechfmu.components import COMPONENTS, ComponentError
-from mechfmu.components.table import interpolate, parse_rows
 
 from mechfmu.master.fmu_slave import FmuSlave
 from mechfmu.master.simulate import simulate
@@ -121,22 +120,31 @@ def test_kinks_and_jumps_are_exact_at_the_points_that_fall_on_them():
     assert rows[0.25 - h]["y"] == 0.5 and rows[0.25]["y"] == 2.5
 
 
+def table_at(rows: str, t: float, extrapolation: int = 2, columns: int = 2) -> tuple[float, float]:
+    """(y, y_rate) of a Table of ``rows`` (whose times start at 10 s) at table time 10 s + t, the component's time
+    (10 + t is exact for these t)."""
+    table = COMPONENTS["Table"]("table")
+    for name, value in {"table": rows, "extrapolation": extrapolation, "columns": columns}.items():
+        table.set(name, value)
+    table.initialize(10.0 + t)
+    return table.get("y"), table.get("y_rate")
+
+
 def test_table_interpolates_linearly_exact_at_rows_with_jumps_and_extrapolation():
-    rows = parse_rows("[0, 1; 1, 3\n2, 3; 2, -1; 4, 0]", 2)
-    assert rows == ((0.0, 1.0, 2.0, 2.0, 4.0), (1.0, 3.0, 3.0, -1.0, 0.0))
-    assert interpolate(rows, 1.0) == (3.0, 0.0) and interpolate(rows, 0.0) == (1.0, 2.0)
-    assert interpolate(rows, 0.25) == (1.5, 2.0)
-    assert interpolate(rows, 2.0) == (-1.0, 0.5)  # a jump: the later row's value at its time
-    assert interpolate(rows, 4.0, 2) == (0.0, 0.5) and interpolate(rows, 6.0, 2) == (1.0, 0.5)  # LastTwoPoints
-    assert interpolate(rows, -1.0, 2) == (-1.0, 2.0)
-    assert interpolate(rows, 6.0, 1) == (0.0, 0.0) and interpolate(rows, -1.0, 1) == (1.0, 0.0)  # HoldLastPoint
-    assert interpolate(rows, 5.0, 3) == interpolate(rows, 1.0) and interpolate(rows, 4.0, 3) == (1.0, 2.0)  # Periodic
-    assert interpolate(rows, -3.0, 3) == interpolate(rows, 1.0)
-    assert interpolate(rows, 4.0, 4) == (0.0, 0.0)
-    with pytest.raises(ValueError, match="outside the table"):
-        interpolate(rows, 4.5, 4)
-    assert parse_rows("0, 1, 7; 1, 2, 9", 3) == ((0.0, 1.0), (7.0, 9.0))
-    assert interpolate(parse_rows("0.5, 2", 2), 9.0) == (2.0, 0.0)  # one row: constant
+    rows = "[10, 1; 11, 3\n12, 3; 12, -1; 14, 0]"  # table times 0, 1, 2, 2, 4 after the first row's 10 s
+    assert table_at(rows, 1.0) == (3.0, 0.0) and table_at(rows, 0.0) == (1.0, 2.0)
+    assert table_at(rows, 0.25) == (1.5, 2.0)
+    assert table_at(rows, 2.0) == (-1.0, 0.5)  # a jump: the later row's value at its time
+    assert table_at(rows, 4.0, 2) == (0.0, 0.5) and table_at(rows, 6.0, 2) == (1.0, 0.5)  # LastTwoPoints
+    assert table_at(rows, -1.0, 2) == (-1.0, 2.0)
+    assert table_at(rows, 6.0, 1) == (0.0, 0.0) and table_at(rows, -1.0, 1) == (1.0, 0.0)  # HoldLastPoint
+    assert table_at(rows, 5.0, 3) == table_at(rows, 1.0) and table_at(rows, 4.0, 3) == (1.0, 2.0)  # Periodic
+    assert table_at(rows, -3.0, 3) == table_at(rows, 1.0)
+    assert table_at(rows, 4.0, 4) == (0.0, 0.0)
+    with pytest.raises(ComponentError, match="outside the table"):
+        table_at(rows, 4.5, 4)
+    assert table_at("10, 1, 7; 11, 2, 9", 0.5, columns=3) == (8.0, 2.0)
+    assert table_at("10.5, 2", 9.0) == (2.0, 0.0)  # one row: constant
     # the component: offset, startTime, timeScale; exact at rows, the closed form between
     parameters = {"table": "0, 0; 1, 2; 3, -2", "offset": 0.5, "startTime": 0.25, "timeScale": 0.5,
                   "extrapolation": 1}

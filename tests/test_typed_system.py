@@ -324,13 +324,17 @@ def test_names_and_descriptions_xml_holds_are_written_and_read_back(tmp_path):
 
 
 def test_a_text_value_or_option_xml_cannot_hold_is_refused_at_the_call(tmp_path):
-    """A String parameter (a user function) or a master option holding NUL would write an SSD that cannot be
-    read back: refused where it is given, naming the parameter or option and the character."""
+    """A String parameter (a user function) or a master option holding a character XML cannot hold would write an
+    SSD that cannot be read back: refused where it is given, naming the parameter or option and the character (NUL,
+    which no FMI String carries, already by the component)."""
     from mechfmu.ssp.library import CoordinateSpringDamper
     s = System("ok")
-    with pytest.raises(ValueError, match=re.escape("component 'spring': springForceUserFunction = 'k*u\\x00' holds "
-                                                   "the control character U+0000, which XML 1.0 cannot hold")):
-        s.add("spring", CoordinateSpringDamper(springForceUserFunction="k*u\x00"))
+    with pytest.raises(ValueError, match=re.escape("CoordinateSpringDamper: springForceUserFunction = 'k*u\\x00' "
+                                                   "holds a NUL character, which an FMI String cannot carry")):
+        CoordinateSpringDamper(springForceUserFunction="k*u\x00")
+    with pytest.raises(ValueError, match=re.escape("component 'spring': springForceUserFunction = 'k*u\\x01' holds "
+                                                   "the control character U+0001, which XML 1.0 cannot hold")):
+        s.add("spring", CoordinateSpringDamper(springForceUserFunction="k*u\x01"))
     assert not s.placed
     with pytest.raises(ValueError, match=re.escape("scenario 'ok': the option exchange holds the control character "
                                                    "U+0001")):

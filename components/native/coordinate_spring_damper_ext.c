@@ -1,6 +1,6 @@
-/* CoordinateSpringDamperExt and RotationalSpringDamperExt (components/coordinate_spring_damper_ext.py and
- * spring_damper_ext_law.py: Exudyn's Stribeck and bristle friction, limit stops and end-of-step switching, the event
- * indicators and Model Exchange's event mode), the same operations in the same order. */
+/* CoordinateSpringDamperExt and RotationalSpringDamperExt (components/coordinate_spring_damper_ext.py declares them
+ * and states the law): Exudyn's Stribeck and bristle friction, limit stops and end-of-step switching, the event
+ * indicators and Model Exchange's event mode. */
 #include <math.h>
 
 #include "connector.h"
@@ -154,7 +154,7 @@ static const char *const NAMES[] = {"t", "itemNumber", "displacement", "velocity
                                     "velocityOffset", "fDynamicFriction", "fStaticFrictionOffset",
                                     "exponentialDecayStatic", "fViscousFriction", "frictionProportionalZone", "u",
                                     "v", "k", "d"};
-/* the order the Python component passes the arguments (its error messages list them so) */
+/* the order the arguments are passed in (an error message lists them so) */
 static const int CALL_ORDER[] = {4, 5, 6, 7, 8, 9, 10, 11, 12, 0, 1, 2, 3, 13, 14, 15, 16};
 
 static int user_function(NativeInstance *n, const Expression **e) {
@@ -298,7 +298,7 @@ static int advance(NativeInstance *n) {
     return 0;
 }
 
-/* Model Exchange's event mode (coordinate_spring_damper_ext.py update_discrete_states) */
+/* Model Exchange's event mode (fmi2NewDiscreteStates) */
 static int update_discrete_states(NativeInstance *n) {
     const Law l = law_of(n);
     const Switching before = stored(n);

@@ -24,7 +24,7 @@ static int force(NativeInstance *n, double q, double v, double *f, double *f_c, 
     double power;
     if (native_pow(n, fabs((q - s_rel0) / param(n, ElastoGap__s_ref)), param(n, ElastoGap__n), &power) != 0) return -1;
     *f_c = -f_ref(n) * power;
-    const double damper = d * v, clamp = *f_c > damper ? *f_c : damper; /* Python's max(d*v, f_c), min(.., -f_c) */
+    const double damper = d * v, clamp = *f_c > damper ? *f_c : damper; /* MSL's min(max(d*v, f_c), -f_c) */
     *f_d = -*f_c < clamp ? -*f_c : clamp;
     *f = *f_c + *f_d;
     return 0;

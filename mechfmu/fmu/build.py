@@ -35,7 +35,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from mechfmu.fmu.native import NATIVE_SOURCES, PLATFORMS, SOURCES, compile_binary, compile_library
+from mechfmu.fmu.native import HOST_PLATFORM, NATIVE_SOURCES, PLATFORMS, SOURCES, compile_binary, compile_library
 
 ROOT = Path(__file__).resolve().parents[2]
 #: the component sources, wherever the package is installed (the checkout's components/ when editable)
@@ -215,11 +215,11 @@ def _build_lock(directory: Path) -> Iterator[None]:
 
 
 def _package(fmu: Path, target_path: Path, model: str, binaries: dict[str, Path], documentation: str,
-             native_digest: str | None = None) -> None:
-    """pythonfmu's FMU ``fmu`` with our native binary for each platform (``binaries``: folder -> file) and the
-    documentation, written beside ``target_path`` and renamed to it (atomic). pythonfmu's own binaries are
-    dropped; a native FMU (``native_digest``: its build stamp) drops the Python resources too and needs no
-    execution tool."""
+             native_digest: str | None = None, resources: dict[str, Path] | None = None) -> None:
+    """pythonfmu's FMU ``fmu`` with our native binary for each platform (``binaries``: folder -> file), the
+    ``resources`` (name in the FMU -> file) and the documentation, written beside ``target_path`` and renamed to it
+    (atomic). pythonfmu's own binaries are dropped; a native FMU (``native_digest``: its build stamp) drops the
+    Python resources too and needs no execution tool."""
     packed = target_path.with_name(f".{target_path.name}.{os.getpid()}.tmp")
     with zipfile.ZipFile(fmu) as source, zipfile.ZipFile(packed, "w", zipfile.ZIP_DEFLATED) as target:
         guid = ""
@@ -238,6 +238,8 @@ def _package(fmu: Path, target_path: Path, model: str, binaries: dict[str, Path]
             target.writestr(NATIVE_STAMP, f"mechfmu_native_{native_digest}\n")
         for platform, binary in binaries.items():
             target.write(binary, binary_name(model, platform))
+        for name, file in (resources or {}).items():
+            target.write(file, name)
         target.writestr("documentation/index.html", documentation)
     packed.replace(target_path)
 
@@ -260,6 +262,8 @@ def _build_here(argv: list[str]) -> None:
             for platform, binary in files.items():
                 compile_binary(binary, runtime if kind == "python" else None, platform)
         shutil.copytree(components_dir, tmp / package, ignore=shutil.ignore_patterns("__pycache__", "native"))
+        libraries = _host_libraries(tmp, platforms if any(
+            backend_of(m, "native") == "native" for m in models if backend_of(m, backend) == "python") else [])
         for model in models:
             kind = backend_of(model, backend)
             script = tmp / f"mechfmu_{model.lower()}_{digest}.py"
@@ -268,8 +272,25 @@ def _build_here(argv: list[str]) -> None:
             FmuBuilder.build_FMU(script, dest=raw, project_files=[tmp / package])
             _package(raw, target, model, binaries[kind], fmu_documentation(
                 model, components[model], runtime if kind == "python" else None, digest, platforms),
-                native_digest=digest if kind == "native" else None)
+                native_digest=digest if kind == "native" else None,
+                resources=libraries if kind == "python" and backend_of(model, "native") == "native" else None)
             print(f"built {target}")
+
+
+def _host_libraries(tmp: Path, platforms: list[str]) -> dict[str, Path]:
+    """The host library of the C laws for each of ``platforms``, as a Python-embedding FMU of a component with a C
+    law carries it (name in the FMU -> file; ``components/native_library.py`` finds it there); the one for this
+    machine, built always, runs the components of this build process (pythonfmu instantiates each)."""
+    from mechfmu.components.native_library import LIBRARY_STEM, LIBRARY_VARIABLE, RESOURCES_FOLDER
+    libraries = {}
+    for platform in dict.fromkeys([HOST_PLATFORM, *platforms]):
+        path = tmp / f"library_{platform}" / f"{LIBRARY_STEM}{PLATFORMS[platform].extension}"
+        path.parent.mkdir()
+        compile_library(path, platform)
+        if platform in platforms:
+            libraries[f"resources/{RESOURCES_FOLDER}/{platform}/{path.name}"] = path
+    os.environ[LIBRARY_VARIABLE] = str(tmp / f"library_{HOST_PLATFORM}" / f"{LIBRARY_STEM}.so")
+    return libraries
 
 
 def host_library(directory: Path = FMU_DIR) -> Path:
@@ -287,25 +308,3 @@ def host_library(directory: Path = FMU_DIR) -> Path:
                 with contextlib.suppress(OSError):  # in use by a running process on Windows: left
                     old.unlink()
     return path
-
-
-_IN_PROCESS: dict[type, type] = {}
-
-
-def in_process_class(cls: type) -> type:
-    """The class the in-process path runs for ``cls``: a shipped component with a native law as a view of the host
-    library (``components/native_component.py``: its law the C code of its FMU, the one implementation); any other
-    class (one written in Python) itself, as is every class where the library cannot be built (no C compiler)."""
-    from mechfmu.components import COMPONENTS, native_component, native_library
-    from mechfmu.fmu.native_tables import NATIVE_HOOKS
-    if COMPONENTS.get(cls.__name__) is not cls or cls.__name__ not in NATIVE_HOOKS:
-        return cls
-    if cls not in _IN_PROCESS:
-        if not native_library.library_path:
-            try:
-                native_library.library_path = str(host_library())
-            except (OSError, RuntimeError):  # no C compiler here: the Python law, the same bits, only slower
-                return cls
-        _IN_PROCESS[cls] = type(cls.__name__, (native_component.NativeComponent, cls),
-                                {"__module__": cls.__module__, "__doc__": cls.__doc__})
-    return _IN_PROCESS[cls]

@@ -104,10 +104,12 @@ def _compile(compiler: list[str], arguments: list[str], target: Path, sources: l
         raise RuntimeError(f"compiling the native binary failed ({' '.join(cmd)}):\n{proc.stderr}")
 
 
-def compile_binary(target: Path, runtime: dict[str, str] | None, platform: str = HOST_PLATFORM) -> None:
+def compile_binary(target: Path, runtime: dict[str, str] | None, platform: str = HOST_PLATFORM,
+                   host_library: bool = False) -> None:
     """Compile the native binary for ``platform`` (a PLATFORMS key) into ``target``: for the Python ``runtime``
     (``mechfmu.fmu.build.python_runtime``), or with ``runtime=None`` the native components (their laws in C,
-    ``mechfmu.fmu.native_tables``), which need no Python."""
+    ``mechfmu.fmu.native_tables``), which need no Python; with ``host_library`` their host library
+    (``compile_library``) instead of an FMU binary."""
     import fmpy
     spec = PLATFORMS[platform]
     headers = Path(fmpy.__file__).parent / "c-code"  # the FMI 2.0 headers fmpy ships
@@ -117,8 +119,11 @@ def compile_binary(target: Path, runtime: dict[str, str] | None, platform: str =
         if runtime is None:
             from mechfmu.fmu import native_tables
             generated = native_tables.write(Path(tmp))
-            sources = [*NATIVE_SOURCES, *generated, *native_tables.law_sources()]
-            warnings += ["-DMECHFMU_NATIVE", f"-I{SOURCES_DIR}", f"-I{tmp}", f"-I{native_tables.NATIVE_DIR}"]
+            entry = [] if host_library else [SOURCES_DIR / "fmi2_loader.c"]
+            sources = [*entry, *(p for p in NATIVE_SOURCES if p.name != "fmi2_loader.c"), *generated,
+                       *native_tables.law_sources()]
+            warnings += ["-DMECHFMU_NATIVE", f"-I{SOURCES_DIR}", f"-I{tmp}", f"-I{native_tables.NATIVE_DIR}",
+                         *(["-DMECHFMU_HOST_LIBRARY"] if host_library else [])]
         else:
             sources, warnings = SOURCES, [*warnings, *_defines(spec, runtime)]
         libraries = ["-lm"] if runtime is None else ["-lpthread", "-ldl"]
@@ -140,22 +145,11 @@ def compile_binary(target: Path, runtime: dict[str, str] | None, platform: str =
         target.write_bytes(slices[0] if len(slices) == 1 else universal_binary(slices))
 
 
-def compile_library(target: Path) -> None:
-    """Compile the host library of the native components for this machine into ``target``: the runtime and the laws
+def compile_library(target: Path, platform: str = HOST_PLATFORM) -> None:
+    """Compile the host library of the native components for ``platform`` into ``target``: the runtime and the laws
     of the native FMUs without the FMI entry points, with ``host_*`` calls (``mechfmu/fmu/fmi2_native.c``) for the
-    in-process component (``components/native_component.py``), which runs its law as this C."""
-    import fmpy
-
-    from mechfmu.fmu import native_tables
-    headers = Path(fmpy.__file__).parent / "c-code"
-    with tempfile.TemporaryDirectory(prefix="mechfmu_library_") as tmp:
-        generated = native_tables.write(Path(tmp))
-        sources = [p for p in NATIVE_SOURCES if p.name != "fmi2_loader.c"] + generated + native_tables.law_sources()
-        compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
-        command, extra = ([compiler], []) if compiler else ([*zig(), "cc"], ["-target", "x86_64-linux-gnu"])
-        _compile(command, [*extra, "-shared", "-fPIC", "-O2", "-Wall", "-Wextra", "-Werror",
-                           "-ffp-contract=off", f"-I{headers}", "-DMECHFMU_NATIVE", "-DMECHFMU_HOST_LIBRARY",
-                           f"-I{SOURCES_DIR}", f"-I{tmp}", f"-I{native_tables.NATIVE_DIR}", "-lm"], target, sources)
+    component objects (``components/native_component.py``), which run their laws as this C."""
+    compile_binary(target, None, platform, host_library=True)
 
 
 MACH_O_64 = 0xFEEDFACF

@@ -108,8 +108,7 @@ class LocalSlave(Slave):
         """``resources``: the folder its relative files are read from (an FMU's resources; in a scenario its
         folder; None: the current directory)."""
         super().__init__(name)
-        from mechfmu.fmu.build import in_process_class
-        self.component = in_process_class(component_cls)(name)
+        self.component = component_cls(name)
         self.component.resources = resources
         for p in component_cls.parameters:
             self.variables[p.name] = VariableInfo(p.name, "parameter", p.type, p.unit, p.default, p.min, p.max)

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from mechfmu.components.expressions import Expression
 from mechfmu.components.ports import IMMEDIATE_SWITCHING
 from mechfmu.ssp.scenario import Scenario, load_scenario
 
@@ -53,6 +54,23 @@ def component(model: str, params: dict[str, Any]):
         component.set(name, value)
     component.check_parameters()
     return component
+
+
+#: the names a user function may use, per connector (the values exudyn passes it, and their short aliases)
+USER_FUNCTION_NAMES = {
+    "CoordinateSpringDamper": ("t", "itemNumber", "u", "displacement", "v", "velocity", "k", "stiffness", "d",
+                               "damping", "offset"),
+    "CoordinateSpringDamperExt": ("t", "itemNumber", "displacement", "velocity", "stiffness", "damping", "offset",
+                                  "velocityOffset", "fDynamicFriction", "fStaticFrictionOffset",
+                                  "exponentialDecayStatic", "fViscousFriction", "frictionProportionalZone", "u", "v",
+                                  "k", "d"),
+    "CoordinateConstraint": ("t", "lOffset", "itemNumber"),
+}
+
+
+def user_function(text: str, names: tuple[str, ...]) -> Expression | None:
+    """A user function's expression (our evaluator: the grammar and float semantics of the FMUs'), None if empty."""
+    return Expression(text, names) if text.strip() else None
 
 
 def exudyn_solution(scenario: Scenario | str | Path, step: float, stop: float | None = None,
@@ -126,12 +144,12 @@ def exudyn_solution(scenario: Scenario | str | Path, step: float, stop: float | 
         comp = component(model, spec.parameters)
         vals = comp.values
         pair = [flange_marker(name, "flange_a"), flange_marker(name, "flange_b")]
-        user = comp.user_function() if model != "CoordinateConstraint" else None
+        user = user_function(vals.get("springForceUserFunction", ""), USER_FUNCTION_NAMES.get(model, ()))
         if model == "CoordinateConstraint":
             kwargs = {"offset": vals["offset"], "factor1": vals["factorValue1"], "velocityLevel": vals["velocityLevel"],
                       "activeConnector": vals["activeConnector"]}
             for key in ("offsetUserFunction", "offsetUserFunction_t"):
-                function = comp.expression(key)
+                function = user_function(vals[key], USER_FUNCTION_NAMES[model])
                 if function is not None:
                     kwargs[key] = lambda mbs, t, i, off, f=function, n=vals["itemNumber"]: f(
                         t=t, lOffset=off, itemNumber=n)
@@ -144,7 +162,9 @@ def exudyn_solution(scenario: Scenario | str | Path, step: float, stop: float | 
                     offset=off)
             mbs.AddObject(CoordinateSpringDamper(markerNumbers=pair, **kwargs))
         else:
-            if comp.law().discontinuous:
+            bristle = vals["frictionProportionalZone"] == 0 and (vals["fDynamicFriction"] != 0
+                                                                 or vals["fStaticFrictionOffset"] != 0)
+            if bristle or vals["useLimitStops"]:  # exudyn's HasDiscontinuousIteration: switching state
                 kwargs_data = {"nodeNumber": mbs.AddNode(NodeGenericData(numberOfDataCoordinates=3, initialCoordinates=[
                     vals["frictionMode_start"], vals["lastStickingPosition_start"], vals["limitStopState_start"]]))}
             else:
