@@ -83,3 +83,8 @@ class CoordinateConstraint(NativeComponent, Component):
                           "unknown a master solves so that the constraint holds, which a Model Exchange model "
                           "cannot state (an index-3 DAE); use a solving co-simulation master (newton)")
     initial_state = {"step_start": 0.0}
+
+
+#: the analytic partials (components/partials.py; their values components/native/coordinate_constraint.c, the outputs
+#: being linear in the inputs): every output on every input it depends on
+CoordinateConstraint.partial_pattern = tuple((o.name, k) for o in CoordinateConstraint.outputs for k in o.depends_on)

@@ -5,12 +5,13 @@ the current point, with no side effect. An unknown is an output or the time deri
 (``der(state.x)``); a known is an input or a continuous state (``state.x``). The partial of one pair is
 
 - analytic where the component gives it: ``partial_pattern`` holds a class's pairs (unknown, known) and
-  ``partial_values()`` their values now, in that order (the 1D connectors: from the law's tangents ∂f/∂q,
-  ∂f/∂v; the 1D bodies: from m·a = f_drive − Σ loads);
+  ``partial_values()`` their values now, in that order (a shipped component: its C law's ``partials``, e.g. the 1D
+  connectors' from the law's tangents ∂f/∂q, ∂f/∂v, the bodies' from their equations of motion, the sphere contact's
+  by the chain rule through its law);
 - otherwise, where the unknown depends on the known (an output on an input it feeds through, ``Output.depends_on``,
   or on a state; a state derivative on anything), a central difference of the outputs or state derivatives with
   step ``DIFFERENCE_STEP·max(1, |x|)`` (the tangent and indicator outputs, whose partials would need the law's
-  second derivatives, and the 3D components);
+  second derivatives, the sources, and a component written in Python that gives none);
 - otherwise 0.
 
 Seeds of 0 are skipped, and the sum starts at 0.0 and adds the products in the order of ``knowns``, so the native

@@ -33,6 +33,7 @@ from __future__ import annotations
 from .base import Component, Input, Output, Param
 from .base import vector_variables as _vec
 from .native_component import NativeComponent
+from .partials import derivative_variable, state_variable
 from .ports import AXES, QUAT, VectorValues
 
 INERTIA = ("xx", "yy", "zz", "xy", "xz", "yz")
@@ -70,3 +71,16 @@ class RigidBody(NativeComponent, VectorValues, Component):
     continuous_states = tuple(f"{entry}[{i}]" for entry, n in (("p", 3), ("v", 3), ("q", 4), ("w", 3))
                               for i in range(n))
     state_units = ("m",) * 3 + ("m/s",) * 3 + ("1",) * 4 + ("rad/s",) * 3
+
+
+def rigid_body_partials(cls: type[RigidBody]) -> tuple[tuple[str, str], ...]:
+    """The analytic partials (components/partials.py; their values components/native/rigid_body.c): every state
+    derivative on every state and every load input, then every output on every state (the outputs depend on the
+    state alone)."""
+    states = [state_variable(x) for x in cls.continuous_states]
+    knowns = [*states, *(i.name for i in cls.inputs)]
+    return (tuple((derivative_variable(x), k) for x in cls.continuous_states for k in knowns)
+            + tuple((o.name, k) for o in cls.outputs for k in states))
+
+
+RigidBody.partial_pattern = rigid_body_partials(RigidBody)

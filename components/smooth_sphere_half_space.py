@@ -93,3 +93,9 @@ class SmoothSphereHalfSpaceForce(NativeComponent, VectorValues, Component):
                          POSE_INPUTS),
                   Output(indicator("distance"), "m", "Event indicator: distance -δ of the sphere from the "
                          "half-space (< 0 while it indents it; the smoothed force sets in around 0)", POSE_INPUTS)))
+
+
+#: the analytic partials (components/partials.py; their values components/native/smooth_sphere_half_space.c): every
+#: output on every input it depends on
+SmoothSphereHalfSpaceForce.partial_pattern = tuple((o.name, k) for o in SmoothSphereHalfSpaceForce.outputs
+                                                   for k in o.depends_on)

@@ -124,3 +124,24 @@ int native_CoordinateConstraint_step_warning(NativeInstance *n, char *out, size_
              unit, n->time, tolerance, unit);
     return 1;
 }
+
+/* the analytic partials: every output on every input it depends on, in CoordinateConstraint.partial_pattern's
+ * order (outputs, then their inputs in input order); the outputs are linear in the inputs */
+int native_CoordinateConstraint_partials(NativeInstance *n, double *out) {
+    const double k = V(factorValue1), active = V(activeConnector) != 0.0, elapsed = n->time - n->state[0];
+    const double position = V(velocityLevel) != 0.0 ? 0.0 : 1.0;
+    size_t i = 0;
+    out[i++] = -1.0, out[i++] = 1.0;                                     /* s_rel: flange_a.s, flange_b.s */
+    out[i++] = -1.0, out[i++] = 1.0;                                     /* v_rel: flange_a.v, flange_b.v */
+    /* residual and residual_v: flange_a's, flange_b's, lambda (active: k*b - a - offset; else lambda) */
+    out[i++] = active ? -1.0 : 0.0, out[i++] = active ? k : 0.0, out[i++] = active ? 0.0 : 1.0;
+    out[i++] = active ? -1.0 : 0.0, out[i++] = active ? k : 0.0, out[i++] = active ? 0.0 : 1.0;
+    /* constraintEquation: flange_a.s, flange_b.s, flange_a.v, flange_b.v, lambda (residual or residual_v's) */
+    out[i++] = active ? -position : 0.0, out[i++] = active ? k * position : 0.0;
+    out[i++] = active ? -(1.0 - position) : 0.0, out[i++] = active ? k * (1.0 - position) : 0.0;
+    out[i++] = active ? 0.0 : 1.0;
+    out[i++] = 1.0, out[i++] = elapsed;                                  /* f: lambda, lambda_rate */
+    out[i++] = active ? -1.0 : 0.0, out[i++] = active ? k : 0.0;         /* flange forces: lambda */
+    out[i++] = active ? -1.0 : 0.0, out[i++] = active ? k : 0.0;         /* their rates: lambda_rate */
+    return 0;
+}

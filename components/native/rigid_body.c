@@ -302,3 +302,96 @@ int native_RigidBody_outputs(NativeInstance *n, double *out) {
     out[14] = -mass * vec_dot(VEC(gravity), st + P);
     return 0;
 }
+
+/* --- analytic partials (RigidBody.partial_pattern): the tangents of derivatives() and outputs() ---------------- */
+
+/* the derivatives' and outputs' tangents along a change ds of the 13 states and dload of the 12 inputs
+ * (force_a, torque_a, force_b, torque_b) */
+static void tangent(const NativeInstance *n, const double *ds, const double *dload, double *dder, double *dout) {
+    const double *st = n->state, *dp = ds + P, *dv = ds + VEL, *dq = ds + Q, *dw = ds + W;
+    double q[4], dqn[4], force[3], torque[3], dforce[3], dtorque[3], m[3][3], rotation[3][3], drot[3][3];
+    loads(n, force, torque);
+    vec_add(dload, dload + 6, dforce);
+    vec_add(dload + 3, dload + 9, dtorque);
+    inertia(n, m);
+    /* der(p) = v, der(v) = F/m + g */
+    for (int i = 0; i < 3; ++i) dder[P + i] = dv[i], dder[VEL + i] = dforce[i] / V(mass);
+    /* der(q) = q^ (x) (0, w) / 2 + gamma (1 - |q|^2) q */
+    quat_normalize(st + Q, q);
+    normalize_tangent(st + Q, dq, dqn);
+    const double spin[4] = {0.0, st[W], st[W + 1], st[W + 2]}, dspin[4] = {0.0, dw[0], dw[1], dw[2]};
+    double a[4], b[4];
+    quat_mul(dqn, spin, a);
+    quat_mul(q, dspin, b);
+    const double pull = QUATERNION_STABILIZATION * (1.0 - sum_squares(st + Q, 4));
+    double q_dq = 0.0;
+    for (int i = 0; i < 4; ++i) q_dq += st[Q + i] * dq[i];
+    const double dpull = -2.0 * QUATERNION_STABILIZATION * q_dq;
+    for (int i = 0; i < 4; ++i) dder[Q + i] = 0.5 * (a[i] + b[i]) + dpull * st[Q + i] + pull * dq[i];
+    /* der(w) = I^-1 (R^T (M - (R c) x F) - w x I w), R = R(q^) */
+    double arm[3], darm[3], moment[3], dmoment[3], c1[3], com[3], dcom[3], dtau[3], t1[3], spin_b[3], dspin_b[3],
+        dgyro[3], drhs[3];
+    quat_to_matrix(q, rotation);
+    quat_to_matrix_tangent(q, dqn, drot);
+    mat_vec(rotation, VEC(centerOfMass), arm);
+    mat_vec(drot, VEC(centerOfMass), darm);
+    vec_cross(arm, force, moment);
+    vec_cross(darm, force, dmoment);
+    vec_cross(arm, dforce, c1);
+    vec_add(dmoment, c1, dmoment);
+    vec_sub(torque, moment, com);
+    vec_sub(dtorque, dmoment, dcom);
+    mat_t_vec(drot, com, dtau);
+    mat_t_vec(rotation, dcom, t1);
+    vec_add(dtau, t1, dtau);
+    mat_vec(m, st + W, spin_b);
+    mat_vec(m, dw, dspin_b);
+    vec_cross(dw, spin_b, dgyro);
+    vec_cross(st + W, dspin_b, c1);
+    vec_add(dgyro, c1, dgyro);
+    vec_sub(dtau, dgyro, drhs);
+    solve3(m, drhs, dder + W);
+    /* outputs: origin p - R c, orientation, v - (R w) x (R c), R w, kinetic and potential energy */
+    double qo[4], dqo[4], offset[3], doffset[3], omega[3], domega[3];
+    if (n->flags[SOLVER_QUATERNION]) memcpy(qo, q, sizeof q), memcpy(dqo, dqn, sizeof dqn);
+    else memcpy(qo, st + Q, sizeof qo), memcpy(dqo, dq, sizeof dqo);
+    quat_to_matrix(qo, rotation);
+    quat_to_matrix_tangent(qo, dqo, drot);
+    mat_vec(rotation, VEC(centerOfMass), offset);
+    mat_vec(drot, VEC(centerOfMass), doffset);
+    mat_vec(rotation, st + W, omega);
+    mat_vec(drot, st + W, domega);
+    mat_vec(rotation, dw, c1);
+    vec_add(domega, c1, domega);
+    vec_sub(dp, doffset, dout);
+    memcpy(dout + 3, dqo, sizeof dqo);
+    vec_cross(domega, offset, c1);
+    vec_cross(omega, doffset, t1);
+    vec_add(c1, t1, c1);
+    vec_sub(dv, c1, dout + 7);
+    memcpy(dout + 10, domega, sizeof domega);
+    dout[13] = V(mass) * vec_dot(st + VEL, dv) + vec_dot(dw, spin_b);
+    dout[14] = -V(mass) * vec_dot(VEC(gravity), dp);
+}
+
+/* by known (the 13 states, then the 12 inputs): every state derivative's partial, then every output's on the states
+ * (RigidBody.partial_pattern's order) */
+int native_RigidBody_partials(NativeInstance *n, double *out) {
+    enum { STATES = 13, LOADS = 12, OUTPUTS = 15 };
+    double der[STATES][STATES + LOADS], outs[OUTPUTS][STATES];
+    for (int j = 0; j < STATES + LOADS; ++j) {
+        double ds[STATES] = {0}, dload[LOADS] = {0}, dder[STATES], dout[OUTPUTS];
+        if (j < STATES) ds[j] = 1.0;
+        else dload[j - STATES] = 1.0;
+        tangent(n, ds, dload, dder, dout);
+        for (int i = 0; i < STATES; ++i) der[i][j] = dder[i];
+        if (j < STATES)
+            for (int i = 0; i < OUTPUTS; ++i) outs[i][j] = dout[i];
+    }
+    size_t k = 0;
+    for (int i = 0; i < STATES; ++i)
+        for (int j = 0; j < STATES + LOADS; ++j) out[k++] = der[i][j];
+    for (int i = 0; i < OUTPUTS; ++i)
+        for (int j = 0; j < STATES; ++j) out[k++] = outs[i][j];
+    return 0;
+}

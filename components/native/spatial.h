@@ -77,4 +77,22 @@ static inline void body_xyz_rotation(double ax, double ay, double az, double out
     mat_mul(rxy, rz, out);
 }
 
+/* dR: the derivative of quat_to_matrix at q along dq */
+static inline void quat_to_matrix_tangent(const double *q, const double *dq, double m[3][3]) {
+    const double w = q[0], x = q[1], y = q[2], z = q[3], dw = dq[0], dx = dq[1], dy = dq[2], dz = dq[3];
+    m[0][0] = -4 * (y * dy + z * dz), m[0][1] = 2 * (dx * y + x * dy - dw * z - w * dz);
+    m[0][2] = 2 * (dx * z + x * dz + dw * y + w * dy), m[1][0] = 2 * (dx * y + x * dy + dw * z + w * dz);
+    m[1][1] = -4 * (x * dx + z * dz), m[1][2] = 2 * (dy * z + y * dz - dw * x - w * dx);
+    m[2][0] = 2 * (dx * z + x * dz - dw * y - w * dy), m[2][1] = 2 * (dy * z + y * dz + dw * x + w * dx);
+    m[2][2] = -4 * (x * dx + y * dy);
+}
+
+/* the derivative of quat_normalize at q along dq: (dq - q^ (q^.dq)) / |q| */
+static inline void normalize_tangent(const double *q, const double *dq, double *out) {
+    const double norm = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+    double unit[4], along = 0.0;
+    for (int i = 0; i < 4; ++i) unit[i] = q[i] / norm, along += unit[i] * dq[i];
+    for (int i = 0; i < 4; ++i) out[i] = (dq[i] - unit[i] * along) / norm;
+}
+
 #endif
