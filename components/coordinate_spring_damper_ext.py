@@ -68,8 +68,8 @@ Limit stops (``useLimitStops``): with the limit-stop state c (0 free, <0 below `
 if c > 0, else 0. The force uses the stored state, not the current q (Exudyn's code).
 
 End-of-step switching (Exudyn's PostNewton step): if the connector is active and discontinuous
-(bristle friction or limit stops), every ``do_step`` ends with ``post_newton`` at the current inputs (the
-step's end point as the connector sees it: inputs are held over the step). It updates the data
+(bristle friction or limit stops), every ``do_step`` ends with that update (``post_newton`` of the C law) at the
+current inputs (the step's end point as the connector sees it: inputs are held over the step). It updates the data
 values (friction mode, last sticking position, limit-stop state; outputs ``frictionMode``,
 ``lastStickingPosition``, ``limitStopState``, part of the FMU state) and outputs the switching error
 ``switchingError`` [N], the force jump the new state causes. Exudyn repeats a step while the largest
