@@ -33,23 +33,16 @@ class FmuStates:
 
     def _set_fmu_state(self, state):
         component = self.component
-        if isinstance(component, NativeComponent):
-            try:
-                if isinstance(state, _Rejected):
-                    raise TypeError(state.reason)
-                component.set_state(state)
-            except Exception as exc:  # the runtime leaves the instance as it was
-                self.log(f"{self.instance_name}: fmi2SetFMUstate refused, the instance is unchanged: {exc}",
-                         Fmi2Status.error)
-            return
-        before = (component.values, component.state, component.time, component.initialized)
+        native = isinstance(component, NativeComponent)  # its runtime leaves the instance as it was on a refusal
+        before = None if native else (component.values, component.state, component.time, component.initialized)
         try:
-            if not isinstance(state, dict):
+            if isinstance(state, _Rejected) or not (native or isinstance(state, dict)):
                 raise TypeError(getattr(state, "reason", "not a state of this component"))
-            component.set_state(state)  # replaces the attributes by copies, then checks the rules
+            component.set_state(state)  # a dict: replaces the attributes by copies, then checks the rules
         except Exception as exc:
-            component.values, component.state, component.time, component.initialized = before
-            component._cache = None
+            if before is not None:
+                component.values, component.state, component.time, component.initialized = before
+                component._cache = None
             self.log(f"{self.instance_name}: fmi2SetFMUstate refused, the instance is unchanged: {exc}",
                      Fmi2Status.error)
 
