@@ -58,19 +58,25 @@ def estimate_of(result, component: str) -> float:
 
 @pytest.mark.slow
 def test_a_new_users_stiff_contact_run_with_no_options_is_within_1e_6(fmus, tmp_path, capsys):
-    """auto divides the 1e-4 s step by 8 for the default tolerance (rtol 1e-6 of 0.7 m: 4e-7 m), predicted from
-    its companions at 2h and 4h: within 1e-6 m of the exact solution (measured 3.9e-7 m), the estimate within a
-    factor 3 of it (measured 3.5e-7 m). Jacobi at the step is 1.2e-2 m off and warned about."""
+    """Every component has a Model Exchange form, so auto integrates them as one ODE (monolithic, ode_rtol rtol/100):
+    within 1e-6 m of the exact solution (measured 2.3e-10 m), its estimate (against a companion at 100 times the
+    integrator's tolerance) within a factor 10 of the true error (measured 1.4e-10 m: 0.6 times), no warning. With a co-simulation option
+    (events=on) auto divides the 1e-4 s step by 8 for the default tolerance (rtol 1e-6 of 0.7 m: 4e-7 m), predicted
+    from its companions at 2h and 4h: within 1e-6 m (measured 3.9e-7 m), the estimate within a factor 3 of the error
+    (measured 3.5e-7 m). Jacobi at the step is 1.2e-2 m off and warned about."""
     folder = two_bodies(tmp_path / "user")
     assert main(["run", str(folder), "--local"]) == 0
     printed = capsys.readouterr().out
-    assert "auto chose linear-implicit events=on substeps=8" in printed and "warning" not in printed
+    assert "auto chose monolithic ode_rtol=1e-08 ode_atol=1e-10" in printed and "warning" not in printed
     result = simulate(folder, local=True)
     s1, s2 = two_bodies_exact(result.data["time"])
     error = worst_position_error(result, {"body1.s": s1, "body2.s": s2})
     print(f"\nauto: error {error:.2e} m, estimate {result.accuracy.estimate:.2e} m")
-    assert error < 1e-6
-    assert error / 3 < result.accuracy.estimate < 3 * error
+    assert error < 1e-6 and error / 10 <= result.accuracy.estimate <= 10 * error and not result.warnings
+    co_simulation = simulate(folder, local=True, events="on")
+    assert co_simulation.choice.startswith("auto chose linear-implicit events=on substeps=8")
+    error = worst_position_error(co_simulation, {"body1.s": s1, "body2.s": s2})
+    assert error < 1e-6 and error / 3 < co_simulation.accuracy.estimate < 3 * error
     jacobi = simulate(folder, "jacobi", local=True)
     assert worst_position_error(jacobi, {"body1.s": s1, "body2.s": s2}) > 1e-2
     assert any("jacobi at h = 0.0001 s: estimated error" in w and "'contact'" in w for w in jacobi.warnings)
@@ -234,3 +240,25 @@ def test_ctrl_c_in_a_companion_run_stops_the_run(fmus, tmp_path):
         INTERRUPT.requested = False  # the request is this test's (a command line run in this process keeps it)
     assert result.status == "interrupted", result.summary()
     assert result.end_time < 1.0
+
+
+@pytest.mark.parametrize("scenario, output_interval, factor", [
+    ("oscillator_linear", None, 4),  # within its tolerance: the companion at 4h
+    ("two_mass_oscillator", 2e-3, 2),  # beyond it (Jacobi): confirmed at 2h, against the run's own rows
+])
+def test_the_streamed_estimate_is_richardson_on_the_recorded_rows(fmus, scenario, output_interval, factor):
+    """The estimate compares the run with its companion as it runs, keeping maxima only; computed here from the two
+    runs' recorded rows, every state's |y_h − y_kh| / (k^p − 1) at their common points is the same number (also
+    when the run records a coarser grid than the companion's)."""
+    folder = ROOT / "scenarios" / scenario
+    result = simulate(folder, "jacobi", local=True, output_interval=output_interval)
+    step = load_scenario(folder).step_size
+    companion = simulate(folder, "jacobi", local=True, step=factor * step, estimate_error=False)
+    assert result.accuracy.method.startswith(f"Richardson: this run against one at {factor} times its step")
+    assert result.accuracy.exceeded == (factor == 2) and result.accuracy.states
+    ticks, companion_ticks = (np.round(r.data["time"] / step).astype(int) for r in (result, companion))
+    common = np.intersect1d(ticks, companion_ticks)
+    rows, companion_rows = np.searchsorted(ticks, common), np.searchsorted(companion_ticks, common)
+    for name, estimate in result.accuracy.states.items():
+        expected = np.max(np.abs(result.data[name][rows] - companion.data[name][companion_rows])) / (factor - 1)
+        assert estimate == pytest.approx(expected, rel=1e-12, abs=1e-300), name

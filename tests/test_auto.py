@@ -51,31 +51,39 @@ def without_master(tmp_path: Path, scenario: str) -> Path:
 
 @pytest.mark.slow
 def test_a_new_users_limit_stops_run_with_no_options_is_accurate(fmus, tmp_path, capsys):
-    """write_scenario names no master, so the scenario's is auto: linear-implicit with events, within 1e-6 m of the
-    exact piecewise solution over 2 s (measured 4.3e-10 m), where Jacobi at the same step is 4.5e-2 m off. The
-    command line says what auto chose and why."""
+    """write_scenario names no master, so the scenario's is auto: every component has a Model Exchange form, so the
+    monolithic master with every contact located, within 1e-6 m of the exact piecewise solution over 2 s; with a
+    co-simulation option (events=on) linear-implicit with events, within 1e-6 m too (measured 4.3e-10 m), where
+    Jacobi at the same step is 4.5e-2 m off. The command line says what auto chose and why."""
     folder = thrown(tmp_path / "thrown")
     assert load_scenario(folder).algorithm == "auto"
     assert main(["run", str(folder), "--local"]) == 0
     printed = capsys.readouterr().out
-    assert "auto chose linear-implicit events=on: no constraint" in printed
-    assert "stops switch (event indicators): each switch located in its step" in printed
+    assert "auto chose monolithic ode_rtol=1e-08 ode_atol=1e-10: every component has a Model Exchange form" in printed
+    assert "stops switch (event indicators): each switch located" in printed
     result = simulate(folder, local=True)
     exact, _ = piecewise_linear_motion(result.data["time"], **THROWN)
-    assert result.algorithm == "linear-implicit" and np.max(np.abs(result.data["mass.s"] - exact)) < 1e-6
+    assert result.algorithm == "monolithic" and np.max(np.abs(result.data["mass.s"] - exact)) < 1e-6
+    co_simulation = simulate(folder, local=True, events="on")
+    assert co_simulation.choice.startswith("auto chose linear-implicit events=on: no constraint")
+    assert np.max(np.abs(co_simulation.data["mass.s"] - exact)) < 1e-6
     jacobi = simulate(folder, "jacobi", local=True)
     assert jacobi.choice == "" and np.max(np.abs(jacobi.data["mass.s"] - exact)) > 1e-2
 
 
-@pytest.mark.parametrize("scenario, algorithm, options", [
-    ("geared_masses", "newton", {"coupling": "implicit"}),
-    ("elastogap", "linear-implicit", {"events": "on"}),
-    ("oscillator", "linear-implicit", {}),
+@pytest.mark.parametrize("scenario, given, algorithm, options", [
+    ("geared_masses", {}, "newton", {"coupling": "implicit"}),
+    ("elastogap", {}, "monolithic", {"ode_rtol": "1e-08", "ode_atol": "1e-10"}),
+    ("elastogap", {"energy_audit": "on"}, "linear-implicit", {"events": "on", "energy_audit": "on"}),
+    ("oscillator", {}, "monolithic", {"ode_rtol": "1e-08", "ode_atol": "1e-10"}),
+    ("oscillator", {"rtol": 1e-4}, "monolithic", {"ode_rtol": "1e-06", "ode_atol": "1e-10", "rtol": "0.0001"}),
+    ("oscillator", {"substeps": 2}, "linear-implicit", {"substeps": "2"}),
 ])
-def test_the_choice_follows_what_the_components_are(fmus, tmp_path, scenario, algorithm, options):
-    """A constraint needs the master that solves it; otherwise linear-implicit, with events where a component
-    switches."""
-    result = simulate(without_master(tmp_path, scenario), local=True, stop=0.01)
+def test_the_choice_follows_what_the_components_are(fmus, tmp_path, scenario, given, algorithm, options):
+    """A constraint needs the master that solves it; where every component has a Model Exchange form the monolithic
+    master, its tolerance the run's rtol/100 and atol/10, unless the caller gives an option of co-simulation; else
+    linear-implicit, with events where a component switches."""
+    result = simulate(without_master(tmp_path, scenario), local=True, stop=0.01, **given)
     assert result.ok, result.message
     assert result.algorithm == algorithm
     assert result.choice.startswith(f"auto chose {algorithm}{''.join(f' {k}={v}' for k, v in options.items())}:")
@@ -94,7 +102,7 @@ def test_the_callers_options_go_to_the_chosen_algorithm_and_win(fmus, tmp_path):
 def test_a_named_algorithm_is_not_auto(fmus, tmp_path):
     """A scenario or caller that names an algorithm gets it: no choice, the same numbers as before."""
     folder = thrown(tmp_path / "thrown")
-    named = simulate(folder, "linear-implicit", local=True, stop=0.2, events="on")
+    named = simulate(folder, "monolithic", local=True, stop=0.2)
     chosen = simulate(folder, local=True, stop=0.2)
     assert named.choice == "" and chosen.choice
     assert all(np.array_equal(named.data[n], chosen.data[n]) for n in named.data.dtype.names)
@@ -102,12 +110,12 @@ def test_a_named_algorithm_is_not_auto(fmus, tmp_path):
 
 @pytest.mark.slow
 def test_a_new_users_stick_slip_run_with_no_options_switches_at_the_exact_instants(fmus, tmp_path):
-    """Written with write_scenario, run with no options: auto locates every breakaway and sticking, all 6 within
-    1e-6 s of scipy's piecewise solution (measured 2.8e-7 s: the step's O(h^2) error in the slip phases, carried
-    by the stick phases)."""
+    """Written with write_scenario, run with no options: auto (the monolithic master) locates every breakaway and
+    sticking, all 6 within 1e-6 s of scipy's piecewise solution (measured 5.6e-11 s; linear-implicit with events,
+    auto's choice before it integrated Model Exchange forms, 2.8e-7 s)."""
     result = simulate(stick_slip(tmp_path / "user"), local=True)
     assert result.ok, result.message
-    assert result.choice.startswith("auto chose linear-implicit events=on:")
+    assert result.choice.startswith("auto chose monolithic")
     located, reference = [t for t, _ in result.events], stick_slip_reference(result.end_time)
     assert len(located) == len(reference) == 6
     print(f"\nlargest difference {max(abs(a - b) for a, b in zip(located, reference)):.2e} s")

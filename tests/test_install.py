@@ -49,6 +49,7 @@ def test_installed_package_works_from_elsewhere(tmp_path):
         c_sources = {n for n in zf.namelist() if n.endswith((".c", ".h"))}
     needed = {f"mechfmu/fmu/{p.name}" for p in (ROOT / "mechfmu" / "fmu").glob("fmi2_*.[ch]")}
     needed |= {f"mechfmu/components/native/{p.name}" for p in (ROOT / "components" / "native").glob("*.[ch]")}
+    needed.add("mechfmu/master/exchange.c")  # the master's compiled exchange
     assert needed <= c_sources, sorted(needed - c_sources)
     proc = subprocess.run([python, "-m", "pip", "install", "--no-deps", "-q", str(wheel)], capture_output=True,
                           text=True, timeout=600)
@@ -78,6 +79,7 @@ def test_installed_package_works_from_elsewhere(tmp_path):
         assert "resources/mechfmu_native.txt" in zf.namelist()
     assert "oscillator (FMUs, jacobi): ok" in run("run", "oscillator", "--stop", "0.01", "--out", "r.csv")
     assert (work / "r.csv").is_file()
+    assert list((fmus / ".native").glob("mechfmu_exchange_*.so"))  # the run made its FMI calls through the C
     # in-process: the native laws as a library built from the installed sources into the cache, same file
     assert "oscillator (in-process, jacobi): ok" in run("run", "oscillator", "--stop", "0.01", "--local",
                                                         "--out", "local.csv")

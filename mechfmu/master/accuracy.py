@@ -13,38 +13,41 @@ scenario's states need); the scenario's ``<mechfmu:Master rtol=".." atol=".."/>`
 caller (``simulate(rtol=, atol=)``, ``--rtol``/``--atol``) overrides both.
 
 Estimate (Richardson): the run, at step h/N (N substeps of the communication step h), and a companion run at
-step c·h, the same algorithm, options and parameters, compared on the companion's grid: the run's error is
+step c·h (c = 4: a quarter of the run's cost; 2 where that one fails, or auto's companion at 2h where it divides
+its step), the same algorithm, options and parameters, compared on the companion's grid: the run's error is
 ``|y_run − y_companion| / ((c·N)^p − 1)``, p the coupling's order (``CouplingAlgorithm.coupling_order``). It
 estimates the global error of each state where the error goes as the step to the power p (the asymptotic
 range), as Richardson's extrapolation assumes; near a switch that the run does not locate the error goes
 as h, and the estimate, with p = 2, can be low by up to 3x. With an adaptive step the estimate is the step
-controller's instead: the sum over the accepted steps of each state's local error estimate, a bound of the
-global error where errors do not grow between steps.
+controller's instead, and with the monolithic master the ODE integrator's: the sum over the accepted steps of each
+state's local error estimate, a bound of the global error where errors do not grow between steps.
 
-Memory: the estimate keeps the states' rows of the run (``StateProbe`` where the run records no Recorder or a
-selection of outputs) and of its companion, 8 bytes per state and point; ``estimate_error=False`` for a run too
-long for that.
+Memory: constant. The companion's states go to a temporary file (8 bytes per state and point, on disk) and the run
+is compared with them as it runs, keeping each state's largest difference (``mechfmu.master.companion``).
 """
 from __future__ import annotations
 
 import copy
-import dataclasses
 import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from mechfmu.master.algorithms.monolithic import Monolithic
+from mechfmu.master.companion import Comparison, StateRows, configuration
 from mechfmu.master.fmu_slave import InstancePool
-from mechfmu.master.observers import Observer, Recorder
+from mechfmu.master.observers import Observer
 from mechfmu.master.result import Accuracy
 
 if TYPE_CHECKING:
     from mechfmu.master.algorithms import CouplingAlgorithm
-    from mechfmu.master.result import Result, Run
+    from mechfmu.master.result import Result
     from mechfmu.ssp.scenario import Scenario
 
 RTOL, ATOL = 1e-6, 1e-9
+#: the monolithic master's companion: at this many times its integrator's tolerances, on a grid this much coarser
+LOOSENED, GRID = 100.0, 10
 #: ``auto`` divides its step at most this often for its tolerance (then warns)
 MAX_SUBSTEPS = 64
 
@@ -56,47 +59,6 @@ def body_positions(slaves: dict[str, Any]) -> list[str]:
         return name in ("s", "phi") or name.endswith((".s", ".phi")) or name.startswith(("position.", "orientation."))
     return [f"{slave.name}.{n}" for slave in slaves.values() for n in slave.outputs()
             if is_position(n) and not slave.variables[n].depends_on and slave.variables[n].type == "Real"]
-
-
-def configuration(states: list[str], units: dict[str, str]) -> list[str]:
-    """The configuration among ``states``: positions, angles, orientations, not rates (a unit with /s),
-    unless there are only rates."""
-    return [n for n in states if "/s" not in units.get(n, "")] or states
-
-
-def compared(run: Result, companion: Result) -> tuple[list[str], np.ndarray, np.ndarray]:
-    """The states both recorded, and the run's rows at the companion's times (index pairs)."""
-    assert run.data is not None and companion.data is not None
-    names = configuration([n for n in run.state_columns if n in (run.data.dtype.names or ())
-                           and n in (companion.data.dtype.names or ())], run.units)
-    t_run, t_companion = run.data["time"], companion.data["time"]
-    at = np.clip(np.searchsorted(t_run, t_companion), 0, len(t_run) - 1)
-    near = np.abs(t_run[at] - t_companion) <= 1e-9 * max(1.0, float(np.max(np.abs(t_run))))
-    return names, at[near], np.flatnonzero(near)
-
-
-def richardson(run: Result, companion: Result, ratio: float, order: int, rtol: float, atol: float,
-               method: str) -> Accuracy:
-    """The run's estimate from a companion whose step is ``ratio`` times the run's (module docstring)."""
-    accuracy = Accuracy(rtol, atol, method=method)
-    if run.data is None or companion.data is None:
-        accuracy.note = "nothing recorded to compare"
-        return accuracy
-    names, rows, companion_rows = compared(run, companion)
-    if not names or len(rows) < 2:
-        accuracy.note = "no state recorded at two common points of the run and its companion"
-        return accuracy
-    worst = -1.0
-    for name in names:
-        difference = np.abs(run.data[name][rows] - companion.data[name][companion_rows]) / (ratio ** order - 1)
-        tolerance = atol + rtol * float(np.max(np.abs(run.data[name])))
-        i = int(np.argmax(difference))
-        accuracy.states[name] = float(difference[i])
-        if difference[i] / tolerance > worst:
-            worst = difference[i] / tolerance
-            accuracy.estimate, accuracy.variable, accuracy.tolerance = float(difference[i]), name, tolerance
-            accuracy.time, accuracy.unit = float(run.data["time"][rows[i]]), run.units.get(name, "")
-    return accuracy
 
 
 def controlled(run: Result, local_errors: dict[str, float], rtol: float, atol: float) -> Accuracy:
@@ -130,6 +92,12 @@ def substeps_for(coarse: Accuracy, coarse_ratio: int, order: int) -> int:
 def warning(accuracy: Accuracy, algorithm: str, step: float, substeps: int, order: int, auto: bool,
             switching: list[str], events: bool) -> str:
     """The warning for an estimate beyond the tolerance: what was run, the estimate, the cause and the cure."""
+    if algorithm == "monolithic":  # no coupling step: the integrator's tolerance is the cure
+        return (f"{'auto: ' if auto else ''}monolithic: estimated error {accuracy.estimate:.2g} {accuracy.unit} in "
+                f"{accuracy.variable}, beyond the tolerance {accuracy.tolerance:.2g} {accuracy.unit} (rtol "
+                f"{accuracy.rtol:g}, atol {accuracy.atol:g}); use a tighter --option ode_rtol=... and ode_atol=... "
+                "(the summed local errors shrink about as their 3/4 power), or a looser --rtol/--atol if this "
+                "accuracy is enough")
     h = step / substeps
     run = f"{algorithm} at h = {h:.3g} s" + (f" ({substeps} substeps of {step:g} s)" if substeps > 1 else "")
     text = (f"{'auto: ' if auto else ''}{run}: estimated error {accuracy.estimate:.2g} {accuracy.unit} in "
@@ -151,37 +119,6 @@ def warning(accuracy: Accuracy, algorithm: str, step: float, substeps: int, orde
     return text + "; use " + ", ".join(cures)
 
 
-class StateProbe(Observer):
-    """Records every slave's Real outputs without feed-through (the states among them) at each recorded point: the
-    estimate's rows where the run records a selection of outputs that may leave them out."""
-
-    def __init__(self) -> None:
-        self.reads: list[tuple[Any, list[str]]] = []
-        self.rows: list[tuple[float, ...]] = []
-        self.units: dict[str, str] = {}
-        self.columns: list[int] | None = None  # where they are in the run's rows, if it reads them all
-
-    def initialized(self, run: Run) -> None:
-        self.reads = [(s, [n for n in s.outputs() if not s.variables[n].depends_on and s.variables[n].type == "Real"])
-                      for s in run.slaves.values()]
-        self.units = {f"{s.name}.{n}": s.variables[n].unit or "1" for s, names in self.reads for n in names}
-        recorded = {name: i for i, name in enumerate(run.column_names)}
-        self.columns = [recorded[n] for n in self.units] if all(n in recorded for n in self.units) else None
-        self.step_completed(run)
-
-    def step_completed(self, run: Run) -> None:
-        if self.columns is not None:  # the run reads them anyway: no further call
-            self.rows.append((run.time, *(run.row[i] for i in self.columns)))
-        else:
-            self.rows.append((run.time, *(x for slave, names in self.reads if names for x in slave.get(names))))
-
-    def seen(self, result: Result) -> Result:
-        """``result`` with the probe's rows as its data (for the comparison only)."""
-        names = ["time", *self.units]
-        data = np.array(self.rows, dtype=np.dtype([(n, np.float64) for n in names])) if self.rows else None
-        return dataclasses.replace(result, data=data, units={**result.units, **self.units})
-
-
 def scenario_tolerance(scenario: Scenario, rtol: float | str | None, atol: float | str | None) -> tuple[float, float]:
     """(rtol, atol) of a run: the caller's, else the scenario's, else the defaults; each must be > 0."""
     declared = scenario.tolerance or (None, None)
@@ -198,71 +135,136 @@ def scenario_tolerance(scenario: Scenario, rtol: float | str | None, atol: float
     return chosen[0], chosen[1]
 
 
+def confirmed(result: Result, companion: Callable[..., tuple[Result | None, Any]], own_rows: Any,
+              at_4h: Accuracy, tolerance: tuple[float, float], h: float) -> Accuracy:
+    """An estimate from the companion at 4h beyond the tolerance, confirmed with one at 2h compared with the run's
+    own rows (``own_rows``) as it runs: Richardson at 4h assumes the error goes as h^p up to 4h, which a run near
+    where its algorithm fails (the MSL Oscillator under Jacobi at 1e-3 s: 144 times the true error) does not meet.
+    The estimate at 2h where that companion ran, else the one at 4h."""
+    comparison = Comparison(own_rows)
+    ran, _ = companion(2, comparison)
+    if ran is None or not ran.ok:
+        return at_4h
+    ratio = 2 * result.substeps / ran.substeps
+    method = (f"Richardson: this run against one at {ratio:g} times its step ({2 * h / ran.substeps:g} s), coupling "
+              f"order {result.coupling_order} (the one at 4 times its step estimated {at_4h.estimate:.2g} "
+              f"{at_4h.unit}, beyond the tolerance: confirmed at 2 times)")
+    return comparison.accuracy(result, ratio, result.coupling_order, *tolerance, method)
+
+
 def estimated(once: Callable[..., Result], algo: CouplingAlgorithm | None, opts: dict[str, Any], h: float, t0: float,
               t_stop: float, n_steps: int, observers: list[Observer], output_variables: list[str] | None, every: int,
-              output_accepted: bool, pool: InstancePool | None, tolerance: tuple[float, float]) -> Result:
-    """The run (``once``, ``simulate``'s) with its error estimated: ``auto`` first runs companions at 2h and 4h
-    and divides its step for the tolerance (``substeps_for``); every run is then compared with the one at 2h."""
+              output_accepted: bool, pool: InstancePool | None, tolerance: tuple[float, float],
+              auto: bool = False) -> Result:
+    """The run (``once``, ``simulate``'s) with its error estimated in constant memory (``mechfmu.master.companion``):
+    a companion at 4h runs first and the run is compared with it as it runs (a quarter of the run's cost; at 2h if
+    the one at 4h fails; ``confirmed`` at 2h where it says the run misses). ``auto`` choosing a co-simulation master
+    (``algo`` None) runs companions at 4h and 2h first and divides its step for the tolerance (``substeps_for``),
+    then compares the run with the one at 2h. The monolithic master's companion runs at ``LOOSENED`` times its
+    integrator's tolerances on a grid ``GRID`` times coarser; a run with the adaptive step needs none (it sums its
+    local errors). ``auto``: the algorithm is auto's choice (the warning says so)."""
     own_pool = InstancePool() if pool is None else None
     pool = pool or own_pool
     twin = copy.deepcopy(algo)  # the companion's algorithm, as the run's before it runs
-    kept = any(isinstance(o, Recorder) for o in observers)  # else its states are kept for the estimate only
-    result: Result | None = None
+    files: list[StateRows] = []
+    companions: list[Result] = []
 
-    def companion(factor: int) -> Result | None:
+    def companion(factor: int, *compare: Observer, loosened: float = 1.0) -> tuple[Result | None, StateRows]:
+        rows = StateRows()
+        files.append(rows)
         steps = n_steps // factor
         if steps < 2:
-            return None
+            return None, rows
         made = copy.deepcopy(twin)
-        return once(made, opts, factor * h, t0 + steps * factor * h, steps, [Recorder()], None, 1, False, pool)
+        if loosened != 1.0 and made is not None:  # the integrator's tolerances (monolithic)
+            made.config["ode_rtol"] *= loosened
+            made.config["ode_atol"] *= loosened
+        ran = once(made, opts, factor * h, t0 + steps * factor * h, steps, [*compare] or [rows], None, 1, False, pool)
+        companions.append(ran)
+        return ran, rows
 
     try:
-        auto, adaptive = algo is None, opts.get("adaptive", "off") == "on" or (algo and algo.controller)
-        coarse, coarser, predicted = None, None, ""
-        if auto and "substeps" not in opts and not adaptive:
-            coarse, coarser = companion(2), companion(4)
-            if coarse is not None and coarse.ok and coarser is not None and coarser.ok:
-                at_2h = richardson(coarse, coarser, 2, coarse.coupling_order, *tolerance, "")
+        itself = opts.get("adaptive", "off") == "on" or (algo and algo.controller)  # estimates its local errors
+        predicted, factor, note = "", 4, ""
+        reference: tuple[Result, StateRows | None] | None = None
+        monolithic = isinstance(algo, Monolithic)
+        if monolithic:
+            factor = GRID if n_steps // GRID >= 2 else 1
+            ran, rows = companion(factor, loosened=LOOSENED)
+            if ran is not None and ran.ok:
+                reference = (ran, rows)
+            else:
+                note = ("the run has too few steps for a companion" if ran is None else
+                        f"the companion run at {LOOSENED:g} times the integrator's tolerance ended {ran.status}")
+        elif not itself and algo is None and "substeps" not in opts:
+            coarser, coarser_rows = companion(4)
+            comparison = Comparison(coarser_rows, relay=StateRows())
+            files.append(comparison.relay)  # type: ignore[arg-type]
+            coarse, _ = companion(2, comparison) if coarser is not None and coarser.ok else (None, None)
+            if coarse is not None and coarse.ok:
+                at_2h = comparison.accuracy(coarse, 2, coarse.coupling_order, *tolerance, "")
                 n = substeps_for(at_2h, 2, coarse.coupling_order) if not math.isnan(at_2h.estimate) else 1
                 if n > 1:
                     opts = {**opts, "substeps": str(n)}
                     predicted = (f"; {n} substeps of the step {h:g} s for the tolerance (the error at 2h and 4h: "
                                  f"{at_2h.estimate:.2g} {at_2h.unit} in {at_2h.variable} at 2h)")
-        probe = StateProbe() if output_variables is not None or not kept else None
-        result = once(algo, opts, h, t_stop, n_steps, [*observers, *([probe] if probe else [])],
+                reference, factor = (coarse, comparison.relay), 2
+        elif not itself:
+            for factor in (4, 2):  # at 2h only where the one at 4h fails (a step near where the algorithm fails)
+                ran, rows = companion(factor)
+                if ran is None:
+                    note = f"the run has {n_steps} steps, too few for a companion at {factor} times the step"
+                    continue
+                if ran.status == "interrupted":
+                    note = "the companion run was interrupted (SIGINT)"
+                    break
+                if ran.ok:
+                    reference = (ran, rows)
+                    break
+                note = (f"the companion run at {factor} times the step ({factor * h:g} s) failed, a sign that this "
+                        f"step is near where the algorithm fails: "
+                        f"{ran.message.splitlines()[0] if ran.message else ran.status}")
+        confirmable = reference is not None and factor == 4 and not monolithic  # confirmed at 2h if it says it misses
+        own_rows = StateRows() if confirmable else None
+        if own_rows is not None:
+            files.append(own_rows)
+        if reference is not None and (reference[1] is None or reference[1].error):
+            note, reference = (reference[1].error if reference[1] is not None else note), None
+        comparing = (Comparison(reference[1], relay=own_rows) if reference is not None and reference[1] is not None
+                     else None)
+        result = once(algo, opts, h, t_stop, n_steps, [*observers, *([comparing] if comparing else [])],
                       output_variables, every, output_accepted, pool)
         result.choice += predicted if result.choice else ""
-        companions = [r for r in (coarse, coarser) if r is not None]
         result.accuracy = Accuracy(*tolerance)
         if not result.ok:
             result.accuracy.note = f"the run ended {result.status}"
             return result
         if result.local_errors:
             result.accuracy = controlled(result, result.local_errors, *tolerance)
+        elif comparing is None or reference is None:
+            result.accuracy.note = note or "no companion run to compare with"
+            if "failed" in note:
+                result.warnings.append(f"{note}; use --algorithm auto or a smaller --step")
+        elif monolithic:
+            config = algo.config if algo is not None else {}
+            method = (f"this run against one at {LOOSENED:g} times its integrator's tolerance (ode_rtol "
+                      f"{LOOSENED * config['ode_rtol']:g}, ode_atol {LOOSENED * config['ode_atol']:g}; on a grid "
+                      f"{factor} times coarser): the integrator's error goes as its tolerance")
+            result.accuracy = comparing.accuracy(result, LOOSENED, 1, *tolerance, method)
         else:
-            if coarse is None:
-                coarse = companion(2)
-            if coarse is None:
-                result.accuracy.note = f"the run has {n_steps} steps, too few for a companion at twice the step"
-            elif coarse.status == "interrupted":
-                result.accuracy.note = "the companion run was interrupted (SIGINT)"
-            elif not coarse.ok:
-                result.accuracy.note = (f"the companion run at twice the step ({2 * h:g} s) failed, a sign that this "
-                                        f"step is near where {result.algorithm} fails: "
-                                        f"{coarse.message.splitlines()[0] if coarse.message else coarse.status}")
-                result.warnings.append(f"{result.accuracy.note}; use --algorithm auto or a smaller --step")
-            else:
-                ratio = 2 * result.substeps / coarse.substeps
-                method = (f"Richardson: this run against one at {ratio:g} times its step "
-                          f"({2 * h / coarse.substeps:g} s), coupling order {result.coupling_order}")
-                seen = probe.seen(result) if probe is not None else result
-                result.accuracy = richardson(seen, coarse, ratio, result.coupling_order, *tolerance, method)
-        companions += [coarse] if coarse is not None and coarse not in companions else []
+            ratio = factor * result.substeps / reference[0].substeps
+            method = (f"Richardson: this run against one at {ratio:g} times its step "
+                      f"({factor * h / reference[0].substeps:g} s), coupling order {result.coupling_order}")
+            result.accuracy = comparing.accuracy(result, ratio, result.coupling_order, *tolerance, method)
+            if result.accuracy.exceeded and own_rows is not None and not own_rows.error and n_steps // 2 >= 2:
+                result.accuracy = confirmed(result, companion, own_rows, result.accuracy, tolerance, h)
         result.counters["estimate_fmu_calls"] = sum(r.counters.get("fmu_calls", 0) for r in companions)
         if result.accuracy.exceeded:
             result.warnings.append(warning(result.accuracy, result.algorithm, h, result.substeps,
                                            result.coupling_order, auto, result.switching, result.events_on))
         return result
     finally:
+        for rows in files:
+            rows.discard()
         if own_pool is not None:
             own_pool.close()

@@ -16,17 +16,15 @@
 """
 from __future__ import annotations
 
+import ctypes
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Any
 
-from mechfmu.master.slaves import Slave, SlaveError
+from mechfmu.master.exchange import DO_STEP, FREE_STATE, GET_STATE, SET_STATE, Program, compilable, library
+from mechfmu.master.slaves import Slave, StepRefused
 from mechfmu.ssp.scenario import Connection
-
-
-class StepRefused(SlaveError):
-    """A slave refused (discarded) a step."""
 
 
 class AlgebraicLoopError(ValueError):
@@ -129,6 +127,11 @@ class CoupledSystem:
     _maps: Maps = field(init=False, repr=False)
     #: called with every slave about to step (the energy audit reads the inputs it holds)
     before_step: Callable[[Slave], None] | None = field(default=None, init=False, repr=False)
+    #: per plan (by id, with the plan kept): its compiled exchange, None where it cannot be compiled
+    _programs: dict[int, tuple[Any, Any]] = field(default_factory=dict, init=False, repr=False)
+    #: keys of the compiled state calls: get, set, free
+    _state_plans: tuple[list[str], ...] = field(default_factory=lambda: (["get"], ["set"], ["free"]), init=False,
+                                                repr=False)
 
     def __post_init__(self) -> None:
         self.levels = self._dependency_levels()
@@ -188,16 +191,66 @@ class CoupledSystem:
         slave = self.slaves[con.target]
         return any(con.target_variable in slave.feedthrough(o) for o in slave.outputs())
 
+    def compiled(self, plan: Any, build: Callable[[Program], bool]) -> Program | None:
+        """The compiled exchange (``mechfmu.master.exchange``) ``build`` writes for ``plan`` (any object kept while
+        the system lives), made once; None where a slave is not an FMU it can call or there is no library."""
+        entry = self._programs.get(id(plan))
+        if entry is None or entry[0] is not plan:
+            runner = library()
+            program: Program | None = Program(runner) if runner is not None else None
+            if program is not None and not build(program):
+                program = None
+            entry = self._programs[id(plan)] = (plan, program)
+        return entry[1]
+
+    def add_transfer(self, program: Program, plan: list[TransferLevel]) -> bool:
+        """``plan``'s reads, passes and writes appended to ``program``; False if it has a slave or a value the
+        compiled exchange cannot take (then the plan runs in Python)."""
+        for level in plan:
+            slaves = [slave for slave, _ in level.gets] + [slave for slave, *_ in level.sets]
+            if not all(compilable(slave) for slave in slaves) or not all(
+                    compilable(slave, names=names) for slave, names in level.gets):
+                return False
+            starts = [program.get(slave, names) for slave, names in level.gets]
+            flat = [start + i for start, (_, names) in zip(starts, level.gets) for i in range(len(names))]
+            for slave, names, index, maps in level.sets:
+                program.set(slave, names, program.pass_values([flat[i] for i in index], maps))
+        return True
+
     def transfer(self, plan: list[TransferLevel]) -> None:
+        program = self.compiled(plan, lambda p: self.add_transfer(p, plan))
+        if program is not None:
+            program.run()
+            return
         for level in plan:
             level.run()
 
     def connection_values(self) -> list[float]:
         """The current value of every connection's source output, in connection order."""
-        flat: list[float] = []
-        for slave, names in self._sources:
-            flat.extend(slave.get(names))
+        program = self.compiled(self._sources, lambda p: self._add_reads(p, self._sources))
+        if program is not None:
+            program.run()
+            flat = program.values[:program.size]
+        else:
+            flat = []
+            for slave, names in self._sources:
+                flat.extend(slave.get(names))
         return [flat[i] for i in self._source_index]
+
+    def _add_reads(self, program: Program, reads: list[tuple[Slave, list[str]]]) -> bool:
+        if not all(compilable(slave, names=names) for slave, names in reads):
+            return False
+        for slave, names in reads:
+            program.get(slave, names)
+        return True
+
+    def _add_writes(self, program: Program) -> bool:
+        """One batched write per target of every connection, from the program's values in target order."""
+        if not all(compilable(slave) for slave, *_ in self._targets):
+            return False
+        for slave, names, _, _ in self._targets:
+            program.set(slave, names, program.reserve(len(names)))
+        return True
 
     def delivered(self, values: list[float]) -> list[float]:
         """What the inputs receive for per-connection source values (``values`` itself if no connection maps)."""
@@ -210,6 +263,11 @@ class CoupledSystem:
         """Set every connected input to what it receives for the given per-connection source values (as from
         ``connection_values``)."""
         values = self.delivered(values)
+        program = self.compiled(self._targets, self._add_writes)
+        if program is not None:
+            program.values[:program.size] = [values[i] for _, _, index, _ in self._targets for i in index]
+            program.run()
+            return
         for slave, names, index, _ in self._targets:
             slave.set(names, [values[i] for i in index])
 
@@ -220,26 +278,61 @@ class CoupledSystem:
         if not slave.do_step(t, h):
             raise StepRefused(slave.last_error or f"{slave.name} refused the step at t={t!r}")
 
+    def _add_steps(self, program: Program) -> bool:
+        for slave in self.slaves.values():
+            if not compilable(slave, "fmi2DoStep"):
+                return False
+            program.call(DO_STEP, slave)
+        return True
+
     def step_all(self, t: float, h: float) -> None:
         """Every slave from t to t + h with the inputs it holds (Jacobi), in scenario order (``do_step``
-        of each, inlined)."""
+        of each, inlined; one compiled call where every slave is an FMU)."""
         before = self.before_step
+        if before is None:
+            program = self.compiled(self.slaves, self._add_steps)
+            if program is not None:
+                program.run(t, h)
+                return
         for slave in self.slaves.values():
             if before is not None:
                 before(slave)
             if not slave.do_step(t, h):
                 raise StepRefused(slave.last_error or f"{slave.name} refused the step at t={t!r}")
 
-    def save_states(self) -> dict[str, Any]:
+    def _add_state_calls(self, program: Program, code: int) -> bool:
+        """``code`` (GET_STATE, SET_STATE, FREE_STATE) for every slave, slave k's handle at ``handles[k]``."""
+        if not all(compilable(slave, "fmi2GetFMUstate", "fmi2SetFMUstate", "fmi2FreeFMUstate")
+                   for slave in self.slaves.values()):
+            return False
+        for k, slave in enumerate(self.slaves.values()):
+            program.call(code, slave, offset=k)
+        return True
+
+    def save_states(self) -> Any:
+        """Every slave's state (an opaque object for ``restore_states`` and ``free_states``)."""
+        program = self.compiled(self._state_plans[0], lambda p: self._add_state_calls(p, GET_STATE))
+        if program is not None:
+            handles = (ctypes.c_void_p * len(self.slaves))()
+            program.run(handles=handles)
+            return handles
         return {name: slave.get_state() for name, slave in self.slaves.items()}
 
-    def restore_states(self, states: dict[str, Any]) -> None:
-        for name, slave in self.slaves.items():
-            slave.set_state(states[name])
+    def restore_states(self, states: Any) -> None:
+        self._state_calls(states, SET_STATE, lambda slave, state: slave.set_state(state))
 
-    def free_states(self, states: dict[str, Any]) -> None:
-        for name, slave in self.slaves.items():
-            slave.free_state(states[name])
+    def free_states(self, states: Any) -> None:
+        self._state_calls(states, FREE_STATE, lambda slave, state: slave.free_state(state))
+
+    def _state_calls(self, states: Any, code: int, call: Callable[[Slave, Any], None]) -> None:
+        """``code`` (SET_STATE, FREE_STATE) on every state of ``save_states``: compiled where they were saved so."""
+        if isinstance(states, dict):
+            for name, slave in self.slaves.items():
+                call(slave, states[name])
+            return
+        program = self.compiled(self._state_plans[code - GET_STATE], lambda p: self._add_state_calls(p, code))
+        assert program is not None  # saved by the compiled exchange: handled by it
+        program.run(handles=states)
 
     # --- structure -------------------------------------------------------------------------
     def is_algebraic(self, slave: Slave) -> bool:

@@ -18,6 +18,13 @@ from mechfmu.ssp.archive import ArchiveError
 
 #: what ``FmuSlave._call`` returns for a refused (discarded) step
 REFUSED = object()
+#: messages every FMU of this process has logged so far (each message's serial number is the count before it)
+_logged = [0]
+
+
+def log_serial() -> int:
+    """How many messages the FMUs of this process have logged so far."""
+    return _logged[0]
 
 
 class FmuSlave(Slave):
@@ -74,9 +81,12 @@ class FmuSlave(Slave):
                 v.start, _num(v.min), _num(v.max),
                 None if dep is None else tuple(d.name for d in dep), v.valueReference)
         self.messages: list[tuple[int, str]] = []
+        self._serials: list[int] = []  # per message its serial (``log_serial`` before it was logged)
 
         def log(_env, _instance, status, _category, message):
             self.messages.append((status, message.decode("utf-8", "replace")))
+            self._serials.append(_logged[0])
+            _logged[0] += 1
 
         self._callbacks = fmi2CallbackFunctions()
         self._callbacks.logger = fmi2CallbackLoggerTYPE(log)
@@ -146,6 +156,16 @@ class FmuSlave(Slave):
 
     def _errors_since(self, mark: int) -> str:
         return "; ".join(m for s, m in self.messages[mark:] if s >= 2)
+
+    def errors_logged_since(self, serial: int) -> str:
+        """The errors (status fmi2Error or worse) this FMU logged from the process's ``log_serial`` ``serial`` on."""
+        return "; ".join(m for (s, m), n in zip(self.messages, self._serials) if n >= serial and s >= 2)
+
+    def exchange_unit(self) -> bool:
+        """Whether the compiled exchange (``mechfmu.master.exchange``) can call this instance: its FMI functions
+        are at hand as fmpy loaded them."""
+        functions = getattr(self._fmu, "_functions", None)
+        return isinstance(functions, dict) and {"fmi2GetReal", "fmi2SetReal"} <= set(functions)
 
     def warnings(self) -> list[str]:
         """Every warning the FMU has logged (status fmi2Warning)."""
@@ -252,12 +272,16 @@ class FmuSlave(Slave):
         finally:
             self._call("freeInstance", self._fmu.freeInstance)
 
+    def release(self) -> None:
+        self._call("freeInstance", self._fmu.freeInstance)
+
     def reset(self) -> None:
         """fmi2Terminate, then fmi2Reset: the instance is back at its start values (instantiated), ready
         for another run without loading and instantiating again; its log starts afresh."""
         self._call("terminate", self._fmu.terminate)
         self._call("reset", self._fmu.reset)
         self.messages.clear()
+        self._serials.clear()
         self.last_error = ""
 
 

@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from mechfmu.master.exchange import reader
+
 if TYPE_CHECKING:
     from collections.abc import Callable
 
@@ -136,9 +138,17 @@ class Run:
         self.row: tuple[float, ...] = ()
         #: the batched gets of a row: each slave's bound ``get`` and its selected outputs (none: no call)
         self._getters = [(s.get, names) for s, names in self._reads if names]
+        self._reader = reader([(s, names) for s, names in self._reads if names])
 
     def read_row(self) -> tuple[float, ...]:
-        """Read every output now (one batched get per slave) and keep it as ``row``."""
+        """Read every output now (one batched get per slave, compiled where it can be) and keep it as ``row``."""
+        if self._reader is not None:
+            self._reader.run()
+            values = [self.time, *self._reader.values[:self._reader.size]]
+            if self._extra is not None:
+                values.extend(self._extra[2]())
+            self.row = tuple(values)
+            return self.row
         values = [self.time]
         extend = values.extend
         for get, names in self._getters:

@@ -29,7 +29,7 @@ from typing import Any
 
 from mechfmu.master.accuracy import Accuracy, body_positions, estimated, scenario_tolerance
 from mechfmu.master.algorithms import CouplingAlgorithm, make_algorithm, refuse_unenforced_constraints
-from mechfmu.master.algorithms.auto import AUTO, Choice, chosen_algorithm, switching_slaves
+from mechfmu.master.algorithms.auto import AUTO, Choice, chosen_algorithm, offers_model_exchange, switching_slaves
 from mechfmu.master.algorithms.step_control import state_outputs
 from mechfmu.master.coupled_system import AlgebraicLoopError, CoupledSystem
 from mechfmu.master.fmu_slave import FmuSlave, InstancePool
@@ -60,6 +60,29 @@ def instantiate(scenario: Scenario, local: bool = False, pool: InstancePool | No
             slave.terminate()
         raise
     return slaves
+
+
+def model_exchange_choice(scenario: Scenario, local: bool, parameters: dict[str, dict[str, Any]] | None,
+                          options: dict[str, Any], tolerance: tuple[float, float]
+                          ) -> tuple[CouplingAlgorithm, Choice] | None:
+    """``auto``'s choice where it is the monolithic master, whose components are instantiated for Model Exchange:
+    made on instances taken for the choice alone and freed. None where auto chooses a co-simulation master or the
+    instances cannot be made (the run then chooses, or says why it cannot start, as before)."""
+    try:
+        slaves = instantiate(scenario, local=local)
+    except Exception:  # the run itself reports it
+        return None
+    try:
+        if not all(offers_model_exchange(slave) for slave in slaves.values()):
+            return None
+        values = {name: {**scenario.components[name].parameters, **(parameters or {}).get(name, {})} for name in slaves}
+        algo, choice = chosen_algorithm(slaves, values, options, tolerance)
+    except (ValueError, SlaveError):
+        return None
+    finally:
+        for slave in slaves.values():
+            slave.release()
+    return None if algo.steps_slaves else (algo, choice)
 
 
 def output_every(interval: float | None, h: float) -> int:
@@ -137,8 +160,9 @@ def simulate(scenario: Scenario | str | Path, algorithm: str | CouplingAlgorithm
     scenario's warnings (unconnected physics inputs, built FMUs used) come first in ``Result.warnings``.
     ``rtol``/``atol`` (default: the scenario's, else ``mechfmu.master.accuracy``'s) are the run's tolerance; with
     ``estimate_error`` the run's error is estimated (``Result.accuracy``, ``mechfmu.master.accuracy``: a companion run
-    at twice the step; ``auto`` also divides its step for the tolerance) and a run beyond its tolerance ends
-    with a warning naming the cause and the cure."""
+    at 4 times the step, or at 100 times the monolithic master's integrator tolerance, compared as the run goes;
+    ``auto`` under a co-simulation master also divides its step for the tolerance) and a run beyond its tolerance
+    ends with a warning naming the cause and the cure."""
     t_wall = _time.perf_counter()
     if not isinstance(scenario, Scenario):
         scenario = load_scenario(scenario, local=local, built_fmus=built_fmus, outside_sources=outside_sources)
@@ -178,15 +202,18 @@ def simulate(scenario: Scenario | str | Path, algorithm: str | CouplingAlgorithm
             setattr(algo.controller, key, tolerance[key == "atol"])
         elif given is not None and algo is None:
             opts[key] = str(given)
+    chosen = model_exchange_choice(scenario, local, parameters, opts, tolerance) if algo is None else None
+    if chosen is not None:
+        algo = chosen[0]
     once = functools.partial(_run, scenario, t0=t0, local=local, parameters=parameters, max_steps=max_steps,
-                             factor=factor)
+                             factor=factor, chosen=chosen[1] if chosen is not None else None)
     if not estimate_error:
         result = once(algo, opts, h, t_stop, n_steps, observers, output_variables, every, output_accepted, pool)
         result.accuracy = Accuracy(*tolerance, note="not asked for (estimate_error=False)")
     else:
         with INTERRUPT.during_run():  # one request for the run and its companions: Ctrl-C in one stops them all
             result = estimated(once, algo, opts, h, t0, t_stop, n_steps, observers, output_variables, every,
-                               output_accepted, pool, tolerance)
+                               output_accepted, pool, tolerance, auto=algo is None or chosen is not None)
     result.wall_time = _time.perf_counter() - t_wall
     return result
 
@@ -194,10 +221,12 @@ def simulate(scenario: Scenario | str | Path, algorithm: str | CouplingAlgorithm
 def _run(scenario: Scenario, algo: CouplingAlgorithm | None, opts: dict[str, Any], h: float, t_stop: float,
          n_steps: int, observers: list[Observer], output_variables: list[str] | None, every: int,
          output_accepted: bool, pool: InstancePool | None, *, t0: float, local: bool,
-         parameters: dict[str, dict[str, Any]] | None, max_steps: int, factor: float) -> Result:
-    """One run of ``simulate`` (its arguments checked): ``algo``, or ``auto`` with ``opts`` if None."""
+         parameters: dict[str, dict[str, Any]] | None, max_steps: int, factor: float,
+         chosen: Choice | None = None) -> Result:
+    """One run of ``simulate`` (its arguments checked): ``algo`` (which ``auto`` chose if ``chosen`` says why), or
+    ``auto`` with ``opts`` if None."""
     recorder = next((o for o in observers if isinstance(o, Recorder)), None)
-    choice: Choice | None = None
+    choice: Choice | None = chosen
     states: list[str] = []
     slaves: dict[str, Slave] = {}
     run: Run | None = None

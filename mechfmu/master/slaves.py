@@ -26,6 +26,10 @@ class SlaveError(RuntimeError):
     """A slave failed; the message names the instance and the reason."""
 
 
+class StepRefused(SlaveError):
+    """A slave refused (discarded) a step."""
+
+
 @dataclass
 class VariableInfo:
     name: str
@@ -78,6 +82,9 @@ class Slave(ABC):
 
     def free_state(self, state: Any) -> None:  # noqa: B027 - optional: in-process states need nothing
         """Release a state from ``get_state`` (FMI fmi2FreeFMUstate); in-process states need nothing."""
+
+    def release(self) -> None:  # noqa: B027 - optional: in-process components need nothing
+        """Free an instance that was made but never initialized (FMI fmi2FreeInstance)."""
 
     def warnings(self) -> list[str]:
         """Warnings the slave reported so far (an FMU's fmi2Warning log messages)."""

@@ -42,6 +42,17 @@ from scipy.optimize import brentq
 
 from mechfmu.master.algorithms.base import CouplingAlgorithm, Option, register
 from mechfmu.master.coupled_system import CoupledSystem
+from mechfmu.master.exchange import (
+    COMPLETED_STEP,
+    GET_DERIVATIVES,
+    GET_INDICATORS,
+    SET_STATES,
+    SET_TIME,
+    Program,
+    compilable,
+    library,
+)
+from mechfmu.master.fmu_model_exchange import ModelExchangeView
 from mechfmu.master.jacobian import SystemJacobian
 
 #: FMI 2.0's domains of an indicator are z > 0 and z <= 0: a zero is moved this far below 0 (so one that stays 0, as
@@ -103,6 +114,7 @@ class Monolithic(CouplingAlgorithm):
             c.provides_directional_derivative() for c in self.components)
         self.jacobian = SystemJacobian(system, self.components, self.slices) if directional else None
         self._evaluated: tuple[float, bytes] | None = None
+        self.compiled = self._compiled(system)
         self._started = False  # event mode at the start time comes with the first step (after initialization)
         system.transfer(system.ordered_plan)  # the initial outputs reach the inputs, as in every algorithm
 
@@ -115,11 +127,43 @@ class Monolithic(CouplingAlgorithm):
     def restore(self, memory: Any) -> None:
         del self.events[memory:]
 
+    def _compiled(self, system: CoupledSystem) -> tuple[Program, Program, Program, Program] | None:
+        """Where every component is an FMU the compiled exchange can call (``mechfmu.master.exchange``): the
+        programs that put the components at (t, x) and pass the outputs on, that read the derivatives, that read
+        the indicators and that complete an integrator step, the calls ``_put``, ``_derivatives``, ``_indicators``
+        and ``_accept`` make; else None."""
+        runner = library()
+        functions = ("fmi2SetTime", "fmi2SetContinuousStates", "fmi2GetDerivatives", "fmi2GetEventIndicators",
+                     "fmi2CompletedIntegratorStep")
+        if runner is None or not all(isinstance(c, ModelExchangeView) and compilable(c.slave, *functions)
+                                     for c in self.components):
+            return None
+        put, derivatives, indicators, completed = Program(runner), Program(runner), Program(runner), Program(runner)
+        z = 0
+        for component, part in zip(self.components, self.slices):
+            put.call(SET_TIME, component.slave)
+            put.call(SET_STATES, component.slave, part.stop - part.start, part.start)
+            derivatives.call(GET_DERIVATIVES, component.slave, part.stop - part.start, part.start)
+            completed.call(COMPLETED_STEP, component.slave)
+            count = len(component.indicator_names())
+            if count:
+                indicators.call(GET_INDICATORS, component.slave, count, z)
+                z += count
+        if not system.add_transfer(put, system.ordered_plan):
+            return None
+        return put, derivatives, indicators, completed
+
     # --- the ODE -------------------------------------------------------------------------------------------
     def _put(self, system: CoupledSystem, t: float, x: np.ndarray) -> None:
         """Every component at time t with its part of x, the outputs passed along the connections."""
         key = (t, x.tobytes())
         if self._evaluated == key:
+            return
+        if self.compiled is not None:
+            self.compiled[0].run(t, states=np.ascontiguousarray(x, dtype=float))
+            for component in self.components:
+                component.time = t
+            self._evaluated = key
             return
         for component, part in zip(self.components, self.slices):
             component.set_time(t)
@@ -133,6 +177,10 @@ class Monolithic(CouplingAlgorithm):
     def _derivatives(self, system: CoupledSystem, t: float, x: np.ndarray) -> np.ndarray:
         self._put(system, t, x)
         self.counters["derivative_evaluations"] += 1
+        if self.compiled is not None:
+            dx = np.empty(self.slices[-1].stop if self.slices else 0)
+            self.compiled[1].run(derivatives=dx)
+            return dx
         return np.array([v for c in self.components for v in c.derivatives()], dtype=float)
 
     def _jacobian(self, system: CoupledSystem, t: float, x: np.ndarray) -> np.ndarray:
@@ -143,6 +191,10 @@ class Monolithic(CouplingAlgorithm):
 
     def _indicators(self, system: CoupledSystem, t: float, x: np.ndarray) -> list[float]:
         self._put(system, t, x)
+        if self.compiled is not None:
+            z = np.empty(len(self.labels))
+            self.compiled[2].run(indicators=z)
+            return z.tolist()
         return [v for c in self.components for v in c.event_indicators()]
 
     def _event_mode(self, system: CoupledSystem) -> None:
@@ -210,6 +262,9 @@ class Monolithic(CouplingAlgorithm):
 
     def _accept(self, system: CoupledSystem, t: float, x: np.ndarray) -> None:
         self._put(system, t, x)
+        if self.compiled is not None:
+            self.compiled[3].run()
+            return
         for component in self.components:
             component.completed_integrator_step()
 

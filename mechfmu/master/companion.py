@@ -1,0 +1,175 @@
+"""The error estimate's companion run, streamed: constant memory however long the run.
+
+The companion (the same algorithm at c·h) runs first and ``StateRows`` writes its states at each of its recorded
+points to a temporary file (8 bytes per state and point, on disk, not in memory). During the run ``Comparison``
+reads that file in step with it: at every point both recorded it keeps, per state, the largest |y_run − y_companion|
+and when it was, and the largest |y_run| (the state's scale). ``Comparison.accuracy`` then gives the Richardson
+estimate of ``mechfmu.master.accuracy`` from those maxima alone, ``|y_run − y_companion| / ((c·N)^p − 1)``.
+
+The states are a slave's Real outputs without feed-through (as ``StateProbe`` reads them); the estimate keeps those
+of the run's state columns that are configuration (``accuracy.configuration``).
+"""
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from mechfmu.master.observers import Observer
+from mechfmu.master.result import Accuracy
+
+if TYPE_CHECKING:
+    from mechfmu.master.result import Result, Run
+
+
+def configuration(states: list[str], units: dict[str, str]) -> list[str]:
+    """The configuration among ``states``: positions, angles, orientations, not rates (a unit with /s),
+    unless there are only rates."""
+    return [n for n in states if "/s" not in units.get(n, "")] or states
+
+
+def state_reads(run: Run) -> tuple[list[tuple[Any, list[str]]], dict[str, str]]:
+    """Per slave its Real outputs without feed-through, and their units by ``slave.output`` name."""
+    reads = [(s, [n for n in s.outputs() if not s.variables[n].depends_on and s.variables[n].type == "Real"])
+             for s in run.slaves.values()]
+    return reads, {f"{s.name}.{n}": s.variables[n].unit or "1" for s, names in reads for n in names}
+
+
+class StateRows(Observer):
+    """Writes (time, states...) of every recorded point of a run to a temporary file (float64, native order)."""
+
+    def __init__(self) -> None:
+        handle, self.path = tempfile.mkstemp(prefix="mechfmu_companion_", suffix=".f64")
+        self.file = os.fdopen(handle, "wb")
+        self.names: list[str] = []
+        self.reads: list[tuple[Any, list[str]]] = []
+        self.columns: np.ndarray | None = None
+        self.error = ""  # why the rows could not be written (a full disk): then they are not compared
+
+    def initialized(self, run: Run) -> None:
+        self.reads, units = state_reads(run)
+        self.names = list(units)
+        recorded = {name: i for i, name in enumerate(run.column_names)}
+        self.columns = (np.array([0, *(recorded[n] for n in self.names)], dtype=np.intp)
+                        if all(n in recorded for n in self.names) else None)
+        self.step_completed(run)
+
+    def step_completed(self, run: Run) -> None:
+        if self.columns is not None:
+            row = np.asarray(run.row, dtype=np.float64)[self.columns]  # the row's time first
+        else:
+            row = np.array([run.time, *(x for slave, names in self.reads if names for x in slave.get(names))])
+        if self.error:
+            return
+        try:
+            self.file.write(row.tobytes())
+        except OSError as exc:
+            self.error = f"the states of a companion run could not be written to {self.path}: {exc.strerror or exc}"
+
+    def close(self) -> None:
+        if not self.file.closed:
+            try:
+                self.file.close()
+            except OSError as exc:  # the buffer's last rows
+                self.error = self.error or f"the states of a companion run could not be written to {self.path}: {exc}"
+
+    def discard(self) -> None:
+        self.close()
+        try:
+            os.unlink(self.path)
+        except OSError:
+            pass
+
+
+class Comparison(Observer):
+    """Compares a run, point by point as it runs, with a companion's rows (``StateRows``), keeping maxima only.
+    ``relay`` (a ``StateRows``) also writes the run's own rows, for a run that is itself a companion."""
+
+    def __init__(self, companion: StateRows, relay: StateRows | None = None) -> None:
+        self.companion, self.relay = companion, relay
+        self.names: list[str] = []
+        self.units: dict[str, str] = {}
+        self.largest = np.zeros(0)  # per state: the largest |y_run − y_companion|
+        self.when = np.zeros(0)  # and when it was [s]
+        self.scale = np.zeros(0)  # per state: the largest |y_run|
+        self.common = 0  # points both recorded
+        self._pending: np.ndarray | None = None
+
+    def initialized(self, run: Run) -> None:
+        self.reads, self.units = state_reads(run)
+        self.names = list(self.units)
+        recorded = {name: i for i, name in enumerate(run.column_names)}
+        self.columns = (np.array([recorded[n] for n in self.names], dtype=np.intp)
+                        if all(n in recorded for n in self.names) else None)
+        n = len(self.names)
+        self.largest, self.when, self.scale = np.zeros(n), np.full(n, math.nan), np.zeros(n)
+        self.usable = self.names == self.companion.names
+        self.file = open(self.companion.path, "rb")  # noqa: SIM115 - closed in close()
+        self._row_bytes = 8 * (1 + n)
+        if self.relay is not None:
+            self.relay.initialized(run)
+        self.step_completed(run)
+
+    def _next_companion_row(self) -> np.ndarray | None:
+        data = self.file.read(self._row_bytes)
+        return np.frombuffer(data, dtype=np.float64) if len(data) == self._row_bytes else None
+
+    def step_completed(self, run: Run) -> None:
+        if self.relay is not None:
+            self.relay.step_completed(run)
+        if self.columns is not None:
+            values = np.asarray(run.row, dtype=np.float64)[self.columns]
+        else:
+            values = np.array([x for slave, names in self.reads if names for x in slave.get(names)], dtype=np.float64)
+        np.maximum(self.scale, np.abs(values), out=self.scale)
+        if not self.usable:
+            return
+        t, span = run.time, 1e-9 * max(1.0, abs(run.time))
+        row = self._pending
+        while row is None or row[0] < t - span:  # the companion's points before this one: not in the run
+            row = self._next_companion_row()
+            if row is None:
+                self._pending = None
+                self.usable = False
+                return
+        self._pending = row
+        if row[0] > t + span:  # the companion has no point here
+            return
+        self.common += 1
+        difference = np.abs(values - row[1:])
+        larger = difference > self.largest
+        self.largest[larger] = difference[larger]
+        self.when[larger] = t
+        self._pending = None
+
+    def close(self) -> None:
+        if getattr(self, "file", None) is not None and not self.file.closed:
+            self.file.close()
+        if self.relay is not None:
+            self.relay.close()
+
+    def accuracy(self, result: Result, ratio: float, order: int, rtol: float, atol: float, method: str
+                 ) -> Accuracy:
+        """The Richardson estimate from the maxima (``mechfmu.master.accuracy.richardson``'s, streamed)."""
+        accuracy = Accuracy(rtol, atol, method=method)
+        states = set(result.state_columns)
+        names = configuration([n for n in self.names if n in states], self.units)
+        if not names or self.common < 2:
+            accuracy.note = "no state recorded at two common points of the run and its companion"
+            return accuracy
+        worst = -1.0
+        index = {name: i for i, name in enumerate(self.names)}
+        for name in names:
+            i = index[name]
+            error = float(self.largest[i]) / (ratio ** order - 1)
+            tolerance = atol + rtol * float(self.scale[i])
+            accuracy.states[name] = error
+            if error / tolerance > worst:
+                worst = error / tolerance
+                accuracy.estimate, accuracy.variable, accuracy.tolerance = error, name, tolerance
+                accuracy.time = float(self.when[i]) if not math.isnan(self.when[i]) else result.end_time
+                accuracy.unit = self.units.get(name, "")
+        return accuracy

@@ -1,0 +1,277 @@
+"""The compiled exchange: a fixed sequence of FMI calls on FMUs (``FmuSlave``) run by one call into C
+(mechfmu/master/exchange.c) instead of one Python call per FMI call.
+
+A ``Program`` is built once (a transfer plan, every slave's step, the monolithic master's evaluation of its ODE) and
+run at every step. It makes the calls the Python master makes, in its order and with its arguments, so results are
+the same bits; it counts them in each slave's ``calls`` and turns a failed call, or an error an FMU logged during the
+program, into the ``SlaveError`` (a refused step: ``StepRefused``) the slave's own call raises.
+
+The library is compiled from its source with the system C compiler the first time a process needs it, into the
+FMUs' folder (``.native/``), and kept; ``MECHFMU_EXCHANGE=python`` (or no C compiler) leaves every call to Python,
+with the same results.
+"""
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import hashlib
+import os
+import shutil
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
+
+import numpy as np
+
+from mechfmu.master.fmu_slave import FmuSlave, _logged
+
+if TYPE_CHECKING:
+    from mechfmu.master.slaves import Slave
+
+SOURCE = Path(__file__).with_name("exchange.c")
+#: set to "python" for the Python path (the same calls one by one)
+VARIABLE = "MECHFMU_EXCHANGE"
+(GET_REALS, SET_REALS, PASS, SET_TIME, SET_STATES, GET_DERIVATIVES, GET_INDICATORS, DO_STEP, GET_STATE, SET_STATE,
+ FREE_STATE, COMPLETED_STEP) = range(12)
+#: the FMI function behind each operation that calls one (what a failure names)
+CALLED = {GET_REALS: "reading outputs", SET_REALS: "setting inputs", SET_TIME: "fmi2SetTime",
+          SET_STATES: "fmi2SetContinuousStates", GET_DERIVATIVES: "fmi2GetDerivatives",
+          GET_INDICATORS: "fmi2GetEventIndicators", GET_STATE: "getFMUstate", SET_STATE: "setFMUstate",
+          FREE_STATE: "freeFMUstate", COMPLETED_STEP: "fmi2CompletedIntegratorStep"}
+#: the FMI function each operation calls (fmpy's words for a failed one)
+FUNCTION_OF = {GET_REALS: "fmi2GetReal", SET_REALS: "fmi2SetReal", SET_TIME: "fmi2SetTime",
+               SET_STATES: "fmi2SetContinuousStates", GET_DERIVATIVES: "fmi2GetDerivatives",
+               GET_INDICATORS: "fmi2GetEventIndicators", DO_STEP: "fmi2DoStep", GET_STATE: "fmi2GetFMUstate",
+               SET_STATE: "fmi2SetFMUstate", FREE_STATE: "fmi2FreeFMUstate",
+               COMPLETED_STEP: "fmi2CompletedIntegratorStep"}
+FUNCTIONS = ("fmi2GetReal", "fmi2SetReal", "fmi2DoStep", "fmi2SetTime", "fmi2SetContinuousStates",
+             "fmi2GetDerivatives", "fmi2GetEventIndicators", "fmi2GetFMUstate", "fmi2SetFMUstate", "fmi2FreeFMUstate",
+             "fmi2CompletedIntegratorStep")
+
+
+class Unit(ctypes.Structure):
+    _fields_ = [("component", ctypes.c_void_p), *((name, ctypes.c_void_p) for name in FUNCTIONS)]
+
+
+class Operation(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_int64) for name in ("code", "unit", "count", "a", "b")]
+
+
+class Tables(ctypes.Structure):
+    _fields_ = [("refs", ctypes.POINTER(ctypes.c_uint32)), ("source", ctypes.POINTER(ctypes.c_int64)),
+                ("factor", ctypes.POINTER(ctypes.c_double)), ("offset", ctypes.POINTER(ctypes.c_double)),
+                ("mapped", ctypes.POINTER(ctypes.c_ubyte)), ("values", ctypes.POINTER(ctypes.c_double))]
+
+
+_library: list[Any] = []  # the loaded library (None: not available), once per process
+
+
+def library() -> Any:
+    """The compiled exchange (ctypes), or None: ``MECHFMU_EXCHANGE=python``, or no C compiler to build it."""
+    if os.environ.get(VARIABLE, "") == "python":
+        return None
+    if not _library:
+        path = _built()
+        loaded = None
+        if path is not None:
+            loaded = ctypes.CDLL(str(path))
+            loaded.exchange_run.restype = ctypes.c_int64
+            loaded.exchange_run.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p,
+                                            ctypes.c_double, ctypes.c_double, ctypes.c_void_p, ctypes.c_void_p,
+                                            ctypes.c_void_p, ctypes.c_void_p, ctypes.POINTER(ctypes.c_int)]
+        _library.append(loaded)
+    return _library[0]
+
+
+def _built() -> Path | None:
+    """The library for this source, compiled into the FMUs' folder's ``.native/`` if not there (written whole or
+    not at all); None without a C compiler or where compiling fails."""
+    import fmpy
+
+    from mechfmu.fmu.build import FMU_DIR
+    from mechfmu.fmu.native import _compile
+    suffix = {"win32": ".dll", "darwin": ".dylib"}.get(sys.platform, ".so")
+    digest = hashlib.sha256(SOURCE.read_bytes()).hexdigest()[:10]
+    path = Path(FMU_DIR) / ".native" / f"mechfmu_exchange_{digest}{suffix}"
+    if path.is_file():
+        return path
+    compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+    if compiler is None:
+        return None
+    headers = Path(fmpy.__file__).parent / "c-code"
+    partial = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _compile([compiler], ["-shared", "-fPIC", "-fvisibility=hidden", "-O2", "-Wall", "-Wextra", "-Werror",
+                              "-ffp-contract=off", f"-I{headers}"], partial, [SOURCE])
+        os.replace(partial, path)
+    except (OSError, RuntimeError):
+        with contextlib.suppress(OSError):
+            partial.unlink()
+        return None
+    return path
+
+
+def compilable(slave: Slave, *functions: str, names: Sequence[str] = ()) -> bool:
+    """Whether the compiled exchange can call ``slave``: an FMU whose Real calls (and ``functions``) are at hand,
+    and whose variables ``names`` are Reals."""
+    return (isinstance(slave, FmuSlave) and slave.exchange_unit()
+            and all(f in slave._fmu._functions for f in functions)
+            and all(slave.variables[n].type == "Real" for n in names))
+
+
+def reader(reads: list[tuple[Slave, list[str]]]) -> Program | None:
+    """A program of one batched read per (slave, names), its values in that order; None where it cannot be
+    compiled."""
+    runner = library()
+    if runner is None or not all(compilable(slave, names=names) for slave, names in reads):
+        return None
+    program = Program(runner)
+    for slave, names in reads:
+        program.get(slave, names)
+    return program
+
+
+class Program:
+    """A sequence of FMI calls on FMU slaves, built with its methods, then run with ``run``."""
+
+    def __init__(self, runner: Any) -> None:
+        self.runner = runner
+        self.slaves: list[Slave] = []
+        self._unit: dict[int, int] = {}
+        self.operations: list[tuple[int, int, int, int, int]] = []
+        self.refs: list[int] = []
+        self.sources: list[int] = []
+        self.maps: list[tuple[float, float] | None] = []
+        self.size = 0  # values the program holds
+        self._sealed: Any = None
+
+    def unit(self, slave: Slave) -> int:
+        if id(slave) not in self._unit:
+            self._unit[id(slave)] = len(self.slaves)
+            self.slaves.append(slave)
+        return self._unit[id(slave)]
+
+    def _values(self, count: int) -> int:
+        start, self.size = self.size, self.size + count
+        return start
+
+    def reserve(self, count: int) -> int:
+        """Room for ``count`` values the caller puts into ``values`` before ``run``; returns where it starts."""
+        return self._values(count)
+
+    def get(self, slave: Slave, names: list[str]) -> int:
+        """Read ``names`` (Reals) into the program's values; returns where they start."""
+        start, refs = self._values(len(names)), len(self.refs)
+        self.refs.extend(slave.variables[n].value_reference for n in names)
+        self.operations.append((GET_REALS, self.unit(slave), len(names), refs, start))
+        return start
+
+    def pass_values(self, index: list[int], maps: list[tuple[float, float] | None] | None) -> int:
+        """The values at ``index``, each through its map (factor·v + offset) if it has one; returns where they are."""
+        start, first = self._values(len(index)), len(self.sources)
+        self.sources.extend(index)
+        self.maps.extend(maps if maps is not None else [None] * len(index))
+        self.operations.append((PASS, 0, len(index), first, start))
+        return start
+
+    def set(self, slave: Slave, names: list[str], start: int) -> None:
+        """Set the Real inputs ``names`` to the values from ``start`` on."""
+        refs = len(self.refs)
+        self.refs.extend(slave.variables[n].value_reference for n in names)
+        self.operations.append((SET_REALS, self.unit(slave), len(names), refs, start))
+
+    def call(self, code: int, slave: Slave, count: int = 0, offset: int = 0) -> None:
+        """A call of ``slave`` with the run's time (SET_TIME, DO_STEP), a part of its arrays (states from
+        ``offset``, ``count`` long: SET_STATES, GET_DERIVATIVES, GET_INDICATORS) or its FMU state handle
+        ``handles[offset]`` (GET_STATE, SET_STATE, FREE_STATE)."""
+        self.operations.append((code, self.unit(slave), count, offset, 0))
+
+    def _seal(self) -> Any:
+        units = (Unit * max(1, len(self.slaves)))()
+        for unit, slave in zip(units, self.slaves):
+            assert isinstance(slave, FmuSlave)  # compilable
+            unit.component = slave._fmu.component
+            for name in FUNCTIONS:
+                function = slave._fmu._functions.get(name)
+                setattr(unit, name, None if function is None else ctypes.cast(function, ctypes.c_void_p).value)
+        operations = (Operation * max(1, len(self.operations)))(*(Operation(*op) for op in self.operations))
+        arrays = ((ctypes.c_uint32 * max(1, len(self.refs)))(*self.refs),
+                  (ctypes.c_int64 * max(1, len(self.sources)))(*self.sources),
+                  (ctypes.c_double * max(1, len(self.maps)))(*(1.0 if m is None else m[0] for m in self.maps)),
+                  (ctypes.c_double * max(1, len(self.maps)))(*(0.0 if m is None else m[1] for m in self.maps)),
+                  (ctypes.c_ubyte * max(1, len(self.maps)))(*(m is not None for m in self.maps)),
+                  (ctypes.c_double * max(1, self.size))())
+        tables = Tables(*(ctypes.cast(a, ctypes.POINTER(a._type_)) for a in arrays))
+        counts: dict[int, int] = {}
+        for code, unit, *_ in self.operations:
+            if code != PASS:
+                counts[unit] = counts.get(unit, 0) + 1
+        return units, operations, arrays, tables, [(self.slaves[u], n) for u, n in counts.items()]
+
+    def _ready(self) -> None:
+        self._sealed = self._seal()
+        self._head = (self._sealed[0], self._sealed[1], len(self.operations), ctypes.byref(self._sealed[3]))
+        self._status = ctypes.c_int(0)
+        self._status_ref = ctypes.byref(self._status)
+
+    @property
+    def values(self) -> Any:
+        """The program's values (ctypes doubles): what its reads put there, what its writes take."""
+        if self._sealed is None:
+            self._ready()
+        return self._sealed[2][5]
+
+    def run(self, time: float = 0.0, step: float = 0.0, states: np.ndarray | None = None,
+            derivatives: np.ndarray | None = None, indicators: np.ndarray | None = None, handles: Any = None) -> None:
+        """Every call in order; the arrays (float64, contiguous) are those SET_STATES reads and GET_DERIVATIVES,
+        GET_INDICATORS write, ``handles`` (ctypes void pointers) the FMU states' handles. Raises as the slaves' own
+        calls do."""
+        if self._sealed is None:
+            self._ready()
+        mark = _logged[0]
+        failed = self.runner.exchange_run(
+            *self._head, time, step, None if states is None else states.ctypes.data,
+            None if derivatives is None else derivatives.ctypes.data,
+            None if indicators is None else indicators.ctypes.data, handles, self._status_ref)
+        if failed < 0:
+            for slave, count in self._sealed[4]:
+                slave.calls += count
+            if _logged[0] != mark:
+                self._logged_errors(mark, time, step)
+            return
+        self._failed(int(failed), self._status.value, mark, time, step)
+
+    def _what(self, code: int, time: float, step: float) -> str:
+        if code == DO_STEP:
+            return f"step at t={time!r} h={step!r}"
+        return f"fmi2SetTime({time!r})" if code == SET_TIME else CALLED[code]
+
+    def _logged_errors(self, mark: int, time: float, step: float) -> None:
+        """An error an FMU logged during a program whose calls all returned well: its slave's SlaveError."""
+        from mechfmu.master.slaves import SlaveError
+        for code, unit, *_ in self.operations:
+            if code == PASS:
+                continue
+            slave = self.slaves[unit]
+            errors = cast(FmuSlave, slave).errors_logged_since(mark)
+            if errors:
+                slave.last_error = errors
+                raise SlaveError(f"{slave.name}: {self._what(code, time, step)} failed: {errors}")
+
+    def _failed(self, index: int, status: int, mark: int, time: float, step: float) -> None:
+        """Operation ``index`` returned ``status``: the calls up to it counted, its slave's error raised."""
+        from fmpy.fmi1 import FMICallException
+
+        from mechfmu.master.slaves import SlaveError, StepRefused
+        for code, unit, *_ in self.operations[:index + 1]:
+            if code != PASS:
+                self.slaves[unit].calls += 1
+        code, unit = self.operations[index][:2]
+        slave = self.slaves[unit]
+        logged = cast(FmuSlave, slave).errors_logged_since(mark)
+        slave.last_error = logged or str(FMICallException(FUNCTION_OF[code], status))
+        if code == DO_STEP and status == 2:  # fmi2Discard: a refused step
+            raise StepRefused(slave.last_error or f"{slave.name} refused the step at t={time!r}")
+        raise SlaveError(f"{slave.name}: {self._what(code, time, step)} failed: {slave.last_error}")

@@ -1,0 +1,116 @@
+"""The compiled exchange (mechfmu/master/exchange.py, exchange.c): the master's batched FMI calls made by one call into
+C give the Python path's results bit for bit and its call counts, and fail with the same messages."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mechfmu.master import exchange
+from mechfmu.master.coupled_system import CoupledSystem
+from mechfmu.master.fmu_slave import FmuSlave
+from mechfmu.master.simulate import simulate
+from mechfmu.master.slaves import SlaveError
+from mechfmu.ssp.scenario import Connection
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def counted_runs(monkeypatch) -> list[int]:
+    """Counts the compiled programs run from now on (so a comparison cannot pass with the Python path twice)."""
+    runs = [0]
+    original = exchange.Program.run
+
+    def run(self, *args, **kwargs):
+        runs[0] += 1
+        return original(self, *args, **kwargs)
+    monkeypatch.setattr(exchange.Program, "run", run)
+    return runs
+
+
+@pytest.mark.parametrize("scenario, algorithm, options", [
+    ("oscillator", None, {}),  # Jacobi: every step, transfer and recorded row compiled
+    ("elastogap", None, {"stop": 1.0}),  # linear-implicit with tangents and located events (states saved, restored)
+    ("two_mass_oscillator", "monolithic", {"stop": 0.5}),  # Model Exchange: the ODE's evaluation compiled
+    ("limit_stops", "gauss-seidel", {"stop": 0.5}),  # a plan per slave
+    ("geared_masses", None, {"stop": 0.2}),  # newton: connection values set and read, states saved and restored
+])
+def test_compiled_and_python_paths_give_the_same_bits_and_calls(fmus, monkeypatch, scenario, algorithm, options):
+    runs = counted_runs(monkeypatch)
+    compiled = simulate(ROOT / "scenarios" / scenario, algorithm, **options)
+    assert runs[0] > 100, "the compiled exchange ran"
+    monkeypatch.setenv(exchange.VARIABLE, "python")
+    before = runs[0]
+    python = simulate(ROOT / "scenarios" / scenario, algorithm, **options)
+    assert runs[0] == before, "the Python path ran no program"
+    assert compiled.ok and python.ok, (compiled.message, python.message)
+    assert compiled.data.dtype == python.data.dtype
+    assert compiled.data.tobytes() == python.data.tobytes()
+    assert compiled.counters == python.counters
+    assert compiled.accuracy.estimate == python.accuracy.estimate
+
+
+def pair(fmus, spring: dict) -> tuple[CoupledSystem, dict]:
+    """A mass on a spring (parameters ``spring``) to a fixed point, initialized, through the FMUs."""
+    slaves = {"ground": FmuSlave("ground", fmus["Fixed"]), "spring": FmuSlave("spring", fmus["CoordinateSpringDamper"]),
+              "mass": FmuSlave("mass", fmus["Mass"])}
+    wires = ["ground.flange.s -> spring.flange_a.s", "mass.flange_a.s -> spring.flange_b.s",
+             "mass.flange_a.v -> spring.flange_b.v", "spring.flange_b.f -> mass.flange_a.f"]
+    connections = [Connection(*a.split(".", 1), *b.split(".", 1)) for a, b in (w.split(" -> ") for w in wires)]
+    system = CoupledSystem(slaves, connections)
+    slaves["spring"].set_parameters(spring)
+    for slave in slaves.values():
+        slave.enter_initialization(0.0, 1.0)
+    for slave in slaves.values():
+        slave.exit_initialization()
+    return system, slaves
+
+
+def failure(fmus, monkeypatch, python: bool, spring: dict, act) -> str:
+    if python:
+        monkeypatch.setenv(exchange.VARIABLE, "python")
+    else:
+        monkeypatch.delenv(exchange.VARIABLE, raising=False)
+    system, slaves = pair(fmus, spring)
+    try:
+        with pytest.raises(SlaveError) as raised:
+            act(system)
+        return str(raised.value)
+    finally:
+        for slave in slaves.values():
+            slave.release()
+
+
+def test_a_failed_read_fails_with_the_fmus_message_on_both_paths(fmus, monkeypatch):
+    """The spring's user function fails at the mass's position (sqrt of a negative number): its force read
+    (fmi2GetReal) fails in the transfer, with the FMU's message, compiled as in Python."""
+    spring = {"stiffness": 1.0, "springForceUserFunction": "sqrt(u - 10)"}
+    messages = [failure(fmus, monkeypatch, python, spring, lambda s: s.transfer(s.ordered_plan))
+                for python in (False, True)]
+    assert messages[0] == messages[1]
+    assert messages[0].startswith("spring: reading outputs failed: ") and "sqrt(u - 10)" in messages[0]
+
+
+def test_a_step_at_a_wrong_time_fails_with_the_fmus_message_on_both_paths(fmus, monkeypatch):
+    """A step from a time that is not the last step's end: the FMU logs an error (the compiled path sees it in the
+    log, not in a status), the same SlaveError both ways."""
+    def act(system):
+        system.step_all(0.0, 1e-3)
+        system.step_all(0.5, 1e-3)
+    messages = [failure(fmus, monkeypatch, python, {"stiffness": 1.0}, act) for python in (False, True)]
+    assert messages[0] == messages[1]
+    assert "fmi2DoStep refused: currentCommunicationPoint = 0.5" in messages[0]
+
+
+def test_without_a_c_compiler_the_python_path_runs(fmus, monkeypatch, tmp_path):
+    """No compiler and no library built: the run goes through Python, with the same bits."""
+    reference = simulate(ROOT / "scenarios" / "oscillator", stop=0.05)
+    monkeypatch.setattr(exchange, "_library", [])
+    monkeypatch.setenv("CC", str(tmp_path / "no-compiler"))
+    monkeypatch.setattr("mechfmu.fmu.build.FMU_DIR", tmp_path / "fmus")  # no library built there yet
+    assert exchange.library() is None
+    runs = counted_runs(monkeypatch)
+    result = simulate(ROOT / "scenarios" / "oscillator", stop=0.05)
+    assert runs[0] == 0 and np.array_equal(result.data, reference.data)
+    monkeypatch.setattr(exchange, "_library", [])  # found again by the next test
