@@ -34,7 +34,9 @@ def counted_runs(monkeypatch) -> list[int]:
     ("elastogap", None, {"stop": 1.0}),  # linear-implicit with tangents and located events (states saved, restored)
     ("two_mass_oscillator", "monolithic", {"stop": 0.5}),  # Model Exchange: the ODE's evaluation compiled
     ("limit_stops", "gauss-seidel", {"stop": 0.5}),  # a plan per slave
-    ("geared_masses", None, {"stop": 0.2}),  # newton: connection values set and read, states saved and restored
+    ("geared_masses", "newton", {"stop": 0.2}),  # connection values set and read, states saved and restored
+    ("geared_masses", "monolithic", {"stop": 0.2}),  # a constraint's force solved at every evaluation
+    ("prescribed_motion", "monolithic", {"stop": 0.2}),  # and a constraint's offset in time (its state restored)
 ])
 def test_compiled_and_python_paths_give_the_same_bits_and_calls(fmus, monkeypatch, scenario, algorithm, options):
     runs = counted_runs(monkeypatch)

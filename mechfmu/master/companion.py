@@ -6,14 +6,16 @@ reads that file in step with it: at every point both recorded it keeps, per stat
 and when it was, and the largest |y_run| (the state's scale). ``Comparison.accuracy`` then gives the Richardson
 estimate of ``mechfmu.master.accuracy`` from those maxima alone, ``|y_run − y_companion| / ((c·N)^p − 1)``.
 
-The states are a slave's Real outputs without feed-through (as ``StateProbe`` reads them); the estimate keeps those
-of the run's state columns that are configuration (``accuracy.configuration``).
+The states are a slave's Real outputs without feed-through; the estimate keeps those of the run's state columns
+that are configuration (``configuration``).
 """
 from __future__ import annotations
 
 import math
+import operator
 import os
 import tempfile
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -38,6 +40,14 @@ def state_reads(run: Run) -> tuple[list[tuple[Any, list[str]]], dict[str, str]]:
     return reads, {f"{s.name}.{n}": s.variables[n].unit or "1" for s, names in reads for n in names}
 
 
+def picker(columns: np.ndarray | None) -> Callable[[tuple[float, ...]], tuple[float, ...]]:
+    """The values at ``columns`` of a row, as a tuple (none: an empty one)."""
+    if columns is None or not len(columns):
+        return lambda row: ()
+    getter = operator.itemgetter(*columns.tolist())
+    return getter if len(columns) > 1 else lambda row: (getter(row),)
+
+
 class StateRows(Observer):
     """Writes (time, states...) of every recorded point of a run to a temporary file (float64, native order)."""
 
@@ -55,11 +65,12 @@ class StateRows(Observer):
         recorded = {name: i for i, name in enumerate(run.column_names)}
         self.columns = (np.array([0, *(recorded[n] for n in self.names)], dtype=np.intp)
                         if all(n in recorded for n in self.names) else None)
+        self.pick = picker(self.columns)
         self.step_completed(run)
 
     def step_completed(self, run: Run) -> None:
         if self.columns is not None:
-            row = np.asarray(run.row, dtype=np.float64)[self.columns]  # the row's time first
+            row = np.array(self.pick(run.row), dtype=np.float64)  # the row's time first
         else:
             row = np.array([run.time, *(x for slave, names in self.reads if names for x in slave.get(names))])
         if self.error:
@@ -104,6 +115,7 @@ class Comparison(Observer):
         recorded = {name: i for i, name in enumerate(run.column_names)}
         self.columns = (np.array([recorded[n] for n in self.names], dtype=np.intp)
                         if all(n in recorded for n in self.names) else None)
+        self.pick = picker(self.columns)
         n = len(self.names)
         self.largest, self.when, self.scale = np.zeros(n), np.full(n, math.nan), np.zeros(n)
         self.usable = self.names == self.companion.names
@@ -121,7 +133,7 @@ class Comparison(Observer):
         if self.relay is not None:
             self.relay.step_completed(run)
         if self.columns is not None:
-            values = np.asarray(run.row, dtype=np.float64)[self.columns]
+            values = np.array(self.pick(run.row), dtype=np.float64)
         else:
             values = np.array([x for slave, names in self.reads if names for x in slave.get(names)], dtype=np.float64)
         np.maximum(self.scale, np.abs(values), out=self.scale)

@@ -51,7 +51,8 @@ enum {
     GET_STATE,       /* getFMUstate -> handles[a] */
     SET_STATE,       /* setFMUstate(handles[a]) */
     FREE_STATE,      /* freeFMUstate(handles + a) */
-    COMPLETED_STEP   /* completedIntegratorStep(fmi2True, ...): its requests are left to event mode's checks */
+    COMPLETED_STEP,  /* completedIntegratorStep(fmi2True, ...): its requests are left to event mode's checks */
+    STEP_FROM        /* doStep(values[b], time - values[b], fmi2True) where time > values[b] */
 };
 
 /* The arrays a program works on; the master owns them. */
@@ -120,6 +121,11 @@ EXPORT int64_t exchange_run(const Unit *units, const Operation *operations, int6
             result = unit->completedIntegratorStep(unit->component, fmi2True, &enter_event_mode, &terminate);
             break;
         }
+        case STEP_FROM:
+            if (time > tables->values[op->b]) {
+                result = unit->doStep(unit->component, tables->values[op->b], time - tables->values[op->b], fmi2True);
+            }
+            break;
         default:
             result = fmi2Fatal;
         }

@@ -33,18 +33,18 @@ SOURCE = Path(__file__).with_name("exchange.c")
 #: set to "python" for the Python path (the same calls one by one)
 VARIABLE = "MECHFMU_EXCHANGE"
 (GET_REALS, SET_REALS, PASS, SET_TIME, SET_STATES, GET_DERIVATIVES, GET_INDICATORS, DO_STEP, GET_STATE, SET_STATE,
- FREE_STATE, COMPLETED_STEP) = range(12)
+ FREE_STATE, COMPLETED_STEP, STEP_FROM) = range(13)
 #: the FMI function behind each operation that calls one (what a failure names)
 CALLED = {GET_REALS: "reading outputs", SET_REALS: "setting inputs", SET_TIME: "fmi2SetTime",
           SET_STATES: "fmi2SetContinuousStates", GET_DERIVATIVES: "fmi2GetDerivatives",
           GET_INDICATORS: "fmi2GetEventIndicators", GET_STATE: "getFMUstate", SET_STATE: "setFMUstate",
-          FREE_STATE: "freeFMUstate", COMPLETED_STEP: "fmi2CompletedIntegratorStep"}
+          FREE_STATE: "freeFMUstate", COMPLETED_STEP: "fmi2CompletedIntegratorStep", STEP_FROM: "step"}
 #: the FMI function each operation calls (fmpy's words for a failed one)
 FUNCTION_OF = {GET_REALS: "fmi2GetReal", SET_REALS: "fmi2SetReal", SET_TIME: "fmi2SetTime",
                SET_STATES: "fmi2SetContinuousStates", GET_DERIVATIVES: "fmi2GetDerivatives",
                GET_INDICATORS: "fmi2GetEventIndicators", DO_STEP: "fmi2DoStep", GET_STATE: "fmi2GetFMUstate",
                SET_STATE: "fmi2SetFMUstate", FREE_STATE: "fmi2FreeFMUstate",
-               COMPLETED_STEP: "fmi2CompletedIntegratorStep"}
+               COMPLETED_STEP: "fmi2CompletedIntegratorStep", STEP_FROM: "fmi2DoStep"}
 FUNCTIONS = ("fmi2GetReal", "fmi2SetReal", "fmi2DoStep", "fmi2SetTime", "fmi2SetContinuousStates",
              "fmi2GetDerivatives", "fmi2GetEventIndicators", "fmi2GetFMUstate", "fmi2SetFMUstate", "fmi2FreeFMUstate",
              "fmi2CompletedIntegratorStep")
@@ -188,6 +188,10 @@ class Program:
         ``handles[offset]`` (GET_STATE, SET_STATE, FREE_STATE)."""
         self.operations.append((code, self.unit(slave), count, offset, 0))
 
+    def step_from(self, slave: Slave, start: int) -> None:
+        """A step of ``slave`` from the time at ``values[start]`` to the run's time (none if that is not later)."""
+        self.operations.append((STEP_FROM, self.unit(slave), 0, 0, start))
+
     def _seal(self) -> Any:
         units = (Unit * max(1, len(self.slaves)))()
         for unit, slave in zip(units, self.slaves):
@@ -206,8 +210,9 @@ class Program:
         tables = Tables(*(ctypes.cast(a, ctypes.POINTER(a._type_)) for a in arrays))
         counts: dict[int, int] = {}
         for code, unit, *_ in self.operations:
-            if code != PASS:
+            if code not in (PASS, STEP_FROM):  # a step from a time is counted where it is made
                 counts[unit] = counts.get(unit, 0) + 1
+        self._steps_from = [(self.slaves[unit], b) for code, unit, _, _, b in self.operations if code == STEP_FROM]
         return units, operations, arrays, tables, [(self.slaves[u], n) for u, n in counts.items()]
 
     def _ready(self) -> None:
@@ -238,6 +243,9 @@ class Program:
         if failed < 0:
             for slave, count in self._sealed[4]:
                 slave.calls += count
+            for slave, start in self._steps_from:
+                if time > self._sealed[2][5][start]:
+                    slave.calls += 1
             if _logged[0] != mark:
                 self._logged_errors(mark, time, step)
             return
@@ -265,8 +273,8 @@ class Program:
         from fmpy.fmi1 import FMICallException
 
         from mechfmu.master.slaves import SlaveError, StepRefused
-        for code, unit, *_ in self.operations[:index + 1]:
-            if code != PASS:
+        for code, unit, _, _, b in self.operations[:index + 1]:
+            if code != PASS and (code != STEP_FROM or time > self._sealed[2][5][b]):
                 self.slaves[unit].calls += 1
         code, unit = self.operations[index][:2]
         slave = self.slaves[unit]

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from mechfmu.components.base import coerce
+from mechfmu.components.ports import LAMBDA
 from mechfmu.master.slaves import Slave, SlaveError, VariableInfo
 from mechfmu.ssp.archive import ArchiveError
 
@@ -47,7 +48,8 @@ class FmuSlave(Slave):
         return cls._unzipped[fmu]
 
     def __init__(self, name: str, fmu: str | Path, model_exchange: bool = False):
-        """``model_exchange``: instantiated as fmi2ModelExchange (``model_exchange_view``), not co-simulation."""
+        """``model_exchange``: instantiated as fmi2ModelExchange (``model_exchange_view``), not co-simulation; a
+        constraint (an input ``lambda``) without that form as co-simulation, for the monolithic master to solve."""
         super().__init__(name)
         import fmpy
         from fmpy.fmi2 import (
@@ -66,6 +68,9 @@ class FmuSlave(Slave):
             raise SlaveError(f"{name}: {exc}") from None
         if md.coSimulation is None:
             raise SlaveError(f"{name}: {self.fmu} is not a co-simulation FMU")
+        constraint = any(v.name == LAMBDA and v.causality == "input" for v in md.modelVariables)
+        if model_exchange and md.modelExchange is None and constraint:  # algebraic: the master solves its force
+            model_exchange = False
         if model_exchange and md.modelExchange is None:
             raise SlaveError(f"{name}: {Path(self.fmu).name} is not a Model Exchange FMU (a component without a "
                              "Model Exchange form: its documentation says why)")

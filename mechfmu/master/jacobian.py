@@ -14,9 +14,14 @@ components, (I − M·D)·u = M·C·x and
 I − M·D is invertible: the feed-through outputs form no loop (the master refuses algebraic loops), so M·D is
 nilpotent. The partials the components take analytically make J exact; the integrator's Newton iteration then
 needs no difference quotients of the whole system (one derivative evaluation per state).
+
+``linearized`` adds knowns z that no connection sets (a constraint's force λ, which the master sets) and outputs r
+that no connection reads (a constraint's residuals): with ẋ = A·x + B·u + Bz·z, y = C·x + D·u + E·z and so
+u = Ux·x + Uz·z, it gives dẋ/dx = A + B·Ux, dẋ/dz = Bz + B·Uz, dr/dx = C_r + D_r·Ux and dr/dz = E_r + D_r·Uz.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -24,48 +29,82 @@ import numpy as np
 from mechfmu.master.coupled_system import CoupledSystem
 
 
+@dataclass
+class Linearization:
+    """The system's partials at one point (module docstring): of ẋ and of the outputs r on x and on z."""
+    dx_dx: np.ndarray
+    dx_dz: np.ndarray
+    dr_dx: np.ndarray
+    dr_dz: np.ndarray
+
+
 class SystemJacobian:
     """J of the monolithic ODE at the point its components are at (module docstring; the master puts them there)."""
 
-    def __init__(self, system: CoupledSystem, components: list[Any], slices: list[slice]):
+    def __init__(self, system: CoupledSystem, components: list[Any], slices: list[slice],
+                 knowns: dict[str, list[str]] | None = None, outputs: dict[str, list[str]] | None = None):
+        """``knowns``/``outputs``: per slave name, its unconnected inputs z and outputs r (``linearized``)."""
         self.components, self.slices = components, slices
         index = {name: i for i, name in enumerate(system.slaves)}
-        outputs: dict[tuple[int, str], int] = {}
+        outputs_at: dict[tuple[int, str], int] = {}
         inputs: dict[tuple[int, str], int] = {}
         for con in system.connections:
-            outputs.setdefault((index[con.source], con.source_variable), len(outputs))
+            outputs_at.setdefault((index[con.source], con.source_variable), len(outputs_at))
             inputs.setdefault((index[con.target], con.target_variable), len(inputs))
-        self.coupling = np.zeros((len(inputs), len(outputs)))  # M: u = M·y
+        #: the rows of r in y (outputs no connection reads) and the columns of z (inputs no connection sets)
+        self.residual_rows = [outputs_at.setdefault((index[s], n), len(outputs_at))
+                              for s, names in (outputs or {}).items() for n in names]
+        extra = {(index[s], n): j for j, (s, n) in enumerate((s, n) for s, names in (knowns or {}).items()
+                                                              for n in names)}
+        self.coupling = np.zeros((len(inputs), len(outputs_at)))  # M: u = M·y
         for con in system.connections:
             self.coupling[inputs[(index[con.target], con.target_variable)],
-                          outputs[(index[con.source], con.source_variable)]] += con.factor
-        #: per component: (its connected outputs and their rows in y, its connected inputs and their rows in u)
-        self.ports = [([n for (i, n) in outputs if i == c], [outputs[(i, n)] for (i, n) in outputs if i == c],
-                       [n for (i, n) in inputs if i == c], [inputs[(i, n)] for (i, n) in inputs if i == c])
+                          outputs_at[(index[con.source], con.source_variable)]] += con.factor
+        #: per component: (its outputs and their rows in y, its connected inputs and their rows in u, its
+        #: unconnected knowns and their columns in z)
+        self.ports = [([n for (i, n) in outputs_at if i == c], [outputs_at[(i, n)] for (i, n) in outputs_at if i == c],
+                       [n for (i, n) in inputs if i == c], [inputs[(i, n)] for (i, n) in inputs if i == c],
+                       [n for (i, n) in extra if i == c], [extra[(i, n)] for (i, n) in extra if i == c])
                       for c in range(len(components))]
         self.size = sum(s.stop - s.start for s in slices)
+        self.nz = len(extra)
 
-    def __call__(self) -> np.ndarray:
-        n, ny, nu = self.size, self.coupling.shape[1], self.coupling.shape[0]
-        a, b = np.zeros((n, n)), np.zeros((n, nu))
-        c, d = np.zeros((ny, n)), np.zeros((ny, nu))
-        for component, part, (out_names, out_rows, in_names, in_rows) in zip(self.components, self.slices,
-                                                                             self.ports):
+    def _blocks(self) -> tuple[np.ndarray, ...]:
+        """A, B, Bz, C, D, E of the module docstring at the current point."""
+        n, ny, nu, nz = self.size, self.coupling.shape[1], self.coupling.shape[0], self.nz
+        a, b, bz = np.zeros((n, n)), np.zeros((n, nu)), np.zeros((n, nz))
+        c, d, e = np.zeros((ny, n)), np.zeros((ny, nu)), np.zeros((ny, nz))
+        for component, part, (out_names, out_rows, in_names, in_rows, z_names, z_columns) in zip(
+                self.components, self.slices, self.ports):
             states, derivatives = component.state_variables(), component.derivative_variables()
-            unknowns, knowns = derivatives + out_names, states + in_names
+            unknowns, knowns = derivatives + out_names, states + in_names + z_names
             if not unknowns or not knowns:
                 continue
             columns = [component.directional_derivative(unknowns, knowns,
                                                         [1.0 if i == j else 0.0 for i in range(len(knowns))])
                        for j in range(len(knowns))]
             block = np.array(columns, dtype=float).T  # rows: unknowns, columns: knowns
-            nx = len(states)
+            nx, nk = len(states), len(states) + len(in_names)
             rows_x, rows_y = list(range(part.start, part.stop)), out_rows
             a[np.ix_(rows_x, rows_x)] = block[:nx, :nx]
-            b[np.ix_(rows_x, in_rows)] = block[:nx, nx:]
+            b[np.ix_(rows_x, in_rows)] = block[:nx, nx:nk]
+            bz[np.ix_(rows_x, z_columns)] = block[:nx, nk:]
             c[np.ix_(rows_y, rows_x)] = block[nx:, :nx]
-            d[np.ix_(rows_y, in_rows)] = block[nx:, nx:]
-        if not nu:
+            d[np.ix_(rows_y, in_rows)] = block[nx:, nx:nk]
+            e[np.ix_(rows_y, z_columns)] = block[nx:, nk:]
+        return a, b, bz, c, d, e
+
+    def __call__(self) -> np.ndarray:
+        a, b, _, c, d, _ = self._blocks()
+        if not self.coupling.shape[0]:
             return a
-        inputs = np.linalg.solve(np.eye(nu) - self.coupling @ d, self.coupling @ c)  # du/dx
+        inputs = np.linalg.solve(np.eye(self.coupling.shape[0]) - self.coupling @ d, self.coupling @ c)  # du/dx
         return a + b @ inputs
+
+    def linearized(self) -> Linearization:
+        """The partials of ẋ and r on x and z at the current point (module docstring)."""
+        a, b, bz, c, d, e = self._blocks()
+        loop = np.eye(self.coupling.shape[0]) - self.coupling @ d
+        ux, uz = np.linalg.solve(loop, self.coupling @ c), np.linalg.solve(loop, self.coupling @ e)
+        rows = self.residual_rows
+        return Linearization(a + b @ ux, bz + b @ uz, c[rows] + d[rows] @ ux, e[rows] + d[rows] @ uz)

@@ -30,6 +30,7 @@ from typing import Any
 from mechfmu.master.accuracy import Accuracy, body_positions, estimated, scenario_tolerance
 from mechfmu.master.algorithms import CouplingAlgorithm, make_algorithm, refuse_unenforced_constraints
 from mechfmu.master.algorithms.auto import AUTO, Choice, chosen_algorithm, offers_model_exchange, switching_slaves
+from mechfmu.master.algorithms.base import is_constraint
 from mechfmu.master.algorithms.step_control import state_outputs
 from mechfmu.master.coupled_system import AlgebraicLoopError, CoupledSystem
 from mechfmu.master.fmu_slave import FmuSlave, InstancePool
@@ -73,7 +74,7 @@ def model_exchange_choice(scenario: Scenario, local: bool, parameters: dict[str,
     except Exception:  # the run itself reports it
         return None
     try:
-        if not all(offers_model_exchange(slave) for slave in slaves.values()):
+        if not all(offers_model_exchange(slave) or is_constraint(slave) for slave in slaves.values()):
             return None
         values = {name: {**scenario.components[name].parameters, **(parameters or {}).get(name, {})} for name in slaves}
         algo, choice = chosen_algorithm(slaves, values, options, tolerance)
@@ -340,7 +341,7 @@ def record_point(run: Run, observers: list[Observer], t: float) -> None:
 def divergence(run: Run, bound: float, factor: float) -> str:
     """What diverged in the current row ('' if nothing): a non-finite value or one beyond ``bound``."""
     values = run.row[1:]
-    if math.isfinite(sum(values)) and max(map(abs, values), default=0.0) <= bound:
+    if not values or (math.isfinite(sum(values)) and -bound <= min(values) and max(values) <= bound):
         return ""
     bad = [n for n, x in zip(run.column_names[1:], values) if not abs(x) <= bound]
     listed = ", ".join(f"{n} = {run.row[run.column_names.index(n)]:.6g}" for n in bad[:5])

@@ -2,23 +2,26 @@
 are, decided once they are instantiated (``choose``). It is the default wherever neither the caller nor the
 scenario names an algorithm.
 
-- An active constraint (an input ``lambda`` that a master must solve, with an output ``constraintEquation``;
-  ``activeConnector`` not false): ``newton`` with implicit coupling, the master that solves it.
-- Otherwise, where every component has a Model Exchange form (``offers_model_exchange``; all of ours but the
-  constraint): ``monolithic``, chosen for its cost. One stiff integrator (Radau) takes all the components' states
-  with steps its error control sets where the dynamics are fast, so there is no coupling error to divide every
-  communication step for; its tolerance follows the run's (``ode_rtol`` = rtol/100, ``ode_atol`` = atol/10, the
-  margin its summed local errors need to stay within the run's tolerance) and it locates every switch. On the
-  two-mass contact model of the performance page it made 0.3 M component calls where linear-implicit with the
-  substeps for the tolerance made 5.4 M.
+- Where every component has a Model Exchange form (``offers_model_exchange``; all of ours but the constraint) or
+  is a constraint (an input ``lambda`` that a master must solve, with an output ``constraintEquation``;
+  ``activeConnector`` not false) and gives directional derivatives: ``monolithic``, chosen for its cost. One stiff
+  integrator (Radau) takes all the components' states with steps its error control sets where the dynamics are
+  fast, so there is no coupling error to divide every communication step for; a constraint's force is solved at
+  every point it evaluates (mechfmu/master/constraint_forces.py); its tolerance follows the run's (``ode_rtol`` =
+  rtol/``ODE_MARGIN``, ``ode_atol`` = atol) and it locates every switch. On the two-mass contact model of the
+  performance page it made 0.3 M component calls where linear-implicit with the substeps for the tolerance made
+  5.4 M; on belt_friction 4 M where newton with its substeps made 60 M.
+- Otherwise, with a constraint (one whose offset depends on time and that cannot save its state, or a caller's
+  co-simulation option): ``newton`` with implicit coupling, the master that solves it.
 - Otherwise ``linear-implicit``: Jacobi plus the tangents (∂f/∂s, ∂f/∂v) of every connector that outputs them,
   with which the body integrates the connector's force implicitly: a linear connector to ground adds no coupling
   error and a stiff one stays stable at any step; where there are no tangents it is Jacobi.
 - Events on where a component has event indicators (``indicator.*`` outputs: a contact, a limit stop, a
   stick/slip switch), every slave can take a step again (rollback) and there is no constraint: each switch is
-  located within its step and acts there, not at the step's end. With a constraint the switches act at the
-  steps' ends, as in Exudyn: on belt_friction (a belt drive's velocity constraint and stick/slip friction)
-  located switches put the mass 2e-3 m from Exudyn's solution, switches at the steps' ends 6e-4 m.
+  located within its step and acts there, not at the step's end. With a constraint under newton the switches act
+  at the steps' ends, as in Exudyn: on belt_friction (a belt drive's velocity constraint and stick/slip friction)
+  switches located by newton put the mass 2e-3 m from Exudyn's solution, switches at the steps' ends 6e-4 m (the
+  monolithic master, which locates them in one ODE, 4e-4 m).
 
 Options the caller gives go to the chosen algorithm and win over these choices (``events="off"``); one the
 chosen algorithm does not take is a ValueError naming it.
@@ -31,9 +34,13 @@ from typing import Any
 
 from mechfmu.components.ports import ACTIVE, INDICATOR
 from mechfmu.master.algorithms.base import ALGORITHMS, CouplingAlgorithm, is_constraint, make_algorithm
+from mechfmu.master.constraint_forces import OFFSET_FUNCTIONS
 from mechfmu.master.slaves import Slave
 
 AUTO = "auto"
+#: the monolithic master's integrator runs at the run's rtol divided by this (and its atol): on the 20 shipped
+#: scenarios and the performance page's two models its error then stayed 20 to 10^5 times within the run's tolerance
+ODE_MARGIN = 10
 
 
 def algorithm_names() -> list[str]:
@@ -84,19 +91,26 @@ def choose(slaves: dict[str, Slave], values: dict[str, dict[str, Any]],
                    if is_constraint(slave) and values.get(name, {}).get(ACTIVE, True) not in (False, "false", 0)]
     switching = switching_slaves(slaves)
     rollback = all(getattr(slave, "can_roll_back", True) for slave in slaves.values())
-    if constraints:
-        choice = Choice("newton", {"coupling": "implicit"},
-                        f"the constraint(s) {', '.join(constraints)} need a master that solves their force")
-    elif (all(offers_model_exchange(slave) for slave in slaves.values())
-          and set(options) <= monolithic_options()):
-        choice = Choice("monolithic", {"ode_rtol": f"{tolerance[0] / 100:g}", "ode_atol": f"{tolerance[1] / 10:g}"},
-                        "every component has a Model Exchange form and there is no constraint: one stiff integrator "
-                        "over all their states, its steps where the dynamics need them, has no coupling error to "
-                        "divide every step for (cheaper than co-simulation's substeps at the tolerance rtol "
-                        f"{tolerance[0]:g}, atol {tolerance[1]:g})")
+    timed = [name for name in constraints if any(str(values.get(name, {}).get(p, "")).strip() for p in OFFSET_FUNCTIONS)
+             and not getattr(slaves[name], "can_roll_back", True)]
+    if (all(offers_model_exchange(slave) or is_constraint(slave) for slave in slaves.values())
+            and set(options) <= monolithic_options() and not timed
+            and (not constraints or all(slave.provides_directional_derivative() for slave in slaves.values()))):
+        choice = Choice("monolithic", {"ode_rtol": f"{tolerance[0] / ODE_MARGIN:g}", "ode_atol": f"{tolerance[1]:g}"},
+                        "every component has a Model Exchange form"
+                        + (f" and the force of {', '.join(constraints)} is solved at every point of the integrator "
+                           "(the constraint differentiated to the accelerations)" if constraints else "")
+                        + ": one stiff integrator over all their states, its steps where the dynamics need them, has "
+                        "no coupling error to divide every step for (cheaper than co-simulation's substeps at the "
+                        f"tolerance rtol {tolerance[0]:g}, atol {tolerance[1]:g})")
         if switching:
             choice.reason += f"; {', '.join(switching)} switch (event indicators): each switch located"
         return choice
+    if constraints:
+        choice = Choice("newton", {"coupling": "implicit"},
+                        f"the constraint(s) {', '.join(constraints)} need a master that solves their force"
+                        + (f" ({', '.join(timed)}: an offset in time, and no saved state to evaluate it at the "
+                           "integrator's times)" if timed else ""))
     else:
         choice = Choice("linear-implicit", {}, "no constraint: the connectors' tangents couple them implicitly "
                                                "(stable for stiff ones)")

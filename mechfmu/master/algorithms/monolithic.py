@@ -28,8 +28,8 @@ adaptive and energy_audit are refused, not ignored.
 
 Results are on the communication grid; the recorded outputs are those at each point after the exchange.
 Located events go to the run's events (time, indicator). The components run in-process (``--local``) or as
-FMUs instantiated as fmi2ModelExchange (``mechfmu.master.fmu_model_exchange``), bit for bit alike; a component
-without an ODE form (a constraint) is refused before the run with its reason.
+FMUs instantiated as fmi2ModelExchange (``mechfmu.master.fmu_model_exchange``), bit for bit alike. A constraint (no
+ODE form) is an algebraic part: its force is solved at every point (``mechfmu.master.constraint_forces``).
 """
 from __future__ import annotations
 
@@ -37,10 +37,10 @@ import math
 from typing import Any
 
 import numpy as np
-from scipy.integrate import BDF, LSODA, Radau
 from scipy.optimize import brentq
 
-from mechfmu.master.algorithms.base import CouplingAlgorithm, Option, register
+from mechfmu.master.algorithms.base import CouplingAlgorithm, Option, constraint_slaves, is_constraint, register
+from mechfmu.master.constraint_forces import AlgebraicView, ConstraintForces
 from mechfmu.master.coupled_system import CoupledSystem
 from mechfmu.master.exchange import (
     COMPLETED_STEP,
@@ -53,13 +53,12 @@ from mechfmu.master.exchange import (
     library,
 )
 from mechfmu.master.fmu_model_exchange import ModelExchangeView
+from mechfmu.master.integrators import SOLVERS, dense_output
 from mechfmu.master.jacobian import SystemJacobian
 
 #: FMI 2.0's domains of an indicator are z > 0 and z <= 0: a zero is moved this far below 0 (so one that stays 0, as
 #: an inactive switch's does, is no event, and leaving z > 0 for z = 0 is one)
 ZERO_SIDE = 1e-300
-#: the integrators of the option method
-SOLVERS = {"Radau": Radau, "BDF": BDF, "LSODA": LSODA}
 #: the unit roundoff; roots are located to 4 of it (as solve_ivp does)
 EPS = float(np.finfo(float).eps)
 #: event mode iterations at one instant before the run stops (a chattering model)
@@ -90,6 +89,7 @@ class Monolithic(CouplingAlgorithm):
                                   "system", choices=("directional", "differences"))}
     counter_names = ("derivative_evaluations", "solver_steps", "state_events", "time_events", "jacobians")
     steps_slaves = False
+    enforces_constraints = True
 
     def __init__(self, **options: Any):
         super().__init__(**options)
@@ -102,7 +102,7 @@ class Monolithic(CouplingAlgorithm):
                              "energy_audit off")
         self.components = []
         for slave in system.slaves.values():
-            view = slave.model_exchange_view()
+            view = AlgebraicView(slave) if is_constraint(slave) else slave.model_exchange_view()
             if view.co_simulation_only:
                 raise ValueError(f"algorithm 'monolithic': {slave.name} ({type(view).__name__}) has no "
                                  f"Model Exchange form: {view.co_simulation_only}")
@@ -110,6 +110,8 @@ class Monolithic(CouplingAlgorithm):
         sizes = [len(c.continuous_states) for c in self.components]
         self.slices = [slice(sum(sizes[:i]), sum(sizes[:i + 1])) for i in range(len(sizes))]
         self.labels = [f"{s}.{n}" for s, c in zip(system.slaves, self.components) for n in c.indicator_names()]
+        constraints = constraint_slaves(system.slaves)
+        self.forces = ConstraintForces(system, self.components, self.slices, constraints) if constraints else None
         directional = self.config["jacobian"] == "directional" and all(
             c.provides_directional_derivative() for c in self.components)
         self.jacobian = SystemJacobian(system, self.components, self.slices) if directional else None
@@ -127,49 +129,70 @@ class Monolithic(CouplingAlgorithm):
     def restore(self, memory: Any) -> None:
         del self.events[memory:]
 
-    def _compiled(self, system: CoupledSystem) -> tuple[Program, Program, Program, Program] | None:
+    def _compiled(self, system: CoupledSystem) -> dict[str, Program] | None:
         """Where every component is an FMU the compiled exchange can call (``mechfmu.master.exchange``): the
-        programs that put the components at (t, x) and pass the outputs on, that read the derivatives, that read
-        the indicators and that complete an integrator step, the calls ``_put``, ``_derivatives``, ``_indicators``
-        and ``_accept`` make; else None."""
+        programs that put the components at (t, x) and pass the outputs on (``put``), that read the derivatives,
+        the indicators, that complete an integrator step, and the put and the completion in one (``accept``): the
+        calls ``_put``, ``_derivatives``, ``_indicators`` and ``_accept`` make (with constraints also theirs,
+        ``ConstraintForces.compile``); else None."""
         runner = library()
         functions = ("fmi2SetTime", "fmi2SetContinuousStates", "fmi2GetDerivatives", "fmi2GetEventIndicators",
                      "fmi2CompletedIntegratorStep")
-        if runner is None or not all(isinstance(c, ModelExchangeView) and compilable(c.slave, *functions)
-                                     for c in self.components):
+        if runner is None or not all(isinstance(c, AlgebraicView) or isinstance(c, ModelExchangeView)
+                                     and compilable(c.slave, *functions) for c in self.components):
             return None
-        put, derivatives, indicators, completed = Program(runner), Program(runner), Program(runner), Program(runner)
+        programs = {name: Program(runner) for name in ("put", "derivatives", "indicators", "completed")}
         z = 0
-        for component, part in zip(self.components, self.slices):
-            put.call(SET_TIME, component.slave)
-            put.call(SET_STATES, component.slave, part.stop - part.start, part.start)
-            derivatives.call(GET_DERIVATIVES, component.slave, part.stop - part.start, part.start)
-            completed.call(COMPLETED_STEP, component.slave)
+        for component, part in self._stated():
+            programs["derivatives"].call(GET_DERIVATIVES, component.slave, part.stop - part.start, part.start)
+            programs["completed"].call(COMPLETED_STEP, component.slave)
             count = len(component.indicator_names())
             if count:
-                indicators.call(GET_INDICATORS, component.slave, count, z)
+                programs["indicators"].call(GET_INDICATORS, component.slave, count, z)
                 z += count
-        if not system.add_transfer(put, system.ordered_plan):
+        if not self._add_put(system, programs["put"]):
             return None
-        return put, derivatives, indicators, completed
+        programs["accept"] = Program(runner)  # put, then completed: an accepted point in one call
+        self._add_put(system, programs["accept"])
+        for component, _ in self._stated():
+            programs["accept"].call(COMPLETED_STEP, component.slave)
+        if self.forces is not None:
+            self.forces.compile(runner, lambda program: self._add_put(system, program), self._stated())
+        return programs
+
+    def _stated(self) -> list[tuple[Any, slice]]:
+        """The components with a Model Exchange form (not constraints) and their parts of x."""
+        return [(c, part) for c, part in zip(self.components, self.slices) if not isinstance(c, AlgebraicView)]
+
+    def _add_put(self, system: CoupledSystem, program: Program) -> bool:
+        for component, part in self._stated():
+            program.call(SET_TIME, component.slave)
+            program.call(SET_STATES, component.slave, part.stop - part.start, part.start)
+        return system.add_transfer(program, system.ordered_plan)
 
     # --- the ODE -------------------------------------------------------------------------------------------
     def _put(self, system: CoupledSystem, t: float, x: np.ndarray) -> None:
-        """Every component at time t with its part of x, the outputs passed along the connections."""
+        """Every component at time t with its part of x, the outputs passed along the connections (with the
+        constraints' forces solved there)."""
         key = (t, x.tobytes())
         if self._evaluated == key:
             return
+        if self.forces is not None:
+            self.forces.solve(t, x, lambda s, y: self._place(system, s, y))
+        else:
+            self._place(system, t, x)
+        self._evaluated = key
+
+    def _place(self, system: CoupledSystem, t: float, x: np.ndarray) -> None:
         if self.compiled is not None:
-            self.compiled[0].run(t, states=np.ascontiguousarray(x, dtype=float))
+            self.compiled["put"].run(t, states=np.ascontiguousarray(x, dtype=float))
             for component in self.components:
                 component.time = t
-            self._evaluated = key
             return
         for component, part in zip(self.components, self.slices):
             component.set_time(t)
             component.set_continuous_states(x[part].tolist())
         system.transfer(system.ordered_plan)
-        self._evaluated = key
 
     def _states(self) -> np.ndarray:
         return np.array([v for c in self.components for v in c.get_continuous_states()], dtype=float)
@@ -177,9 +200,11 @@ class Monolithic(CouplingAlgorithm):
     def _derivatives(self, system: CoupledSystem, t: float, x: np.ndarray) -> np.ndarray:
         self._put(system, t, x)
         self.counters["derivative_evaluations"] += 1
+        if self.forces is not None:  # read where the forces were solved
+            return self.forces.rates.copy()
         if self.compiled is not None:
             dx = np.empty(self.slices[-1].stop if self.slices else 0)
-            self.compiled[1].run(derivatives=dx)
+            self.compiled["derivatives"].run(derivatives=dx)
             return dx
         return np.array([v for c in self.components for v in c.derivatives()], dtype=float)
 
@@ -187,13 +212,16 @@ class Monolithic(CouplingAlgorithm):
         assert self.jacobian is not None  # passed to the integrator only then
         self._put(system, t, x)
         self.counters["jacobians"] += 1
-        return self.jacobian()
+        if self.forces is None:
+            return self.jacobian()
+        self.forces.linearize()
+        return self.forces.jacobian
 
     def _indicators(self, system: CoupledSystem, t: float, x: np.ndarray) -> list[float]:
         self._put(system, t, x)
         if self.compiled is not None:
             z = np.empty(len(self.labels))
-            self.compiled[2].run(indicators=z)
+            self.compiled["indicators"].run(indicators=z)
             return z.tolist()
         return [v for c in self.components for v in c.event_indicators()]
 
@@ -261,9 +289,15 @@ class Monolithic(CouplingAlgorithm):
         return t, np.asarray(self.dense(t), dtype=float)
 
     def _accept(self, system: CoupledSystem, t: float, x: np.ndarray) -> None:
+        if self.compiled is not None and self.forces is None and self._evaluated != (t, x.tobytes()):
+            self.compiled["accept"].run(t, states=np.ascontiguousarray(x, dtype=float))  # _put's calls, completed's
+            for component in self.components:
+                component.time = t
+            self._evaluated = (t, x.tobytes())
+            return
         self._put(system, t, x)
         if self.compiled is not None:
-            self.compiled[3].run()
+            self.compiled["completed"].run()
             return
         for component in self.components:
             component.completed_integrator_step()
@@ -271,6 +305,9 @@ class Monolithic(CouplingAlgorithm):
     # --- a communication step ------------------------------------------------------------------------------
     def _step_impl(self, system: CoupledSystem, t: float, h: float) -> None:
         if not self._started:
+            if self.forces is not None:
+                self.forces.stabilize(1.0 / h)
+                self._evaluated = None
             for component in self.components:
                 component.set_time(t)
             system.transfer(system.ordered_plan)
@@ -315,5 +352,5 @@ class Monolithic(CouplingAlgorithm):
                                                            f"t = {solver.t!r} s")
                     return
                 self.counters["solver_steps"] += 1
-                self.dense = solver.dense_output()
+                self.dense = dense_output(solver)
                 self._watch(system, ignored)
