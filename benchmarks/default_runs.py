@@ -264,7 +264,8 @@ def describe(row: dict) -> str:
     master = row["algorithm"] + (f" x{row['substeps']}" if row.get("substeps", 1) > 1 else "")
     verdict = "ok" if row.get("error", math.nan) <= row.get("tolerance", math.nan) else "MISSED"
     return (f"{master:<22}{row['wall']:>9.2f}{row['calls']:>11d}{row['estimate_calls']:>10d}"
-            f"{row.get('error', math.nan):>10.2e}{row.get('tolerance', math.nan):>10.2e} {verdict}"
+            f"{row.get('error', math.nan):>10.2e}{row.get('estimate', math.nan):>10.2e}"
+            f"{row.get('tolerance', math.nan):>10.2e} {verdict}"
             + (" warned" if row["warned"] else "") + ("" if row["status"] == "ok" else f" {row['status']}"))
 
 
@@ -289,7 +290,7 @@ def main() -> None:
         with tempfile.TemporaryDirectory(prefix="mechfmu_before_") as tmp, checkout(args.before, Path(tmp)) as (
                 tree, env):
             before = {r["case"]: r for r in measured_in(tree, {**env, "MECHFMU_FMU_DIR": str(tree / "fmus")}, cases)}
-    head = f"{'master':<22}{'wall s':>9}{'calls':>11}{'+estim.':>10}{'error':>10}{'tolerance':>10}"
+    head = f"{'master':<22}{'wall s':>9}{'calls':>11}{'+estim.':>10}{'error':>10}{'estimate':>10}{'tolerance':>10}"
     print(f"{'case':<26}{'tree':<8}{head}")
     for case in cases:
         for label, rows in (("now", now), (args.before or "", before)):

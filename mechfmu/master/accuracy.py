@@ -47,7 +47,7 @@ if TYPE_CHECKING:
 
 RTOL, ATOL = 1e-6, 1e-9
 #: the monolithic master's companion: at this many times its integrator's tolerances, on a grid this much coarser
-LOOSENED, GRID = 100.0, 10
+LOOSENED, GRID = 100.0, 20
 #: ``auto`` divides its step at most this often for its tolerance (then warns)
 MAX_SUBSTEPS = 64
 

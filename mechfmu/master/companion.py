@@ -12,10 +12,8 @@ that are configuration (``configuration``).
 from __future__ import annotations
 
 import math
-import operator
 import os
 import tempfile
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -40,12 +38,11 @@ def state_reads(run: Run) -> tuple[list[tuple[Any, list[str]]], dict[str, str]]:
     return reads, {f"{s.name}.{n}": s.variables[n].unit or "1" for s, names in reads for n in names}
 
 
-def picker(columns: np.ndarray | None) -> Callable[[tuple[float, ...]], tuple[float, ...]]:
-    """The values at ``columns`` of a row, as a tuple (none: an empty one)."""
-    if columns is None or not len(columns):
-        return lambda row: ()
-    getter = operator.itemgetter(*columns.tolist())
-    return getter if len(columns) > 1 else lambda row: (getter(row),)
+def outputs_at(run: Run, columns: np.ndarray | None) -> np.ndarray | None:
+    """Where the run's ``outputs`` (the compiled reader's values) hold the row's ``columns``: their indices there."""
+    if columns is None or run.outputs is None or (len(columns) and columns.max() > len(run.outputs)):
+        return None
+    return columns - 1
 
 
 class StateRows(Observer):
@@ -57,6 +54,7 @@ class StateRows(Observer):
         self.names: list[str] = []
         self.reads: list[tuple[Any, list[str]]] = []
         self.columns: np.ndarray | None = None
+        self.outputs: np.ndarray | None = None
         self.error = ""  # why the rows could not be written (a full disk): then they are not compared
 
     def initialized(self, run: Run) -> None:
@@ -65,12 +63,15 @@ class StateRows(Observer):
         recorded = {name: i for i, name in enumerate(run.column_names)}
         self.columns = (np.array([0, *(recorded[n] for n in self.names)], dtype=np.intp)
                         if all(n in recorded for n in self.names) else None)
-        self.pick = picker(self.columns)
+        self.outputs = outputs_at(run, None if self.columns is None else self.columns[1:])
         self.step_completed(run)
 
     def step_completed(self, run: Run) -> None:
         if self.columns is not None:
-            row = np.array(self.pick(run.row), dtype=np.float64)  # the row's time first
+            outputs = run.outputs
+            row = (np.concatenate(((run.time,), outputs[self.outputs]))  # the row's time first
+                   if self.outputs is not None and outputs is not None
+                   else np.asarray(run.row, dtype=np.float64)[self.columns])
         else:
             row = np.array([run.time, *(x for slave, names in self.reads if names for x in slave.get(names))])
         if self.error:
@@ -95,6 +96,10 @@ class StateRows(Observer):
             pass
 
 
+#: rows a comparison holds before it folds them into the states' scales, and values at most
+ROWS_HELD, HELD_VALUES = 1024, 2 ** 20
+
+
 class Comparison(Observer):
     """Compares a run, point by point as it runs, with a companion's rows (``StateRows``), keeping maxima only.
     ``relay`` (a ``StateRows``) also writes the run's own rows, for a run that is itself a companion."""
@@ -108,6 +113,7 @@ class Comparison(Observer):
         self.scale = np.zeros(0)  # per state: the largest |y_run|
         self.common = 0  # points both recorded
         self._pending: np.ndarray | None = None
+        self.block, self.filled, self.whole = np.zeros((ROWS_HELD, 0)), 0, False
 
     def initialized(self, run: Run) -> None:
         self.reads, self.units = state_reads(run)
@@ -115,9 +121,13 @@ class Comparison(Observer):
         recorded = {name: i for i, name in enumerate(run.column_names)}
         self.columns = (np.array([recorded[n] for n in self.names], dtype=np.intp)
                         if all(n in recorded for n in self.names) else None)
-        self.pick = picker(self.columns)
+        self.outputs = outputs_at(run, self.columns)
         n = len(self.names)
         self.largest, self.when, self.scale = np.zeros(n), np.full(n, math.nan), np.zeros(n)
+        self.whole = self.outputs is not None and run.outputs is not None
+        width = len(run.outputs) if self.whole and run.outputs is not None else n
+        #: the rows not yet folded into the scales (at most ``HELD_VALUES`` values)
+        self.block, self.filled = np.zeros((max(1, min(ROWS_HELD, HELD_VALUES // max(1, width))), width)), 0
         self.usable = self.names == self.companion.names
         self.file = open(self.companion.path, "rb")  # noqa: SIM115 - closed in close()
         self._row_bytes = 8 * (1 + n)
@@ -132,15 +142,22 @@ class Comparison(Observer):
     def step_completed(self, run: Run) -> None:
         if self.relay is not None:
             self.relay.step_completed(run)
-        if self.columns is not None:
-            values = np.array(self.pick(run.row), dtype=np.float64)
+        held = self.block[self.filled]
+        if self.whole:  # every output, the states picked when needed (a copy of the reader's values is cheaper)
+            held[:] = run.outputs
         else:
-            values = np.array([x for slave, names in self.reads if names for x in slave.get(names)], dtype=np.float64)
-        np.maximum(self.scale, np.abs(values), out=self.scale)
+            held[:] = (np.asarray(run.row, dtype=np.float64)[self.columns] if self.columns is not None
+                       else [x for slave, names in self.reads if names for x in slave.get(names)])
+        self.filled += 1
+        if self.filled == len(self.block):
+            self._fold()
         if not self.usable:
             return
-        t, span = run.time, 1e-9 * max(1.0, abs(run.time))
+        t = run.time
+        span = 1e-9 * max(1.0, abs(t))
         row = self._pending
+        if row is not None and row[0] > t + span:  # the companion's next point is later
+            return
         while row is None or row[0] < t - span:  # the companion's points before this one: not in the run
             row = self._next_companion_row()
             if row is None:
@@ -151,13 +168,21 @@ class Comparison(Observer):
         if row[0] > t + span:  # the companion has no point here
             return
         self.common += 1
-        difference = np.abs(values - row[1:])
+        difference = np.abs((held[self.outputs] if self.whole else held) - row[1:])
         larger = difference > self.largest
         self.largest[larger] = difference[larger]
         self.when[larger] = t
         self._pending = None
 
+    def _fold(self) -> None:
+        """The rows held since the last fold into the states' scales (the largest |y|)."""
+        if self.filled:
+            rows = self.block[:self.filled]
+            np.maximum(self.scale, np.abs(rows[:, self.outputs] if self.whole else rows).max(axis=0), out=self.scale)
+            self.filled = 0
+
     def close(self) -> None:
+        self._fold()
         if getattr(self, "file", None) is not None and not self.file.closed:
             self.file.close()
         if self.relay is not None:
@@ -166,6 +191,7 @@ class Comparison(Observer):
     def accuracy(self, result: Result, ratio: float, order: int, rtol: float, atol: float, method: str
                  ) -> Accuracy:
         """The Richardson estimate from the maxima (``mechfmu.master.accuracy.richardson``'s, streamed)."""
+        self._fold()
         accuracy = Accuracy(rtol, atol, method=method)
         states = set(result.state_columns)
         names = configuration([n for n in self.names if n in states], self.units)

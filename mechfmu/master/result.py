@@ -135,28 +135,50 @@ class Run:
                                       for n in names}}
         if extra is not None:
             self.units.update(zip(extra[0], extra[1]))
-        self.row: tuple[float, ...] = ()
+        self._row: tuple[float, ...] | None = ()
         #: the batched gets of a row: each slave's bound ``get`` and its selected outputs (none: no call)
         self._getters = [(s.get, names) for s, names in self._reads if names]
         self._reader = reader([(s, names) for s, names in self._reads if names])
+        #: the compiled reader's values as numpy (a view: the last row's outputs until the next read)
+        self.outputs = (np.ctypeslib.as_array(self._reader.values)[:self._reader.size]
+                        if self._reader is not None else None)
+        self._extras: list[float] = []
 
-    def read_row(self) -> tuple[float, ...]:
-        """Read every output now (one batched get per slave, compiled where it can be) and keep it as ``row``."""
+    @property
+    def row(self) -> tuple[float, ...]:
+        """The current point's values, time first; made from the compiled reader's values when first asked for."""
+        if self._row is None:
+            assert self.outputs is not None
+            self._row = (self._row_time, *self.outputs.tolist(), *self._extras)
+        return self._row
+
+    def within(self, bound: float) -> bool:
+        """Every value of the current point but its time is finite and at most ``bound`` in magnitude."""
+        if self._row is None:  # the compiled reader's values, as numpy
+            assert self.outputs is not None
+            outputs = self.outputs
+            return (bool(np.isfinite(outputs).all()) and (not outputs.size or float(np.abs(outputs).max()) <= bound)
+                    and all(abs(x) <= bound for x in self._extras))
+        values = self._row[1:]
+        return not values or (math.isfinite(sum(values)) and -bound <= min(values) and max(values) <= bound)
+
+    def read_row(self) -> tuple[float, ...] | None:
+        """Read every output now (one batched get per slave, compiled where it can be) and keep it as ``row``
+        (made when first asked for where the compiled reader holds the values: ``outputs``, the extras in
+        ``extras``); returns the row, or None for that."""
         if self._reader is not None:
             self._reader.run()
-            values = [self.time, *self._reader.values[:self._reader.size]]
-            if self._extra is not None:
-                values.extend(self._extra[2]())
-            self.row = tuple(values)
-            return self.row
+            self._row_time, self._row = self.time, None
+            self._extras = list(self._extra[2]()) if self._extra is not None else []
+            return None
         values = [self.time]
         extend = values.extend
         for get, names in self._getters:
             extend(get(names))
         if self._extra is not None:
             extend(self._extra[2]())
-        self.row = tuple(values)
-        return self.row
+        self._row = tuple(values)
+        return self._row
 
 
 def selector(patterns: list[str] | None, names: list[str], what: str = "output variables"):

@@ -265,7 +265,8 @@ def _run(scenario: Scenario, algo: CouplingAlgorithm | None, opts: dict[str, Any
             run = Run(scenario.name, slaves, n_steps, t0, output_variables, columns)
             if output_accepted and algo.controller is not None:
                 algo.controller.on_accepted = lambda t_point: record_point(run, observers, t_point)
-            bound = factor * max(1.0, max(map(abs, run.read_row()[1:]), default=0.0))
+            run.read_row()
+            bound = factor * max(1.0, max(map(abs, run.row[1:]), default=0.0))
             for obs in observers:
                 obs.initialized(run)
             end_time = t0
@@ -340,9 +341,9 @@ def record_point(run: Run, observers: list[Observer], t: float) -> None:
 
 def divergence(run: Run, bound: float, factor: float) -> str:
     """What diverged in the current row ('' if nothing): a non-finite value or one beyond ``bound``."""
-    values = run.row[1:]
-    if not values or (math.isfinite(sum(values)) and -bound <= min(values) and max(values) <= bound):
+    if run.within(bound):
         return ""
+    values = run.row[1:]
     bad = [n for n, x in zip(run.column_names[1:], values) if not abs(x) <= bound]
     listed = ", ".join(f"{n} = {run.row[run.column_names.index(n)]:.6g}" for n in bad[:5])
     listed += " ..." if len(bad) > 5 else ""
