@@ -47,7 +47,7 @@ if TYPE_CHECKING:
 
 RTOL, ATOL = 1e-6, 1e-9
 #: the monolithic master's companion: at this many times its integrator's tolerances, on a grid this much coarser
-LOOSENED, GRID = 100.0, 20
+LOOSENED, GRID = 1000.0, 20
 #: ``auto`` divides its step at most this often for its tolerance (then warns)
 MAX_SUBSTEPS = 64
 
@@ -62,8 +62,10 @@ def body_positions(slaves: dict[str, Any]) -> list[str]:
 
 
 def controlled(run: Result, local_errors: dict[str, float], rtol: float, atol: float) -> Accuracy:
-    """The adaptive step's estimate: each state's summed local errors against its tolerance."""
-    accuracy = Accuracy(rtol, atol, method="the adaptive step's: its accepted steps' local error estimates summed")
+    """The adaptive step's estimate: each position state's error from the local errors (``StepController.
+    global_errors``) against its tolerance."""
+    accuracy = Accuracy(rtol, atol, method="the adaptive step's: its accepted steps' local error estimates summed, "
+                                           "a velocity's carried to the run's end")
     worst = -1.0
     for name in configuration(list(local_errors), run.units):
         error = local_errors[name]
@@ -90,13 +92,20 @@ def substeps_for(coarse: Accuracy, coarse_ratio: int, order: int) -> int:
 
 
 def warning(accuracy: Accuracy, algorithm: str, step: float, substeps: int, order: int, auto: bool,
-            switching: list[str], events: bool) -> str:
+            switching: list[str], events: bool, adaptive: bool = False) -> str:
     """The warning for an estimate beyond the tolerance: what was run, the estimate, the cause and the cure."""
     if algorithm == "monolithic":  # no coupling step: the integrator's tolerance is the cure
         return (f"{'auto: ' if auto else ''}monolithic: estimated error {accuracy.estimate:.2g} {accuracy.unit} in "
                 f"{accuracy.variable}, beyond the tolerance {accuracy.tolerance:.2g} {accuracy.unit} (rtol "
                 f"{accuracy.rtol:g}, atol {accuracy.atol:g}); use a tighter --option ode_rtol=... and ode_atol=... "
                 "(the summed local errors shrink about as their 3/4 power), or a looser --rtol/--atol if this "
+                "accuracy is enough")
+    if adaptive:  # the steps follow the adaptive step's tolerance: that is the cure
+        return (f"{'auto: ' if auto else ''}{algorithm} with the adaptive step: estimated error "
+                f"{accuracy.estimate:.2g} {accuracy.unit} in {accuracy.variable}, beyond the tolerance "
+                f"{accuracy.tolerance:.2g} {accuracy.unit} (rtol {accuracy.rtol:g}, atol {accuracy.atol:g}), the "
+                "steps' local errors as they count at the run's end; use --option tolerance_per=run (the steps then "
+                "hold that within the tolerance) or a tighter --option rtol/atol, or a looser --rtol/--atol if this "
                 "accuracy is enough")
     h = step / substeps
     run = f"{algorithm} at h = {h:.3g} s" + (f" ({substeps} substeps of {step:g} s)" if substeps > 1 else "")
@@ -110,7 +119,8 @@ def warning(accuracy: Accuracy, algorithm: str, step: float, substeps: int, orde
     if not auto:
         cures.append("--algorithm auto (it chooses the coupling and divides the step for the tolerance)")
     elif substeps >= MAX_SUBSTEPS:
-        cures.append(f"a smaller --step (auto divides it at most {MAX_SUBSTEPS} times)")
+        cures.append(f"a smaller --step (auto divides it at most {MAX_SUBSTEPS} times), or --option adaptive=on "
+                     "--option tolerance_per=run (steps shortened only where the error is made, e.g. in a contact)")
     if switching and not events:
         cures.append("--option events=on (each switch located within its step)")
     if smaller > 1e-3 * h:
@@ -261,7 +271,8 @@ def estimated(once: Callable[..., Result], algo: CouplingAlgorithm | None, opts:
         result.counters["estimate_fmu_calls"] = sum(r.counters.get("fmu_calls", 0) for r in companions)
         if result.accuracy.exceeded:
             result.warnings.append(warning(result.accuracy, result.algorithm, h, result.substeps,
-                                           result.coupling_order, auto, result.switching, result.events_on))
+                                           result.coupling_order, auto, result.switching, result.events_on,
+                                           bool(result.local_errors)))
         return result
     finally:
         for rows in files:

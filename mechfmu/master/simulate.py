@@ -161,7 +161,7 @@ def simulate(scenario: Scenario | str | Path, algorithm: str | CouplingAlgorithm
     scenario's warnings (unconnected physics inputs, built FMUs used) come first in ``Result.warnings``.
     ``rtol``/``atol`` (default: the scenario's, else ``mechfmu.master.accuracy``'s) are the run's tolerance; with
     ``estimate_error`` the run's error is estimated (``Result.accuracy``, ``mechfmu.master.accuracy``: a companion run
-    at 4 times the step, or at 100 times the monolithic master's integrator tolerance, compared as the run goes;
+    at 4 times the step, or at 1000 times the monolithic master's integrator tolerance, compared as the run goes;
     ``auto`` under a co-simulation master also divides its step for the tolerance) and a run beyond its tolerance
     ends with a warning naming the cause and the cure."""
     t_wall = _time.perf_counter()
@@ -252,6 +252,8 @@ def _run(scenario: Scenario, algo: CouplingAlgorithm | None, opts: dict[str, Any
                 values.update((parameters or {}).get(name, {}))
                 slave.set_parameters(values)
             refuse_unenforced_constraints(algo, slaves)
+            if algo.controller is not None:
+                algo.controller.start, algo.controller.stop = t0, t_stop
             for slave in slaves.values():
                 slave.enter_initialization(t0, t_stop)
             algo.initialize(system, t0)
@@ -313,7 +315,7 @@ def _run(scenario: Scenario, algo: CouplingAlgorithm | None, opts: dict[str, Any
             result.algorithm, result.coupling_order = algo.name, algo.coupling_order()
             result.substeps = algo.config["substeps"] if algo.controller is None else 1
             if algo.controller is not None and algo.controller.estimate == "doubling":
-                result.local_errors = dict(zip(algo.controller.labels, algo.controller.local_errors))
+                result.local_errors = algo.controller.global_errors(end_time)
             result.events_on = algo.locator is not None and algo.config["events"] == "on"
         result.state_columns = states
         result.switching = switching_slaves(slaves)

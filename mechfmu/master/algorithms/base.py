@@ -22,8 +22,9 @@ Every algorithm takes the options ``events`` ("off" default, "on": event locatio
 ``mechfmu/master/algorithms/events.py``), ``event_tolerance`` [s] and ``switching_tolerance`` [N] (0 default:
 a step whose switchingError exceeds it is taken again up to the switch); ``adaptive`` ("off" default, "on": an
 adaptive macro step, ``mechfmu/master/algorithms/step_control.py``) with ``rtol``, ``atol``, ``min_step``,
-``max_step`` and ``error_estimate``; and ``energy_audit`` ("off" default, "on": the injected energy per
-power bond in the run statistics, "columns": also as result columns; ``mechfmu/master/energy.py``). ``advance``
+``max_step``, ``error_estimate`` and ``tolerance_per``; and ``energy_audit`` ("off" default, "on": the injected
+energy per power bond in the run statistics, "columns": also as result columns; ``mechfmu/master/energy.py``).
+``advance``
 is one step with events and the audit; the step controller calls it, and everything it records that a
 step taken again must undo is in ``bookkeeping``.
 """
@@ -122,6 +123,9 @@ class CouplingAlgorithm(ABC):
                        "error_estimate": Option("doubling", "adaptive step's error estimate: step doubling on the "
                                                 "body states, or ECCO's power-bond energy residual",
                                                 choices=("doubling", "energy")),
+                       "tolerance_per": Option("step", "what the adaptive step holds within rtol/atol: each "
+                                               "step's local error, or the run's (each step's error as it counts "
+                                               "at the run's end, within its share)", choices=("step", "run")),
                        "substeps": Option("1", "equal steps each communication interval is taken in (the "
                                           "communication step stays the output grid)", kind=int,
                                           check=lambda n: n >= 1, requirement="must be >= 1"),

@@ -21,6 +21,20 @@ step that still fails at ``min_step`` stops the run with the error, the variable
 Events (``events="on"``) are located within each attempted step.
 Counters ``accepted_steps``, ``rejected_steps``; ``Result.steps`` lists (end time, size) of every
 accepted step.
+
+The run's error (``global_errors``, doubling): per position state s, its accepted steps' local errors summed
+plus each local error δv of its rate (``x.v`` for ``x.s``, ``x.w`` for ``x.phi``) carried to the run's end,
+Σ|δs_i| + Σ|δv_i|·(t_end − t_i): a velocity error made at t_i moves the body by δv_i·(t − t_i), the error a
+positions-only sum misses (on a contact model with a sine force, 3,000 times the sum of the positions'
+own). For a body that oscillates it bounds the error from above.
+
+Tolerance per (``tolerance_per``): ``step`` (default) holds each accepted step's local error within
+atol + rtol·|y|; ``run`` holds that estimate of the run's error within it (error per unit step): a step of h
+from t is held to its share h/(t_stop − t_start) of the tolerance with its errors as they count at the run's
+end (a position's δs, a velocity's δv·(t_stop − t − h) against its position's tolerance, atol + rtol·the
+largest |s| so far, as the run's tolerance scales with the largest |s| of the run), the next size with
+−1/p (the error per unit of time goes as h^p); a step that misses at ``min_step`` is kept, its error in the
+estimate (which then says the run missed), not a stopped run. ``run`` needs the doubling estimate.
 """
 from __future__ import annotations
 
@@ -52,6 +66,13 @@ def state_outputs(system: CoupledSystem) -> list[tuple[Any, list[str]]]:
     return found
 
 
+def position_of(label: str) -> str:
+    """The position a rate state's error is carried to: ``x.s`` for ``x.v``, ``x.phi`` for ``x.w``, else ""."""
+    stem, _, name = label.rpartition(".")
+    position = {"v": "s", "w": "phi"}.get(name)
+    return f"{stem}.{position}" if position else ""
+
+
 class StepController:
     """Covers each communication interval with accepted steps (module docstring)."""
 
@@ -61,6 +82,16 @@ class StepController:
         if 0 < self.max_step < self.min_step:
             raise ValueError(f"adaptive step: min_step = {self.min_step!r} s exceeds max_step = {self.max_step!r} s")
         self.estimate = config["error_estimate"]
+        self.per_run = config["tolerance_per"] == "run"
+        if self.per_run and self.estimate != "doubling":
+            raise ValueError("adaptive step: tolerance_per = 'run' needs the states' local errors, which the "
+                             f"error_estimate {self.estimate!r} does not give; use error_estimate=doubling")
+        #: the run's start and stop time [s] (tolerance_per = run: a step's share of the tolerance)
+        self.start, self.stop = 0.0, math.inf
+        #: per state, the index of the position its error is carried to (a velocity's), else -1
+        self.carried_to: list[int] = []
+        #: per state, its largest |value| so far (tolerance_per = run: the run's tolerance scales with it)
+        self.largest: list[float] = []
         self.order = 1
         self.h_next = math.inf
         #: (end time [s], size [s]) of every accepted step
@@ -83,6 +114,19 @@ class StepController:
         self.outputs = state_outputs(system)
         self.labels = [f"{slave.name}.{n}" for slave, names in self.outputs for n in names]
         self.local_errors = [0.0] * len(self.labels)
+        self.timed_errors = [0.0] * len(self.labels)
+        self.largest = []
+        self.carried_to = [self.labels.index(position) if position in self.labels else -1
+                           for position in map(position_of, self.labels)]
+
+    def global_errors(self, t_end: float) -> dict[str, float]:
+        """Each position state's error at ``t_end`` [SI] from the accepted steps' local errors (module docstring)."""
+        errors = dict(zip(self.labels, self.local_errors))
+        carried = {label: t_end * e - te for label, e, te in zip(self.labels, self.local_errors, self.timed_errors)}
+        for label, to in zip(self.labels, self.carried_to):
+            if to >= 0:
+                errors[self.labels[to]] += carried[label]
+        return errors
 
     def values(self) -> list[float]:
         return [x for slave, names in self.outputs for x in slave.get(names)]
@@ -98,11 +142,14 @@ class StepController:
                 h = end - t
             elif end - t < 2 * h:
                 h = 0.5 * (end - t)  # two equal steps instead of a sliver before the grid point
-            err, worst = self._attempt(algorithm, system, t, h)
+            floor = h <= self.min_step * (1 + STRETCH)  # at min_step, or stretched from it to end on the grid
+            kept = self.per_run and floor
+            err, worst = self._attempt(algorithm, system, t, h, kept)
             if algorithm.status != "ok":
                 return
-            factor = GROW if err == 0 else min(GROW, max(SHRINK, SAFETY * err ** (-1.0 / (self.order + 1))))
-            if err <= 1:
+            exponent = -1.0 / (self.order if self.per_run else self.order + 1)
+            factor = GROW if err == 0 else min(GROW, max(SHRINK, SAFETY * err ** exponent))
+            if err <= 1 or (kept and math.isfinite(err)):
                 algorithm.counters["accepted_steps"] += 1
                 self.steps.append((end if clamped else t + h, h))
                 grown = max(h * factor, self.h_next) if clamped and h < self.h_next else h * factor
@@ -114,7 +161,7 @@ class StepController:
                     self.on_accepted(t)
                 continue
             algorithm.counters["rejected_steps"] += 1
-            if h <= self.min_step:
+            if floor:
                 algorithm.status = "error"
                 algorithm.message = (f"step control: the error estimate is {err:.6g} x the tolerance at t={t!r} s "
                                      f"with the smallest step min_step = {self.min_step!r} s (largest at {worst}); "
@@ -123,9 +170,11 @@ class StepController:
                 return
             self.h_next = max(h * factor, self.min_step)
 
-    def _attempt(self, algorithm: SteppedAlgorithm, system: CoupledSystem, t: float, h: float) -> tuple[float, str]:
-        """Take the step t → t + h with its error estimate; a rejected one is undone. (err, worst label);
-        err = inf if the algorithm refused the step (it is then taken again shorter, if it can be)."""
+    def _attempt(self, algorithm: SteppedAlgorithm, system: CoupledSystem, t: float, h: float,
+                 kept: bool = False) -> tuple[float, str]:
+        """Take the step t → t + h with its error estimate; a rejected one is undone, unless ``kept`` (a step at
+        ``min_step`` under ``tolerance_per = run``). (err, worst label); err = inf if the algorithm refused the step
+        (it is then taken again shorter, if it can be)."""
         saved, memory, books = system.save_states(), algorithm.snapshot(), algorithm.bookkeeping()
 
         def undo() -> None:
@@ -152,24 +201,37 @@ class StepController:
                     ok = self._try(algorithm, system, t, half) and self._try(algorithm, system, t + half, h - half)
                 if ok:
                     richardson = 2 ** self.order - 1
-                    kept = self.values()
-                    ratios = [abs(a - b) / (richardson * (self.atol + self.rtol * max(abs(a), abs(b))))
-                              for a, b in zip(kept, whole)]
+                    halves = self.values()
+                    ratios = (self._run_ratios(halves, whole, t, h) if self.per_run else
+                              [abs(a - b) / (richardson * (self.atol + self.rtol * max(abs(a), abs(b))))
+                               for a, b in zip(halves, whole)])
                     err = max(ratios, default=0.0)
                     worst = self.labels[ratios.index(err)] if ratios else ""
-                    if err <= 1:
-                        self.local_errors = [s + abs(a - b) / richardson
-                                             for s, a, b in zip(self.local_errors, kept, whole)]
+                    if err <= 1 or kept:
+                        made = [abs(a - b) / richardson for a, b in zip(halves, whole)]
+                        self.local_errors = [s + e for s, e in zip(self.local_errors, made)]
+                        self.timed_errors = [s + e * (t + h) for s, e in zip(self.timed_errors, made)]
             if not ok:
-                if h <= self.min_step:
+                if h <= self.min_step * (1 + STRETCH):
                     return math.inf, ""
                 algorithm.status, algorithm.message = "ok", ""
                 err, worst = math.inf, "a refused step"
-            if not err <= 1:
+            if not (err <= 1 or (kept and math.isfinite(err))):
                 undo()
             return err, worst
         finally:
             system.free_states(saved)
+
+    def _run_ratios(self, halves: list[float], whole: list[float], t: float, h: float) -> list[float]:
+        """tolerance_per = run: each state's local error as it counts at the run's end (a velocity's carried to its
+        position) against its share h/(t_stop − t_start) of the position's tolerance."""
+        share = (2 ** self.order - 1) * h / (self.stop - self.start)
+        self.largest = [max(m, abs(a)) for m, a in zip(self.largest or map(abs, halves), halves)]
+        ratios: list[float] = []
+        for a, b, to in zip(halves, whole, self.carried_to):
+            error = abs(a - b) * (self.stop - t - h if to >= 0 else 1.0)
+            ratios.append(error / (share * (self.atol + self.rtol * self.largest[to if to >= 0 else len(ratios)])))
+        return ratios
 
     @staticmethod
     def _try(algorithm: SteppedAlgorithm, system: CoupledSystem, t: float, h: float) -> bool:
