@@ -189,3 +189,17 @@ def test_tolerance_per_run_holds_the_runs_error_where_it_is_made():
     mu = 1.0 * 2.0 / 3.0  # the reduced mass [kg]: the contact lasts half a period of its damped oscillation
     in_contact, out_of_contact = 0.4, 0.4 + math.pi / math.sqrt(1e5 / mu - (10.0 / (2 * mu)) ** 2)
     assert short and all(in_contact < t <= out_of_contact + 1e-3 for t in short)  # and growing back after it
+
+
+def test_tolerance_per_run_takes_the_runs_tolerance_unless_given_its_own():
+    """Per run the steps hold the run's tolerance (the scenario's, rtol 2e-3, atol 1e-6), not the options' defaults
+    (1e-4, 1e-6): the same steps as with that tolerance given, other steps than an algorithm made with its own."""
+    run = dict(local=True, stop=0.5, step=1e-2)
+    per_run = dict(adaptive="on", tolerance_per="run")
+    taken = simulate("scenarios/msl/Oscillator", "linear-implicit", **run, **per_run)
+    assert taken.ok, taken.message
+    assert (taken.accuracy.rtol, taken.accuracy.atol) == (2e-3, 1e-6)
+    given = simulate("scenarios/msl/Oscillator", "linear-implicit", rtol=2e-3, atol=1e-6, **run, **per_run)
+    own = simulate("scenarios/msl/Oscillator", make_algorithm("linear-implicit", rtol=1e-4, atol=1e-6, **per_run),
+                   **run)
+    assert taken.steps == given.steps and taken.steps != own.steps

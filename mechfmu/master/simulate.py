@@ -198,11 +198,14 @@ def simulate(scenario: Scenario | str | Path, algorithm: str | CouplingAlgorithm
         observers.append(recorder)
 
     tolerance = scenario_tolerance(scenario, rtol, atol)
-    for key, given in (("rtol", rtol), ("atol", atol)):  # the caller's tolerance is the adaptive step's too
-        if given is not None and algo is not None and algo.controller is not None:
+    per_run = str(opts.get("tolerance_per", "")) == "run"  # given by name (an algorithm object keeps its options)
+    for key, given in (("rtol", rtol), ("atol", atol)):  # the caller's tolerance (per run: the run's) is the adaptive
+        if given is None and not (per_run and key not in opts):  # step's too
+            continue
+        if algo is not None and algo.controller is not None:
             setattr(algo.controller, key, tolerance[key == "atol"])
-        elif given is not None and algo is None:
-            opts[key] = str(given)
+        elif algo is None:
+            opts[key] = str(given if given is not None else tolerance[key == "atol"])
     chosen = model_exchange_choice(scenario, local, parameters, opts, tolerance) if algo is None else None
     if chosen is not None:
         algo = chosen[0]
