@@ -92,6 +92,8 @@ class StepController:
         self.carried_to: list[int] = []
         #: per state, its largest |value| so far (tolerance_per = run: the run's tolerance scales with it)
         self.largest: list[float] = []
+        #: per state, its accepted local errors times their steps' end times summed (carried to the end)
+        self.timed_errors: list[float] = []
         self.order = 1
         self.h_next = math.inf
         #: (end time [s], size [s]) of every accepted step
