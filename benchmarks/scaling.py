@@ -14,7 +14,7 @@ h = 1e-3 s:
    initializes, less one step), time per macro step and µs per FMU step (a step of one FMU: time per
    macro step / FMU count). Ours read every output at every step (all columns, ``record=False``; the error
    estimate off: its companion would run before the run and count as set-up); the
-   minimum of ``--repeat`` runs is kept where affordable (one run from 2,000 FMUs on). The in-process
+   minimum of ``--repeat`` runs is kept (libcosim: one run from 2,000 FMUs on). The in-process
    and FMU-path results are compared with == (every recorded value at the smallest size, the final
    values of every output at the others). From 100 FMUs on, one more in-process run with Python's cyclic
    garbage collector off (``gc.disable()``) shows how much of the growth with size is the collector.
@@ -81,9 +81,10 @@ def chain_steps(fmus: int) -> int:
     return 2000 if fmus < 100 else 200
 
 
-def repetitions(fmus: int, repeat: int) -> int:
-    """Runs of ours kept at their minimum: ``repeat`` up to 200 FMUs, one at 2,000."""
-    return repeat if fmus <= 300 else 1
+def repetitions(fmus: int, repeat: int, tool: str = "ours") -> int:
+    """Runs kept at their minimum: ``repeat`` of ours at every size; of libcosim ``repeat`` up to 200 FMUs, one
+    from 2,000 on (its initialization there takes minutes)."""
+    return repeat if tool == "ours" or fmus <= 300 else 1
 
 
 def write_chain(folder: Path, masses: int) -> Path:
@@ -244,7 +245,7 @@ def scaling(sizes: list[int], quick: bool, repeat: int, work: Path) -> None:
             notes["libcosim"] = "skipped (--quick)"
         else:
             archive = export_ssp(folder, work / f"chain{fmus}.ssp", shared_fmus=True)  # one FMU per model
-            cosim_runs = [time_libcosim(archive, steps) for _ in range(repetitions(fmus, repeat))]
+            cosim_runs = [time_libcosim(archive, steps) for _ in range(repetitions(fmus, repeat, "libcosim"))]
             row["libcosim"] = best([t for t, _ in cosim_runs])
             out = min(cosim_runs, key=lambda c: c[0].wall)[1]
             notes["libcosim"] = (f"{len(cosim_runs)} run(s); instantiate {out['instantiate']:.2f} s, first step "
@@ -338,7 +339,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[20, 200, 2000], help="chain sizes (FMUs, about)")
     parser.add_argument("--quick", action="store_true", help="skip libcosim at the largest size")
-    parser.add_argument("--repeat", type=int, default=3, help="runs of ours per size up to 200 FMUs (minimum kept)")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per size (minimum kept; libcosim once from 2,000 FMUs on)")
     parser.add_argument("--memory-steps", type=int, default=1_000_000)
     parser.add_argument("--no-memory", action="store_true")
     parser.add_argument("--no-profile", action="store_true")

@@ -6,6 +6,7 @@ import fmpy
 import pytest
 
 from mechfmu.fmu import build
+from mechfmu.fmu.native import PLATFORMS
 
 HERE = Path(__file__).resolve().parent
 HEADERS = Path(fmpy.__file__).parent / "c-code"  # the FMI 2.0 headers fmpy ships
@@ -13,8 +14,9 @@ HEADERS = Path(fmpy.__file__).parent / "c-code"  # the FMI 2.0 headers fmpy ship
 
 @pytest.fixture(scope="session", autouse=True)
 def fmus():
-    """Build the FMUs (if stale) before any test: scenarios reference them. Returns {model: path}."""
-    build.build()
+    """Build the FMUs (if stale) with binaries for every platform before any test: scenarios reference them, the
+    platform tests load the others. Returns {model: path}."""
+    build.build(platforms=list(PLATFORMS))
     return {m: build.fmu_path(m) for m in build.model_names()}
 
 

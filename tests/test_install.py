@@ -1,8 +1,8 @@
 """A real install: a wheel built by ``pip wheel .``, installed (not editable) into a fresh virtual environment,
-then, from another folder, every command works and the README's Python example runs: the component sources and
-the native loader come from the installed package, FMUs (and the in-process library of the native laws) are
-built into the user's cache, nothing is written
-into site-packages, and the wheel holds every package of the source tree under ``mechfmu`` and nothing else."""
+then, from another folder, every command works and the README's Python example runs: the wheel holds every package
+of the source tree under ``mechfmu`` and nothing else, and every FMU and the master's libraries built for every
+platform, so that its user compiles nothing (the FMUs are copied into the user's cache, nothing is written into
+site-packages); building anew still works."""
 import os
 import shutil
 import site
@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from mechfmu.components import COMPONENTS
+from mechfmu.fmu.native import PLATFORMS
 
 pytestmark = pytest.mark.slow  # a pip install and every FMU built
 ROOT = Path(__file__).resolve().parent.parent
@@ -51,6 +52,15 @@ def test_installed_package_works_from_elsewhere(tmp_path):
     needed |= {f"mechfmu/components/native/{p.name}" for p in (ROOT / "components" / "native").glob("*.[ch]")}
     needed.add("mechfmu/master/exchange.c")  # the master's compiled exchange
     assert needed <= c_sources, sorted(needed - c_sources)
+    with zipfile.ZipFile(wheel) as zf:  # every FMU and the master's libraries built for every platform
+        names = set(zf.namelist())
+        for model in COMPONENTS:
+            with zf.open(f"mechfmu/prebuilt/{model}.fmu") as fmu, zipfile.ZipFile(fmu) as inner:
+                assert {n.split("/")[1] for n in inner.namelist() if n.startswith("binaries/")} == set(PLATFORMS)
+    for folder, spec in PLATFORMS.items():
+        for library in ("exchange", "components"):
+            assert any(n.startswith(f"mechfmu/prebuilt/native/{folder}/mechfmu_{library}_") and n.endswith(
+                spec.extension) for n in names), (folder, library)
     proc = subprocess.run([python, "-m", "pip", "install", "--no-deps", "-q", str(wheel)], capture_output=True,
                           text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -71,20 +81,29 @@ def test_installed_package_works_from_elsewhere(tmp_path):
     where = subprocess.run([python, "-c", locate], capture_output=True, text=True, cwd=work, env=env).stdout
     assert str(venv) in where and str(ROOT) not in where, where  # the installed copy, not the checkout
     assert "mechfmu 0.1.0" in run("--version")
-    assert "built" in run("build")
+    # a user of the wheel compiles nothing: with no C compiler at hand, the FMUs are the wheel's, copied to the
+    # cache, and the master's libraries are loaded from the package
+    compiler = env.pop("CC", None)
+    env["CC"] = "/bin/false"
+    assert "are current" in run("build")
     fmus = tmp_path / "cache" / "mechfmu" / "fmus"
-    assert (fmus / "Mass.fmu").is_file()
-    assert "built" in run("build", "--backend", "native", "--platforms", "host", "--dir", str(tmp_path / "native"))
-    with zipfile.ZipFile(tmp_path / "native" / "Mass.fmu") as zf:
-        assert "resources/mechfmu_native.txt" in zf.namelist()
+    assert (fmus / "Mass.fmu").read_bytes() == (Path(purelib) / "mechfmu" / "prebuilt" / "Mass.fmu").read_bytes()
     assert "oscillator (FMUs, jacobi): ok" in run("run", "oscillator", "--stop", "0.01", "--out", "r.csv")
     assert (work / "r.csv").is_file()
-    assert list((fmus / ".native").glob("mechfmu_exchange_*.so"))  # the run made its FMI calls through the C
-    # in-process: the native laws as a library built from the installed sources into the cache, same file
+    loaded = subprocess.run([python, "-c", "from mechfmu.master.exchange import library; print(library()._name)"],
+                            capture_output=True, text=True, cwd=work, env=env).stdout
+    assert f"{purelib}/mechfmu/prebuilt/native/linux64/mechfmu_exchange_" in loaded, loaded  # FMI calls through C
+    # in-process: the native laws from the wheel's host library, the same results
     assert "oscillator (in-process, jacobi): ok" in run("run", "oscillator", "--stop", "0.01", "--local",
                                                         "--out", "local.csv")
     assert (work / "local.csv").read_bytes() == (work / "r.csv").read_bytes()
-    assert list((fmus / ".native").glob("mechfmu_components_*.so"))
+    assert not (fmus / ".native").exists()  # nothing compiled
+    env.pop("CC")
+    if compiler is not None:
+        env["CC"] = compiler
+    assert "built" in run("build", "--backend", "native", "--platforms", "host", "--dir", str(tmp_path / "native"))
+    with zipfile.ZipFile(tmp_path / "native" / "Mass.fmu") as zf:
+        assert "resources/mechfmu_native.txt" in zf.namelist()
     validated = run("validate").splitlines()
     assert len(validated) == len(COMPONENTS) and all(line.endswith(": no problems") for line in validated), validated
     assert "m = 1 kg" in run("info", "Mass")

@@ -78,9 +78,9 @@ def make_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("build", help="build all FMUs into fmus/")
     p.add_argument("--force", action="store_true", help="rebuild even if current")
     p.add_argument("--dir", help=f"where to build (default: {fmu_build.FMU_DIR}; $MECHFMU_FMU_DIR overrides)")
-    p.add_argument("--platforms", default="all", metavar="LIST",
-                   help="binaries to build: all (default: linux64, aarch64-linux, win64, darwin64), host "
-                        "(this machine's alone), or folder names separated by commas")
+    p.add_argument("--platforms", default="host", metavar="LIST",
+                   help="binaries to build: host (default: this machine's), all (linux64, aarch64-linux, win64, "
+                        "darwin64: needs zig, pip install \"mechfmu[cross]\"), or folder names separated by commas")
     p.add_argument("--backend", choices=fmu_build.BACKENDS, default="native",
                    help="native (default): a component whose law is in C (every shipped one) runs as native code and "
                         "needs no Python where the FMU runs; python: every component runs in the Python the FMU "

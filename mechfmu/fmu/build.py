@@ -95,16 +95,18 @@ def python_runtime() -> dict[str, str]:
             "implementation": sys.implementation.name}
 
 
-def source_hash(components_dir: Path = COMPONENTS_DIR) -> str:
+def source_hash(components_dir: Path = COMPONENTS_DIR, runtime: bool = True) -> str:
     """Digest of everything that ends up in an FMU: component sources (Python and C), entry template, native
-    loader and runtime, documentation generator and the Python runtime it is built for."""
+    loader and runtime, documentation generator and (``runtime``: for a Python-embedding FMU, not a native one,
+    which runs no Python) the Python runtime it is built for."""
     digest = hashlib.sha256(ENTRY_SCRIPT.encode())
     laws = sorted((Path(components_dir) / "native").glob("*.[ch]"))
     extra = sorted(set(NATIVE_SOURCES) - set(SOURCES)) + [Path(__file__).with_name("native_tables.py")]
     for path in sorted(Path(components_dir).glob("*.py")) + laws + [*SOURCES, *extra, DOCUMENTATION_SOURCE]:
         digest.update(path.name.encode())
         digest.update(path.read_bytes())
-    digest.update(json.dumps(python_runtime(), sort_keys=True).encode())
+    if runtime:
+        digest.update(json.dumps(python_runtime(), sort_keys=True).encode())
     return digest.hexdigest()[:10]
 
 
@@ -145,7 +147,7 @@ def is_current(path: Path, digest: str | None = None, platforms: list[str] | Non
     each of ``platforms`` (default: all), for ``backend`` if one is given (``BACKENDS``)."""
     if backend is not None and fmu_backend(path) != backend_of(path.stem, backend):
         return False
-    digest = digest or source_hash()
+    digest = digest or source_hash(runtime=fmu_backend(path) != "native")
     try:
         with zipfile.ZipFile(path) as zf:
             names = set(zf.namelist())
@@ -177,24 +179,32 @@ def build(models: list[str] | None = None, directory: Path = FMU_DIR, force: boo
           components_dir: Path = COMPONENTS_DIR, platforms: list[str] | None = None,
           backend: str = "native") -> list[Path]:
     """Build the given (default: all) FMUs of the components in ``components_dir`` into ``directory``
-    unless current, with binaries for ``platforms`` (default: all of ``mechfmu.fmu.native.PLATFORMS``) and the
-    ``backend`` (``BACKENDS``); return built paths.
+    unless current, with binaries for ``platforms`` (default: this machine's, ``HOST_PLATFORM``; the others need
+    zig, the ``cross`` extra) and the ``backend`` (``BACKENDS``); return built paths. An FMU a wheel carries
+    current (``mechfmu.fmu.release``) is copied, not compiled.
 
     The build runs in a child Python so the builder's imports never leak into this process.
     """
-    platforms = list(platforms or PLATFORMS)
+    from mechfmu.fmu import release
+    platforms = list(platforms or [HOST_PLATFORM])
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r}: the backends are {', '.join(BACKENDS)}")
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    digest = source_hash(components_dir)
+    digests = {kind: source_hash(components_dir, runtime=kind == "python") for kind in BACKENDS}
     with _build_lock(directory):  # staleness is judged under the lock: another builder may just have finished
         todo = [m for m in (models or model_names(components_dir))
-                if force or not is_current(fmu_path(m, directory), digest, platforms, backend)]
+                if force or not is_current(fmu_path(m, directory), digests[backend_of(m, backend)], platforms,
+                                           backend)]
+        if not force and Path(components_dir).resolve() == COMPONENTS_DIR.resolve():
+            def current(path: Path) -> bool:
+                return is_current(path, digests[backend_of(path.stem, backend)], platforms, backend)
+            todo = [m for m in todo if not release.copy_prebuilt(m, fmu_path(m, directory), current)]
         if not todo:
             return []
         cmd = [sys.executable, "-c", "import sys; from mechfmu.fmu.build import _build_here; _build_here(sys.argv[1:])",
-               str(directory), str(Path(components_dir).resolve()), digest, ",".join(platforms), backend, *todo]
+               str(directory), str(Path(components_dir).resolve()), ",".join(digests.values()), ",".join(platforms),
+               backend, *todo]
         proc = subprocess.run(cmd, capture_output=True, text=True, cwd=str(directory))
     if proc.returncode != 0:
         raise RuntimeError(f"FMU build failed for {', '.join(todo)}:\n{proc.stdout}{proc.stderr}")
@@ -248,7 +258,8 @@ def _build_here(argv: list[str]) -> None:
     from pythonfmu import FmuBuilder
 
     from mechfmu.fmu.documentation import fmu_documentation
-    directory, components_dir, digest, platforms = Path(argv[0]), Path(argv[1]), argv[2], argv[3].split(",")
+    directory, components_dir, platforms = Path(argv[0]), Path(argv[1]), argv[3].split(",")
+    native_digest, digest = argv[2].split(",")  # BACKENDS' order
     backend, models = argv[4], argv[5:]
     components = components_in(components_dir)
     package = f"mechfmu_components_{digest}"
@@ -271,8 +282,9 @@ def _build_here(argv: list[str]) -> None:
             target, raw = fmu_path(model, directory), tmp / f"{model}.fmu"
             FmuBuilder.build_FMU(script, dest=raw, project_files=[tmp / package])
             _package(raw, target, model, binaries[kind], fmu_documentation(
-                model, components[model], runtime if kind == "python" else None, digest, platforms),
-                native_digest=digest if kind == "native" else None,
+                model, components[model], runtime if kind == "python" else None,
+                native_digest if kind == "native" else digest, platforms),
+                native_digest=native_digest if kind == "native" else None,
                 resources=libraries if kind == "python" and backend_of(model, "native") == "native" else None)
             print(f"built {target}")
 
@@ -296,8 +308,12 @@ def _host_libraries(tmp: Path, platforms: list[str]) -> dict[str, Path]:
 def host_library(directory: Path = FMU_DIR) -> Path:
     """The host library of the native laws (``mechfmu.fmu.native.compile_library``) for this machine, built into
     ``directory/.native`` when the sources changed (the FMUs' digest), written whole or not at all."""
+    from mechfmu.fmu import release
     suffix = {"win32": ".dll", "darwin": ".dylib"}.get(sys.platform, ".so")
-    path = Path(directory) / ".native" / f"mechfmu_components_{source_hash()}{suffix}"
+    name = f"mechfmu_components_{source_hash(runtime=False)}{suffix}"
+    path = Path(directory) / ".native" / name
+    if not path.is_file() and (prebuilt := release.prebuilt_library(name)) is not None:
+        return prebuilt
     if not path.is_file():
         path.parent.mkdir(parents=True, exist_ok=True)
         partial = path.with_name(f".{path.name}.{os.getpid()}.tmp")

@@ -22,6 +22,7 @@ binary, as Apple silicon hosts (which look in darwin64 only) need.
 """
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 import os
@@ -39,7 +40,7 @@ SOURCES = [SOURCES_DIR / f"fmi2_{name}" for name in ("loader.c", "python.c", "py
 #: a native FMU's runtime in place of the Python side (its laws: components/native/, its tables generated)
 NATIVE_SOURCES = [SOURCES_DIR / f"fmi2_{name}" for name in ("loader.c", "native.c", "native.h", "python.h",
                                                              "platform.c", "platform.h")]
-ZIG_VERSION = "0.17.1"  # the pinned cross compiler (pyproject.toml: ziglang==ZIG_VERSION)
+ZIG_VERSION = "0.17.1"  # the pinned cross compiler (pyproject.toml's cross extra: ziglang==ZIG_VERSION)
 NAME = "mechfmu_fmi2"  # the name a binary has inside (DLL export name, Mach-O install name), the same in every FMU
 MACOS_MINIMUM = "11.0"  # the oldest macOS the darwin64 binary loads on (the first with Apple silicon)
 
@@ -82,8 +83,9 @@ def parse_platforms(text: str) -> list[str]:
 def zig() -> list[str]:
     """The command that runs the pinned zig (``python -m ziglang``); RuntimeError says how to install it."""
     if importlib.util.find_spec("ziglang") is None:
-        raise RuntimeError(f"building the FMUs' Windows, macOS and AArch64 binaries needs zig: pip install "
-                           f"ziglang=={ZIG_VERSION} (or build for this machine alone: mechfmu build --platforms host)")
+        raise RuntimeError(f"building the FMUs' Windows, macOS and AArch64 binaries needs zig (ziglang=={ZIG_VERSION}), "
+                           "which comes with mechfmu's cross extra: pip install \"mechfmu[cross]\" (or build for this "
+                           "machine alone: mechfmu build --platforms host, the default)")
     return [sys.executable, "-m", "ziglang"]
 
 
@@ -127,22 +129,47 @@ def compile_binary(target: Path, runtime: dict[str, str] | None, platform: str =
         else:
             sources, warnings = SOURCES, [*warnings, *_defines(spec, runtime)]
         libraries = ["-lm"] if runtime is None else ["-lpthread", "-ldl"]
-        if not spec.zig_targets:
-            compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
-            command, extra = ([compiler], []) if compiler else ([*zig(), "cc"], ["-target", "x86_64-linux-gnu"])
-            _compile(command, [*extra, "-shared", "-fPIC", "-fvisibility=hidden", *warnings, "-lpthread", *libraries],
-                     target, sources)
-            return
-        system_libraries = {".dll": ["-ladvapi32"], ".so": ["-lpthread", *libraries],
-                            ".dylib": [f"-Wl,-install_name,@rpath/{NAME}.dylib"]}[spec.extension]
-        slices = []
-        for zig_target in spec.zig_targets:
-            thin = Path(tmp) / zig_target / f"{NAME}{spec.extension}"  # the name the binary calls itself
-            thin.parent.mkdir()
-            _compile([*zig(), "cc"], ["-target", zig_target, "-shared", "-fPIC", "-fvisibility=hidden", "-g0",
-                                      *warnings, *system_libraries], thin, sources)
-            slices.append(thin.read_bytes())
-        target.write_bytes(slices[0] if len(slices) == 1 else universal_binary(slices))
+        compile_for(platform, warnings, libraries, target, sources, Path(tmp))
+
+
+def compile_for(platform: str, arguments: list[str], libraries: list[str], target: Path, sources: list[Path],
+                tmp: Path) -> None:
+    """Compile ``sources`` into the shared library ``target`` for ``platform`` (a PLATFORMS key): with the system
+    C compiler for this machine (zig if there is none), else with zig, one slice per zig target (several: one
+    universal Mach-O binary); ``libraries`` (``-l...``) are the Unix ones, ``tmp`` a folder for the slices."""
+    spec = PLATFORMS[platform]
+    if not spec.zig_targets:
+        compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+        command, extra = ([compiler], []) if compiler else ([*zig(), "cc"], ["-target", "x86_64-linux-gnu"])
+        _compile(command, [*extra, "-shared", "-fPIC", "-fvisibility=hidden", *arguments, "-lpthread", *libraries],
+                 target, sources)
+        return
+    system_libraries = {".dll": ["-ladvapi32"], ".so": ["-lpthread", *libraries],
+                        ".dylib": [f"-Wl,-install_name,@rpath/{NAME}.dylib"]}[spec.extension]
+    slices = []
+    for zig_target in spec.zig_targets:
+        thin = tmp / zig_target / f"{NAME}{spec.extension}"  # the name the binary calls itself
+        thin.parent.mkdir(parents=True, exist_ok=True)
+        _compile([*zig(), "cc"], ["-target", zig_target, "-shared", "-fPIC", "-fvisibility=hidden", "-g0",
+                                  *arguments, *system_libraries], thin, sources)
+        slices.append(thin.read_bytes())
+    target.write_bytes(slices[0] if len(slices) == 1 else universal_binary(slices))
+
+
+#: the master's compiled exchange (``mechfmu.master.exchange``): its source, built for the machine running the master
+EXCHANGE_SOURCE = SOURCES_DIR.parent / "master" / "exchange.c"
+
+
+def exchange_library(suffix: str) -> str:
+    """The file name of the compiled exchange of this source for a platform's library ``suffix``."""
+    return f"mechfmu_exchange_{hashlib.sha256(EXCHANGE_SOURCE.read_bytes()).hexdigest()[:10]}{suffix}"
+
+
+def exchange_arguments() -> tuple[list[str], list[Path]]:
+    """(compiler arguments, sources) of the exchange library (FMI 2.0 headers from fmpy; no fused multiply-add)."""
+    import fmpy
+    headers = Path(fmpy.__file__).parent / "c-code"
+    return ["-O2", "-Wall", "-Wextra", "-Werror", "-ffp-contract=off", f"-I{headers}"], [EXCHANGE_SOURCE]
 
 
 def compile_library(target: Path, platform: str = HOST_PLATFORM) -> None:

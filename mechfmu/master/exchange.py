@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import hashlib
 import os
 import shutil
 import sys
@@ -29,7 +28,6 @@ from mechfmu.master.fmu_slave import FmuSlave, _logged
 if TYPE_CHECKING:
     from mechfmu.master.slaves import Slave
 
-SOURCE = Path(__file__).with_name("exchange.c")
 #: set to "python" for the Python path (the same calls one by one)
 VARIABLE = "MECHFMU_EXCHANGE"
 (GET_REALS, SET_REALS, PASS, SET_TIME, SET_STATES, GET_DERIVATIVES, GET_INDICATORS, DO_STEP, GET_STATE, SET_STATE,
@@ -85,26 +83,26 @@ def library() -> Any:
 
 
 def _built() -> Path | None:
-    """The library for this source, compiled into the FMUs' folder's ``.native/`` if not there (written whole or
-    not at all); None without a C compiler or where compiling fails."""
-    import fmpy
-
+    """The library for this source: the one a wheel carries (``mechfmu.fmu.release``), else compiled into the FMUs'
+    folder's ``.native/`` if not there (written whole or not at all); None without a C compiler or where compiling
+    fails."""
     from mechfmu.fmu.build import FMU_DIR
-    from mechfmu.fmu.native import _compile
-    suffix = {"win32": ".dll", "darwin": ".dylib"}.get(sys.platform, ".so")
-    digest = hashlib.sha256(SOURCE.read_bytes()).hexdigest()[:10]
-    path = Path(FMU_DIR) / ".native" / f"mechfmu_exchange_{digest}{suffix}"
+    from mechfmu.fmu.native import _compile, exchange_arguments, exchange_library
+    from mechfmu.fmu.release import prebuilt_library
+    name = exchange_library({"win32": ".dll", "darwin": ".dylib"}.get(sys.platform, ".so"))
+    path = Path(FMU_DIR) / ".native" / name
     if path.is_file():
         return path
+    if (prebuilt := prebuilt_library(name)) is not None:
+        return prebuilt
     compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
     if compiler is None:
         return None
-    headers = Path(fmpy.__file__).parent / "c-code"
     partial = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    flags, sources = exchange_arguments()
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        _compile([compiler], ["-shared", "-fPIC", "-fvisibility=hidden", "-O2", "-Wall", "-Wextra", "-Werror",
-                              "-ffp-contract=off", f"-I{headers}"], partial, [SOURCE])
+        _compile([compiler], ["-shared", "-fPIC", "-fvisibility=hidden", *flags], partial, sources)
         os.replace(partial, path)
     except (OSError, RuntimeError):
         with contextlib.suppress(OSError):

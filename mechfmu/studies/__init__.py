@@ -1,2 +1,19 @@
-"""Parameter studies: a study file (``study``), its points run in this process or on Dask (``runner``), and
-their plots (``plot``)."""
+"""Parameter studies: a scenario run at many points (``study``), on Dask workers or in this process (``runner``),
+their table plotted (``plot``). Dask and pyarrow come with the ``studies`` extra; ``needs`` names it when one is
+missing, before any run starts."""
+import importlib.util
+
+#: how to install what studies need beyond the core
+STUDIES_EXTRA = 'pip install "mechfmu[studies]"'
+
+
+class MissingExtra(ImportError):
+    """A feature's package is not installed; the message names the feature, the package and the extra."""
+
+
+def needs(module: str, feature: str) -> None:
+    """Raise ``MissingExtra`` if ``module`` (e.g. "dask.distributed") cannot be imported for ``feature``."""
+    top = module.split(".")[0]
+    if importlib.util.find_spec(top) is None or importlib.util.find_spec(module) is None:
+        raise MissingExtra(f"{feature} needs the package {top}, which is not installed: it comes with mechfmu's "
+                           f"studies extra, {STUDIES_EXTRA}")

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from mechfmu.studies import needs
 from mechfmu.studies.runner import _value
 from mechfmu.studies.study import FIXED_COLUMNS, INDEX_COLUMN
 
@@ -29,6 +30,7 @@ def read_table(path: str | Path) -> tuple[list[str], list[dict[str, Any]]]:
     if not path.exists():
         raise ValueError(f"study table {path} not found")
     if path.suffix == ".parquet":
+        needs("pyarrow", f"reading the Parquet table {path}")
         import pyarrow.parquet as pq
         table = pq.read_table(path)
         return list(table.column_names), table.to_pylist()

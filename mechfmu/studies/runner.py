@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from mechfmu.ssp.overrides import check_overrides
+from mechfmu.studies import needs
 from mechfmu.studies.study import FIXED_COLUMNS, INDEX_COLUMN, Study, split_settings
 
 #: runs a study may have unless allowed more (``max_runs``, ``--max-runs``): a mistyped axis must not start
@@ -271,6 +272,11 @@ def run_study(study: Study, table: str | Path, workers: int = 2, scheduler: str 
         raise ValueError(f"study of {Path(study.scenario).name}: {study.run_count:,} runs is more than the "
                          f"{max_runs:,} allowed; make the axes coarser, or allow more with --max-runs N "
                          "(max_runs=N)")
+    if workers or scheduler is not None:
+        needs("dask.distributed", "running a study on Dask workers (workers > 0 or a scheduler; workers = 0, "
+                                  "--workers 0, runs it in this process without Dask)")
+    if Path(table).suffix == ".parquet":
+        needs("pyarrow", f"the Parquet table {table}")
     points = study.points()
     check_study(study, points)
     store = Table(table, study)

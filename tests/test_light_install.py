@@ -1,0 +1,85 @@
+"""A light install: the core builds the FMUs for this machine alone, the cross builds and the studies need their
+extras and say which when missing, and a wheel's prebuilt FMUs and libraries are used without compiling."""
+import importlib.util
+import zipfile
+
+import pytest
+
+from mechfmu.cli import main
+from mechfmu.fmu import build, native, release
+from mechfmu.studies import MissingExtra
+from mechfmu.studies.runner import run_study
+from mechfmu.studies.study import Study
+
+
+def binaries(fmu):
+    with zipfile.ZipFile(fmu) as zf:
+        return {name.split("/")[1] for name in zf.namelist() if name.startswith("binaries/")}
+
+
+def test_a_build_is_for_this_machine_unless_asked_for_more(tmp_path):
+    """The default build compiles the host's binary alone (the others need zig); --platforms all adds them."""
+    assert main(["build", "--dir", str(tmp_path)]) == 0
+    assert binaries(tmp_path / "Mass.fmu") == {native.HOST_PLATFORM}
+    assert build.build(["Mass"], directory=tmp_path) == []  # current for this machine
+    assert build.is_current(tmp_path / "Mass.fmu", platforms=[native.HOST_PLATFORM])
+    assert not build.is_current(tmp_path / "Mass.fmu", platforms=list(native.PLATFORMS))
+
+
+def without(monkeypatch, *packages):
+    """``importlib.util.find_spec`` as if ``packages`` (top-level names) were not installed."""
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name.split(".")[0] in packages else find_spec(name, *a))
+
+
+def test_a_cross_build_without_zig_names_the_extra(monkeypatch):
+    without(monkeypatch, "ziglang")
+    with pytest.raises(RuntimeError, match=r'needs zig \(ziglang==0\.17\.1\).*pip install "mechfmu\[cross\]"'):
+        native.zig()
+
+
+def oscillator_study():
+    return Study("scenarios/oscillator", {"v": "final(mass.v)"}, grid={"mass.m": [1.0]}, fixed={"stop": 0.01},
+                 local=True)
+
+
+def test_studies_without_dask_or_pyarrow_name_the_extra_before_any_run(monkeypatch, tmp_path, capsys):
+    without(monkeypatch, "dask", "pyarrow")
+    with pytest.raises(MissingExtra, match=r'Dask workers .* dask, .* pip install "mechfmu\[studies\]"'):
+        run_study(oscillator_study(), tmp_path / "t.csv", workers=2)
+    with pytest.raises(MissingExtra, match=r"Parquet table .* pyarrow"):
+        run_study(oscillator_study(), tmp_path / "t.parquet", workers=0)
+    assert not list(tmp_path.iterdir())  # refused before anything was written
+    assert run_study(oscillator_study(), tmp_path / "t.csv", workers=0)["computed"] == 1  # the core runs studies
+    assert main(["sweep", "scenarios/oscillator", "--grid", "mass.m=1,2", "--metric", "v=final(mass.v)",
+                 "--out", str(tmp_path / "u.csv"), "--local", "--stop", "0.01"]) == 2
+    assert 'pip install "mechfmu[studies]"' in capsys.readouterr().err
+
+
+def test_a_prebuilt_fmu_is_copied_not_compiled(monkeypatch, tmp_path):
+    """An FMU in the package's prebuilt folder that is current is copied to the FMU folder byte for byte; a stale
+    one (other sources) is built instead."""
+    prebuilt, user = tmp_path / "prebuilt", tmp_path / "user"
+    build.build(["Mass", "Fixed"], directory=prebuilt)
+    monkeypatch.setattr(release, "PREBUILT_DIR", prebuilt)
+    assert build.build(["Mass"], directory=user) == []  # nothing built
+    assert (user / "Mass.fmu").read_bytes() == (prebuilt / "Mass.fmu").read_bytes()
+    with zipfile.ZipFile(prebuilt / "Fixed.fmu") as zf, zipfile.ZipFile(tmp_path / "stale.fmu", "w") as out:
+        for item in zf.infolist():
+            data = zf.read(item)
+            out.writestr(item, b"mechfmu_native_0000000000\n" if item.filename == build.NATIVE_STAMP else data)
+    (tmp_path / "stale.fmu").replace(prebuilt / "Fixed.fmu")
+    monkeypatch.undo()
+    assert build.build(["Fixed"], directory=user) == [user / "Fixed.fmu"]
+    assert build.is_current(user / "Fixed.fmu", platforms=[native.HOST_PLATFORM])
+
+
+def test_a_prebuilt_library_is_found_for_this_machine(monkeypatch, tmp_path):
+    folder = release.this_platform()
+    assert folder == native.HOST_PLATFORM  # the machine the tests run on
+    library = tmp_path / "native" / folder / "mechfmu_exchange_0123456789.so"
+    library.parent.mkdir(parents=True)
+    library.write_bytes(b"")
+    assert release.prebuilt_library(library.name, tmp_path) == library
+    assert release.prebuilt_library("mechfmu_exchange_other.so", tmp_path) is None
