@@ -158,10 +158,27 @@ def test_a_force_that_reaches_the_body_another_way_is_felt_and_a_rod_passes_the_
     assert warning.startswith("rod.flange_b.f is not connected: spring reads rod.flange_b's motion")
 
 
-def test_signal_inputs_of_sources_are_not_flange_physics(tmp_path):
-    """A Force whose signal is not wired pushes with 0 N, like an MSL force source at 0: no flange is
-    left open, so no warning."""
-    assert load_scenario(edited(tmp_path, "msl/Sensors", drop=("sineForce.y -> force.f",)), local=True).warnings == []
+def test_an_unconnected_signal_input_is_warned_with_the_value_it_keeps(tmp_path):
+    """A Force whose signal is not wired pushes with 0 N for the whole run: warned by name, with its start value,
+    in the result as well; a free mark says it is meant. Rates (wired by linear-implicit coupling) and a body's
+    drive are not signals."""
+    (warning,) = load_scenario(edited(tmp_path, "msl/Sensors", drop=("sineForce.y -> force.f",)), local=True).warnings
+    assert warning.startswith("force.f is not connected and has no value in the scenario: it keeps its start value "
+                              "0 N for the whole run"), warning
+    assert "s.connect(sine.y, force.f)" in warning and 'write_scenario(free=["force.f"])' in warning
+    from mechfmu import Force, Mass, Sine, System
+    s = System("pushed")
+    sine, force, mass = s.add("sine", Sine(amplitude=50.0, f=2.0)), s.add("force", Force()), s.add("mass", Mass(m=1.0))
+    s.connect(force.flange, mass.flange_a)
+    s.experiment(stop_time=0.01, step_size=1e-3, algorithm="jacobi")
+    result = s.run(local=True)
+    assert result.ok and any(w.startswith("force.f is not connected") for w in result.warnings), result.warnings
+    assert result.final["mass.flange_a.s"] == 0.0  # what the warning says: no push
+    s.free(force.f)
+    assert not any("force.f" in w for w in s.run(local=True).warnings)
+    s.connect(sine.y, force.f)
+    s.free_inputs.clear()
+    assert not any("not connected" in w for w in s.run(local=True).warnings)
 
 
 def test_write_scenario_writes_free_marks_and_refuses_wrong_ones(tmp_path):

@@ -20,10 +20,14 @@ mass's position but not its velocity has no damping: 3.7e-3 m instead of 2.0e-3 
   unconnected flange is a free end that carries no force. The two readings differ in the force on the
   element's other end, so neither may pass silently: wire a ``Fixed`` (the same numbers) or mark it free.
 
-Not flange physics: what a master wires itself (the tangents ``.a``, ``.c``, ``.d`` and every ``*_rate``
-of linear-implicit coupling, a constraint's ``lambda``), a body's drive (``f_drive``, ``tau_drive``: none
-is no force) and the signal inputs of sources (``f``, ``s_ref``, ...). An input with a value in the SSD
-is given, not unconnected.
+- A signal input (a source's ``f``, ``tau``, ``s_ref``, ``v_ref``, ``a_ref``: every input of ours outside
+  the flanges and the lists below) that nothing drives keeps its start value, so the source does nothing
+  (a ``Force`` whose ``f`` is not wired pushes with 0 N): warned, naming the value it keeps.
+
+Not warned: what a master wires itself (the tangents ``.a``, ``.c``, ``.d`` and every ``*_rate`` of
+linear-implicit coupling, a constraint's ``lambda``) and a body's drive (``f_drive``, ``tau_drive``, which
+Modelica's bodies do not have: none is no force). An input with a value in the SSD is given, not
+unconnected.
 
 Inputs left free on purpose are marked in the component's own annotation, which other SSP tools ignore:
 ``<ssd:Annotations><ssc:Annotation type="org.mechfmu"><mechfmu:Free inputs="flange_a"/></ssc:Annotation>
@@ -38,7 +42,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mechfmu.components.ports import ANGLE, ANGULAR_VELOCITY, FORCE, POSITION, TORQUE, VELOCITY
+from mechfmu.components.ports import ANGLE, ANGULAR_VELOCITY, FORCE, LAMBDA, POSITION, RATE, TORQUE, VELOCITY
 
 if TYPE_CHECKING:
     from mechfmu.ssp.elements import ComponentSpec, Connection
@@ -167,7 +171,21 @@ def unconnected_inputs(components: dict[str, ComponentSpec], connections: list[C
                 warnings += wiring.driving(name, spec, flange)
             else:
                 warnings += wiring.reading(name, spec, flange)
+        warnings += [f"{name}.{i.name} is not connected and has no value in the scenario: it keeps its start value "
+                     f"{i.start:g} {i.unit} for the whole run, so {name} acts on nothing it should; connect a signal "
+                     f"to it (e.g. s.connect(sine.y, {name}.{i.name})), give it a value, or, if holding the start "
+                     f"value is meant, mark it free: {free_hint(name, [i.name])}"
+                     for i in signal_inputs(classes[name]) if wiring.open(name, spec, i.name)]
     return warnings
+
+
+@cache
+def signal_inputs(cls: Any) -> tuple[Any, ...]:
+    """A component's signal inputs (module docstring): outside its flanges, not a rate, a constraint force or a
+    body's drive."""
+    members = set().union(*(f.members for f in flanges(cls)))
+    return tuple(i for i in cls.inputs if i.name not in members and RATE not in i.name and i.name != LAMBDA
+                 and not i.name.endswith("_drive"))
 
 
 class Wiring:
