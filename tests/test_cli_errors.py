@@ -19,7 +19,7 @@ def make_bad(tmp_path, edit):
 
 @pytest.mark.parametrize("edit, fragment", [
     (lambda t: t.replace('name="m"><ssv:Real value="5.0"', 'name="m"><ssv:Real value="-5.0"'),
-     "mass: parameter m = -5.0 is out of range [0.0, inf] kg"),
+     "mass: parameter m = -5.0 is out of range (0.0, inf] kg"),
     (lambda t: t.replace("Mass.fmu", "NoSuchBody.fmu"), "mass: FMU not found"),
     (lambda t: t.replace('startConnector="flange_a.s"', 'startConnector="flange_a.x"'),
      "mass has no variable 'flange_a.x'"),
@@ -33,14 +33,21 @@ def test_bad_scenario_gives_one_clear_message(fmus, tmp_path, edit, fragment):
     assert "Traceback" not in proc.stderr + proc.stdout
 
 
-def test_zero_mass_is_refused_at_initialization_by_the_fmu(fmus, tmp_path):
-    """m = 0 passes the modelDescription's inclusive min; the FMU itself refuses it."""
-    folder = make_bad(tmp_path, lambda t: t.replace('name="m"><ssv:Real value="5.0"', 'name="m"><ssv:Real value="0.0"'))
-    proc = subprocess.run([sys.executable, "-m", "mechfmu.cli", "run", str(folder)],
-                          capture_output=True, text=True, cwd=ROOT, timeout=300)
-    assert proc.returncode == 1
-    assert "Mass 'mass': m = 0.0 is out of range: must be > 0 kg" in proc.stdout
-    assert "Traceback" not in proc.stderr + proc.stdout
+@pytest.mark.parametrize("source", ["ssd", "--param"])
+def test_zero_mass_is_refused_before_the_run_by_its_exclusive_bound(fmus, tmp_path, source):
+    """m = 0 passes the modelDescription's inclusive min (FMI has no exclusive bound), but Mass declares m > 0:
+    refused up front, exit 2, in the SSD as on the command line, with the bound shown open."""
+    if source == "ssd":
+        folder = make_bad(tmp_path, lambda t: t.replace('name="m"><ssv:Real value="5.0"',
+                                                        'name="m"><ssv:Real value="0.0"'))
+        argv = ["run", str(folder)]
+    else:
+        argv = ["run", "scenarios/oscillator", "--param", "mass.m=0"]
+    proc = subprocess.run([sys.executable, "-m", "mechfmu.cli", *argv], capture_output=True, text=True, cwd=ROOT,
+                          timeout=300)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "mass: parameter m = 0.0 is out of range (0.0, inf] kg: it must be > 0" in proc.stderr
+    assert "Traceback" not in proc.stderr + proc.stdout and "ok" not in proc.stdout
 
 
 @pytest.mark.parametrize("argv, said", [

@@ -99,7 +99,8 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--stop", type=float, help="stop time [s]")
     p.add_argument("--rtol", type=float, help="relative tolerance (default: the scenario's, 1e-6)")
     p.add_argument("--atol", type=float, help="absolute tolerance, SI (the scenario's, 1e-9)")
-    p.add_argument("--no-error-estimate", action="store_true", help="skip the error estimate (a run at 4x the step)")
+    p.add_argument("--no-error-estimate", action="store_true", help="skip the error estimate (a run at 4x the "
+                   "step), but not auto's in co-simulation, which divides its step: the result is the same")
     p.add_argument("--out", help="CSV result file (FMI cross-check format)")
     p.add_argument("--output-variables", nargs="+", metavar="NAME", help="record only these outputs "
                    "(component.variable, glob patterns allowed, e.g. 'mass.*' '*.f'); default: all")

@@ -83,9 +83,9 @@ def parse_platforms(text: str) -> list[str]:
 def zig() -> list[str]:
     """The command that runs the pinned zig (``python -m ziglang``); RuntimeError says how to install it."""
     if importlib.util.find_spec("ziglang") is None:
-        raise RuntimeError(f"building the FMUs' Windows, macOS and AArch64 binaries needs zig (ziglang=={ZIG_VERSION}), "
-                           "which comes with mechfmu's cross extra: pip install \"mechfmu[cross]\" (or build for this "
-                           "machine alone: mechfmu build --platforms host, the default)")
+        raise RuntimeError(f"building the FMUs' Windows, macOS and AArch64 binaries needs zig (ziglang=="
+                           f"{ZIG_VERSION}), which comes with mechfmu's cross extra: pip install \"mechfmu[cross]\" "
+                           "(or build for this machine alone: mechfmu build --platforms host, the default)")
     return [sys.executable, "-m", "ziglang"]
 
 

@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from mechfmu.master.accuracy import Accuracy, body_positions, estimated, scenario_tolerance
-from mechfmu.master.algorithms import CouplingAlgorithm, make_algorithm, refuse_unenforced_constraints
-from mechfmu.master.algorithms.auto import AUTO, Choice, chosen_algorithm, offers_model_exchange, switching_slaves
+from mechfmu.master.algorithms import CouplingAlgorithm, auto, refuse_unenforced_constraints
+from mechfmu.master.algorithms.auto import Choice, chosen_algorithm, offers_model_exchange, switching_slaves
 from mechfmu.master.algorithms.base import is_constraint
 from mechfmu.master.algorithms.step_control import state_outputs
 from mechfmu.master.coupled_system import AlgebraicLoopError, CoupledSystem
@@ -162,8 +162,8 @@ def simulate(scenario: Scenario | str | Path, algorithm: str | CouplingAlgorithm
     ``rtol``/``atol`` (default: the scenario's, else ``mechfmu.master.accuracy``'s) are the run's tolerance; with
     ``estimate_error`` the run's error is estimated (``Result.accuracy``, ``mechfmu.master.accuracy``: a companion run
     at 4 times the step, or at 1000 times the monolithic master's integrator tolerance, compared as the run goes;
-    ``auto`` under a co-simulation master also divides its step for the tolerance) and a run beyond its tolerance
-    ends with a warning naming the cause and the cure."""
+    ``auto`` under a co-simulation master also divides its step for the tolerance, so it estimates even without
+    ``estimate_error``: the run is the same) and a run beyond its tolerance ends with a warning naming the cure."""
     t_wall = _time.perf_counter()
     if not isinstance(scenario, Scenario):
         scenario = load_scenario(scenario, local=local, built_fmus=built_fmus, outside_sources=outside_sources)
@@ -174,8 +174,7 @@ def simulate(scenario: Scenario | str | Path, algorithm: str | CouplingAlgorithm
     else:
         opts = dict(scenario.algorithm_options) if algorithm is None else {}
         opts.update(options)
-        if (algorithm or scenario.algorithm).lower() != AUTO:
-            algo = make_algorithm(algorithm or scenario.algorithm, **opts)
+        algo = auto.algorithm_or_auto(algorithm or scenario.algorithm, opts)
     h = float(step if step is not None else scenario.step_size)
     t0, t_stop = scenario.start_time, float(stop if stop is not None else scenario.stop_time)
     try:
@@ -211,10 +210,10 @@ def simulate(scenario: Scenario | str | Path, algorithm: str | CouplingAlgorithm
         algo = chosen[0]
     once = functools.partial(_run, scenario, t0=t0, local=local, parameters=parameters, max_steps=max_steps,
                              factor=factor, chosen=chosen[1] if chosen is not None else None)
-    if not estimate_error:
+    if not estimate_error and algo is not None:
         result = once(algo, opts, h, t_stop, n_steps, observers, output_variables, every, output_accepted, pool)
         result.accuracy = Accuracy(*tolerance, note="not asked for (estimate_error=False)")
-    else:
+    else:  # auto's co-simulation divides its step by its companions' estimate: the same run with or without it
         with INTERRUPT.during_run():  # one request for the run and its companions: Ctrl-C in one stops them all
             result = estimated(once, algo, opts, h, t0, t_stop, n_steps, observers, output_variables, every,
                                output_accepted, pool, tolerance, auto=algo is None or chosen is not None)

@@ -22,6 +22,7 @@ from __future__ import annotations
 import functools
 import math
 import os
+import sys
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -244,7 +245,8 @@ class System:
                    tolerance: tuple[float, float] | None = None, **options: str) -> None:
         """The run: ``stop_time`` [s] from 0, the communication step ``step_size`` [s], the master
         (``mechfmu algorithms`` lists them) with its ``options``, the run's (rtol, atol)."""
-        from mechfmu.master.algorithms.auto import algorithm_names
+        from mechfmu.master.algorithms.auto import algorithm_names, algorithm_or_auto
+        from mechfmu.master.simulate import step_count
 
         if not isinstance(algorithm, str) or algorithm not in algorithm_names():
             raise ValueError(unknown("algorithm", str(algorithm), "mechfmu", algorithm_names()))
@@ -263,14 +265,23 @@ class System:
             if isinstance(given, bool) or not isinstance(given, (str, int, float)):
                 raise ValueError(f"experiment: option {key} = {given!r} must be a text as the command line takes it "
                                  f"(mechfmu algorithms lists the values), e.g. {key}='...'")
+        texts = {key: value if isinstance(value, str) else repr(value) for key, value in options.items()}
+        try:  # what the run would refuse is refused here: a step that does not divide it, an unknown option
+            step_count(0.0, float(stop_time), float(step_size), max_steps=sys.maxsize)
+            algorithm_or_auto(algorithm, texts)
+        except ValueError as exc:
+            raise ValueError(f"experiment: {exc}") from None
         self.stop_time, self.step_size, self.algorithm = float(stop_time), float(step_size), algorithm
         self.tolerance = tolerance
-        self.options = {key: value if isinstance(value, str) else repr(value) for key, value in options.items()}
+        self.options = texts
 
-    def write(self, folder: str | Path, fmu_folder: str = "../../fmus", built_fmus: bool = True) -> Path:
-        """``folder/SystemStructure.ssd`` (``write_scenario``; ``fmu_folder`` relative to ``folder``)."""
+    def write(self, folder: str | Path, fmu_folder: str | None = None, built_fmus: bool = True) -> Path:
+        """``folder/SystemStructure.ssd`` (``write_scenario``), its FMUs in ``fmu_folder`` (relative to ``folder``);
+        by default mechfmu's FMU folder (``mechfmu build``'s) as seen from ``folder``, wherever that is."""
         if not self.placed:
             raise ValueError(f"system {self.name!r} has no components: add(name, Model(...)) first")
+        if fmu_folder is None:
+            fmu_folder = fmu_folder_from(folder)
         return write_scenario(folder, self.name, self.components, self.connections, self.stop_time, self.step_size,
                               description=self.description, algorithm=self.algorithm, fmu_folder=fmu_folder,
                               free=self.free_inputs, built_fmus=built_fmus, tolerance=self.tolerance,
@@ -282,7 +293,7 @@ class System:
 
         if not local:
             build.build([p.component.model for p in self.placed.values()])
-        return self.write(folder, fmu_folder=Path(os.path.relpath(build.FMU_DIR, folder)).as_posix())
+        return self.write(folder)
 
     def run(self, folder: str | Path | None = None, **options: Any) -> Result:
         """Run the system (``mechfmu.master.simulate.simulate`` with ``options``: ``local=True``, ``stop``,
@@ -302,3 +313,13 @@ class System:
 
         with tempfile.TemporaryDirectory(prefix=f"{safe_name(self.name, 'system')}-") as temporary:
             return export_ssp(self._write_for_fmus(Path(temporary)), target, **options)
+
+
+def fmu_folder_from(folder: str | Path) -> str:
+    """mechfmu's FMU folder (``mechfmu.fmu.build.FMU_DIR``) as an SSD in ``folder`` names it: relative where it can
+    be (the pair moves together), absolute where it cannot (another drive)."""
+    from mechfmu.fmu import build
+    try:
+        return Path(os.path.relpath(Path(build.FMU_DIR).resolve(), Path(folder).resolve())).as_posix()
+    except ValueError:
+        return Path(build.FMU_DIR).resolve().as_posix()

@@ -9,6 +9,7 @@ once, as a ``ScenarioError``, before anything runs.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Any
 
 from mechfmu.components.base import coerce
@@ -79,7 +80,7 @@ def check_overrides(scenario: Scenario, overrides: dict[str, dict[str, Any]] | N
             if variable.type == "Real" and not math.isfinite(value):
                 problems.append(f"{component}.{name} = {value!r} must be finite")
                 continue
-            problem = value_problem(component, name, value, variable)
+            problem = value_problem(component, name, value, variable, Path(spec.fmu).stem)
             if problem is not None:
                 problems.append(problem)
                 continue

@@ -151,14 +151,25 @@ def binding_values(component: ET.Element, folder: Path, ssd_units: dict[str, Uni
                 yield f"parameter {name} = {text!r}{' ' + unit if unit else ''}: {exc}"
 
 
-def value_problem(component: str, name: str, value: Any, variable: Any) -> str | None:
-    """Why ``component.name = value`` is out of the variable's declared [min, max] (None if it is not)."""
+def value_problem(component: str, name: str, value: Any, variable: Any, model: str | None = None) -> str | None:
+    """Why ``component.name = value`` is out of the variable's declared [min, max] (None if it is not); for one of
+    our components (``model``, its class name) a bound its class declares exclusive (a mass > 0) excludes its own
+    value too, as the component would at instantiation."""
     if variable.type != "Real":
         return None
     lo = float(variable.min) if variable.min is not None else None
     hi = float(variable.max) if variable.max is not None else None
-    if (lo is not None and value < lo) or (hi is not None and value > hi):
+    exclusive = lo is not None and value == lo and exclusive_minimum(model, name)
+    if (lo is not None and value < lo) or (hi is not None and value > hi) or exclusive:
         unit = f" {variable.unit}" if variable.unit else ""
         return (f"{component}: parameter {name} = {value!r} is out of range "
-                f"[{lo if lo is not None else '-inf'}, {hi if hi is not None else 'inf'}]{unit}")
+                f"{'(' if exclusive_minimum(model, name) else '['}{lo if lo is not None else '-inf'}, "
+                f"{hi if hi is not None else 'inf'}]{unit}" + (f": it must be > {lo:g}" if exclusive else ""))
     return None
+
+
+def exclusive_minimum(model: str | None, name: str) -> bool:
+    """Whether our component ``model`` declares the minimum of its parameter ``name`` exclusive."""
+    from mechfmu.components import COMPONENTS
+    cls = COMPONENTS.get(model or "")
+    return cls is not None and any(p.name == name and p.min_exclusive for p in cls.parameters)

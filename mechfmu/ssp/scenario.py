@@ -293,7 +293,7 @@ def _check(scenario: Scenario, local: bool = False, units: dict | None = None) -
             elif spec.kinds.get(pname, var.type) != var.type:
                 problems.append(f"{spec.name}: {pname} is a {var.type}; an ssv:{spec.kinds[pname]} value "
                                 f"({value!r}) is not converted")
-            elif (problem := value_problem(spec.name, pname, value, var)) is not None:
+            elif (problem := value_problem(spec.name, pname, value, var, Path(spec.fmu).stem)) is not None:
                 problems.append(problem)
     targets: dict[tuple[str, str], Connection] = {}
     for number, con in enumerate(scenario.connections):

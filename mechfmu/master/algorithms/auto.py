@@ -36,6 +36,7 @@ from mechfmu.components.ports import ACTIVE, INDICATOR
 from mechfmu.master.algorithms.base import ALGORITHMS, CouplingAlgorithm, is_constraint, make_algorithm
 from mechfmu.master.constraint_forces import OFFSET_FUNCTIONS
 from mechfmu.master.slaves import Slave
+from mechfmu.ssp.library import suggestion
 
 AUTO = "auto"
 #: the monolithic master's integrator runs at the run's rtol divided by this (and its atol): on the 20 shipped
@@ -58,6 +59,20 @@ class Choice:
     def describe(self) -> str:
         options = "".join(f" {k}={v}" for k, v in self.options.items())
         return f"auto chose {self.algorithm}{options}: {self.reason}"
+
+
+def algorithm_or_auto(name: str, options: dict[str, Any]) -> CouplingAlgorithm | None:
+    """The algorithm ``name`` made with ``options``, or None for auto (chosen once the slaves are there), whose
+    option names are checked now: each must be one of an algorithm auto may choose (ValueError, with the closest
+    name)."""
+    if name.lower() != AUTO:
+        return make_algorithm(name, **options)
+    known = sorted(set().union(*(cls.options for cls in ALGORITHMS.values())))
+    unknown = sorted(set(options) - set(known))
+    if unknown:
+        raise ValueError(f"algorithm 'auto': unknown option {unknown[0]!r}{suggestion(unknown[0], known)}; the options "
+                         f"of the algorithms auto chooses from are {', '.join(known)}")
+    return None
 
 
 def offers_model_exchange(slave: Slave) -> bool:

@@ -43,6 +43,7 @@ from mechfmu.master.algorithms.step_control import StepController
 from mechfmu.master.coupled_system import CoupledSystem
 from mechfmu.master.energy import EnergyAudit, power_bonds
 from mechfmu.master.slaves import Slave
+from mechfmu.ssp.library import suggestion
 from mechfmu.ssp.scenario import Connection
 
 
@@ -135,8 +136,9 @@ class CouplingAlgorithm(ABC):
     def __init__(self, **options: Any):
         unknown = set(options) - set(self.options)
         if unknown:
-            raise ValueError(f"algorithm {self.name!r}: unknown option(s) {sorted(unknown)}; "
-                             f"known: {sorted(self.options)}")
+            first = sorted(unknown)[0]
+            raise ValueError(f"algorithm {self.name!r}: unknown option(s) {sorted(unknown)}"
+                             f"{suggestion(first, sorted(self.options))}; known: {sorted(self.options)}")
         self.config = {key: option.parse(self.name, key, options.get(key, option.default))
                        for key, option in self.options.items()}
         self.counters: dict[str, int] = {"steps": 0, **{name: 0 for name in self.counter_names}}
