@@ -12,6 +12,7 @@ import pytest
 from mechfmu.components import COMPONENTS
 
 from mechfmu.cli.main import main
+from mechfmu.drawing.layout import MAX_WIDTH
 from mechfmu.drawing.plot import coarsened, tube
 from mechfmu.drawing.ports import BODY, CONNECTOR, OTHER, SOURCE, blocks, category
 from mechfmu.ssp.scenario import ComponentSpec, Scenario, load_scenario
@@ -43,10 +44,30 @@ def test_shipped_scenarios_are_twenty():
     assert len(SHIPPED) == 20 and sum(name.startswith("msl/") for name in SHIPPED) == 7, SHIPPED
 
 
-@pytest.mark.parametrize("name", SHIPPED)
-def test_a_drawing_holds_every_component_connection_and_port(name, tmp_path):
-    scenario = load_scenario(ROOT / "scenarios" / name, check=False)
-    root = drawn(name, tmp_path)
+def block_boxes(root: ET.Element) -> dict[str, tuple[float, float, float, float]]:
+    """name -> (left, top, right, bottom) of each drawn block."""
+    boxes = {}
+    for group in groups(root, "component"):
+        rect = group.find(SVG + "rect")
+        left, top = float(rect.get("x")), float(rect.get("y"))
+        boxes[group.get("data-name")] = (left, top, left + float(rect.get("width")), top + float(rect.get("height")))
+    return boxes
+
+
+def wire_points(path: str, samples: int = 40) -> list[tuple[float, float]]:
+    """Points along a drawn wire: a cubic curve (``M p0 C p1 p2 p3``) sampled, a line's corners joined finely."""
+    corners = [tuple(map(float, p.split(","))) for p in re.findall(r"[-\d.]+,[-\d.]+", path)]
+    t = np.linspace(0.0, 1.0, samples)[:, None]
+    if " C" in path:
+        p0, p1, p2, p3 = (np.array(c) for c in corners)
+        curve = (1 - t) ** 3 * p0 + 3 * (1 - t) ** 2 * t * p1 + 3 * (1 - t) * t ** 2 * p2 + t ** 3 * p3
+        return [tuple(point) for point in curve]
+    return [tuple(np.array(a) + s * (np.array(b) - np.array(a))) for a, b in zip(corners, corners[1:])
+            for s in t[:, 0]]
+
+
+def assert_drawn_completely(root: ET.Element, scenario) -> None:
+    """Every component, connection and used port is drawn, each wire ends at its two ports and crosses no block."""
     components = {g.get("data-name"): g for g in groups(root, "component")}
     assert len(groups(root, "component")) == len(scenario.components)
     assert {n: g.get("data-model") for n, g in components.items()} == {
@@ -54,9 +75,13 @@ def test_a_drawing_holds_every_component_connection_and_port(name, tmp_path):
     drawn_connections = groups(root, "connection")
     assert Counter((g.get("data-start"), g.get("data-end")) for g in drawn_connections) == Counter(
         (f"{c.source}.{c.source_variable}", f"{c.target}.{c.target_variable}") for c in scenario.connections)
+    boxes = block_boxes(root)
     for wire in drawn_connections:
         path = wire.find(SVG + "path").get("d")
         points = [tuple(map(float, p.split(","))) for p in re.findall(r"[-\d.]+,[-\d.]+", path)]
+        crossed = {n for x, y in wire_points(path) for n, (left, top, right, bottom) in boxes.items()
+                   if left + 1 < x < right - 1 and top + 1 < y < bottom - 1}
+        assert not crossed, f"the wire {wire.get('data-start')} -> {wire.get('data-end')} crosses {crossed}"
         for (component, variable), end in zip((wire.get("data-start").split(".", 1),
                                                wire.get("data-end").split(".", 1)), (points[0], points[-1])):
             block = components[component]
@@ -70,6 +95,43 @@ def test_a_drawing_holds_every_component_connection_and_port(name, tmp_path):
             assert top < y < top + float(rect.get("height")), f"{component}.{variable} is not on the block"
             assert end == pytest.approx((x, y), abs=0.06), f"the wire of {component}.{variable} misses its port"
     assert not [e.tag for e in root.iter() if "id" in e.attrib]  # nothing that could differ from run to run
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_a_drawing_holds_every_component_connection_and_port(name, tmp_path):
+    scenario = load_scenario(ROOT / "scenarios" / name, check=False)
+    root = drawn(name, tmp_path)
+    assert_drawn_completely(root, scenario)
+    assert float(root.get("width")) <= MAX_WIDTH
+
+
+@pytest.mark.parametrize("masses", [3, 4, 10])
+def test_a_long_chain_wraps_into_rows_no_wider_than_the_limit(masses, tmp_path):
+    """A chain ground-spring-mass-spring-...-mass (2·masses + 1 blocks, one column each) wraps into bands of at most
+    4 columns (1,200 px), each starting at the left margin; the wires between bands still join their ports."""
+    from mechfmu.ssp import write_scenario
+    components: list[tuple[str, str, dict]] = [("ground", "Fixed", {})]
+    wires = []
+    for i in range(1, masses + 1):
+        components += [(f"spring{i}", "CoordinateSpringDamper", {"stiffness": 100.0}), (f"mass{i}", "Mass", {})]
+        wires += [f"{'ground.flange' if i == 1 else f'mass{i - 1}.flange_b'} <-> spring{i}.flange_a",
+                  f"mass{i}.flange_a <-> spring{i}.flange_b"]
+    folder = write_scenario(tmp_path / "chain", "chain", components, wires, stop_time=1.0, step_size=1e-3,
+                            algorithm="jacobi", fmu_folder=str(ROOT / "fmus"))
+    target = tmp_path / "chain.svg"
+    assert main(["draw", str(folder), "-o", str(target)]) == 0
+    root = ET.parse(target).getroot()
+    assert MAX_WIDTH == 1200 and float(root.get("width")) <= MAX_WIDTH
+    boxes = block_boxes(root)
+    rows = sorted({top for _, top, _, _ in boxes.values()})
+    bands = -(-(2 * masses + 1) // 4)
+    assert len(rows) == bands  # a chain is one row per band
+    per_row = [sorted(left for left, top, _, _ in boxes.values() if top == row) for row in rows]
+    assert all(len(lefts) <= 4 and lefts[0] == per_row[0][0] for lefts in per_row)
+    assert max(len(lefts) for lefts in per_row) - min(len(lefts) for lefts in per_row) <= 1
+    assert [name for name, _ in sorted(boxes.items(), key=lambda item: (item[1][1], item[1][0]))] == [
+        n for n, _, _ in components]  # read left to right, top to bottom: the chain's order
+    assert_drawn_completely(root, load_scenario(folder, check=False))
 
 
 @pytest.mark.parametrize("name", ["oscillator", "msl/Damper", "ball_drop", "belt_friction"])

@@ -256,10 +256,11 @@ def _export_crosscheck(args: argparse.Namespace) -> int:
 
 def _draw(args: argparse.Namespace) -> int:
     from mechfmu.drawing.diagram import draw_scenario
-    from mechfmu.drawing.plot import FORMATS, checked_suffix, run_and_plot
+    from mechfmu.drawing.plot import FORMATS, checked_suffix, plot_quantities, run_and_plot
     from mechfmu.ssp.export import safe_name
     from mechfmu.ssp.scenario import load_scenario
     output = checked_suffix(args.output, "-o", (".svg",)) if args.output is not None else None
+    quantities = plot_quantities(args.plot_quantities, args.plot)
     plot = _writable(checked_suffix(args.plot, "--plot", FORMATS), "--plot") if args.plot is not None else None
     scenario = load_scenario(args.scenario, check=False)
     target = _writable(output or f"{safe_name(scenario.name, 'scenario')}.svg", "-o")
@@ -268,7 +269,7 @@ def _draw(args: argparse.Namespace) -> int:
     if plot is None:
         return 0
     fmu_build.build()
-    result, plotted = run_and_plot(args.scenario, plot)
+    result, plotted = run_and_plot(args.scenario, plot, quantities=quantities)
     print(f"{scenario.name} (FMUs, {result.algorithm}): {result.summary()}")
     print(f"plot of {', '.join(plotted)} written to {plot}" if plotted else "nothing recorded: no plot written")
     return 0 if result.ok else 1
@@ -280,7 +281,7 @@ def _gallery(args: argparse.Namespace) -> int:
 
     def report(entry) -> None:
         print(f"{entry.name}: {entry.run} ({entry.seconds:.1f} s)")
-    entries = write_gallery(args.folder, args.page, args.scenarios, progress=report)
+    entries = write_gallery(args.folder, args.page, args.scenarios, progress=report, removed=print)
     page = args.page or Path(args.folder).with_suffix(".md")
     print(f"{len(entries)} scenarios drawn into {args.folder}, page {page}")
     return 0

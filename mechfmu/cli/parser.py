@@ -182,6 +182,8 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", help="the diagram, .svg (default: <scenario name>.svg)")
     p.add_argument("--plot", metavar="FILE", help="run the scenario (as mechfmu run does) and plot its result to FILE "
                    "(.svg or .png), with the scenario's reference and tube where it has one")
+    p.add_argument("--plot-quantities", metavar="LIST", help="what --plot shows, comma-separated: positions, forces, "
+                   "states (default: all, each where the system has it)")
     p = sub.add_parser("gallery", help="every scenario's diagram and result plot, and a Markdown page of them")
     p.add_argument("folder", help="where the pictures go, e.g. docs/gallery")
     p.add_argument("--page", help="the Markdown page (default: FOLDER.md, beside the folder)")

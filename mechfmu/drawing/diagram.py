@@ -4,7 +4,8 @@ Blocks are told apart by category (``mechfmu.drawing.ports``: bodies with rounde
 spring mark beneath, sources with a ground hatch) and ports by kind (translational and rotational flanges, 3D frames,
 signals); a legend explains both, and a table lists the parameter values the scenario sets, which also show on
 hovering a block (its SVG ``<title>``). The file is plain SVG written with the standard library, the same bytes
-for the same scenario (no dates, no ids), text as text. Each component is one
+for the same scenario (no dates, no ids), text as text, at most 1,200 px wide (``mechfmu.drawing.layout.MAX_WIDTH``:
+long rows of blocks wrap into bands). Each component is one
 ``<g class="component" data-name=.. data-model=.. data-category=..>`` holding its ports
 (``<g class="port" data-port=.. data-variables=..>``), each SSD connection one
 ``<g class="connection" data-start="component.variable" data-end="component.variable">`` inside the
@@ -17,7 +18,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
-from mechfmu.drawing.layout import Bundle, bundles, layout, path_data
+from mechfmu.drawing.layout import RIGHT_MARGIN, Bundle, bundles, layout, path_data
 from mechfmu.drawing.ports import (
     BODY,
     CONNECTOR,
@@ -211,7 +212,7 @@ def system_svg(scenario) -> str:
     lines = textwrap.wrap(about, 130) if about else []
     top = 56 + LINE * len(lines)
     bottom = layout(found, wires, top=top)
-    width = max([b.x + b.width + 70 for b in found.values()] + [3 * CARD_WIDTH + 40, 640])
+    width = max([b.x + b.width + RIGHT_MARGIN for b in found.values()] + [3 * CARD_WIDTH + 40, 640])
     root = ET.Element("svg", {"xmlns": "http://www.w3.org/2000/svg", "version": "1.1", "font-family": FONT})
     _sub(root, "title", f"{scenario.name}: system diagram")
     if about:

@@ -5,7 +5,14 @@ order (flange_a on the left of its block, flange_b on the right, signals flowing
 on its left; a body's vote counts twice, as Modelica diagrams turn connectors rather than bodies) and the columns
 are the longest paths of those orders. Separate subsystems stand one below the other. In a column blocks take the
 row nearest their neighbours'; a port faces the blocks it is wired to. A wire between facing ports in neighbouring
-columns is a curve; one that would cross blocks runs in a channel below its subsystem.
+columns is a curve; one that would cross blocks runs in a channel below its band of rows.
+
+Rows wrap: a diagram is at most ``MAX_WIDTH`` (1,200 px) wide, so a subsystem with more columns than fit (4 at the
+default margins) is cut into the fewest bands of consecutive columns, their sizes differing by one at most (7
+columns: 4 and 3; 9: 3, 3 and 3), one below the other, each starting at the left margin. A wire between bands runs
+in the channel below the upper band: out of its port into the gap beside the block, along the channel, and down
+(or up) the gap beside the other block to its port, so it crosses no block (vertical runs stay in the gaps between
+columns, horizontal ones in the channels between bands).
 """
 from __future__ import annotations
 
@@ -14,6 +21,8 @@ from dataclasses import dataclass, field
 from mechfmu.drawing.ports import BODY, Block, Port
 
 BLOCK_WIDTH, COLUMN_GAP, ROW_GAP, HEADER, PORT_PITCH, LANE = 170.0, 110.0, 46.0, 34.0, 22.0, 9.0
+#: the widest a diagram gets [px], and the margin right of its rightmost blocks [px]
+MAX_WIDTH, RIGHT_MARGIN = 1200.0, 70.0
 
 
 @dataclass
@@ -136,33 +145,62 @@ def _rows(blocks: dict[str, Block], group: list[str], neighbours: dict[str, list
         done.update(by_column[column])
 
 
-def layout(blocks: dict[str, Block], wires: list[Bundle], top: float = 0.0, left: float = 20.0) -> float:
-    """Place blocks and ports and route the wires below ``top``; returns the bottom of the diagram."""
+def columns_per_band(left: float = 20.0, max_width: float = MAX_WIDTH) -> int:
+    """The most columns a band holds: ``left + n*BLOCK_WIDTH + (n-1)*COLUMN_GAP + RIGHT_MARGIN <= max_width``
+    (at least one)."""
+    return max(1, int((max_width - left - RIGHT_MARGIN + COLUMN_GAP) // (BLOCK_WIDTH + COLUMN_GAP)))
+
+
+def layout(blocks: dict[str, Block], wires: list[Bundle], top: float = 0.0, left: float = 20.0,
+           max_width: float = MAX_WIDTH) -> float:
+    """Place blocks and ports and route the wires below ``top``, each subsystem's columns wrapped into bands no
+    wider than ``max_width`` (module docstring); returns the bottom of the diagram."""
     _columns(blocks, wires)
     _sides(blocks, wires)
     neighbours: dict[str, list[str]] = {n: [] for n in blocks}
     for w in wires:
         neighbours[w.ends[0][0]].append(w.ends[1][0])
         neighbours[w.ends[1][0]].append(w.ends[0][0])
+    fit = columns_per_band(left, max_width)
     y = top
     for group in _groups(blocks, wires):
         first = min(blocks[n].column for n in group)
         _rows(blocks, group, neighbours)
-        rows = sorted({blocks[n].row for n in group})
-        height = max(blocks[n].height for n in group) + ROW_GAP
         for n in group:
-            b = blocks[n]
-            b.column -= first
-            b.x = left + b.column * (BLOCK_WIDTH + COLUMN_GAP)
-            b.y = y + rows.index(b.row) * height + (height - ROW_GAP - b.height) / 2
-        y += len(rows) * height - ROW_GAP
+            blocks[n].column -= first
+        span = max(blocks[n].column for n in group) + 1
+        count = -(-span // fit)  # bands: column c in band c*count//span, so each holds floor or ceil(span/count)
+        band = {n: blocks[n].column * count // span for n in group}
+        starts = [-(-b * span // count) for b in range(count)]  # each band's first column
         inside = [w for w in wires if w.ends[0][0] in group]
-        _place_ports({n: blocks[n] for n in group}, inside)
-        lanes = [0]
-        for w in inside:
-            w.route = _route(blocks, w, y + ROW_GAP / 3, lanes)
-        y += lanes[0] * LANE + ROW_GAP
+        members = {n: blocks[n] for n in group}
+        lanes = [0] * count
+        for _ in range(2):  # the first pass counts each band's channel lanes, the second routes
+            channels = _place_bands(members, band, starts, y, lanes, left)
+            _place_ports(members, inside)
+            lanes = [0] * len(lanes)
+            for w in inside:
+                w.route = _route(blocks, w, band, channels, lanes)
+        y = channels[-1] + lanes[-1] * LANE + ROW_GAP * 2 / 3
     return y - ROW_GAP / 2
+
+
+def _place_bands(blocks: dict[str, Block], band: dict[str, int], starts: list[int], top: float, lanes: list[int],
+                 left: float) -> list[float]:
+    """Blocks at their band's column and row, each band below the previous one and its ``lanes`` channel lanes;
+    returns the top of each band's channel."""
+    height = max(b.height for b in blocks.values()) + ROW_GAP
+    channels = []
+    for index, count in enumerate(lanes):
+        rows = sorted({b.row for n, b in blocks.items() if band[n] == index}) or [0.0]
+        for n, b in blocks.items():
+            if band[n] == index:
+                b.x = left + (b.column - starts[index]) * (BLOCK_WIDTH + COLUMN_GAP)
+                b.y = top + rows.index(b.row) * height + (height - ROW_GAP - b.height) / 2
+        bottom = top + len(rows) * height - ROW_GAP
+        channels.append(bottom + ROW_GAP / 3)
+        top = bottom + count * LANE + ROW_GAP
+    return channels
 
 
 def _place_ports(blocks: dict[str, Block], wires: list[Bundle]) -> None:
@@ -188,21 +226,26 @@ def _crossed(blocks: dict[str, Block], x0: float, x1: float, y0: float, y1: floa
                for b in blocks.values() if b.name not in ends)
 
 
-def _route(blocks: dict[str, Block], wire: Bundle, lane_top: float, lanes: list[int]) -> list[tuple[float, float]]:
-    """The wire from its first port to its second: four points of a cubic curve, or the corners of a line
-    through the channel (five or more points)."""
+def _route(blocks: dict[str, Block], wire: Bundle, band: dict[str, int], channels: list[float],
+           lanes: list[int]) -> list[tuple[float, float]]:
+    """The wire from its first port to its second: four points of a cubic curve (ports of one band that face each
+    other with no block between), or the corners of a line through the channel below the upper end's band (five
+    or more points; its vertical runs 12 to 18 px off the ports, in the gaps between columns)."""
     (a, pa), (b, pb) = wire.ends
     p, q = blocks[a].ports[pa], blocks[b].ports[pb]
     out_p, out_q = (1 if p.side == "right" else -1), (1 if q.side == "right" else -1)
     facing = out_p * (q.x - p.x) > 0 and out_q * (p.x - q.x) > 0
-    if facing and not _crossed(blocks, p.x, q.x, p.y, q.y, {a, b}):
-        reach = abs(q.x - p.x) / 2
-        return [(p.x, p.y), (p.x + out_p * reach, p.y), (q.x + out_q * reach, q.y), (q.x, q.y)]
-    if out_p == out_q and abs(p.x - q.x) < 1 and not _crossed(blocks, p.x, p.x + out_p * 60, p.y, q.y, {a, b}):
-        return [(p.x, p.y), (p.x + out_p * 50, p.y), (q.x + out_q * 50, q.y), (q.x, q.y)]
-    channel = lane_top + lanes[0] * LANE
-    lanes[0] += 1
-    xp, xq = p.x + out_p * (12 + 3 * lanes[0]), q.x + out_q * (12 + 3 * lanes[0])
+    if band[a] == band[b]:
+        if facing and not _crossed(blocks, p.x, q.x, p.y, q.y, {a, b}):
+            reach = abs(q.x - p.x) / 2
+            return [(p.x, p.y), (p.x + out_p * reach, p.y), (q.x + out_q * reach, q.y), (q.x, q.y)]
+        if out_p == out_q and abs(p.x - q.x) < 1 and not _crossed(blocks, p.x, p.x + out_p * 60, p.y, q.y, {a, b}):
+            return [(p.x, p.y), (p.x + out_p * 50, p.y), (q.x + out_q * 50, q.y), (q.x, q.y)]
+    gap = min(band[a], band[b])
+    channel = channels[gap] + lanes[gap] * LANE
+    off = 12 + 3 * (lanes[gap] % 3)
+    lanes[gap] += 1
+    xp, xq = p.x + out_p * off, q.x + out_q * off
     return [(p.x, p.y), (xp, p.y), (xp, channel), (xq, channel), (xq, q.y), (q.x, q.y)]
 
 
