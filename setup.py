@@ -1,6 +1,6 @@
 """The package list, found by setuptools so that no package can be left out: every package under mechfmu/, and
 components/ (the models that run inside the FMUs) installed as mechfmu.components. A wheel's build also builds
-every FMU and the master's libraries for every platform into mechfmu/prebuilt/ (``mechfmu.fmu.release``); an
+every FMU and the master's libraries for every platform into mechfmu/prebuilt/ (``mechfmu.fmu.prebuilt``); an
 editable install does not. Everything else is in pyproject.toml."""
 import os
 import subprocess

@@ -1,5 +1,5 @@
 """The build backend: setuptools', with what a wheel's build needs beyond it. A wheel carries every FMU already
-built for every platform (``mechfmu.fmu.release``), so its build needs zig (the cross compiler), fmpy (the FMI
+built for every platform (``mechfmu.fmu.prebuilt``), so its build needs zig (the cross compiler), fmpy (the FMI
 headers) and pythonfmu (the FMU packaging); an editable install builds nothing ahead and needs none of them."""
 from setuptools import build_meta
 from setuptools.build_meta import *  # noqa: F403 (every hook, editable and sdist ones unchanged)

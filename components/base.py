@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 
 from .diagnostics import too_large
 from .model_exchange import ModelExchange
+from .modelica import ModelicaEquivalent
 from .partials import DirectionalDerivatives
 from .si_units import NO_UNIT, QUANTITIES, UNITS  # noqa: F401  (re-exported: the components' units)
 
@@ -137,6 +138,8 @@ class Component(ModelExchange, DirectionalDerivatives):
     description: ClassVar[str] = ""
     #: the system (and version) whose physics this component reproduces
     source: ClassVar[str] = ""
+    #: the Modelica Standard Library classes it stands for, with the parameter mapping (components/modelica.py)
+    modelica: ClassVar[tuple[ModelicaEquivalent, ...]] = ()
     #: parameter values that exercise the component (stick/slip, stops, user functions, ...); the
     #: generic FMU tests run every component with them
     example_parameters: ClassVar[dict[str, Any]] = {}
@@ -332,7 +335,7 @@ def rotational_variant(cls: type[Component], name: str, description: str,
     def convert(items):
         return tuple(dataclasses.replace(item, unit=ROTATIONAL_UNITS.get(item.unit, item.unit)) for item in items)
     return type(name, (cls,), {"__doc__": f"{description}\n\n{cls.__module__}.{cls.__name__} in rotational units.",
-                               "__module__": cls.__module__, "description": description,
+                               "__module__": cls.__module__, "description": description, "modelica": (),
                                "parameters": convert(cls.parameters), "inputs": convert(cls.inputs),
                                "outputs": convert(cls.outputs),
                                "example_parameters": example_parameters or cls.example_parameters})

@@ -52,6 +52,11 @@ the last step's slip force, which tends to ±(f_d + f_so) as v -> 0); tests/test
 measures the convergence.
 
 Units are translational (m, N); ``RotationalSpringDamperExt`` is the same law in rad, N.m.
+Sign of ``offset`` (x_off), as CoordinateSpringDamper's and MSL's ``s_rel0``: the spring part is relaxed where
+q = offset, q measured from flange_a to flange_b. E.g. stiffness 1000 N/m, a housing at 0 on flange_a, a flange
+at 0.04 m on flange_b, factors 1: offset = 0.04 m is relaxed (k·(q − x_off) = 0); offset = −0.04 m is an 80 N
+tension preload (1000·(0.04 + 0.04)). The factors act before the offset: with factor1 = 2 that position is
+relaxed at offset = 0.08 m.
 Invariant: f0·flange_b.f + f1·flange_a.f = 0 (virtual work: the forces do no work through the gear).
 
 Friction (``fDynamicFriction`` f_d, ``fStaticFrictionOffset`` f_so, ``fViscousFriction`` f_v,
@@ -103,6 +108,7 @@ from __future__ import annotations
 from .base import Output, Param, rotational_variant
 from .connector import FLANGE_INPUT_NAMES, Connector
 from .model_exchange import NO_TIME
+from .modelica import ModelicaEquivalent
 from .native_component import NativeComponent
 from .ports import IMMEDIATE_SWITCHING, SWITCHING_ERROR, indicator
 
@@ -121,7 +127,7 @@ class CoordinateSpringDamperExt(NativeComponent, Connector):
     parameters = (
         Param("stiffness", 0.0, "N/m", "Spring stiffness k; acts against the relative coordinate"),
         Param("damping", 0.0, "N.s/m", "Damping d; acts against the relative velocity minus velocityOffset"),
-        Param("offset", 0.0, "m", "Offset x_off between the two coordinates (reference length of the spring)"),
+        Param("offset", 0.0, "m", "Offset x_off: the spring part is relaxed where q = offset (MSL s_rel0)"),
         Param("velocityOffset", 0.0, "m/s", "Velocity offset v_off for the damping term (D-control of a drive)"),
         Param("factor0", 1.0, "1", "Factor f0 on the flange_a (marker 0) coordinate; != 0"),
         Param("factor1", 1.0, "1", "Factor f1 on the flange_b (marker 1) coordinate; != 0"),
@@ -157,6 +163,19 @@ class CoordinateSpringDamperExt(NativeComponent, Connector):
                           "that switch's; false: Exudyn's, from the next step"),
     )
     geared = True
+    modelica = (ModelicaEquivalent(
+        "Modelica.Mechanics.Translational.Components.MassWithStopAndFriction",
+        (("m", "Mass.m"), ("L", "Mass.L"), ("s.start", "Mass.s_start"), ("v.start", "Mass.v_start"),
+         ("smin", "limitStopsLower"), ("smax - L", "limitStopsUpper"), ("F_Coulomb", "fDynamicFriction"),
+         ("F_Stribeck", "fStaticFrictionOffset"), ("F_prop", "fViscousFriction"), ("1/fexp", "exponentialDecayStatic")),
+        (("useLimitStops", "true"), ("frictionProportionalZone", "0"), ("stiffness", "0"), ("damping", "0")),
+        "three FMUs: a Fixed (s0 = 0) wired to flange_a, a Mass whose flange_a is wired to flange_b, so q = s - L/2 "
+        "(MSL's stops hold s - L/2 >= smin and s + L/2 <= smax). MSL's stops are hard and inelastic (v reset to 0) "
+        "and its stuck phase exact; here the stops are stiff spring-dampers (limitStopsStiffness, "
+        "limitStopsDamping) and sticking is the bristle model (stickingStiffness, stickingDamping): choose them "
+        "stiff. v_small has no counterpart; fexp = 0 (no decay) is a very large exponentialDecayStatic; with "
+        "F_Coulomb = F_Stribeck = 0 give F_prop as damping (the bristle model applies no viscous friction alone)",
+        ("Modelica.Mechanics.Translational.Stop",)),)
     force_description = "Connector force f_SD (positive = tension), all parts"
     law_outputs = (
         Output("f_friction", "N", "Friction part of f", FLANGE_INPUT_NAMES),

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from .base import Output, Param
 from .connector import FLANGE_INPUT_NAMES, Connector
+from .modelica import ModelicaEquivalent
 from .native_component import NativeComponent
 from .ports import indicator
 
@@ -51,6 +52,11 @@ class ElastoGap(NativeComponent, Connector):
         Param("s_ref", 1.0, "m", "Reference relative compression at which f = f_ref", min=0.0, min_exclusive=True),
     )
     force_description = "Contact force (tension positive, so <= 0)"
+    modelica = (ModelicaEquivalent(
+        "Modelica.Mechanics.Translational.Components.ElastoGap",
+        (("c", "c"), ("d", "d"), ("s_rel0", "s_rel0"), ("n", "n"), ("f_ref", "f_ref"), ("s_ref", "s_ref")), (),
+        "the same law, names and signs; MSL's default binding f_ref = c*s_ref is f_ref = -1 here, MSL 4.0's law "
+        "(no f_ref, s_ref) is s_ref = 1; the heat port's heatPort.Q_flow is -lossPower"),)
     law_outputs = (
         Output("contact", "1", "1 while in contact (s_rel < s_rel0), else 0", ("flange_a.s", "flange_b.s")),
         Output("lossPower", "W", "Power dissipated by the damper f_d*v_rel (replaces the heat port)",

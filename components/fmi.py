@@ -4,8 +4,9 @@
 ``ComponentFmu`` (a mixin for ``Fmi2Slave``) makes a ``Component`` an FMU that
 - registers every parameter (causality=parameter, variability=fixed), input and output with
   getters/setters that go straight to the component (so FMU and in-process runs are bit-identical);
-- writes a complete modelDescription: UnitDefinitions with BaseUnit exponents for every unit,
-  SI TypeDefinitions, unit (none on a signal: ``NO_UNIT``)/min/max on every Real, ModelStructure Outputs
+- writes a complete modelDescription: UnitDefinitions with BaseUnit exponents and display units (mm, deg,
+  rpm) for every unit, TypeDefinitions named as MSL 4's ``Modelica.Units.SI`` types (components/si_units.py),
+  unit (none on a signal: ``NO_UNIT``)/min/max on every Real, ModelStructure Outputs
   with their real dependencies (feed-through inputs, or none), InitialUnknowns for every output,
   DefaultExperiment, canGetAndSetFMUstate and canSerializeFMUstate; gives the component its resources folder
   (and a component with a C law the host library for this machine in it, ``native_library.use_resources``);
@@ -48,6 +49,7 @@ from .base import NO_UNIT, QUANTITIES, UNITS, Component, ComponentError, Param
 from .diagnostics import blame
 from .fmi_model_exchange import ModelExchangeFmu
 from .fmi_state import FmuStates
+from .si_units import DEFAULT_DISPLAY_UNITS, DISPLAY_UNITS
 
 _VARIABLE_TYPES = {"Real": Real, "Integer": Integer, "Boolean": Boolean, "String": String}
 #: FMI type -> (Python type of its values, the value a refused read returns)
@@ -60,18 +62,25 @@ START_VALUES = "start_values.json"
 
 
 def _unit_definitions() -> Element:
+    """Every unit with its BaseUnit exponents and display units (``DISPLAY_UNITS``: value shown = factor·value)."""
     node = Element("UnitDefinitions")
     for name, exponents in UNITS.items():
         unit = SubElement(node, "Unit", name=name)
         SubElement(unit, "BaseUnit", {k: str(v) for k, v in exponents.items()})
+        for display, factor in DISPLAY_UNITS.get(name, {}).items():
+            SubElement(unit, "DisplayUnit", name=display, factor=repr(factor))
     return node
 
 
 def _type_definitions() -> Element:
+    """MSL 4's ``Modelica.Units.SI`` type of each unit, with its quantity and default display unit."""
     node = Element("TypeDefinitions")
     for unit, (type_name, quantity) in QUANTITIES.items():
         simple = SubElement(node, "SimpleType", name=type_name)
-        SubElement(simple, "Real", quantity=quantity, unit=unit)
+        real = SubElement(simple, "Real", {"quantity": quantity} if quantity else {})
+        real.set("unit", unit)
+        if unit in DEFAULT_DISPLAY_UNITS:
+            real.set("displayUnit", DEFAULT_DISPLAY_UNITS[unit])
     return node
 
 

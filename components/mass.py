@@ -37,6 +37,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from .base import Component, Input, Output, Param
+from .modelica import ModelicaEquivalent
 from .native_component import NativeComponent
 from .partials import derivative_variable, state_variable
 from .ports import ACCELERATION, DAMPING_TANGENT, FLANGE_A, FLANGE_B, RATE, STIFFNESS_TANGENT, port
@@ -140,6 +141,9 @@ class Mass(NativeComponent, Component):
         Param("v_start", 0.0, "m/s", "Initial absolute velocity", moves_state="v"),
     )
     inputs, outputs = MASS_VARIABLES
+    modelica = (ModelicaEquivalent("Modelica.Mechanics.Translational.Components.Mass",
+                                   (("m", "m"), ("L", "L"), ("s.start", "s_start"), ("v.start", "v_start")), (),
+                                   "the same law; flanges at s - L/2 and s + L/2"),)
     initial_state = {"s": 0.0, "v": 0.0}
     #: variable names: inertia, position, velocity, flange load, drive
     names: ClassVar[tuple[str, str, str, str, str]] = ("m", "s", "v", "f", "f_drive")
@@ -169,5 +173,8 @@ class Inertia(Mass):
         Param("w_start", 0.0, "rad/s", "Initial absolute angular velocity", moves_state="v"),
     )
     inputs, outputs = INERTIA_VARIABLES
+    modelica = (ModelicaEquivalent("Modelica.Mechanics.Rotational.Components.Inertia",
+                                   (("J", "J"), ("phi.start", "phi_start"), ("w.start", "w_start")), (),
+                                   "the same law; both flanges at phi"),)
     names = ("J", "phi", "w", "tau", "tau_drive")
     state_units = ("rad", "rad/s")

@@ -18,6 +18,7 @@ MSL has no rotational rod; a rotational scenario puts an angle offset into the c
 from __future__ import annotations
 
 from .base import Component, Input, Output, Param
+from .modelica import ModelicaEquivalent
 from .native_component import NativeComponent
 from .ports import (
     ACCELERATION,
@@ -44,6 +45,8 @@ class Rod(NativeComponent, Component):
     source = "Modelica Standard Library 4.1, Modelica.Mechanics.Translational.Components.Rod"
     example_parameters = {"L": 0.25}
     parameters = (Param("L", 0.0, "m", "Length of the rod (flange_b.s − flange_a.s)"),)
+    modelica = (ModelicaEquivalent("Modelica.Mechanics.Translational.Components.Rod", (("L", "L"),), (),
+                                   "directed: a body drives flange_a, the element it carries is wired to flange_b"),)
     inputs = (tuple(Input(port(FLANGE_A, q), 0.0, unit, f"Absolute {words} of flange_a (from the body)")
                     for q, unit, words in MOTION)
               + tuple(Input(port(FLANGE_B, q), 0.0, unit, f"The element's {words} at the flange wired to flange_b")

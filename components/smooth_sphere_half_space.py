@@ -15,7 +15,7 @@ the half-space body; the frame's x axis is the normal n, pointing from the spher
     PE = 2/5·f_h·δ                            (Simbody's approximation; < 0 without contact)
 
 Outputs per body: force and torque about the body origin, world frame (Simbody's body forces,
-OpenSim's record values). Parameters are Simbody's nine (defaults: stiffness E 1 N/m², dissipation c
+OpenSim's record values). Parameters are Simbody's nine (defaults: stiffness E 1 Pa (N/m²), dissipation c
 0 s/m, staticFriction μs 0, dynamicFriction μd 0, viscousFriction μv 0 s/m, transitionVelocity v_tr
 0.01 m/s, constantContactForce cf 1e-5, hertzSmoothing bd 300 1/m, huntCrossleySmoothing bv 50 s/m),
 plus ``radius`` [m], ``sphereLocation`` [m], ``halfSpaceLocation`` [m] and ``halfSpaceOrientation``
@@ -61,7 +61,7 @@ class SmoothSphereHalfSpaceForce(NativeComponent, VectorValues, Component):
                           "viscousFriction": 0.1, "radius": 0.5, "sphereLocation.x": 0.1,
                           "halfSpaceOrientation.z": -1.5707963267948966}
     parameters = (
-        Param("stiffness", 1.0, "N/m2", "Plane-strain modulus E of the contact (k = E^(2/3)/2)", min=0.0),
+        Param("stiffness", 1.0, "Pa", "Plane-strain modulus E of the contact (k = E^(2/3)/2)", min=0.0),
         Param("dissipation", 0.0, "s/m", "Hunt-Crossley dissipation c", min=0.0),
         Param("staticFriction", 0.0, "1", "Static friction coefficient (peak at the transition velocity)", min=0.0),
         Param("dynamicFriction", 0.0, "1", "Dynamic friction coefficient", min=0.0),

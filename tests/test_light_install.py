@@ -6,7 +6,8 @@ import zipfile
 import pytest
 
 from mechfmu.cli import main
-from mechfmu.fmu import build, native, release
+from mechfmu.fmu import build, native
+from mechfmu.fmu import prebuilt as prebuilt_module
 from mechfmu.studies import MissingExtra
 from mechfmu.studies.runner import run_study
 from mechfmu.studies.study import Study
@@ -62,7 +63,7 @@ def test_a_prebuilt_fmu_is_copied_not_compiled(monkeypatch, tmp_path):
     one (other sources) is built instead."""
     prebuilt, user = tmp_path / "prebuilt", tmp_path / "user"
     build.build(["Mass", "Fixed"], directory=prebuilt)
-    monkeypatch.setattr(release, "PREBUILT_DIR", prebuilt)
+    monkeypatch.setattr(prebuilt_module, "PREBUILT_DIR", prebuilt)
     assert build.build(["Mass"], directory=user) == []  # nothing built
     assert (user / "Mass.fmu").read_bytes() == (prebuilt / "Mass.fmu").read_bytes()
     with zipfile.ZipFile(prebuilt / "Fixed.fmu") as zf, zipfile.ZipFile(tmp_path / "stale.fmu", "w") as out:
@@ -76,10 +77,10 @@ def test_a_prebuilt_fmu_is_copied_not_compiled(monkeypatch, tmp_path):
 
 
 def test_a_prebuilt_library_is_found_for_this_machine(monkeypatch, tmp_path):
-    folder = release.this_platform()
+    folder = prebuilt_module.this_platform()
     assert folder == native.HOST_PLATFORM  # the machine the tests run on
     library = tmp_path / "native" / folder / "mechfmu_exchange_0123456789.so"
     library.parent.mkdir(parents=True)
     library.write_bytes(b"")
-    assert release.prebuilt_library(library.name, tmp_path) == library
-    assert release.prebuilt_library("mechfmu_exchange_other.so", tmp_path) is None
+    assert prebuilt_module.prebuilt_library(library.name, tmp_path) == library
+    assert prebuilt_module.prebuilt_library("mechfmu_exchange_other.so", tmp_path) is None

@@ -302,18 +302,17 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _info(args: argparse.Namespace) -> int:
+    """An FMU's variables and MSL equivalents, by path, model or MSL name (mechfmu.fmu.modelica_names)."""
     from fmpy import read_model_description
-    path = Path(args.fmu)
-    if not path.exists() and (fmu_build.FMU_DIR / f"{args.fmu}.fmu").exists():
-        path = fmu_build.FMU_DIR / f"{args.fmu}.fmu"
-    if not path.is_file():
-        raise FileNotFoundError(f"no FMU at {args.fmu}")
+
+    from mechfmu.fmu.modelica_names import equivalent_lines, locate
+    path, lines = locate(args.fmu, fmu_build.FMU_DIR)
     check_file(path)
     try:
         md = read_model_description(str(path))
     except Exception as exc:  # not a zip, no or a broken modelDescription.xml
         raise ValueError(f"{path}: not an FMU that can be read ({exc})") from None
-    print(f"{md.modelName}: {md.description or ''}")
+    print("\n".join([*lines, f"{md.modelName}: {md.description or ''}", *equivalent_lines(md.modelName)]))
     for v in md.modelVariables:
         unit = v.unit or (v.declaredType.unit if v.declaredType else "") or ""
         start = f" = {v.start}" if v.start is not None else ""

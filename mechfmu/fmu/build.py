@@ -181,11 +181,11 @@ def build(models: list[str] | None = None, directory: Path = FMU_DIR, force: boo
     """Build the given (default: all) FMUs of the components in ``components_dir`` into ``directory``
     unless current, with binaries for ``platforms`` (default: this machine's, ``HOST_PLATFORM``; the others need
     zig, the ``cross`` extra) and the ``backend`` (``BACKENDS``); return built paths. An FMU a wheel carries
-    current (``mechfmu.fmu.release``) is copied, not compiled.
+    current (``mechfmu.fmu.prebuilt``) is copied, not compiled.
 
     The build runs in a child Python so the builder's imports never leak into this process.
     """
-    from mechfmu.fmu import release
+    from mechfmu.fmu import prebuilt
     platforms = list(platforms or [HOST_PLATFORM])
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r}: the backends are {', '.join(BACKENDS)}")
@@ -199,7 +199,7 @@ def build(models: list[str] | None = None, directory: Path = FMU_DIR, force: boo
         if not force and Path(components_dir).resolve() == COMPONENTS_DIR.resolve():
             def current(path: Path) -> bool:
                 return is_current(path, digests[backend_of(path.stem, backend)], platforms, backend)
-            todo = [m for m in todo if not release.copy_prebuilt(m, fmu_path(m, directory), current)]
+            todo = [m for m in todo if not prebuilt.copy_prebuilt(m, fmu_path(m, directory), current)]
         if not todo:
             return []
         cmd = [sys.executable, "-c", "import sys; from mechfmu.fmu.build import _build_here; _build_here(sys.argv[1:])",
@@ -308,12 +308,12 @@ def _host_libraries(tmp: Path, platforms: list[str]) -> dict[str, Path]:
 def host_library(directory: Path = FMU_DIR) -> Path:
     """The host library of the native laws (``mechfmu.fmu.native.compile_library``) for this machine, built into
     ``directory/.native`` when the sources changed (the FMUs' digest), written whole or not at all."""
-    from mechfmu.fmu import release
+    from mechfmu.fmu import prebuilt
     suffix = {"win32": ".dll", "darwin": ".dylib"}.get(sys.platform, ".so")
     name = f"mechfmu_components_{source_hash(runtime=False)}{suffix}"
     path = Path(directory) / ".native" / name
-    if not path.is_file() and (prebuilt := release.prebuilt_library(name)) is not None:
-        return prebuilt
+    if not path.is_file() and (wheel_copy := prebuilt.prebuilt_library(name)) is not None:
+        return wheel_copy
     if not path.is_file():
         path.parent.mkdir(parents=True, exist_ok=True)
         partial = path.with_name(f".{path.name}.{os.getpid()}.tmp")

@@ -3,9 +3,9 @@
 The page is built from what the code declares, so it cannot drift from it: the law is the
 component module's docstring, the tables are the ``parameters``/``inputs``/``outputs`` declarations
 (name, unit, start value, range, feed-through, description), the source system is the class's
-``source``, the port convention is ``components.base.SIGN_CONVENTION``, and the host requirements
-come from the Python runtime the FMU was built for (``mechfmu.fmu.build.python_runtime``). Every
-variable has a table row whose ``id`` is its name.
+``source``, the Modelica Standard Library classes it stands for its ``modelica``, the port convention is
+``components.base.SIGN_CONVENTION``, and the host requirements come from the Python runtime the FMU was
+built for (``mechfmu.fmu.build.python_runtime``). Every variable has a table row whose ``id`` is its name.
 
 The rows are made once (``parameter_rows``, ``input_rows``, ``output_rows``, ``state_rows``: plain text
 cells whose ``Code`` fragments are code) and rendered here as HTML and by the documentation site's
@@ -108,6 +108,16 @@ def directional(cls: type[Component]) -> str:
             "the others")
 
 
+def modelica_equivalents(cls: type[Component]) -> str:
+    """The Modelica Standard Library classes the component stands for (``cls.modelica``), each its
+    ``Modelica equivalent: NAME (MSL parameter = ours, ...)`` line and note, as HTML."""
+    if not cls.modelica:
+        return "<p>none</p>"
+    items = "".join(f"<li>{_e(e.line())}" + (f"<br>{_e(e.note)}" if e.note else "") + "</li>\n" for e in cls.modelica)
+    return ("<p>“c = stiffness” reads: set this FMU's <code>stiffness</code> to MSL's <code>c</code>; “set” "
+            f"lists values of this FMU's parameters that MSL's class has no parameter for.</p>\n<ul>\n{items}</ul>")
+
+
 def _html(cell: Cell) -> str:
     return "".join(f"<code>{_e(f)}</code>" if isinstance(f, Code) else _e(f) for f in cell)
 
@@ -205,6 +215,7 @@ def fmu_documentation(model: str, cls: type[Component], runtime: dict[str, str] 
            f"with pythonfmu 0.7.0 for Python {_e(runtime['version'])}; FMI 2.0 ")
         + ("co-simulation.</p>" if cls.co_simulation_only else "co-simulation and model exchange.</p>"),
         f"<h2>Law</h2>\n<pre>{_e(law(cls))}</pre>",
+        f"<h2>Modelica equivalent</h2>\n{modelica_equivalents(cls)}",
         "<h2>Parameters</h2>\n<p>Fixed parameters: set them before <code>fmi2ExitInitializationMode</code>. "
         "A value outside its range is refused at once (<code>fmi2SetReal</code> returns <code>fmi2Error</code>); "
         "rules between parameters and user-function expressions are checked when initialization ends.</p>\n"

@@ -83,12 +83,12 @@ def library() -> Any:
 
 
 def _built() -> Path | None:
-    """The library for this source: the one a wheel carries (``mechfmu.fmu.release``), else compiled into the FMUs'
+    """The library for this source: the one a wheel carries (``mechfmu.fmu.prebuilt``), else compiled into the FMUs'
     folder's ``.native/`` if not there (written whole or not at all); None without a C compiler or where compiling
     fails."""
     from mechfmu.fmu.build import FMU_DIR
     from mechfmu.fmu.native import _compile, exchange_arguments, exchange_library
-    from mechfmu.fmu.release import prebuilt_library
+    from mechfmu.fmu.prebuilt import prebuilt_library
     name = exchange_library({"win32": ".dll", "darwin": ".dylib"}.get(sys.platform, ".so"))
     path = Path(FMU_DIR) / ".native" / name
     if path.is_file():

@@ -1,0 +1,75 @@
+"""Our components by their Modelica Standard Library names, for ``mechfmu info NAME``.
+
+Each component declares the MSL 4 classes it stands for (``Component.modelica``, components/modelica.py). NAME
+may be the path of an FMU, one of our model names (its FMU in the FMU folder), or an MSL class's name: its full
+name (``Modelica.Mechanics.Translational.Components.Spring``), an alias (``Modelica.Mechanics.Translational.Stop``)
+or its short name (``Spring``, ``Stop``) where no model of ours and no other MSL class has it. Letter case does not
+matter where the name is otherwise unambiguous. An unknown NAME is an error that lists every name known.
+"""
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from mechfmu.components import COMPONENTS
+from mechfmu.components.modelica import ModelicaEquivalent
+
+#: an equivalent's note in ``mechfmu info``: wrapped to this width, indented
+NOTE_WIDTH = 110
+
+
+def modelica_names() -> dict[str, tuple[str, ModelicaEquivalent]]:
+    """Every MSL name we answer to -> (our model, the equivalent): full names and aliases always, short names
+    where they name one MSL class and none of our models but its equivalent (``ElastoGap``)."""
+    full = {name: (model, equivalent) for model, cls in COMPONENTS.items() for equivalent in cls.modelica
+            for name in (equivalent.name, *equivalent.aliases)}
+    short: dict[str, set[tuple[str, ModelicaEquivalent]]] = {}
+    for name, found in full.items():
+        short.setdefault(name.rsplit(".", 1)[-1], set()).add(found)
+    unique = {name: next(iter(found)) for name, found in short.items() if len(found) == 1}
+    return {**full, **{name: found for name, found in unique.items() if name not in COMPONENTS or name == found[0]}}
+
+
+def known_names() -> str:
+    """What ``mechfmu info`` accepts, for the message of an unknown name."""
+    msl = sorted(name for name in modelica_names() if "." not in name and name not in COMPONENTS)
+    return (f"known names: {', '.join(COMPONENTS)} (mechfmu's models); {', '.join(msl)} (Modelica Standard "
+            "Library names, also in full, e.g. Modelica.Mechanics.Translational.Components.Spring); or the path of "
+            "an .fmu file")
+
+
+def lookup(name: str) -> tuple[str, ModelicaEquivalent] | None:
+    """(our model, the equivalent) an MSL name stands for; None if it is not one (exact, else case-insensitive)."""
+    names = modelica_names()
+    if name in names:
+        return names[name]
+    folded = [found for known, found in names.items() if known.lower() == name.lower()]
+    return folded[0] if len(folded) == 1 else None
+
+
+def locate(name: str, fmu_dir: Path) -> tuple[Path, list[str]]:
+    """The FMU ``mechfmu info NAME`` shows and the lines it prints first (what an MSL name stands for).
+    FileNotFoundError for a name that is none of them, listing the known names."""
+    path, built = Path(name), Path(fmu_dir) / f"{name}.fmu"
+    if path.is_file() or (not path.exists() and built.is_file()):
+        return (path if path.is_file() else built), []
+    if path.exists():
+        raise FileNotFoundError(f"no FMU at {name}: not a file")
+    if name in COMPONENTS:
+        raise FileNotFoundError(f"no FMU at {name}: {built} is not built (mechfmu build)")
+    found = lookup(name)
+    if found is None:
+        raise FileNotFoundError(f"no FMU at {name}; {known_names()}")
+    model, equivalent = found
+    called = equivalent.name if name == equivalent.name else f"{name} ({equivalent.name})"
+    return locate(model, fmu_dir)[0], [f"{called} is mechfmu's {model} ({equivalent.mapping()})"]
+
+
+def equivalent_lines(model: str) -> list[str]:
+    """``Modelica equivalent: ...`` for each MSL class our ``model`` stands for, each with its note indented."""
+    lines: list[str] = []
+    for equivalent in COMPONENTS[model].modelica if model in COMPONENTS else ():
+        lines.append(equivalent.line())
+        if equivalent.note:
+            lines += textwrap.wrap(equivalent.note, NOTE_WIDTH, initial_indent="    ", subsequent_indent="    ")
+    return lines
