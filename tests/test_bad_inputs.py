@@ -15,7 +15,7 @@ from fmpy.util import read_csv
 from mechfmu.components import COMPONENTS
 
 from mechfmu.master.fmu_slave import FmuSlave
-from mechfmu.master.observers import CsvWriter
+from mechfmu.master.result_files import CsvWriter
 from mechfmu.master.simulate import DIVERGENCE_FACTOR, MAX_STEPS, simulate
 from mechfmu.master.slaves import LocalSlave, SlaveError
 from mechfmu.ssp.scenario import ComponentSpec, Connection, Scenario, ScenarioError, load_scenario

@@ -158,7 +158,7 @@ def test_streamed_csv_is_the_result_in_fmi_cross_check_format(tmp_path):
     """The CSV the observer streams reads back with fmpy.util.read_csv, equal to the recorded array."""
     from fmpy.util import read_csv
 
-    from mechfmu.master.observers import CsvWriter
+    from mechfmu.master.result_files import CsvWriter
     path = tmp_path / "out.csv"
     result = simulate(f"{SCENARIOS}/two_mass_oscillator", local=True, stop=0.1, observers=[CsvWriter(path)])
     back = read_csv(path)

@@ -8,7 +8,8 @@ import sys
 import numpy as np
 from fmpy.util import read_csv
 
-from mechfmu.master.observers import CsvWriter, Observer
+from mechfmu.master.observers import Observer
+from mechfmu.master.result_files import CsvWriter
 from mechfmu.master.simulate import simulate
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from mechfmu.master.interrupt import INTERRUPT
-from mechfmu.master.observers import CsvWriter
+from mechfmu.master.result_files import CsvWriter
 from mechfmu.master.simulate import simulate
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -70,11 +70,11 @@ FINAL_NAMES = ("s", "v", "phi", "w", "position.x", "position.y", "position.z", "
 
 
 def _run(args: argparse.Namespace) -> int:
-    from mechfmu.master.observers import CsvWriter
+    from mechfmu.master.result_files import result_writer
 
     out, plot = _writable(args.out, "--out"), _writable(args.plot, "--plot")
     args.events_out = _writable(args.events_out, "--events-out")
-    writer = CsvWriter(out) if out else None  # refuses a file another run is writing, before the run
+    writer = result_writer(out) if out else None  # .csv or .mat; refuses a file another run writes, before the run
     try:
         return _run_with(args, writer, plot)
     finally:
@@ -83,7 +83,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _run_with(args: argparse.Namespace, writer, plot: Path | None) -> int:
-    from mechfmu.master.observers import PlotWriter, ProgressBar
+    from mechfmu.master.observers import PlotWriter
     from mechfmu.master.simulate import simulate
     from mechfmu.ssp.overrides import check_overrides, parse_assignments
     from mechfmu.ssp.scenario import load_scenario
@@ -100,8 +100,8 @@ def _run_with(args: argparse.Namespace, writer, plot: Path | None) -> int:
     observers: list = [writer] if writer else []
     plotter = PlotWriter(plot, args.plot_variables) if plot else None
     observers += [plotter] if plotter else []
-    if sys.stderr.isatty():
-        observers.append(ProgressBar())
+    from mechfmu.master.progress import ProgressBar  # shown on a terminal only, once the run takes 2 s
+    observers.append(ProgressBar(args.stop if args.stop is not None else scenario.stop_time))
     options = {"exchange": args.exchange} if args.exchange else {}
     for item in args.option or []:
         key, sep, value = item.partition("=")

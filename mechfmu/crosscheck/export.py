@@ -23,8 +23,9 @@ from pathlib import Path
 
 from mechfmu import __version__
 from mechfmu.components import fmi
-from mechfmu.master.observers import Observer, csv_header, csv_row
+from mechfmu.master.observers import Observer
 from mechfmu.master.result import Run
+from mechfmu.master.result_files import csv_header, csv_row
 from mechfmu.master.simulate import simulate
 from mechfmu.master.slaves import LocalSlave
 from mechfmu.ssp.scenario import component_class, load_scenario

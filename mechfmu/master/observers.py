@@ -1,24 +1,20 @@
 """Observers: receive ``initialized``, ``step_completed`` and ``finished`` events from ``simulate``.
 
-Recording, CSV streaming and progress display are observers, not flags on ``simulate``.
+Recording, result files (``mechfmu.master.result_files``), progress display (``mechfmu.master.progress``) and
+plots are observers, not flags on ``simulate``.
 Each observer gets the ``Run`` (time, step index, column names and ``row``, the values of the
 current communication point, read once by ``simulate`` whatever observers are attached).
 """
 from __future__ import annotations
 
-import errno
-import fcntl
 import os
 import stat
-import tempfile
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from mechfmu.master.interrupt import INTERRUPT
 from mechfmu.ssp.files import replaced
 
 if TYPE_CHECKING:
@@ -52,30 +48,10 @@ class Recorder(Observer):
         return np.array(self.rows, dtype=dtype)
 
 
-def csv_header(names: list[str]) -> str:
-    """The quoted header line (RFC 4180: a quote inside a name is doubled)."""
-    return ",".join('"' + n.replace('"', '""') + '"' for n in names) + "\n"
-
-
-def csv_row(row: tuple[float, ...]) -> str:
-    return ",".join(repr(float(v)) for v in row) + "\n"
-
-
-def partial_path(path: Path) -> Path:
-    """Where a failed or interrupted run leaves its rows: ``x.csv`` -> ``x.partial.csv``."""
-    return path.with_name(f"{path.stem}.partial{path.suffix}")
-
-
 #: what each refused kind of target is, and what to do instead
 REFUSED = {stat.S_IFDIR: "a directory; give a file path inside it, e.g. {path}/results.csv",
            stat.S_IFBLK: "a block device (a disk: the rows would overwrite its contents); give a file path",
            stat.S_IFSOCK: "a socket, which cannot be opened for writing; give a file path or a FIFO"}
-
-#: what a failed write means when the file (not the run) is at fault
-WRITE_CAUSES = {errno.ENOSPC: "no space left on the disk; free space or write elsewhere",
-                errno.EDQUOT: "the disk quota is used up; free space or write elsewhere",
-                errno.EFBIG: "the file size limit (ulimit -f) or the file system's largest file was reached; "
-                             "raise the limit, record fewer points (--output-interval) or write elsewhere"}
 
 
 def is_stream(path: str | Path) -> bool:
@@ -94,198 +70,6 @@ def is_stream(path: str | Path) -> bool:
     if kind in REFUSED:
         raise ValueError(f"{path}: not a writable file path (it is {REFUSED[kind].format(path=path)})")
     return kind in (stat.S_IFCHR, stat.S_IFIFO)
-
-
-class CsvWriter(Observer):
-    """Streams rows to ``path`` (FMI cross-check CSV: quoted header, ``time`` first; readable by
-    ``fmpy.util.read_csv``) without keeping them in memory.
-
-    - Rows go to a hidden temporary file in the target folder, written whole rows at a time (a
-      failed write, e.g. a full disk or the file size limit, is cut back to the last whole row that
-      fitted and ends the run with an ``OSError`` naming the file and the cause).
-    - At the end the file is renamed: to ``path`` after a complete run, to ``partial_path(path)``
-      (``x.partial.csv``) after a failed or interrupted one, with every row computed up to then;
-      ``written`` says where. A file of an earlier run at ``path`` is then left as it was (never lost).
-    - A second writer of the same ``path`` (another run at the same time) is refused at
-      construction: a lock (``flock`` on ``.x.csv.lock``, released at exit even after a crash).
-    - A character device (``/dev/null``, a terminal) or a FIFO is written straight through, opened at
-      construction (a FIFO waits for its reader; Ctrl-C ends the wait): no temporary file, no rename,
-      no lock and no partial file, since replacing it would destroy the device or pipe and nothing can
-      be read back from it. A directory, a path ending in ``/``, a block device (a disk, whose contents
-      the rows would overwrite) and a socket are refused at construction with a ``ValueError``.
-    - A symbolic link is followed: the rows go to the file it names (its folder holds the temporary and
-      partial files), and the link stays.
-    - A file whose name does not end in ``.csv`` (``x.xlsx``) is refused with a ``ValueError``: CSV text under
-      another format's name would not open there."""
-
-    #: bytes gathered before a write to the file
-    CHUNK = 1 << 16
-
-    def __init__(self, path: str | Path):
-        #: a symbolic link is written through: the file it names gets the rows, the link stays a link
-        self.path = Path(os.path.realpath(path)) if os.path.islink(path) else Path(path)
-        self.written: Path | None = None
-        self._fd: int | None = None
-        self._tmp: Path | None = None
-        self._pending: list[bytes] = []
-        self._pending_size = 0
-        self._committed = 0
-        self._rows = 0
-        self._failed = False
-        self._started = False
-        self._lock_fd: int | None = None
-        self.stream = is_stream(path)
-        if not self.stream and self.path.suffix.lower() != ".csv":
-            raise ValueError(f"{path}: results are written as CSV; give a file name ending in .csv")
-        if self.stream:
-            self._open_stream()
-        else:
-            self._lock()
-
-    def _open_stream(self) -> None:
-        while True:
-            try:
-                fd = os.open(self.path, os.O_WRONLY | os.O_NONBLOCK)
-                break
-            except OSError as exc:
-                if exc.errno != errno.ENXIO:  # ENXIO: a FIFO without a reader yet
-                    raise OSError(exc.errno, f"{self.path}: cannot open it for writing ({exc.strerror})") from None
-            if INTERRUPT.requested:
-                raise KeyboardInterrupt
-            time.sleep(0.05)
-        os.set_blocking(fd, True)
-        self._fd = fd
-
-    def _lock(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        lock = self.path.with_name(f".{self.path.name}.lock")
-        while True:
-            fd = os.open(lock, os.O_CREAT | os.O_RDWR, 0o644)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                os.close(fd)
-                raise FileExistsError(f"{self.path}: another run is writing this file now (it holds {lock}); "
-                                      "wait for it or write elsewhere") from None
-            try:  # the holder before us may have removed the lock file: then lock the new one
-                if os.stat(lock).st_ino == os.fstat(fd).st_ino:
-                    break
-            except FileNotFoundError:
-                pass
-            os.close(fd)
-        self._lock_fd, self._lock_file = fd, lock
-
-    def initialized(self, run: Run) -> None:
-        self._started = True
-        if not self.stream:
-            fd, name = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
-            umask = os.umask(0o022)
-            os.umask(umask)
-            os.fchmod(fd, 0o666 & ~umask)  # a result file like any other, not mkstemp's 0600
-            self._fd, self._tmp = fd, Path(name)
-        self._add(csv_header(run.column_names))
-        self._add(csv_row(run.row))
-
-    def step_completed(self, run: Run) -> None:
-        self._add(csv_row(run.row))
-
-    def _add(self, text: str) -> None:
-        data = text.encode()
-        self._pending.append(data)
-        self._pending_size += len(data)
-        if self._pending_size >= self.CHUNK:
-            self._flush()
-
-    def _flush(self) -> None:
-        """Write the gathered rows; on failure cut the file back to the last whole row that fitted."""
-        assert self._fd is not None  # rows are added after initialized opened the file, flushed before it closes
-        pieces, data = self._pending, b"".join(self._pending)
-        self._pending, self._pending_size = [], 0
-        if self._failed:  # the file ends at its last whole row: write nothing after it
-            return
-        view, done = memoryview(data), 0
-        try:
-            while done < len(data):
-                done += os.write(self._fd, view[done:])
-        except OSError as exc:
-            self._failed = True
-            whole = 0
-            for piece in pieces:
-                if whole + len(piece) > done:
-                    break
-                whole += len(piece)
-                self._rows += 1
-            if not self.stream:
-                os.ftruncate(self._fd, self._committed + whole)
-            raise self._write_error(exc) from None
-        self._committed += len(data)
-        self._rows += len(pieces)
-
-    def _write_error(self, exc: OSError) -> OSError:
-        """The error that ends the run, naming the file, the cause and what is kept where."""
-        message = f"writing {self.path} failed ({exc.strerror})"
-        if exc.errno in WRITE_CAUSES:
-            message += f": {WRITE_CAUSES[exc.errno]}"
-        rows = max(self._rows - 1, 0)  # the first piece is the header
-        if self.stream:
-            message += f"; {rows} whole rows had been written to it"
-        else:
-            what = f"the header and {rows} whole rows" if self._rows else "nothing (not even the header fitted)"
-            message += f"; {what} kept in {partial_path(self.path)}"
-        error = OSError(message)
-        error.errno = exc.errno
-        return error
-
-    def finished(self, run: Run, result: Result) -> None:
-        if self._fd is None or not self._started:
-            return
-        ok = result.ok
-        try:
-            if self._pending:
-                self._flush()
-        except OSError as exc:
-            ok = False
-            result.status, result.message = "error", result.message or str(exc)
-        if self.stream:
-            self.written = self.path
-            self.close()
-            return
-        os.close(self._fd)
-        self._fd = None
-        assert self._tmp is not None  # set with _fd
-        target = self.path if ok else partial_path(self.path)
-        os.replace(self._tmp, target)  # a failed run leaves an earlier run's file at ``path`` as it was
-        self.written = target
-        self.close()
-
-    def close(self) -> None:
-        """Release the file (a temporary file of a run that never finished is removed) and the lock."""
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
-            if self._tmp is not None:
-                self._tmp.unlink(missing_ok=True)
-        if self._lock_fd is not None:
-            self._lock_file.unlink(missing_ok=True)
-            os.close(self._lock_fd)
-            self._lock_fd = None
-
-    def __del__(self):
-        self.close()
-
-
-class ProgressBar(Observer):
-    """A tqdm progress bar over simulated time."""
-
-    def initialized(self, run: Run) -> None:
-        from tqdm import tqdm
-        self._bar = tqdm(total=run.n_steps, unit="step", desc=run.scenario_name, leave=False)
-
-    def step_completed(self, run: Run) -> None:
-        self._bar.update(run.step_index - self._bar.n)
-
-    def finished(self, run: Run, result: Result) -> None:
-        self._bar.close()
 
 
 class PlotWriter(Observer):

@@ -4,7 +4,7 @@ Every file mechfmu writes for a user (an archive, a scenario's SSD, a diagram, a
 to a temporary file beside its target and renamed over the target once it is complete, so a failed write (a
 full disk, the file size limit, an error on the way) leaves the target as it was, and a symbolic link at the
 target is replaced, not followed. Results streamed during a run have their own writer
-(``mechfmu.master.observers.CsvWriter``).
+(``mechfmu.master.result_files``: CSV and MAT).
 """
 from __future__ import annotations
 

@@ -1,0 +1,349 @@
+"""Result files streamed during a run: ``CsvWriter`` (FMI cross-check CSV), ``MatWriter`` (Dymola's result format
+1.1, the MATLAB v4 file Dymola and OpenModelica write and OMEdit plots), and ``result_writer``, which picks one by
+the file's suffix.
+
+Both are a ``ResultFile``: rows go whole to a temporary file renamed at the end (``x.partial.csv`` or
+``x.partial.mat`` after a failed run), a lock refuses a second writer, a full disk is cut back to whole rows. The
+rows are never kept in memory: the CSV row is text, the MAT row the point's values as float64 appended to the
+matrix ``data_2``, whose header holds the number of points and is completed when the run ends.
+"""
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+import struct
+import tempfile
+import time
+from abc import ABC, abstractmethod
+from itertools import chain
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from mechfmu.master.interrupt import INTERRUPT
+from mechfmu.master.observers import Observer, is_stream
+
+if TYPE_CHECKING:
+    from mechfmu.master.result import Result, Run
+
+
+def csv_header(names: list[str]) -> str:
+    """The quoted header line (RFC 4180: a quote inside a name is doubled)."""
+    return ",".join('"' + n.replace('"', '""') + '"' for n in names) + "\n"
+
+
+def csv_row(row: tuple[float, ...]) -> str:
+    return ",".join(repr(float(v)) for v in row) + "\n"
+
+
+def partial_path(path: Path) -> Path:
+    """Where a failed or interrupted run leaves its rows: ``x.csv`` -> ``x.partial.csv``, ``x.mat`` ->
+    ``x.partial.mat``."""
+    return path.with_name(f"{path.stem}.partial{path.suffix}")
+
+
+#: what a failed write means when the file (not the run) is at fault
+WRITE_CAUSES = {errno.ENOSPC: "no space left on the disk; free space or write elsewhere",
+                errno.EDQUOT: "the disk quota is used up; free space or write elsewhere",
+                errno.EFBIG: "the file size limit (ulimit -f) or the file system's largest file was reached; "
+                             "raise the limit, record fewer points (--output-interval) or write elsewhere"}
+
+
+def target(path: str | Path) -> Path:
+    """The file a result for ``path`` goes to: a symbolic link is followed (the link stays a link)."""
+    return Path(os.path.realpath(path)) if os.path.islink(path) else Path(path)
+
+
+class ResultFile(Observer, ABC):
+    """Streams a run's rows to ``path`` without keeping them in memory; a format gives ``header`` (the bytes before
+    the first row) and ``encode`` (one row's bytes), and may complete a regular file in ``complete``.
+
+    - Rows go to a hidden temporary file in the target folder, written whole rows at a time (a failed write, e.g.
+      a full disk or the file size limit, is cut back to the last whole row that fitted and ends the run with an
+      ``OSError`` naming the file and the cause).
+    - At the end the file is renamed: to ``path`` after a complete run, to ``partial_path(path)`` after a failed
+      or interrupted one, with every row computed up to then; ``written`` says where. A file of an earlier run at
+      ``path`` is then left as it was (never lost).
+    - A second writer of the same ``path`` (another run at the same time) is refused at construction: a lock
+      (``flock`` on ``.x.csv.lock``, released at exit even after a crash).
+    - A character device (``/dev/null``, a terminal) or a FIFO is written straight through where the format allows
+      it (``STREAMS``), opened at construction (a FIFO waits for its reader; Ctrl-C ends the wait): no temporary
+      file, no rename, no lock and no partial file. A directory, a path ending in ``/``, a block device and a
+      socket are refused at construction with a ``ValueError`` (``is_stream``).
+    - A symbolic link is followed: the rows go to the file it names, and the link stays.
+    - A regular file whose name does not end in ``SUFFIX`` is refused with a ``ValueError``."""
+
+    #: bytes gathered before a write to the file
+    CHUNK = 1 << 16
+    #: the format's name and the suffix of its files
+    FORMAT, SUFFIX = "", ""
+    #: whether a FIFO or a device can take the format (one that is completed at its end cannot)
+    STREAMS = True
+
+    def __init__(self, path: str | Path):
+        self.path = target(path)
+        self.written: Path | None = None
+        self._fd: int | None = None
+        self._tmp: Path | None = None
+        self._pending: list[bytes] = []
+        self._pending_size = 0
+        self._committed = 0
+        self._rows = 0  # pieces written whole: the header, then the rows
+        self._last = b""  # the last piece written whole
+        self._failed = False
+        self._started = False
+        self._lock_fd: int | None = None
+        self.stream = is_stream(path)
+        if self.stream and not self.STREAMS:
+            raise ValueError(f"{path}: a {self.FORMAT} file is completed at its end (its header counts the points), "
+                             "which a FIFO or device cannot take; give a regular file, or stream .csv")
+        if not self.stream and self.path.suffix.lower() != self.SUFFIX:
+            raise ValueError(f"{path}: results are written as {self.FORMAT}; give a file name ending in {self.SUFFIX}")
+        if self.stream:
+            self._open_stream()
+        else:
+            self._lock()
+
+    @abstractmethod
+    def header(self, run: Run) -> bytes:
+        """The bytes before the first row."""
+
+    @abstractmethod
+    def encode(self, row: tuple[float, ...]) -> bytes:
+        """One row's bytes."""
+
+    def complete(self, rows: int, last: bytes) -> None:
+        """Complete a regular file (temporary or partial) that holds ``rows`` whole rows, ``last`` the last one."""
+
+    def _open_stream(self) -> None:
+        while True:
+            try:
+                fd = os.open(self.path, os.O_WRONLY | os.O_NONBLOCK)
+                break
+            except OSError as exc:
+                if exc.errno != errno.ENXIO:  # ENXIO: a FIFO without a reader yet
+                    raise OSError(exc.errno, f"{self.path}: cannot open it for writing ({exc.strerror})") from None
+            if INTERRUPT.requested:
+                raise KeyboardInterrupt
+            time.sleep(0.05)
+        os.set_blocking(fd, True)
+        self._fd = fd
+
+    def _lock(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        lock = self.path.with_name(f".{self.path.name}.lock")
+        while True:
+            fd = os.open(lock, os.O_CREAT | os.O_RDWR, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                raise FileExistsError(f"{self.path}: another run is writing this file now (it holds {lock}); "
+                                      "wait for it or write elsewhere") from None
+            try:  # the holder before us may have removed the lock file: then lock the new one
+                if os.stat(lock).st_ino == os.fstat(fd).st_ino:
+                    break
+            except FileNotFoundError:
+                pass
+            os.close(fd)
+        self._lock_fd, self._lock_file = fd, lock
+
+    def initialized(self, run: Run) -> None:
+        self._started = True
+        if not self.stream:
+            fd, name = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
+            umask = os.umask(0o022)
+            os.umask(umask)
+            os.fchmod(fd, 0o666 & ~umask)  # a result file like any other, not mkstemp's 0600
+            self._fd, self._tmp = fd, Path(name)
+        self._add(self.header(run))
+        self._add(self.encode(run.row))
+
+    def step_completed(self, run: Run) -> None:
+        self._add(self.encode(run.row))
+
+    def _add(self, data: bytes) -> None:
+        self._pending.append(data)
+        self._pending_size += len(data)
+        if self._pending_size >= self.CHUNK:
+            self._flush()
+
+    def _flush(self) -> None:
+        """Write the gathered rows; on failure cut the file back to the last whole row that fitted."""
+        assert self._fd is not None  # rows are added after initialized opened the file, flushed before it closes
+        pieces, data = self._pending, b"".join(self._pending)
+        self._pending, self._pending_size = [], 0
+        if self._failed or not pieces:  # after a failure the file ends at its last whole row: nothing after it
+            return
+        view, done = memoryview(data), 0
+        try:
+            while done < len(data):
+                done += os.write(self._fd, view[done:])
+        except OSError as exc:
+            self._failed = True
+            whole = 0
+            for piece in pieces:
+                if whole + len(piece) > done:
+                    break
+                whole += len(piece)
+                self._rows += 1
+                self._last = piece
+            if not self.stream:
+                os.ftruncate(self._fd, self._committed + whole)
+            raise self._write_error(exc) from None
+        self._committed += len(data)
+        self._rows += len(pieces)
+        self._last = pieces[-1]
+
+    def _write_error(self, exc: OSError) -> OSError:
+        """The error that ends the run, naming the file, the cause and what is kept where."""
+        message = f"writing {self.path} failed ({exc.strerror})"
+        if exc.errno in WRITE_CAUSES:
+            message += f": {WRITE_CAUSES[exc.errno]}"
+        rows = max(self._rows - 1, 0)  # the first piece is the header
+        if self.stream:
+            message += f"; {rows} whole rows had been written to it"
+        else:
+            what = f"the header and {rows} whole rows" if self._rows else "nothing (not even the header fitted)"
+            message += f"; {what} kept in {partial_path(self.path)}"
+        error = OSError(message)
+        error.errno = exc.errno
+        return error
+
+    def finished(self, run: Run, result: Result) -> None:
+        if self._fd is None or not self._started:
+            return
+        ok = result.ok
+        for step in (self._flush, self._complete):
+            try:
+                step()
+            except OSError as exc:
+                ok = False
+                result.status, result.message = "error", result.message or str(exc)
+        if self.stream:
+            self.written = self.path
+            self.close()
+            return
+        os.close(self._fd)
+        self._fd = None
+        assert self._tmp is not None  # set with _fd
+        destination = self.path if ok else partial_path(self.path)
+        os.replace(self._tmp, destination)  # a failed run leaves an earlier run's file at ``path`` as it was
+        self.written = destination
+        self.close()
+
+    def _complete(self) -> None:
+        if not self.stream and self._rows:  # a file cut before its header's end stays empty
+            self.complete(self._rows - 1, self._last)
+
+    def close(self) -> None:
+        """Release the file (a temporary file of a run that never finished is removed) and the lock."""
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+            if self._tmp is not None:
+                self._tmp.unlink(missing_ok=True)
+        if self._lock_fd is not None:
+            self._lock_file.unlink(missing_ok=True)
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+    def __del__(self):
+        self.close()
+
+
+class CsvWriter(ResultFile):
+    """The run's rows as FMI cross-check CSV (quoted header, ``time`` first, every value as ``repr``, which reads
+    back bit for bit; readable by ``fmpy.util.read_csv``), streamed as ``ResultFile`` says; a device or a FIFO is
+    written straight through. A file whose name does not end in ``.csv`` (``x.xlsx``) is refused: CSV text under
+    another format's name would not open there."""
+
+    FORMAT, SUFFIX = "CSV", ".csv"
+
+    def header(self, run: Run) -> bytes:
+        return csv_header(run.column_names).encode()
+
+    def encode(self, row: tuple[float, ...]) -> bytes:
+        return csv_row(row).encode()
+
+
+class MatWriter(ResultFile):
+    """The run's rows as Dymola's result format 1.1 (a MATLAB v4 file, little-endian; what Dymola and OpenModelica
+    write, OMEdit and Dymola plot, ``scipy.io.loadmat`` and DyMat read), streamed as ``ResultFile`` says. Its
+    matrices, stored transposed (``binTrans``) so that each point's values are contiguous, as OpenModelica does:
+
+    - ``Aclass`` (char 4 x 11): "Atrajectory", "1.1", "", "binTrans".
+    - ``name``, ``description`` (char, one column per variable, padded with NULs): ``time`` and the columns of the
+      CSV; the description is the unit in brackets ("Simulation time [s]", "[m]"), where OMEdit reads it.
+    - ``dataInfo`` (int32, 4 per variable): time ``(0, 1, 0, -1)`` (the abscissa, data_2's first row), every other
+      column ``(2, k, 0, -1)``: row k of ``data_2``, linear interpolation, undefined outside the run.
+    - ``data_1`` (float64, 1 x 2): time's first and last recorded value; no parameters: the recorded outputs may
+      change at every point, so all go to ``data_2`` (OpenModelica's ``data_1`` holds parameters, read as
+      constants).
+    - ``data_2`` (float64, n x points): one column per recorded point, in the CSV's order and bits; the header's
+      column count and ``data_1``'s last time are written when the run ends (a partial file's too).
+
+    A FIFO or a device cannot be completed at its end and is refused (``ValueError``): write a regular file."""
+
+    FORMAT, SUFFIX = "MAT (Dymola's result format)", ".mat"
+    STREAMS = False
+    #: the matrix types (MATLAB v4 ``MOPT``, little-endian): float64, int32, text as uint8
+    DOUBLE, INT32, TEXT = 0, 20, 51
+
+    def header(self, run: Run) -> bytes:
+        names = run.column_names
+        described = ["Simulation time [s]"] + [f"[{run.units[n]}]" if run.units.get(n, "1") not in ("", "1") else ""
+                                               for n in names[1:]]
+        aclass = [text.ljust(11, "\0") for text in ("Atrajectory", "1.1", "", "binTrans")]
+        head = matrix("Aclass", self.TEXT, 4, 11, "".join(map("".join, zip(*aclass))).encode())
+        head += text_matrix("name", names) + text_matrix("description", described)
+        info = [(0, 1, 0, -1)] + [(2, k, 0, -1) for k in range(2, len(names) + 1)]
+        head += matrix("dataInfo", self.INT32, 4, len(names), struct.pack(f"<{4 * len(info)}i", *chain(*info)))
+        head += matrix("data_1", self.DOUBLE, 1, 2, struct.pack("<2d", run.row[0], run.row[0]))
+        self._data_1 = len(head) - 16  # where data_1's values are
+        self._data_2 = len(head)  # where data_2's header is
+        self._pack = struct.Struct(f"<{len(names)}d").pack
+        return head + matrix("data_2", self.DOUBLE, len(names), 0, b"")
+
+    def encode(self, row: tuple[float, ...]) -> bytes:
+        return self._pack(*row)
+
+    def complete(self, rows: int, last: bytes) -> None:
+        """data_2's column count (the points written whole) and data_1's last time, in place."""
+        assert self._fd is not None  # completed before the file is closed
+        if rows >= 2 ** 31:
+            raise OSError(errno.EFBIG, f"{self.path}: {rows} points, more than a MAT v4 file holds (2**31 - 1); "
+                                       "record fewer (--output-interval) or write .csv")
+        if rows:
+            os.pwrite(self._fd, struct.pack("<d", struct.unpack_from("<d", last)[0]), self._data_1 + 8)
+        os.pwrite(self._fd, struct.pack("<i", rows), self._data_2 + 8)
+
+
+def matrix(name: str, kind: int, rows: int, columns: int, data: bytes) -> bytes:
+    """One MATLAB v4 matrix: its header (type, rows, columns, no imaginary part, the name's length with its NUL),
+    its name and ``data``, the values column by column."""
+    label = name.encode() + b"\0"
+    return struct.pack("<5i", kind, rows, columns, 0, len(label)) + label + data
+
+
+def text_matrix(name: str, texts: list[str]) -> bytes:
+    """``texts`` as the columns of a char matrix, each UTF-8 and padded with NULs to the longest one's length and
+    one more (OpenModelica's padding)."""
+    encoded = [text.encode() for text in texts]
+    width = max(map(len, encoded)) + 1
+    return matrix(name, MatWriter.TEXT, width, len(encoded), b"".join(text.ljust(width, b"\0") for text in encoded))
+
+
+#: the result file's format by suffix
+WRITERS: dict[str, type[ResultFile]] = {".csv": CsvWriter, ".mat": MatWriter}
+
+
+def result_writer(path: str | Path) -> ResultFile:
+    """The writer of a result file by its suffix: ``.csv`` (``CsvWriter``) or ``.mat`` (``MatWriter``); a FIFO or
+    a device is streamed as CSV (a ``.mat`` one is refused). Another suffix (``x.xlsx``) is refused with a
+    ``ValueError`` naming the suffixes written, before anything runs."""
+    suffix = target(path).suffix.lower()
+    if suffix not in WRITERS and not is_stream(path):
+        raise ValueError(f"{path}: results are written as CSV (.csv, the FMI cross-check format) or as MAT (.mat, "
+                         "Dymola's result format, plotted by OMEdit); give a file name ending in .csv or .mat")
+    return WRITERS.get(suffix, CsvWriter)(path)
