@@ -68,6 +68,17 @@ def print_algorithms() -> None:
     print("give options as --option KEY=VALUE (run, sweep) or on the scenario's <mechfmu:Master KEY=\"VALUE\"/>")
 
 
+def command(sub, name: str, summary: str) -> argparse.ArgumentParser:
+    """A subcommand listed with ``summary``, whose ``--help`` opens with it as a sentence."""
+    return sub.add_parser(name, help=summary, description=summary[0].upper() + summary[1:] + ".")
+
+
+def output(p: argparse.ArgumentParser, text: str) -> None:
+    """The output file, ``-o``/``--out`` as in every command (``--output``, its earlier name, still taken)."""
+    p.add_argument("-o", "--out", dest="output", help=text)
+    p.add_argument("--output", dest="output", help=argparse.SUPPRESS)
+
+
 def make_parser() -> argparse.ArgumentParser:
     """The parser of ``mechfmu``: the command is ``args.command``."""
     from mechfmu.master.algorithms.auto import algorithm_names
@@ -75,7 +86,7 @@ def make_parser() -> argparse.ArgumentParser:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"mechfmu {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    p = sub.add_parser("build", help="build all FMUs into fmus/")
+    p = command(sub, "build", "build the FMUs for this machine (--platforms: for others too) into the FMU folder")
     p.add_argument("--force", action="store_true", help="rebuild even if current")
     p.add_argument("--dir", help=f"where to build (default: {fmu_build.FMU_DIR}; $MECHFMU_FMU_DIR overrides)")
     p.add_argument("--platforms", default="host", metavar="LIST",
@@ -85,44 +96,43 @@ def make_parser() -> argparse.ArgumentParser:
                    help="native (default): a component whose law is in C (every shipped one) runs as native code and "
                         "needs no Python where the FMU runs; python: every component runs in the Python the FMU "
                         "embeds (pythonfmu's way, for a component written in Python)")
-    p = sub.add_parser("run", help="run a scenario (builds missing or stale FMUs first)")
+    p = command(sub, "run", "run a scenario (builds missing or stale FMUs first)")
     p.add_argument("scenario", help="scenario folder, SystemStructure.ssd or .ssp archive")
     p.add_argument("--algorithm", choices=algorithm_names(),
                    help="coupling algorithm (the scenario's, else auto)")
     p.add_argument("--option", action="append", metavar="KEY=VALUE", help="algorithm option, repeatable, "
                    "e.g. --option events=on (`mechfmu algorithms` lists every algorithm's options)")
     p.add_argument("--param", action="append", metavar="COMPONENT.PARAMETER=VALUE",
-                   help="override a parameter of the scenario, repeatable (typed and range-checked as the SSD's "
-                        "values), e.g. --param mass.m=2.5 --param stops.useLimitStops=true")
+                   help="override a parameter, repeatable, typed and range-checked, e.g. --param mass.m=2.5")
     p.add_argument("--exchange", choices=("ordered", "strict"), help="Jacobi exchange order")
     p.add_argument("--step", type=float, help="macro step size [s]")
     p.add_argument("--stop", type=float, help="stop time [s]")
     p.add_argument("--rtol", type=float, help="relative tolerance (default: the scenario's, 1e-6)")
     p.add_argument("--atol", type=float, help="absolute tolerance, SI (the scenario's, 1e-9)")
     p.add_argument("--no-error-estimate", action="store_true", help="skip the error estimate (a run at 4x the "
-                   "step), but not auto's in co-simulation, which divides its step: the result is the same")
-    p.add_argument("--out", help="CSV result file (FMI cross-check format)")
+                   "step; auto's co-simulation divides its step by it and keeps it: the same run)")
+    p.add_argument("-o", "--out", help="result file: .csv (FMI cross-check) or .mat (Dymola)")
     p.add_argument("--output-variables", nargs="+", metavar="NAME", help="record only these outputs "
                    "(component.variable, glob patterns allowed, e.g. 'mass.*' '*.f'); default: all")
     p.add_argument("--output-interval", type=float, metavar="SECONDS",
                    help="record every SECONDS (a multiple of the step); default: every step")
     p.add_argument("--output-accepted", action="store_true", help="with --option adaptive=on: record every "
                    "accepted step's end too, not only the communication grid")
-    p.add_argument("--events-out", metavar="FILE", help="with --option events=on or switching_tolerance: CSV of "
-                   "the located events (time [s], the indicators that crossed), written also after a failed run")
+    p.add_argument("--events-out", metavar="FILE", help="CSV of the located events (time [s], indicators; with "
+                   "--option events=on), written also after a failed run")
     p.add_argument("--plot", help="PNG plot (default: every body's position or angle, one subplot per unit)")
     p.add_argument("--plot-variables", nargs="+", metavar="NAME", help="what --plot draws (names or patterns)")
     p.add_argument("--local", action="store_true", help="run the components in-process instead of as FMUs")
-    p.add_argument("--built-fmus", action="store_true", help="a source file that does not exist is mechfmu's "
-                   "built FMU of its model (as <mechfmu:Sources fallback=\"built\"/> in the SSD)")
+    p.add_argument("--built-fmus", action="store_true", help="an FMU source that does not exist is mechfmu's built FMU "
+                   "of its model")
     p.add_argument("--outside-sources", action="store_true", help="read FMU, .ssv and .ssm sources outside the "
                    "scenario's folder or archive (trusted scenarios only)")
     p.add_argument("--max-steps", type=int, metavar="N",
                    help="allow runs of more than 100,000,000 macro steps (refused up front otherwise)")
-    p.add_argument("--divergence-factor", type=float, metavar="F", help="a recorded output beyond F times the "
-                   "run's scale, max(1, largest |output| at the start), ends the run (default 1e8 or the scenario's)")
-    p = sub.add_parser("algorithms", help="the coupling algorithms and their options")
-    p = sub.add_parser("sweep", help="a parameter study on Dask: one run per point, a table of metrics "
+    p.add_argument("--divergence-factor", type=float, metavar="F", help="end the run where an output exceeds F times "
+                   "max(1, its largest start value) (default 1e8)")
+    p = command(sub, "algorithms", "the coupling algorithms and their options")
+    p = command(sub, "sweep", "a parameter study on Dask: one run per point, a table of metrics "
                                      "(resumes an interrupted study)")
     p.add_argument("study", help="scenario folder, .ssd or .ssp, or a study file (.toml)")
     p.add_argument("--grid", action="append", metavar="NAME=SPEC", help="an axis: NAME is COMPONENT.PARAMETER, "
@@ -141,7 +151,7 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--algorithm", choices=algorithm_names(), help="coupling algorithm of every run")
     p.add_argument("--step", type=float, help="macro step size [s] of every run")
     p.add_argument("--stop", type=float, help="stop time [s] of every run")
-    p.add_argument("--out", required=True, help="the table: .csv (streamed) or .parquet")
+    p.add_argument("-o", "--out", required=True, help="the table: .csv (streamed) or .parquet")
     p.add_argument("--workers", type=int, default=os.cpu_count() or 1,
                    help="worker processes of the local Dask cluster (default: the CPUs; 0: run here)")
     p.add_argument("--scheduler", metavar="ADDRESS", help="an existing Dask cluster, e.g. tcp://host:8786")
@@ -149,16 +159,16 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--max-runs", type=int, metavar="N", help="allow studies of more than 100,000 runs "
                    "(refused up front otherwise)")
-    p = sub.add_parser("plot-study", help="PNG of a study's metric against one or two varied settings")
+    p = command(sub, "plot-study", "PNG of a study's metric against one or two varied settings")
     p.add_argument("table", help="the study's table (.csv or .parquet, from mechfmu sweep --out)")
     p.add_argument("metric", help="the metric's name (a column of the table)")
     p.add_argument("x", help="the varied setting on the x axis")
     p.add_argument("y", nargs="?", help="a second varied setting: the metric as colour over x and y")
-    p.add_argument("--out", help="PNG (or .svg) to write (default: TABLE's name with .METRIC.png)")
+    p.add_argument("-o", "--out", help="PNG (or .svg) to write (default: TABLE's name with .METRIC.png)")
     p.add_argument("--log", nargs="+", metavar="NAME", help="settings (or 'metric') drawn on a log scale")
-    p = sub.add_parser("export-ssp", help="write a scenario as a self-contained SSP archive (FMUs inside)")
+    p = command(sub, "export-ssp", "write a scenario as a self-contained SSP archive (FMUs inside)")
     p.add_argument("scenario", help="scenario folder, SystemStructure.ssd or .ssp")
-    p.add_argument("-o", "--output", help="archive to write (default: <scenario name>.ssp)")
+    output(p, "archive to write (default: <scenario name>.ssp)")
     p.add_argument("--shared-fmus", action="store_true",
                    help="one FMU per model shared by its instances, the values only in the SSD's bindings (a smaller "
                         "archive; fmpy's simulate_ssp and ecos then miss the values)")
@@ -168,28 +178,28 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--unsolved-constraints", action="store_true",
                    help="write a scenario with a constraint all the same: only mechfmu's newton algorithm solves "
                         "its force; OMSimulator stops at the first step, libcosim, fmpy and ecos run unconstrained")
-    p = sub.add_parser("crosscheck", help="the scenario through our master, in-process, libcosim and against its "
+    p = command(sub, "crosscheck", "the scenario through our master, in-process, libcosim and against its "
                                           "reference, compared pair by pair (exit 1 on a disagreement)")
     p.add_argument("scenario", help="scenario folder, SystemStructure.ssd or .ssp")
     p.add_argument("--steps", type=int, help="compare the first STEPS steps (default: the whole run)")
-    p = sub.add_parser("export-crosscheck", help="every FMU of a scenario in the FMI cross-check layout "
+    p = command(sub, "export-crosscheck", "every FMU of a scenario in the FMI cross-check layout "
                                                  "(FMU with the instance's parameters, _in.csv, _ref.csv, _ref.opt)")
     p.add_argument("scenario", help="scenario folder, SystemStructure.ssd or .ssp")
     p.add_argument("directory", help="where to write fmus/2.0/cs/linux64/mechfmu/<version>/<Model>/")
-    p = sub.add_parser("draw", help="a scenario's system as an SVG diagram (--plot: its result against its "
+    p = command(sub, "draw", "a scenario's system as an SVG diagram (--plot: its result against its "
                                     "reference)")
     p.add_argument("scenario", help="scenario folder, SystemStructure.ssd or .ssp")
-    p.add_argument("-o", "--output", help="the diagram, .svg (default: <scenario name>.svg)")
+    output(p, "the diagram, .svg (default: <scenario name>.svg)")
     p.add_argument("--plot", metavar="FILE", help="run the scenario (as mechfmu run does) and plot its result to FILE "
                    "(.svg or .png), with the scenario's reference and tube where it has one")
     p.add_argument("--plot-quantities", metavar="LIST", help="what --plot shows, comma-separated: positions, forces, "
                    "states (default: all, each where the system has it)")
-    p = sub.add_parser("gallery", help="every scenario's diagram and result plot, and a Markdown page of them")
+    p = command(sub, "gallery", "every scenario's diagram and result plot, and a Markdown page of them")
     p.add_argument("folder", help="where the pictures go, e.g. docs/gallery")
     p.add_argument("--page", help="the Markdown page (default: FOLDER.md, beside the folder)")
     p.add_argument("--scenarios", default="scenarios", metavar="FOLDER",
                    help="where the scenarios are (default: scenarios)")
-    p = sub.add_parser("validate", help="fmpy validation of every FMU")
-    p = sub.add_parser("info", help="variables of an FMU")
+    p = command(sub, "validate", "fmpy validation of every FMU")
+    p = command(sub, "info", "variables of an FMU")
     p.add_argument("fmu", help="path or model name")
     return parser

@@ -137,8 +137,9 @@ def free_hint(component: str, names: list[str]) -> str:
         groups.setdefault(name.rpartition(".")[0] or name, []).append(name)
     marks = [head if len(group) > 1 else group[0] for head, group in groups.items()]
     quoted = ", ".join(f'"{component}.{m}"' for m in marks)
-    return (f"write_scenario(free=[{quoted}]), or in the SSD <mechfmu:Free inputs=\"{' '.join(marks)}\"/> in "
-            f"{component}'s org.mechfmu annotation")
+    return (f"write_scenario(free=[{quoted}]) (System: s.free(...)), or in the SSD <mechfmu:Free "
+            f"inputs=\"{' '.join(marks)}\"/> in {component}'s org.mechfmu annotation (a free input is left "
+            "unconnected on purpose: held at its start value, without this warning)")
 
 
 def mark_problems(component: str, marks: list[str], inputs: list[str], wired: set[str]) -> list[str]:
