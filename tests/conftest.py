@@ -1,3 +1,4 @@
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -81,3 +82,12 @@ def rebind(ssd: Path, component: str, bindings: str) -> None:
     start = text.index("<ssd:ParameterBindings>", text.index(f'<ssd:Component name="{component}"'))
     end = text.index("</ssd:ParameterBindings>", start)
     ssd.write_text(text[:start] + f"<ssd:ParameterBindings>{bindings}" + text[end:])
+
+
+def missing_system_package(package: str, why: str) -> None:
+    """A test's system package is missing: skipped, naming it and how to install it; a failure under CI
+    (``CI=true``), whose ``.ci/run`` installs every one."""
+    message = f"{why}: this test needs the system package {package} (apt-get install {package}; .ci/run installs it)"
+    if os.environ.get("CI") == "true":
+        pytest.fail(message)
+    pytest.skip(message)

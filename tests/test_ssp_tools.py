@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import slow_but
+from conftest import missing_system_package, slow_but
 
 from mechfmu.crosscheck.tools import state_outputs
 from mechfmu.master.observers import Observer
@@ -86,11 +86,12 @@ def fmpy_run(archive: Path) -> np.ndarray:
 
 
 def needs_ecospy() -> None:
-    """ecospy is in the test extra; its native library needs libtbb12 (apt-get, as .ci/run does)."""
+    """ecospy is in the test extra; its native library needs the system package libtbb12: without it the test is
+    left out saying so (under CI, which installs it, it fails)."""
     try:
         import ecospy  # noqa: F401
     except OSError as exc:
-        pytest.fail(f"ecospy cannot load its library ({exc}): apt-get install libtbb12, as .ci/run does")
+        missing_system_package("libtbb12", f"ecospy cannot load its library ({exc})")
     except ImportError:
         pytest.skip("ecospy is not installed (pip install -e '.[test]' installs it)")
 
@@ -297,3 +298,20 @@ def test_what_export_says_of_a_transformation_is_what_fmpy_and_ecos_do(kilonewto
             "force.f (x 1000.0 + 0.0) would deliver the output unchanged") in summary, summary
     assert "do not apply" not in export_summary(export_ssp(ROOT / "scenarios" / "oscillator",
                                                            kilonewton.with_name("plain.ssp")))
+
+
+@pytest.mark.parametrize("ci", ["", "true"])
+def test_a_missing_system_library_leaves_the_test_out_naming_the_package(monkeypatch, ci):
+    """ecospy without libtbb.so.12: outside CI the test is skipped naming libtbb12; under CI it fails."""
+    import builtins
+    real_import = builtins.__import__
+
+    def without_tbb(name, *args, **kwargs):
+        if name == "ecospy":
+            raise OSError("libtbb.so.12: cannot open shared object file: No such file or directory")
+        return real_import(name, *args, **kwargs)
+    monkeypatch.setattr(builtins, "__import__", without_tbb)
+    monkeypatch.setenv("CI", ci)
+    outcome = pytest.fail.Exception if ci else pytest.skip.Exception
+    with pytest.raises(outcome, match=r"libtbb\.so\.12.*needs the system package libtbb12 \(apt-get install libtbb12"):
+        needs_ecospy()
