@@ -48,7 +48,7 @@ def write(system: System) -> None:
     (``ssd_content``): a file laid out by hand keeps its layout while it says the same."""
     target = HERE / system.name / SSD_NAME
     with tempfile.TemporaryDirectory() as temporary:
-        written = system.write(Path(temporary) / system.name)
+        written = system.write(Path(temporary) / system.name, fmu_folder="../../fmus")  # scenarios/<name>/
         if not target.is_file() or ssd_content(written) != ssd_content(target):
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(written, target)

@@ -107,14 +107,14 @@ def test_a_study_runs_the_monolithic_master_as_the_runs_alone(tmp_path):
 
 
 def test_a_failing_run_is_recorded_and_the_study_goes_on(tmp_path):
-    """m = 0 passes the declared range [0, inf] (checked before the study) and is refused by the
-    component at initialization: a run that fails while the others go on."""
-    s = Study("scenarios/limit_stops", {"v": "final(mass.v)"}, grid={"mass.m": [1.0, 0.0, 2.0]},
+    """A gear factor of 0 passes the declared range (checked before the study) and is refused by the
+    component's cross-parameter rules at initialization: a run that fails while the others go on."""
+    s = Study("scenarios/limit_stops", {"v": "final(mass.v)"}, grid={"stops.factor0": [1.0, 0.0, 2.0]},
               fixed={"stop": 0.05}, local=True)
     counts = run_study(s, tmp_path / "t.csv", workers=0)
     table = rows(tmp_path / "t.csv")
     assert counts["failed"] == 1 and [line[3] for line in table[1:]] == ["ok", "error", "ok"]
-    assert "m = 0.0 is out of range: must be > 0 kg" in table[2][4] and table[2][2] == "nan"
+    assert "factor0 = 0.0 may not be zero" in table[2][4] and table[2][2] == "nan"
 
 
 def test_a_value_out_of_the_declared_range_is_refused_before_any_run(tmp_path):

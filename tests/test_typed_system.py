@@ -82,7 +82,7 @@ def test_an_experiment_takes_every_master_and_auto():
 
 def test_a_system_writes_what_write_scenario_writes(tmp_path):
     s = oscillator()
-    typed = s.write(tmp_path / "typed").read_bytes()
+    typed = s.write(tmp_path / "typed", fmu_folder="../../fmus").read_bytes()  # write_scenario's default
     plain = write_scenario(tmp_path / "plain", "oscillator", [
         ("ground", "Fixed", {}), ("spring", "CoordinateSpringDamper", {"stiffness": 5000.0, "damping": 80.0}),
         ("mass", "Mass", {"m": 5.0, "f_drive": 1.0})], ["ground.flange <-> spring.flange_a",
@@ -268,7 +268,7 @@ def test_each_call_checks_what_it_adds_and_the_system_stays_checked_as_a_whole(t
     s.connect(s.placed["ground"].flange, s.placed["extra3"].flange_b)
     assert len(s.connections) == count + 4
     plain = write_scenario(tmp_path / "plain", "long chain", s.components, s.connections, 1.0, 1e-3)
-    assert s.write(tmp_path / "typed").read_bytes() == plain.read_bytes()
+    assert s.write(tmp_path / "typed", fmu_folder="../../fmus").read_bytes() == plain.read_bytes()
 
 
 #: the characters XML 1.0 holds (its Char production)
