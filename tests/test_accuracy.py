@@ -119,6 +119,7 @@ RUNS = {"limit_stops jacobi": limit_stops_run, "two_mass_oscillator jacobi": two
 
 
 @pytest.mark.parametrize("name", [*RUNS, "two-body contact jacobi"])
+@pytest.mark.slow
 def test_the_estimate_is_within_a_factor_10_of_the_true_error(fmus, tmp_path, name):
     """On five runs with an independent solution the estimate of the positions' error is within a factor 10 of the
     true one (measured factors 1.0 to 1.2; 6.7 on the MSL Oscillator, where Jacobi at 2h is off its asymptotic
@@ -135,6 +136,7 @@ def test_the_estimate_is_within_a_factor_10_of_the_true_error(fmus, tmp_path, na
     assert all(w.startswith("jacobi at h = ") and "use --algorithm auto" in w for w in warned)
 
 
+@pytest.mark.slow
 def test_the_limit_stops_warning_names_the_stops_and_events(fmus):
     """Jacobi at h = 1e-4 s on limit_stops: 4.5e-2 m off the exact solution; the warning says so (estimate 4.9e-2
     m), names the stops' component and offers auto and events."""

@@ -108,6 +108,7 @@ def unpacked(tmp: Path) -> list[Path]:
     return sorted(tmp.glob("mechfmu_oscillator_*"))
 
 
+@pytest.mark.slow
 def test_killed_run_leaves_its_folder_to_the_next_start(oscillator, tmp_path):
     tmp = tmp_path / "tmp"
     tmp.mkdir()
@@ -215,6 +216,7 @@ def test_an_entry_named_twice_is_refused(oscillator, tmp_path, second):
         load_scenario(archive)
 
 
+@pytest.mark.slow
 def test_ssv_sources_stay_inside_the_scenario_unless_allowed(fmus, tmp_path):
     """A parameter file outside the scenario's folder (``../``) is not read: an SSD, above all an archive's,
     cannot make the master read files from anywhere; a trusted scenario allows it (API and command line)."""

@@ -179,6 +179,7 @@ def test_shipped_scenarios_do_not_trip_the_divergence_guard():
     (["--stop", "inf"], "stop inf s finite"),
     (["--step", "nan"], "step nan s must be positive and finite"),
 ])
+@pytest.mark.slow
 def test_excessive_or_non_finite_runs_are_refused_up_front(args, fragment):
     proc = cli("run", "scenarios/oscillator", "--local", *args, timeout=60)
     assert proc.returncode == 2 and fragment in proc.stderr, proc.stderr
@@ -253,6 +254,7 @@ def test_names_with_quotes_and_commas_give_a_valid_csv_header(tmp_path):
     assert header == list(result.data.dtype.names) and 'm "A", 2.flange_a.s' in header
 
 
+@pytest.mark.slow
 def test_out_errors_name_the_file(tmp_path):
     (tmp_path / "adir").mkdir()
     proc = cli("run", "scenarios/oscillator", "--local", "--stop", "0.01", "--out", tmp_path / "adir")
@@ -270,6 +272,7 @@ def test_streaming_keeps_no_rows_and_a_complete_run_renames_its_file(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["x.csv"]  # no temporary file, no lock left
 
 
+@pytest.mark.slow
 def test_a_failed_run_leaves_a_partial_file_and_an_earlier_result_as_it_was(tmp_path):
     """The rows up to the failure go to x.partial.csv; an earlier run's x.csv is never lost (it was removed, so
     that it could not pass for this run's: the run's exit code and message say which file is which)."""
@@ -288,6 +291,7 @@ def test_a_failed_run_leaves_a_partial_file_and_an_earlier_result_as_it_was(tmp_
     assert back["time"][-1] == result.end_time and np.array_equal(back["mass.s"], result.data["mass.s"])
 
 
+@pytest.mark.slow
 def test_a_second_writer_of_the_same_file_is_refused(tmp_path):
     holder = CsvWriter(tmp_path / "x.csv")
     try:
@@ -320,6 +324,7 @@ def test_a_full_disk_keeps_whole_rows_and_says_so(tmp_path):
 
 @pytest.mark.parametrize("scenario, extra, code", [("oscillator", [], 0),
                                                    ("prescribed_motion", ["--algorithm", "jacobi"], 1)])
+@pytest.mark.slow
 def test_a_run_leaves_nothing_in_the_temporary_directory(fmus, tmp_path, scenario, extra, code):
     """Unpacked FMUs are removed when the process ends, also after a failed run."""
     temp = tmp_path / "tmp"

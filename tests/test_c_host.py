@@ -133,6 +133,7 @@ sys.exit(lib.run_host(*(a.encode() for a in sys.argv[2:])))
 
 
 @pytest.mark.parametrize("model", slow_but(sorted(COMPONENTS), "Mass"))
+@pytest.mark.slow
 def test_fmu_in_a_statically_linked_python_uses_its_interpreter(python_fmus, host, model, tmp_path):
     """The C host's code inside Debian's python3 (no libpython.so): the FMU runs on that interpreter,
     maps no libpython, and gives the C host's (= fmpy's) results bit for bit."""
@@ -170,6 +171,7 @@ def test_constraint_warns_in_a_host_that_does_not_drive_lambda(fmus, host, tmp_p
     assert "lambda" in warnings[0] and "'newton'" in warnings[0]
 
 
+@pytest.mark.slow
 def test_missing_python_runtime_is_reported_through_the_logger(python_fmus, host, tmp_path):
     """A machine without a Python-embedding FMU's Python: fmi2Instantiate fails with a message naming the library,
     not with an unresolved symbol. (A loader built for a Python 0.0 that exists nowhere.)"""
@@ -201,6 +203,7 @@ def test_errors_reach_a_c_host_with_logging_off(fmus, host, tmp_path, model, par
     assert any(line.startswith("[ERROR] host: ") and message in line for line in proc.stdout.splitlines()), proc.stdout
 
 
+@pytest.mark.slow
 def test_loader_finds_libpython_by_soname_on_a_target_machine(python_fmus, host, tmp_path):
     """A target machine without the build machine's Python: a loader that knows only the soname
     finds the system's libpython (Debian's libpython3.11 package here) and gives fmpy's bits."""
@@ -240,6 +243,7 @@ def test_resources_in_a_folder_with_spaces_and_non_ascii_characters(fmus, host, 
 
 
 @pytest.mark.parametrize("names", ["the library", "its folder"])
+@pytest.mark.slow
 def test_mechfmu_python_names_the_python_library(python_fmus, host, names, tmp_path):
     """MECHFMU_PYTHON, the file or the folder, is where the loader looks first: a loader built for a Python 0.0
     runs with the library it names (in the folder: under the name it looks for)."""
@@ -260,6 +264,7 @@ def test_mechfmu_python_names_the_python_library(python_fmus, host, names, tmp_p
     assert read_output(tmp_path / "out.txt")[1]["serialized_equal"] == 1
 
 
+@pytest.mark.slow
 def test_a_python_host_of_another_version_runs_the_fmu_with_a_warning(python_fmus, host, tmp_path):
     """A loader built for Python 3.10 in a Python 3.11 host (Debian's static python3): the host's interpreter runs
     the model (its code is the standard library's and its own), and every instance says so through the logger."""

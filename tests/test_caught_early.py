@@ -12,6 +12,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.mark.parametrize("algorithm", ["auto", "jacobi"])
+@pytest.mark.slow
 def test_a_misspelt_option_is_refused_before_start_up_with_the_closest_name(algorithm):
     proc = subprocess.run([sys.executable, "-m", "mechfmu.cli", "run", "scenarios/oscillator", "--algorithm",
                            algorithm, "--option", "event=on", "--stop", "0.01"], capture_output=True, text=True,
@@ -67,6 +68,7 @@ def test_a_written_system_names_fmus_that_exist_where_it_is_written(tmp_path, mo
     assert all(Path(spec.fmu).is_file() for spec in scenario.components.values())
 
 
+@pytest.mark.slow
 def test_turning_the_estimate_off_does_not_change_auto_s_run():
     """auto under co-simulation divides its step by its companions' estimate: without the estimate the same
     companions run, so the run (its choice, its substeps, every value) is the same."""

@@ -20,6 +20,7 @@ def cli(*argv: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
                           timeout=600)
 
 
+@pytest.mark.slow
 def test_a_negative_number_is_a_value_not_an_option():
     assert joined_negative_values(["run", "x", "--step", "-1e-4", "--stop", "-.5", "--local"]) == \
         ["run", "x", "--step=-1e-4", "--stop=-.5", "--local"]
@@ -39,6 +40,7 @@ def test_a_negative_number_is_a_value_not_an_option():
      "--plot-variables (of the recorded --output-variables) ['spring.f'] match no output"),
     (["--plot-variables", "mass.s"], "--plot-variables chooses what --plot draws: give --plot FILE.png"),
 ])
+@pytest.mark.slow
 def test_output_and_plot_variables_are_refused_before_the_run(tmp_path, argv, fragment):
     out = tmp_path / "r.csv"
     argv = [a.replace("{tmp}", str(tmp_path)) for a in argv]
@@ -59,6 +61,7 @@ def test_crosscheck_without_libcosim_runs_the_rest_and_says_what_to_install(caps
     assert "strict Jacobi vs libcosim" in out and "not run: libcosimpy is not installed" in out
 
 
+@pytest.mark.slow
 def test_a_sweep_with_a_mistyped_name_or_metric_runs_nothing_and_names_the_valid_ones(tmp_path):
     table = tmp_path / "study.csv"
     proc = cli("sweep", OSCILLATOR, "--grid", "mass.mm=1,2", "--grid", "algorithm=jacobi,jacoby",
@@ -74,6 +77,7 @@ def test_a_sweep_with_a_mistyped_name_or_metric_runs_nothing_and_names_the_valid
     assert not table.exists()
 
 
+@pytest.mark.slow
 def test_a_sweep_whose_runs_all_fail_exits_non_zero_with_the_first_reasons(tmp_path):
     """Jacobi at h >= 0.05 s diverges on oscillator_linear (see the README's divergence guard)."""
     proc = cli("sweep", str(ROOT / "scenarios" / "oscillator_linear"), "--grid", "step=0.05,0.1", "--algorithm",
@@ -90,6 +94,7 @@ def test_a_sweep_whose_runs_all_fail_exits_non_zero_with_the_first_reasons(tmp_p
     assert "run 1: the coupled system diverged" in half.stderr
 
 
+@pytest.mark.slow
 def test_help_texts_are_short_and_complete():
     top = cli("--help").stdout
     assert "couples them." in top  # the description is whole, not cut off mid-sentence
@@ -105,6 +110,7 @@ def test_help_texts_are_short_and_complete():
         assert all(f"  {key} " in listing for key in cls.options), name
 
 
+@pytest.mark.slow
 def test_an_output_interval_that_is_not_finite_is_refused_naming_it():
     for value in ("1e308", "1e99999", "-inf"):
         proc = cli("run", OSCILLATOR, "--local", "--stop", "0.01", "--output-interval", value)
@@ -112,6 +118,7 @@ def test_an_output_interval_that_is_not_finite_is_refused_naming_it():
             proc.stderr, (value, proc.stderr)
 
 
+@pytest.mark.slow
 def test_export_ssp_refuses_an_empty_or_non_regular_target(tmp_path):
     empty = cli("export-ssp", OSCILLATOR, "-o", "", cwd=tmp_path)
     assert empty.returncode == 2 and "-o/--output is empty" in empty.stderr
@@ -122,6 +129,7 @@ def test_export_ssp_refuses_an_empty_or_non_regular_target(tmp_path):
     assert proc.returncode == 2 and f"-o {fifo}: not a regular file; an archive needs one" in proc.stderr
 
 
+@pytest.mark.slow
 def test_info_on_a_file_that_is_not_an_fmu_names_it(tmp_path):
     text = tmp_path / "notes.fmu"
     text.write_text("not a zip")

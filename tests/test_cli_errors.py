@@ -24,6 +24,7 @@ def make_bad(tmp_path, edit):
     (lambda t: t.replace('startConnector="flange_a.s"', 'startConnector="flange_a.x"'),
      "mass has no variable 'flange_a.x'"),
 ])
+@pytest.mark.slow
 def test_bad_scenario_gives_one_clear_message(fmus, tmp_path, edit, fragment):
     folder = make_bad(tmp_path, edit)
     proc = subprocess.run([sys.executable, "-m", "mechfmu.cli", "run", str(folder)],
@@ -63,6 +64,7 @@ def test_an_option_given_twice_for_one_name_is_refused(fmus, tmp_path, argv, sai
     assert proc.returncode == 2 and said in proc.stderr, proc.stdout + proc.stderr
 
 
+@pytest.mark.slow
 def test_a_result_file_of_a_format_we_do_not_write_is_refused(tmp_path):
     """--out x.xlsx would get CSV text under a spreadsheet's name: refused before the run, naming .csv."""
     proc = subprocess.run([sys.executable, "-m", "mechfmu.cli", "run", "scenarios/oscillator", "--local", "--out",
@@ -83,6 +85,7 @@ def test_a_file_whose_root_is_not_a_system_structure_description_is_refused(fmus
 @pytest.mark.parametrize("name, expected", [("../../escaped", "_.._escaped"), ("/tmp/abs", "_tmp_abs"),
                                             ("..", "scenario"), ("a b/c", "a_b_c")])
 @pytest.mark.parametrize("command, suffix", [("export-ssp", ".ssp"), ("draw", ".svg")])
+@pytest.mark.slow
 def test_a_default_output_never_leaves_the_current_folder(fmus, tmp_path, name, expected, command, suffix):
     """Without -o the file is named after the scenario: its name is read from the file, so it is made one safe
     file name in the current folder; nothing is written anywhere else."""

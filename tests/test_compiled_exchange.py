@@ -38,6 +38,7 @@ def counted_runs(monkeypatch) -> list[int]:
     ("geared_masses", "monolithic", {"stop": 0.2}),  # a constraint's force solved at every evaluation
     ("prescribed_motion", "monolithic", {"stop": 0.2}),  # and a constraint's offset in time (its state restored)
 ])
+@pytest.mark.slow
 def test_compiled_and_python_paths_give_the_same_bits_and_calls(fmus, monkeypatch, scenario, algorithm, options):
     runs = counted_runs(monkeypatch)
     compiled = simulate(ROOT / "scenarios" / scenario, algorithm, **options)

@@ -35,6 +35,7 @@ def mass_columns(result) -> dict[str, np.ndarray]:
 
 
 @pytest.mark.parametrize("algorithm, options", ALGORITHMS)
+@pytest.mark.slow
 def test_a_force_wire_times_two_is_a_spring_damper_of_twice_the_coefficients(fmus, tmp_path, algorithm, options):
     """Fixed-step couplings agree bit for bit (linear-implicit through the tangents c, d and the force rate,
     each times the factor); the iterative ones converge on the source values (f, not 2f), so they agree to
@@ -239,6 +240,7 @@ def test_transformations_compose_through_a_nested_systems_connector(fmus, tmp_pa
     assert (str(con), con.factor, con.offset) == ("mass.flange_a.s -> body/spring.flange_b.s", 6.0, 0.5)
 
 
+@pytest.mark.slow
 def test_libcosim_applies_the_same_transformation(fmus, tmp_path):
     """libcosim reads ``ssc:LinearTransformation`` from the exported archive: its run equals our strict Jacobi
     (the same algorithm) to round-off, while the transformation moves the mass by millimetres."""
@@ -253,6 +255,7 @@ def test_libcosim_applies_the_same_transformation(fmus, tmp_path):
     assert abs(simulate(folder, stop=0.3, local=True).final["mass.flange_a.s"] - plain) > 1e-4
 
 
+@pytest.mark.slow
 def test_an_exported_archive_carries_a_unit_conversion_as_a_transformation(fmus, tmp_path):
     """export-ssp writes the conversion as the connection's ssc:LinearTransformation and drops the connector's
     unit: libcosim, which applies transformations but not units, then agrees with our strict Jacobi (before: 1.0

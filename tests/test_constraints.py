@@ -164,6 +164,7 @@ def test_geared_masses_match_the_reduced_ode():
 
 
 @pytest.mark.parametrize("local", slow_but([True, False], False), ids=["in-process", "fmus"])
+@pytest.mark.slow
 def test_the_monolithic_master_solves_the_constraints_at_every_point(fmus, local):
     """One Radau integration (ode_rtol 1e-8) with each constraint's force solved at every point it evaluates (the
     constraint differentiated to the accelerations, stabilized; mechfmu/master/constraint_forces.py), 2 s:
@@ -312,6 +313,7 @@ def test_inactive_constraint_runs_under_any_algorithm():
     assert not r.data["constraint.flange_a.f"].any()
 
 
+@pytest.mark.slow
 def test_constraint_under_jacobi_exits_non_zero_from_the_command_line(fmus):
     import subprocess
     import sys

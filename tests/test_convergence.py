@@ -28,6 +28,7 @@ def oscillator_error(algorithm, h):
 
 
 @pytest.mark.parametrize("algorithm", ["jacobi", "gauss-seidel"])
+@pytest.mark.slow
 def test_oscillator_first_order_convergence(algorithm):
     errors = [oscillator_error(algorithm, h) for h in STEPS]
     ratios = [a / b for a, b in zip(errors, errors[1:])]

@@ -31,6 +31,7 @@ def test_a_disagreement_fails():
     assert not Comparison("x", 3, 2e-12, 1e-12).passed and Comparison("x", 3, 5e-1, None).passed
 
 
+@pytest.mark.slow
 def test_command_line_exit_status(fmus):
     pytest.importorskip("libcosimpy")
     proc = subprocess.run([sys.executable, "-m", "mechfmu.cli", "crosscheck", "scenarios/oscillator", "--steps", "200"],

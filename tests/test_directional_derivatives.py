@@ -264,6 +264,7 @@ def test_the_monolithic_jacobian_is_the_difference_quotient_of_the_whole_system(
 
 
 @pytest.mark.parametrize("scenario", ["two_mass_oscillator", "limit_stops"])
+@pytest.mark.slow
 def test_the_monolithic_master_through_the_fmus_gives_the_in_process_run_with_either_jacobian(scenario):
     """Through the FMUs (fmi2GetDirectionalDerivative) the run is the in-process one bit for bit; the Jacobian by
     differences of the whole system gives the same solution to the integrator's tolerance."""
@@ -303,6 +304,7 @@ class ForeignDamper(Component):
 '''
 
 
+@pytest.mark.slow
 def test_linear_implicit_takes_the_tangents_of_a_connector_without_tangent_outputs_from_its_derivatives(
         tmp_path, fmus):
     """A damper FMU with no tangent outputs (as another tool exports one) between a wall and a mass: the master

@@ -27,6 +27,7 @@ def audited(algorithm, step, **options):
 
 
 @pytest.mark.parametrize("algorithm", ["jacobi", "gauss-seidel"])
+@pytest.mark.slow
 def test_the_audit_accounts_for_the_energy_a_zero_order_hold_creates(algorithm):
     """Zero-order hold: the body works with the force of the step's start, the audit integrates the
     power-bond residual by the trapezoidal rule. Measured: Jacobi 38.29 J audited vs 38.29 J gained

@@ -111,6 +111,7 @@ def test_an_event_tolerance_below_the_float_spacing_ends_at_that_spacing():
 
 
 @pytest.mark.parametrize("step", slow_but([1e-3, 1e-3 * (1 + 1e-15), 1 / 1031, 1 / 885], 1 / 1031))
+@pytest.mark.slow
 def test_where_the_contact_falls_in_the_step_does_not_matter(step):
     """The first contact of scenarios/limit_stops falls exactly on a communication point at h = 1e-3 s,
     where 1e-15 of rounding in the step used to move the result by 2e-2 m/s; with events every step

@@ -27,6 +27,7 @@ def mechfmu(argv: list[str], cwd: Path, file_limit: int | None = None) -> subpro
 
 
 @pytest.mark.parametrize("argv, name, limit", WRITES, ids=["export-ssp", "draw", "run --plot"])
+@pytest.mark.slow
 def test_a_failed_write_keeps_the_file_there_and_names_it(fmus, tmp_path, argv, name, limit):
     target = tmp_path / name
     command = [a.format(target=target) for a in argv]
@@ -43,6 +44,7 @@ def test_a_failed_write_keeps_the_file_there_and_names_it(fmus, tmp_path, argv, 
 
 
 @pytest.mark.parametrize("argv, name, limit", WRITES, ids=["export-ssp", "draw", "run --plot"])
+@pytest.mark.slow
 def test_a_symbolic_link_at_the_target_is_replaced_not_followed(fmus, tmp_path, argv, name, limit):
     elsewhere = tmp_path / "elsewhere.txt"
     elsewhere.write_text("not ours to overwrite")

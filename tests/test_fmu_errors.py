@@ -47,6 +47,7 @@ except FMICallException as exc:
 
 
 @pytest.mark.parametrize("model, start_values, call, message", CASES)
+@pytest.mark.slow
 def test_fmpy_simulate_raises_with_the_message(fmus, model, start_values, call, message):
     """In its own process (an FMU left in an error state stays out of the test process)."""
     proc = subprocess.run([sys.executable, "-c", SIMULATE, str(fmus[model]), json.dumps(start_values)],

@@ -114,6 +114,7 @@ def run(fault_host, fmu, lines, tmp_path) -> Run:
 INITIALIZED = ["instantiate", "setup 0", "enter", "exit"]
 
 
+@pytest.mark.slow
 def test_calls_after_a_fatal_are_refused_and_free_does_not_crash(fault_host, probe_fmu, tmp_path):
     after = ["getReal 2", "setReal 1 1", "doStep 0 0.001", "getState 1", "setStateBogus", "reset", "terminate",
              "deserialize 1 garbage"]
@@ -257,6 +258,7 @@ def test_state_machine_refuses_each_illegal_call_and_keeps_the_state(fault_host,
         position += len(witness) + 2
 
 
+@pytest.mark.slow
 def test_legal_calls_in_each_state(fault_host, probe_fmu, tmp_path):
     for state, (prefix, _) in STATES.items():
         for call, allowed in CALLS.items():

@@ -34,6 +34,7 @@ def test_fmu_manipulation_toolbox_checker_finds_no_problems(fmus, model):
 
 
 @pytest.mark.parametrize("model", sorted(COMPONENTS))
+@pytest.mark.slow
 def test_fmu_matches_component_bit_for_bit_and_state_roundtrips(fmus, model, tmp_path):
     check_round_trip(fmus[model], COMPONENTS[model], tmp_path)
 

@@ -73,6 +73,7 @@ def test_sigint_while_starting_up_exits_130_without_traceback(fmus, tmp_path, de
 
 
 @pytest.mark.parametrize("name, code", [("SIGTERM", 143), ("SIGHUP", 129)])
+@pytest.mark.slow
 def test_sigterm_and_sighup_keep_the_results_as_ctrl_c_does(fmus, tmp_path, name, code):
     """What timeout, kill and batch schedulers send (and a closed terminal) stops the run at its next step like
     Ctrl-C: a valid partial CSV, one line naming the signal, exit 128 + its number, no temporary file left."""

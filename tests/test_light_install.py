@@ -18,6 +18,7 @@ def binaries(fmu):
         return {name.split("/")[1] for name in zf.namelist() if name.startswith("binaries/")}
 
 
+@pytest.mark.slow
 def test_a_build_is_for_this_machine_unless_asked_for_more(tmp_path):
     """The default build compiles the host's binary alone (the others need zig); --platforms all adds them."""
     assert main(["build", "--dir", str(tmp_path)]) == 0
@@ -58,6 +59,7 @@ def test_studies_without_dask_or_pyarrow_name_the_extra_before_any_run(monkeypat
     assert 'pip install "mechfmu[studies]"' in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_a_prebuilt_fmu_is_copied_not_compiled(monkeypatch, tmp_path):
     """An FMU in the package's prebuilt folder that is current is copied to the FMU folder byte for byte; a stale
     one (other sources) is built instead."""

@@ -127,6 +127,7 @@ def test_a_constraint_has_no_model_exchange_form_but_the_monolithic_master_solve
 
 @pytest.mark.parametrize("scenario, stop", [("two_mass_oscillator", 0.6), ("elastogap", 0.6), ("limit_stops", 0.6),
                                             ("stick_slip", 1.5)])
+@pytest.mark.slow
 def test_the_fmus_as_model_exchange_fmus_give_the_in_process_run_bit_for_bit(fmus, scenario, stop):
     """The FMUs instantiated as fmi2ModelExchange: the same numbers through C doubles, so the same solver steps,
     events (contacts, stick/slip switches) and results."""
@@ -160,6 +161,7 @@ def test_an_fmu_without_a_model_exchange_interface_is_refused(fmus, tmp_path):
     assert re.search(r"mass\d: Mass.fmu is not a Model Exchange FMU", result.message), result.message
 
 
+@pytest.mark.slow
 def test_monolithic_two_mass_oscillator_against_its_closed_form(fmus):
     """No coupling error: the integrator's tolerance alone (rtol 1e-10) bounds the error, 1e-7 m."""
     result = simulate(ROOT / "scenarios/two_mass_oscillator", "monolithic", local=True, ode_rtol=1e-10,
@@ -183,6 +185,7 @@ def test_monolithic_damped_oscillator_against_its_closed_form(fmus):
     assert np.max(np.abs(result.data["mass.s"] - exact)) < 1e-9
 
 
+@pytest.mark.slow
 def test_monolithic_elastogap_against_its_piecewise_reference(fmus):
     """The MSL ElastoGap example against scipy's piecewise integration of its two ODEs (restarted at every kink
     of the contact law; mechfmu/validation/event_references.py): every contact change and clamp switch located, the

@@ -92,6 +92,7 @@ def test_evaluations_of_the_ext_change_no_mode():
 
 
 @pytest.mark.parametrize("case, parameters", [(SHIPPED, None), (SPRING, SPRING_PARAMETERS)], ids=["shipped", "spring"])
+@pytest.mark.slow
 def test_monolithic_limit_stops_follow_the_exact_solution(case, parameters):
     """scenarios/limit_stops over its 2 s against the exact piecewise solution (matrix exponential per phase,
     contact instants by Brent's method): every contact change located, the position within 1e-7 m (measured
@@ -109,6 +110,7 @@ def test_monolithic_limit_stops_follow_the_exact_solution(case, parameters):
     assert max(abs(a - b) for a, b in zip(located, instants)) <= 1e-8
 
 
+@pytest.mark.slow
 def test_monolithic_stick_slip_switches_at_the_exact_instants():
     """scenarios/stick_slip over its 5 s: every breakaway and sticking within 1e-6 s of scipy's piecewise solution
     (Radau, rtol 1e-12; tests/test_events.py), measured 1.5e-13 s at ode_rtol 1e-10. The communication step only
@@ -123,6 +125,7 @@ def test_monolithic_stick_slip_switches_at_the_exact_instants():
     assert max(abs(a - b) for a, b in zip(located, reference)) <= 1e-6
 
 
+@pytest.mark.slow
 def test_exudyns_end_of_step_switching_converges_to_the_model_exchange_law():
     """Exudyn's law switches a mode at the end of the step in which it changed (up to one step late) and sticks
     again preloaded with the last step's slip force: first order in the step. Co-simulated (Jacobi) at h = 4e-4,
@@ -140,6 +143,7 @@ def test_exudyns_end_of_step_switching_converges_to_the_model_exchange_law():
     assert errors[0] >= 1.8 * errors[1] >= 1.8 ** 2 * errors[2]
 
 
+@pytest.mark.slow
 def test_exudyns_stick_slip_instants_converge_to_the_model_exchange_law():
     """The stick/slip instants of Exudyn's law (the first result row with the new mode; linear-implicit coupling)
     approach those of the Model Exchange law as h shrinks: at h = 4e-4, 2e-4, 1e-4 s the largest difference over

@@ -111,6 +111,7 @@ def test_mass_with_stop_and_friction_parameters_as_mapped():
     assert ext.get("indicator.upperStop") == pytest.approx(0.0, abs=1e-15)
 
 
+@pytest.mark.slow
 def test_info_answers_to_msl_names():
     proc = cli("info", "Spring")
     assert proc.returncode == 0, proc.stderr

@@ -327,6 +327,7 @@ def test_the_command_line_says_the_warnings_before_the_run_and_once(tmp_path):
     assert "spring.flange_b.v" not in proc.stdout  # not repeated in the summary
 
 
+@pytest.mark.slow
 def test_the_command_line_lets_the_built_fmus_stand_in_only_when_asked(tmp_path):
     folder = edited(tmp_path, "oscillator", absolute=False, edit=lambda t: SOURCES.sub("", t))
     run = [sys.executable, "-m", "mechfmu.cli", "run", str(folder), "--stop", "0.01"]

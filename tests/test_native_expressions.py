@@ -111,6 +111,7 @@ ARGUMENTS = [(0.5, -1.25, 3.0, 2.0), (0.0, 0.0, 0.0, 0.0), (1.0, 2.0, -0.5, 1e3)
              (7.0, -7.0, 2.5, 0.1)]
 
 
+@pytest.mark.slow
 def test_corpus_agrees_value_and_derivative(library):
     differing = []
     for text in CORPUS:

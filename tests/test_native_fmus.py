@@ -44,6 +44,7 @@ def native_fmus(tmp_path_factory):
     return {model: directory / f"{model}.fmu" for model in NATIVE}
 
 
+@pytest.mark.slow
 def test_native_fmu_carries_no_python_and_needs_the_c_runtime_only(native_fmus):
     for model, fmu in native_fmus.items():
         assert fmu_backend(fmu) == "native"
@@ -58,6 +59,7 @@ def test_native_fmu_carries_no_python_and_needs_the_c_runtime_only(native_fmus):
         assert not [s.name for s in parsed.imported_symbols if s.name.startswith("Py")], model
 
 
+@pytest.mark.slow
 def test_native_windows_binary_imports_the_c_runtime_only(tmp_path):
     """The win64 binary (zig): Windows' own DLLs and the Universal C Runtime, no python3X.dll."""
     binary = tmp_path / "native.dll"

@@ -62,6 +62,7 @@ def built(tmp_path_factory, fmus):
     return found, {p.stem: p for p in paths}
 
 
+@pytest.mark.slow
 def test_discovered_and_built_with_documentation(built, tmp_path):
     found, paths = built
     cls = found["LinearDamper"]

@@ -49,6 +49,7 @@ def run_cli(*argv, cwd=ROOT):
                           timeout=300)
 
 
+@pytest.mark.slow
 def test_output_paths_are_checked_before_the_run(fmus, tmp_path):
     blocker = tmp_path / "a_file"
     blocker.write_text("")

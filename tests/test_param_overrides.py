@@ -40,6 +40,7 @@ def test_the_command_line_sets_parameters(fmus, tmp_path):
     assert np.array_equal(written["mass.s"], expected.data["mass.s"])  # the CSV keeps 17 digits
 
 
+@pytest.mark.slow
 def test_bad_overrides_are_refused_with_every_problem(fmus):
     proc = cli("run", "scenarios/limit_stops", "--stop", "0.1", "--param", "mass.m=-2", "--param", "stops.foo=1",
                "--param", "stops.useLimitStops=maybe", "--param", "nobody.x=1", "--param", "mass.v_start=abc",

@@ -88,6 +88,7 @@ def test_universal_binary_takes_thin_64_bit_mach_o_only():
         universal_binary([struct.pack("<I", 0x7F454C46) + bytes(60)])
 
 
+@pytest.mark.slow
 def test_a_build_for_this_machine_alone_holds_its_binary_only(tmp_path):
     from mechfmu.fmu.build import build, is_current
     fmu = build(["Mass"], directory=tmp_path, platforms=["linux64"])[0]

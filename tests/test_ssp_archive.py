@@ -30,6 +30,7 @@ def archives(fmus, tmp_path_factory):
 
 
 @pytest.mark.parametrize("name", SCENARIOS)
+@pytest.mark.slow
 def test_archive_is_valid_ssp_with_every_tool_annotation(archives, name):
     from fmpy.ssp.ssd import read_ssd
     read_ssd(str(archives[name]), validate=True)  # SSP 1.0 schema (fmpy's copy of the XSDs, lxml)
@@ -91,6 +92,7 @@ def test_copied_folder_runs_against_the_built_fmus(fmus, tmp_path):
         load_scenario(folder)
 
 
+@pytest.mark.slow
 def test_export_and_run_from_the_command_line(fmus, tmp_path):
     archive = tmp_path / "two.ssp"
     for argv in (["export-ssp", "scenarios/two_mass_oscillator", "-o", str(archive)],
@@ -101,6 +103,7 @@ def test_export_and_run_from_the_command_line(fmus, tmp_path):
     assert "two_mass_oscillator (FMUs, jacobi): ok" in proc.stdout
 
 
+@pytest.mark.slow
 def test_a_scenario_with_a_constraint_is_exported_only_when_asked(fmus, tmp_path):
     """No tool but our newton master solves a constraint's force: export-ssp refuses it (exit 2, naming the
     constraint and the option); with --unsolved-constraints the archive is written, says so, and runs here."""

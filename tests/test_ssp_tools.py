@@ -115,6 +115,7 @@ def relative_difference(mine: np.ndarray, theirs: np.ndarray) -> float:
 
 
 @pytest.mark.parametrize("name", slow_but(SCENARIOS, "oscillator"))
+@pytest.mark.slow
 def test_fmpy_runs_the_archive_as_our_strict_jacobi_from_zero_inputs(archives, name):
     scenario = load_scenario(archives[name])
     rows = fmpy_run(archives[name])
@@ -242,6 +243,7 @@ def test_external_ssv_files_and_units_are_resolved_into_the_archive(fmus, tmp_pa
     assert rows["mass.flange_a.s"][0] == pytest.approx(0.0123, rel=1e-3)
 
 
+@pytest.mark.slow
 def test_export_from_the_command_line_with_and_without_shared_fmus(fmus, tmp_path):
     for flag, members in (([], {"resources/ground/Fixed.fmu", "resources/spring/CoordinateSpringDamper.fmu",
                                 "resources/mass/Mass.fmu"}),

@@ -191,6 +191,7 @@ def test_tolerance_per_run_holds_the_runs_error_where_it_is_made():
     assert short and all(in_contact < t <= out_of_contact + 1e-3 for t in short)  # and growing back after it
 
 
+@pytest.mark.slow
 def test_tolerance_per_run_takes_the_runs_tolerance_unless_given_its_own():
     """Per run the steps hold the run's tolerance (the scenario's, rtol 2e-3, atol 1e-6), not the options' defaults
     (1e-4, 1e-6): the same steps as with that tolerance given, other steps than an algorithm made with its own."""

@@ -59,6 +59,7 @@ def test_our_master_runs_the_archive_as_the_monolithic_master_like_the_folder(ar
     assert from_archive.events == from_folder.events and len(from_archive.events) == 2
 
 
+@pytest.mark.slow
 def test_the_crosscheck_of_the_archive_compares_its_monolithic_run_through_the_fmus_and_in_process(archive):
     """The archive's master is the monolithic master: the crosscheck's first pair is that master through the Model
     Exchange FMUs against the components in-process, bit for bit; libcosim still runs the co-simulation."""

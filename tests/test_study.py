@@ -96,6 +96,7 @@ def test_a_study_on_two_workers_equals_the_runs_alone(tmp_path):
         assert float(line[9]) >= 0 and float(line[10]) >= 0 and line[11].startswith("mass.")  # each run's estimate
 
 
+@pytest.mark.slow
 def test_a_study_runs_the_monolithic_master_as_the_runs_alone(tmp_path):
     """The monolithic master is a study setting like any algorithm: each row equals simulate of its point."""
     s = study(grid={"mass.m": "0.5:2:2", "algorithm": "monolithic"})
