@@ -35,10 +35,15 @@ def without(monkeypatch, *packages):
                         lambda name, *a: None if name.split(".")[0] in packages else find_spec(name, *a))
 
 
-def test_a_cross_build_without_zig_names_the_extra(monkeypatch):
+def test_a_cross_build_without_zig_names_the_extra(monkeypatch, tmp_path, capsys):
+    """Refused before anything is built, in one line: no traceback of the builder."""
     without(monkeypatch, "ziglang")
     with pytest.raises(RuntimeError, match=r'needs zig \(ziglang==0\.17\.1\).*pip install "mechfmu\[cross\]"'):
-        native.zig()
+        build.build(["Mass"], directory=tmp_path, platforms=["linux64", "win64"])
+    assert main(["build", "--dir", str(tmp_path), "--platforms", "all"]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith("mechfmu build: error: building the FMUs' Windows, macOS and AArch64 binaries needs zig")
+    assert not list(tmp_path.glob("*.fmu"))
 
 
 def oscillator_study():

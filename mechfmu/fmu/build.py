@@ -35,7 +35,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from mechfmu.fmu.native import HOST_PLATFORM, NATIVE_SOURCES, PLATFORMS, SOURCES, compile_binary, compile_library
+from mechfmu.fmu.native import HOST_PLATFORM, NATIVE_SOURCES, PLATFORMS, SOURCES, compile_binary, compile_library, zig
 
 ROOT = Path(__file__).resolve().parents[2]
 #: the component sources, wherever the package is installed (the checkout's components/ when editable)
@@ -187,6 +187,8 @@ def build(models: list[str] | None = None, directory: Path = FMU_DIR, force: boo
     """
     from mechfmu.fmu import prebuilt
     platforms = list(platforms or [HOST_PLATFORM])
+    if any(PLATFORMS[platform].zig_targets for platform in platforms):
+        zig()  # here, not in the child: a missing zig is one clear message naming the extra
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r}: the backends are {', '.join(BACKENDS)}")
     directory = Path(directory)
