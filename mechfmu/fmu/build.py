@@ -144,7 +144,8 @@ def binary_name(model: str, platform: str) -> str:
 def is_current(path: Path, digest: str | None = None, platforms: list[str] | None = None,
                backend: str | None = None) -> bool:
     """True if the FMU at ``path`` exists, was built from the current sources (digest) and holds a binary for
-    each of ``platforms`` (default: all), for ``backend`` if one is given (``BACKENDS``)."""
+    each of ``platforms`` (default: this machine's, as ``build`` builds), for ``backend`` if one is given
+    (``BACKENDS``)."""
     if backend is not None and fmu_backend(path) != backend_of(path.stem, backend):
         return False
     digest = digest or source_hash(runtime=fmu_backend(path) != "native")
@@ -156,7 +157,7 @@ def is_current(path: Path, digest: str | None = None, platforms: list[str] | Non
     except (OSError, KeyError, zipfile.BadZipFile):
         return False
     return stamp.endswith(f"_{digest}") and all(binary_name(path.stem, platform) in names
-                                                 for platform in platforms or PLATFORMS)
+                                                 for platform in platforms or [HOST_PLATFORM])
 
 
 def backend_of(model: str, backend: str) -> str:
