@@ -56,33 +56,50 @@ class StateRows(Observer):
         self.columns: np.ndarray | None = None
         self.outputs: np.ndarray | None = None
         self.error = ""  # why the rows could not be written (a full disk): then they are not compared
+        self.block, self.filled = np.zeros((ROWS_HELD, 1)), 0  # rows gathered before a write
 
     def initialized(self, run: Run) -> None:
+        self.prepare(run)
+        self.step_completed(run)
+
+    def prepare(self, run: Run) -> None:
+        """The states of ``run`` and where they are, without writing a row."""
         self.reads, units = state_reads(run)
         self.names = list(units)
         recorded = {name: i for i, name in enumerate(run.column_names)}
         self.columns = (np.array([0, *(recorded[n] for n in self.names)], dtype=np.intp)
                         if all(n in recorded for n in self.names) else None)
         self.outputs = outputs_at(run, None if self.columns is None else self.columns[1:])
-        self.step_completed(run)
+        self.block, self.filled = np.zeros((ROWS_HELD, 1 + len(self.names))), 0
 
     def step_completed(self, run: Run) -> None:
+        row = self.block[self.filled]
+        row[0] = run.time  # the row's time first
         if self.columns is not None:
             outputs = run.outputs
-            row = (np.concatenate(((run.time,), outputs[self.outputs]))  # the row's time first
-                   if self.outputs is not None and outputs is not None
-                   else np.asarray(run.row, dtype=np.float64)[self.columns])
+            row[1:] = (outputs[self.outputs] if self.outputs is not None and outputs is not None
+                       else np.asarray(run.row, dtype=np.float64)[self.columns[1:]])
         else:
-            row = np.array([run.time, *(x for slave, names in self.reads if names for x in slave.get(names))])
-        if self.error:
+            row[1:] = [x for slave, names in self.reads if names for x in slave.get(names)]
+        self.filled += 1
+        if self.filled == len(self.block):
+            self._write()
+
+    def _write(self, rows: np.ndarray | None = None) -> None:
+        """The rows gathered (or ``rows``: time, then the states, as a ``Comparison`` holds them), to the file
+        (none after a failed write)."""
+        if rows is None:
+            rows, self.filled = self.block[:self.filled], 0
+        if self.error or not len(rows):
             return
         try:
-            self.file.write(row.tobytes())
+            self.file.write(rows.tobytes())
         except OSError as exc:
             self.error = f"the states of a companion run could not be written to {self.path}: {exc.strerror or exc}"
 
     def close(self) -> None:
         if not self.file.closed:
+            self._write()
             try:
                 self.file.close()
             except OSError as exc:  # the buffer's last rows
@@ -101,8 +118,10 @@ ROWS_HELD, HELD_VALUES = 1024, 2 ** 20
 
 
 class Comparison(Observer):
-    """Compares a run, point by point as it runs, with a companion's rows (``StateRows``), keeping maxima only.
-    ``relay`` (a ``StateRows``) also writes the run's own rows, for a run that is itself a companion."""
+    """Compares a run with a companion's rows (``StateRows``), keeping maxima only: the run's rows are held in
+    blocks of ``ROWS_HELD`` and each block is compared at once with the companion's rows of its time span (a point
+    of both: times within 1e-9 of max(1, |t|)). ``relay`` (a ``StateRows``) also gets the run's own rows, block by
+    block, for a run that is itself a companion."""
 
     def __init__(self, companion: StateRows, relay: StateRows | None = None) -> None:
         self.companion, self.relay = companion, relay
@@ -112,8 +131,8 @@ class Comparison(Observer):
         self.when = np.zeros(0)  # and when it was [s]
         self.scale = np.zeros(0)  # per state: the largest |y_run|
         self.common = 0  # points both recorded
-        self._pending: np.ndarray | None = None
-        self.block, self.filled, self.whole = np.zeros((ROWS_HELD, 0)), 0, False
+        self.block, self.times, self.filled, self.whole = np.zeros((ROWS_HELD, 0)), np.zeros(ROWS_HELD), 0, False
+        self.ahead = np.zeros((0, 1))  # the companion's rows read but later than the rows compared so far
 
     def initialized(self, run: Run) -> None:
         self.reads, self.units = state_reads(run)
@@ -126,60 +145,73 @@ class Comparison(Observer):
         self.largest, self.when, self.scale = np.zeros(n), np.full(n, math.nan), np.zeros(n)
         self.whole = self.outputs is not None and run.outputs is not None
         width = len(run.outputs) if self.whole and run.outputs is not None else n
-        #: the rows not yet folded into the scales (at most ``HELD_VALUES`` values)
+        #: the rows not yet compared and folded into the scales (at most ``HELD_VALUES`` values), and their times
         self.block, self.filled = np.zeros((max(1, min(ROWS_HELD, HELD_VALUES // max(1, width))), width)), 0
+        self.times = np.zeros(len(self.block))
         self.usable = self.names == self.companion.names
         self.file = open(self.companion.path, "rb")  # noqa: SIM115 - closed in close()
-        self._row_bytes = 8 * (1 + n)
+        self.ahead = np.zeros((0, 1 + n))
         if self.relay is not None:
-            self.relay.initialized(run)
+            self.relay.prepare(run)
         self.step_completed(run)
 
-    def _next_companion_row(self) -> np.ndarray | None:
-        data = self.file.read(self._row_bytes)
-        return np.frombuffer(data, dtype=np.float64) if len(data) == self._row_bytes else None
-
     def step_completed(self, run: Run) -> None:
-        if self.relay is not None:
-            self.relay.step_completed(run)
         held = self.block[self.filled]
         if self.whole:  # every output, the states picked when needed (a copy of the reader's values is cheaper)
             held[:] = run.outputs
         else:
             held[:] = (np.asarray(run.row, dtype=np.float64)[self.columns] if self.columns is not None
                        else [x for slave, names in self.reads if names for x in slave.get(names)])
+        self.times[self.filled] = run.time
         self.filled += 1
         if self.filled == len(self.block):
             self._fold()
-        if not self.usable:
-            return
-        t = run.time
-        span = 1e-9 * max(1.0, abs(t))
-        row = self._pending
-        if row is not None and row[0] > t + span:  # the companion's next point is later
-            return
-        while row is None or row[0] < t - span:  # the companion's points before this one: not in the run
-            row = self._next_companion_row()
-            if row is None:
-                self._pending = None
-                self.usable = False
-                return
-        self._pending = row
-        if row[0] > t + span:  # the companion has no point here
-            return
-        self.common += 1
-        difference = np.abs((held[self.outputs] if self.whole else held) - row[1:])
-        larger = difference > self.largest
-        self.largest[larger] = difference[larger]
-        self.when[larger] = t
-        self._pending = None
+
+    def _companion_rows(self, until: float) -> np.ndarray:
+        """The companion's rows not yet compared, read up to the first later than ``until`` [s] (or its end)."""
+        width = self.ahead.shape[1]
+        pieces = [self.ahead]
+        while not len(pieces[-1]) or pieces[-1][-1, 0] <= until:
+            data = self.file.read(8 * width * ROWS_HELD)
+            rows = np.frombuffer(data[:len(data) - len(data) % (8 * width)], dtype=np.float64).reshape(-1, width)
+            if not len(rows):
+                break
+            pieces.append(rows)
+        return np.concatenate(pieces) if len(pieces) > 1 else self.ahead
 
     def _fold(self) -> None:
-        """The rows held since the last fold into the states' scales (the largest |y|)."""
-        if self.filled:
-            rows = self.block[:self.filled]
-            np.maximum(self.scale, np.abs(rows[:, self.outputs] if self.whole else rows).max(axis=0), out=self.scale)
-            self.filled = 0
+        """The rows held since the last fold: into the states' scales (the largest |y|) and, at the points the
+        companion has too, into the largest differences."""
+        if not self.filled:
+            return
+        rows, times = self.block[:self.filled], self.times[:self.filled]
+        states = rows[:, self.outputs] if self.whole else rows
+        np.maximum(self.scale, np.abs(states).max(axis=0), out=self.scale)
+        self.filled = 0
+        if self.relay is not None:
+            self.relay._write(np.column_stack((times, states)))
+        if not self.usable:
+            return
+        span = 1e-9 * np.maximum(1.0, np.abs(times))
+        companion = self._companion_rows(float(times[-1] + span[-1]))
+        at = companion[:, 0]
+        if len(times) == 1:
+            nearer = np.zeros(len(at), dtype=np.intp)
+        else:  # the run's point nearest each companion point
+            after = np.clip(np.searchsorted(times, at), 1, len(times) - 1)
+            nearer = np.where(np.abs(times[after - 1] - at) <= np.abs(times[after] - at), after - 1, after)
+        matched = np.abs(at - times[nearer]) <= span[nearer]
+        self.ahead = companion[at > times[-1] + span[-1]]  # the rest: between the run's points, not compared
+        if not matched.any():
+            return
+        index = nearer[matched]
+        self.common += len(index)
+        difference = np.abs(states[index] - companion[matched, 1:])
+        difference[np.isnan(difference)] = -np.inf  # a NaN never counts as the largest, as in a comparison
+        largest, where = difference.max(axis=0), difference.argmax(axis=0)
+        larger = largest > self.largest
+        self.largest[larger] = largest[larger]
+        self.when[larger] = times[index][where[larger]]
 
     def close(self) -> None:
         self._fold()
