@@ -171,7 +171,8 @@ def test_a_fifo_is_refused_for_mat_and_streamed_as_csv(tmp_path):
 
 
 def test_dymat_reads_the_mat_file(tmp_path):
-    DyMat = pytest.importorskip("DyMat")
+    """DyMat (test extra), a reader of Dymola's and OpenModelica's result files, reads every column bit for bit."""
+    import DyMat
     simulate(OSCILLATOR, local=True, stop=0.02, estimate_error=False,
              observers=[CsvWriter(tmp_path / "x.csv"), MatWriter(tmp_path / "x.mat")])
     names, rows = read_csv_text(tmp_path / "x.csv")
