@@ -84,10 +84,25 @@ def rebind(ssd: Path, component: str, bindings: str) -> None:
     ssd.write_text(text[:start] + f"<ssd:ParameterBindings>{bindings}" + text[end:])
 
 
-def missing_system_package(package: str, why: str) -> None:
-    """A test's system package is missing: skipped, naming it and how to install it; a failure under CI
-    (``CI=true``), whose ``.ci/run`` installs every one."""
-    message = f"{why}: this test needs the system package {package} (apt-get install {package}; .ci/run installs it)"
+def unavailable(message: str) -> None:
+    """A tool a test needs is not on this machine: the test is skipped saying so; a failure under CI
+    (``CI=true``), whose ``.ci/run`` provides every one."""
     if os.environ.get("CI") == "true":
         pytest.fail(message)
     pytest.skip(message)
+
+
+def missing_system_package(package: str, why: str) -> None:
+    """A test's system package is missing (``unavailable``), named with how to install it."""
+    unavailable(f"{why}: this test needs the system package {package} (apt-get install {package}; .ci/run "
+                "installs it)")
+
+
+def omsimulator_program() -> str:
+    """OpenModelica's OMSimulator program (``mechfmu.crosscheck.omsimulator.find_omsimulator``), else
+    ``unavailable``."""
+    from mechfmu.crosscheck.omsimulator import OMSIMULATOR_VARIABLE, find_omsimulator
+    program = find_omsimulator()
+    if program is None:
+        unavailable(f"OMSimulator not found: set {OMSIMULATOR_VARIABLE} to its program or put OMSimulator on PATH")
+    return program

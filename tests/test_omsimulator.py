@@ -16,20 +16,17 @@ OMSimulator is found as ``MECHFMU_OMSIMULATOR`` or on PATH; without it these tes
 CI (``CI=true``), where its absence fails. Our runs are in-process (bit for bit the FMUs' runs:
 tests/test_crosscheck.py, tests/test_model_exchange.py) while OMSimulator runs the archives in the background.
 """
-import os
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import slow_but
+from conftest import omsimulator_program, slow_but
 
 from mechfmu.crosscheck.omsimulator import (
     FAST_CVODE,
-    OMSIMULATOR_VARIABLE,
     at_times,
     cosimulation_agreement,
-    find_omsimulator,
     run_omsimulator,
     strongly_coupled_agreement,
 )
@@ -52,13 +49,7 @@ def _constrained(name: str) -> bool:
 
 @pytest.fixture(scope="module")
 def omsimulator():
-    program = find_omsimulator()
-    if program is None:
-        reason = f"OMSimulator not found: set {OMSIMULATOR_VARIABLE} to its program or put OMSimulator on PATH"
-        if os.environ.get("CI") == "true":
-            pytest.fail(reason)
-        pytest.skip(reason)
-    return program
+    return omsimulator_program()
 
 
 @pytest.fixture(scope="module")

@@ -3,16 +3,16 @@
 a variable names is defined and consistent with it; display units convert by the right factors (1 mm = 0.001 m,
 180 deg = pi rad); fmpy reads them; OpenModelica's OMSimulator (``MECHFMU_OMSIMULATOR``) accepts such an FMU."""
 import math
-import os
 import xml.etree.ElementTree as ET
 import zipfile
 from pathlib import Path
 
 import pytest
+from conftest import omsimulator_program
 from fmpy import read_model_description
 from mechfmu.components import COMPONENTS
 
-from mechfmu.crosscheck.omsimulator import OMSIMULATOR_VARIABLE, find_omsimulator, run_omsimulator
+from mechfmu.crosscheck.omsimulator import run_omsimulator
 
 ROOT = Path(__file__).resolve().parent.parent
 MSL4 = "Modelica.Units.SI."
@@ -117,12 +117,7 @@ def test_no_msl3_unit_names_are_left():
 
 def test_omsimulator_accepts_the_units(fmus, tmp_path):
     """An FMU with display units and a display-unit default (Angle: deg) runs in OMSimulator."""
-    program = find_omsimulator()
-    if program is None:
-        reason = f"OMSimulator not found: set {OMSIMULATOR_VARIABLE} to its program or put OMSimulator on PATH"
-        if os.environ.get("CI") == "true":
-            pytest.fail(reason)
-        pytest.skip(reason)
+    program = omsimulator_program()
     run = run_omsimulator(program, fmus["RotationalSpringDamperExt"], tmp_path, ["--stopTime=0.01"], timeout=120)
     assert run.returncode == 0 and run.errors == [], run.output[-2000:]
     assert "time" in run.signals and len(run.signals["time"]) > 1
