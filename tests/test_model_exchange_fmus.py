@@ -273,3 +273,21 @@ def test_a_c_host_runs_every_model_exchange_fmu_as_the_component_in_process(fmus
     expected, events = euler_in_process(model, parameters, plan, STEPS, STEP_SIZE)
     assert rows == expected
     assert lines[-1] == f"events {events}"
+
+
+def test_the_monolithic_master_gives_the_same_bits_through_the_fmus_and_in_process_from_the_first_row(fmus):
+    """An FMU instantiated as fmi2ModelExchange is in Model Exchange use from its instantiation, so its event
+    indicators at the start are Model Exchange's (a friction's stored stick mode); the in-process component the
+    monolithic master drives is too: belt_friction starts sticking at a slip velocity of 4 m/s, and its friction
+    indicator there is f_max - |sticking force| = 80 - 400 N in both, every other value equal as well."""
+    from mechfmu.master.simulate import simulate
+    from mechfmu.ssp.scenario import load_scenario
+
+    scenario = load_scenario("scenarios/belt_friction")
+    through_fmus = simulate(scenario, "monolithic", stop=0.02, estimate_error=False)
+    in_process = simulate(scenario, "monolithic", stop=0.02, estimate_error=False, local=True)
+    assert through_fmus.ok and in_process.ok
+    assert through_fmus.data["friction.indicator.friction"][0] == 80.0 - 400.0
+    assert through_fmus.data.dtype.names == in_process.data.dtype.names
+    for name in through_fmus.data.dtype.names:
+        assert np.array_equal(through_fmus.data[name], in_process.data[name]), name
