@@ -128,18 +128,18 @@ typedef struct Saved {
 } Saved;
 
 typedef struct Instance {
-    Slave *slave;
+    Slave *slave;                /* first the fields every call reads (one cache line) */
+    int state;                   /* one of the states above */
+    fmi2Status logged;           /* worst status logged during the current call */
+    int model_exchange;          /* instantiated as fmi2ModelExchange */
+    fmi2Boolean debug_logging;   /* the host's wish for info messages */
     fmi2CallbackFunctions host;  /* the host's callbacks */
     fmi2CallbackFunctions own;   /* what the slave gets: our logger, the host's memory */
-    fmi2Boolean debug_logging;   /* the host's wish for info messages */
     size_t n_categories;
     char **categories;           /* NULL = every category */
-    fmi2Status logged;           /* worst status logged during the current call */
     char *name;
-    int state;                   /* one of the states above */
     Saved *saved;                /* the FMU states handed out and not freed */
     void *library;               /* this binary, held open while the instance lives (NULL if that failed) */
-    int model_exchange;          /* instantiated as fmi2ModelExchange */
 } Instance;
 
 /* Every live instance of this process (calls on others are refused): a set of pointers, open addressing

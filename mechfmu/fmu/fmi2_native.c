@@ -79,7 +79,7 @@ void native_repr_sequence(const double *values, size_t count, int list, char *ou
 }
 
 static void vformat(NativeInstance *n, const char *format, va_list args) {
-    vsnprintf(n->message, sizeof n->message, format, args);
+    vsnprintf(n->message, NATIVE_MESSAGE_SIZE, format, args);
 }
 
 int native_fail_text(NativeInstance *n, int arithmetic, const char *format, ...) {
@@ -191,12 +191,12 @@ const NativeClass *native_class(const char *name) {
 struct Slave {
     Named named;
     const NativeClass *cls;
-    fmi2CallbackFunctions functions;
-    double start_time;
-    char *initialization_error;
     double *outputs;
     int cached;
+    char *initialization_error;
+    double start_time;
     const char **returned; /* fmi2GetString's values, valid until the next call */
+    fmi2CallbackFunctions functions;
 };
 
 static const NativeClass *loaded;
@@ -394,22 +394,25 @@ static void apply_start_values(Slave *s) {
 
 static Slave *instantiate(const NativeClass *c, fmi2String instanceName, fmi2String fmuResourceLocation,
                           const fmi2CallbackFunctions *functions) {
-    Slave *s = calloc(1, sizeof *s);
+    /* one block: the slave, then its values, state and outputs (what a step reads and writes) */
+    const size_t head = (sizeof(Slave) + 63) / 64 * 64, doubles = c->variable_count + c->state_count + c->output_count + 3;
+    Slave *s = calloc(1, head + doubles * sizeof(double));
     if (!s) return NULL;
     s->cls = c;
     NativeInstance *n = inst(s);
+    n->values = (double *)((char *)s + head);
+    n->state = n->values + c->variable_count + 1;
+    s->outputs = n->state + c->state_count + 1;
     n->cls = c;
     s->functions = *functions;
     s->named.name = platform_strndup(instanceName, SIZE_MAX);
     char why[256];
     n->resources = fmuResourceLocation && *fmuResourceLocation ? platform_resource_path(fmuResourceLocation, why,
                                                                                         sizeof why) : NULL;
-    n->values = calloc(c->variable_count + 1, sizeof *n->values);
     n->strings = calloc(c->variable_count + 1, sizeof *n->strings);
-    n->state = calloc(c->state_count + 1, sizeof *n->state);
-    s->outputs = calloc(c->output_count + 1, sizeof *s->outputs);
+    n->message = calloc(NATIVE_MESSAGE_SIZE, 1);
     s->returned = calloc(c->variable_count + 1, sizeof *s->returned);
-    if (!s->named.name || !n->values || !n->strings || !n->state || !s->outputs || !s->returned) {
+    if (!s->named.name || !n->strings || !n->message || !s->returned) {
         slave_free(s);
         return NULL;
     }
@@ -432,9 +435,7 @@ void slave_free(Slave *s) {
     free((char *)n->resources);
     for (size_t i = 0; n->strings && i < s->cls->variable_count; ++i) free(n->strings[i]);
     free(n->strings);
-    free(n->values);
-    free(n->state);
-    free(s->outputs);
+    free(n->message);
     free(s->returned);
     free(s->initialization_error);
     free(s->named.name);
@@ -515,16 +516,16 @@ static int current_outputs(Slave *s) {
         s->cached = 1;
         return 0;
     }
-    char exception[sizeof n->message];
+    char exception[NATIVE_MESSAGE_SIZE];
     int arithmetic = n->arithmetic;
     snprintf(exception, sizeof exception, "%s", n->message);
     if (!n->initialized && check_parameters(n) != 0) return -1;
     long huge = arithmetic ? too_large(n) : -1;
     if (huge < 0) {
-        snprintf(n->message, sizeof n->message, "%s", exception);
+        snprintf(n->message, NATIVE_MESSAGE_SIZE, "%s", exception);
         return -1;
     }
-    char problem[sizeof n->message + 64];
+    char problem[NATIVE_MESSAGE_SIZE + 64];
     snprintf(problem, sizeof problem, "is beyond what the law can compute with (%s)", exception);
     return native_fail(n, s->cls->variables[huge].name, n->values[huge], problem);
 }
@@ -810,7 +811,7 @@ static int partial_operand(Slave *s, fmi2ValueReference vr, int known) {
     const NativeClass *c = s->cls;
     const size_t first_output = c->parameter_count + c->input_count, first_local = first_output + c->output_count;
     if (vr >= c->variable_count) {
-        snprintf(inst(s)->message, sizeof inst(s)->message, "valueReference %u: no such variable", vr);
+        snprintf(inst(s)->message, NATIVE_MESSAGE_SIZE, "valueReference %u: no such variable", vr);
         return 0;
     }
     const NativeVariable *v = &c->variables[vr];
@@ -1204,7 +1205,7 @@ fmi2Status slave_deserialize(Slave *s, const char *bytes, size_t size, void **st
     Saved *saved = new_saved(c);
     if (!saved) return fmi2Error;
     Reader r = {bytes, bytes + size};
-    char why[sizeof ((NativeInstance *)0)->message];
+    char why[NATIVE_MESSAGE_SIZE];
     const char *problem = read_state(s, &r, saved, why, sizeof why);
     if (!problem) { /* the ranges and, initialized, the rules: on a scratch instance */
         Slave *scratch = instantiate(s->cls, "state check", "", &s->functions);

@@ -74,18 +74,22 @@ typedef struct NativeClass {
     const unsigned char *feedthrough;        /* [output][input]: 1 where the output depends on the input */
 } NativeClass;
 
+/* The fields a step reads come first and the per-variable arrays follow the instance in one block (see
+ * fmi2_native.c instantiate): a chain of thousands of instances then touches few pages and cache lines per step. */
+#define NATIVE_MESSAGE_SIZE 2048
+
 struct NativeInstance {
     const NativeClass *cls;
     double *values;       /* per variable (value reference) */
-    char **strings;       /* per variable: a String's value (NULL for other types) */
     double *state;
     double time, accepted_time, event_time;
     int initialized, in_model_exchange;
     int arithmetic;       /* the failure is Python's ArithmeticError or ValueError (blamed on a huge value) */
-    char message[2048];   /* the failure of the last call that failed */
-    double memo[16];      /* a law's cache of a pure function of values (never part of the FMU state) */
     int memo_valid;
+    double memo[16];      /* a law's cache of a pure function of values (never part of the FMU state) */
     int flags[4];         /* a law's instance data that is not part of the FMU state (a warning given, ...) */
+    char **strings;       /* per variable: a String's value (NULL for other types) */
+    char *message;        /* NATIVE_MESSAGE_SIZE bytes: the failure of the last call that failed */
     void *data;           /* memory a law keeps (a table's rows), released with release(data) */
     void (*release)(void *);
     const char *resources; /* the FMU's resources folder (relative file names in parameters are found there) */

@@ -144,6 +144,7 @@ class Program:
         self.maps: list[tuple[float, float] | None] = []
         self.size = 0  # values the program holds
         self._sealed: Any = None
+        self.completed = 0  # runs whose every call returned well (each slave's ``calls`` counts them when read)
 
     def unit(self, slave: Slave) -> int:
         if id(slave) not in self._unit:
@@ -211,7 +212,9 @@ class Program:
             if code not in (PASS, STEP_FROM):  # a step from a time is counted where it is made
                 counts[unit] = counts.get(unit, 0) + 1
         self._steps_from = [(self.slaves[unit], b) for code, unit, _, _, b in self.operations if code == STEP_FROM]
-        return units, operations, arrays, tables, [(self.slaves[u], n) for u, n in counts.items()]
+        for unit, count in counts.items():
+            cast(FmuSlave, self.slaves[unit]).count_calls(self, count)
+        return units, operations, arrays, tables
 
     def _ready(self) -> None:
         self._sealed = self._seal()
@@ -239,11 +242,10 @@ class Program:
             None if derivatives is None else derivatives.ctypes.data,
             None if indicators is None else indicators.ctypes.data, handles, self._status_ref)
         if failed < 0:
-            for slave, count in self._sealed[4]:
-                slave.calls += count
+            self.completed += 1
             for slave, start in self._steps_from:
                 if time > self._sealed[2][5][start]:
-                    slave.calls += 1
+                    cast(FmuSlave, slave)._calls += 1
             if _logged[0] != mark:
                 self._logged_errors(mark, time, step)
             return
@@ -273,7 +275,7 @@ class Program:
         from mechfmu.master.slaves import SlaveError, StepRefused
         for code, unit, _, _, b in self.operations[:index + 1]:
             if code != PASS and (code != STEP_FROM or time > self._sealed[2][5][b]):
-                self.slaves[unit].calls += 1
+                cast(FmuSlave, self.slaves[unit])._calls += 1
         code, unit = self.operations[index][:2]
         slave = self.slaves[unit]
         logged = cast(FmuSlave, slave).errors_logged_since(mark)

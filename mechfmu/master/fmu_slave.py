@@ -32,6 +32,27 @@ class FmuSlave(Slave):
     """An FMI 2.0 co-simulation FMU loaded with fmpy (unzipped once per FMU file and process)."""
 
     _unzipped: dict[str, tuple[Any, str]] = {}
+    _calls = 0
+    #: the compiled programs that call this FMU, each with its calls per run (``exchange.Program.completed``)
+    _counted: list[tuple[Any, int]] = []
+
+    @property  # type: ignore[override]
+    def calls(self) -> int:
+        """FMI calls made: through Python, and per completed run of each compiled program that calls it (counted
+        when read, so a program's run costs no Python per FMU)."""
+        return self._calls + sum(program.completed * count for program, count in self._counted)
+
+    @calls.setter
+    def calls(self, value: int) -> None:
+        self._calls = value - (self.calls - self._calls)
+
+    def count_calls(self, program: Any, count: int) -> None:
+        """``program`` makes ``count`` calls of this FMU per completed run."""
+        self._counted = [*self._counted, (program, count)]
+
+    def restart_count(self, calls: int) -> None:
+        """The count is ``calls`` and the programs made so far no longer count (a reused instance's next run)."""
+        self._calls, self._counted = calls, []
 
     @classmethod
     def unpacked(cls, fmu: str) -> tuple[Any, str]:
@@ -183,7 +204,7 @@ class FmuSlave(Slave):
         text, or a function that writes it, called only on a failure)."""
         from fmpy.fmi1 import FMICallException
         mark = len(self.messages)
-        self.calls += 1
+        self._calls += 1
         try:
             result = fn(*args)
         except FMICallException as exc:
@@ -315,7 +336,7 @@ class InstancePool:
         if kept:
             self.reused += 1
             slave = kept.pop()
-            slave.calls = 1  # its fmi2Reset stands for fmi2Instantiate: a run's counters do not depend on reuse
+            slave.restart_count(1)  # its fmi2Reset stands for fmi2Instantiate: a run's counters do not depend on reuse
             return slave
         return FmuSlave(name, fmu)
 
