@@ -119,3 +119,25 @@ def test_plot_study_draws_a_metric_over_one_or_two_settings(tmp_path):
     assert wrong.returncode == 2 and "no metric 'speed'; the table has v, peak" in wrong.stderr
     wrong = plot(tmp_path / "t.csv", "v", "mass.m", "algorithm")
     assert wrong.returncode == 2 and "algorithm is not numeric" in wrong.stderr
+
+
+def test_model_exchange_instances_are_reused_by_the_next_monolithic_run_and_never_by_co_simulation():
+    """A pool keeps instances per interface: a monolithic run (Model Exchange FMUs) on instances reset after an
+    earlier monolithic run equals a run on fresh ones, values and counters; a co-simulation run after it gets
+    co-simulation instances (an instance made for Model Exchange cannot take a co-simulation step)."""
+    pool = InstancePool()
+    try:
+        first = simulate(LIMIT_STOPS, "monolithic", stop=0.3, estimate_error=False, pool=pool,
+                         parameters={"mass": {"m": 0.5}})
+        assert first.ok and pool.reused == 0
+        reused = simulate(LIMIT_STOPS, "monolithic", stop=0.3, estimate_error=False, pool=pool,
+                          parameters={"mass": {"m": 2.0}})
+        assert pool.reused == 3
+        fresh = simulate(LIMIT_STOPS, "monolithic", stop=0.3, estimate_error=False, parameters={"mass": {"m": 2.0}})
+        assert reused.ok and fresh.ok
+        assert reused.data.dtype == fresh.data.dtype and np.array_equal(reused.data, fresh.data)
+        assert reused.counters == fresh.counters
+        co_simulation = simulate(LIMIT_STOPS, "jacobi", stop=0.3, estimate_error=False, pool=pool)
+        assert co_simulation.ok and pool.reused == 3, co_simulation.message
+    finally:
+        pool.close()

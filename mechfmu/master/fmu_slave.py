@@ -89,6 +89,7 @@ class FmuSlave(Slave):
             raise SlaveError(f"{name}: {exc}") from None
         if md.coSimulation is None:
             raise SlaveError(f"{name}: {self.fmu} is not a co-simulation FMU")
+        self.instantiated_for_model_exchange = model_exchange  # as asked (the key of a pool that keeps it)
         constraint = any(v.name == LAMBDA and v.causality == "input" for v in md.modelVariables)
         if model_exchange and md.modelExchange is None and constraint:  # algebraic: the master solves its force
             model_exchange = False
@@ -306,6 +307,7 @@ class FmuSlave(Slave):
         for another run without loading and instantiating again; its log starts afresh."""
         self._call("terminate", self._fmu.terminate)
         self._call("reset", self._fmu.reset)
+        self.__dict__.pop("_view", None)  # its Model Exchange view's modes and next event start afresh too
         self.messages.clear()
         self._serials.clear()
         self.last_error = ""
@@ -322,23 +324,24 @@ def _num(text: Any) -> float | None:
 
 
 class InstancePool:
-    """FMU instances kept in this process for the next run (a study's worker): after a run that ended
-    well they are reset (``FmuSlave.reset``: fmi2Reset, back to their start values) instead of freed, so
-    the next run of a scenario skips loading and instantiating. Keyed by FMU file and instance name; a
-    run that failed frees its instances (an FMU in error is not trusted again)."""
+    """FMU instances kept in this process for the next run (a study's worker, the error estimate's companion run
+    and the run it judges): after a run that ended well they are reset (``FmuSlave.reset``: fmi2Reset, back to
+    their start values) instead of freed, so the next run of a scenario skips loading and instantiating. Keyed by
+    FMU file, instance name and interface (co-simulation or Model Exchange, as asked); a run that failed frees
+    its instances (an FMU in error is not trusted again)."""
 
     def __init__(self) -> None:
-        self._free: dict[tuple[str, str], list[FmuSlave]] = {}
+        self._free: dict[tuple[str, str, bool], list[FmuSlave]] = {}
         self.reused = 0
 
-    def take(self, name: str, fmu: str | Path) -> FmuSlave:
-        kept = self._free.get((str(Path(fmu).resolve()), name))
+    def take(self, name: str, fmu: str | Path, model_exchange: bool = False) -> FmuSlave:
+        kept = self._free.get((str(Path(fmu).resolve()), name, model_exchange))
         if kept:
             self.reused += 1
             slave = kept.pop()
             slave.restart_count(1)  # its fmi2Reset stands for fmi2Instantiate: a run's counters do not depend on reuse
             return slave
-        return FmuSlave(name, fmu)
+        return FmuSlave(name, fmu, model_exchange)
 
     def give_back(self, slave: FmuSlave) -> None:
         """Reset the slave and keep it; if the reset fails it is freed and the error raised."""
@@ -347,7 +350,7 @@ class InstancePool:
         except SlaveError:
             slave._call("freeInstance", slave._fmu.freeInstance)
             raise
-        self._free.setdefault((slave.fmu, slave.name), []).append(slave)
+        self._free.setdefault((slave.fmu, slave.name, slave.instantiated_for_model_exchange), []).append(slave)
 
     def close(self) -> None:
         """Free every kept instance."""

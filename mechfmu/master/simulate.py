@@ -54,8 +54,8 @@ def instantiate(scenario: Scenario, local: bool = False, pool: InstancePool | No
                 slaves[spec.name] = local_slave = LocalSlave(spec.name, component_class(spec.fmu), str(scenario.folder))
                 if model_exchange and not local_slave.component.co_simulation_only:  # as fmi2ModelExchange makes it
                     local_slave.component.in_model_exchange = True
-            elif pool is not None and not model_exchange:
-                slaves[spec.name] = pool.take(spec.name, spec.fmu)
+            elif pool is not None:
+                slaves[spec.name] = pool.take(spec.name, spec.fmu, model_exchange)
             else:
                 slaves[spec.name] = FmuSlave(spec.name, spec.fmu, model_exchange)
     except Exception:
