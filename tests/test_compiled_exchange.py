@@ -117,3 +117,66 @@ def test_without_a_c_compiler_the_python_path_runs(fmus, monkeypatch, tmp_path):
     result = simulate(ROOT / "scenarios" / "oscillator", stop=0.05)
     assert runs[0] == 0 and np.array_equal(result.data, reference.data)
     monkeypatch.setattr(exchange, "_library", [])  # found again by the next test
+
+
+def test_a_step_at_a_wrong_time_fails_the_same_way_in_the_fused_step(fmus, monkeypatch):
+    """Jacobi's step and transfer as one program (``fused_step``): a refused doStep stops it with the message the
+    step alone gives."""
+    from mechfmu.master.fused_step import step_and_transfer
+
+    def act(system):
+        step_and_transfer(system, 0.0, 1e-3, system.ordered_plan)
+        step_and_transfer(system, 0.5, 1e-3, system.ordered_plan)
+    messages = [failure(fmus, monkeypatch, python, {"stiffness": 1.0}, act) for python in (False, True)]
+    assert messages[0] == messages[1]
+    assert "fmi2DoStep refused: currentCommunicationPoint = 0.5" in messages[0]
+
+
+def chain_calls(masses: int, tmp_path) -> tuple[list, list, CoupledSystem]:
+    """(the fused order, the step-then-transfer order, the system) of a mass-spring chain, in-process."""
+    import sys
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from scaling import write_chain
+
+    from mechfmu.master.fused_step import fused_order
+    from mechfmu.master.simulate import instantiate
+    from mechfmu.ssp.scenario import load_scenario
+    scenario = load_scenario(write_chain(tmp_path, masses))
+    slaves = instantiate(scenario, local=True)
+    system = CoupledSystem(slaves, scenario.connections)
+    plan = system.ordered_plan
+    plain = ([("step", k) for k in range(len(slaves))]
+             + [(kind, level, k) for level, transfer in enumerate(plan)
+                for kind, count in (("get", len(transfer.gets)), ("set", len(transfer.sets))) for k in range(count)])
+    return fused_order(list(slaves.values()), plan), plain, system
+
+
+def test_the_fused_step_keeps_every_fmus_calls_and_values_and_moves_along_a_chain(tmp_path):
+    """Against the step then the transfer (every doStep, then per level every read, then every write): the same
+    calls; each slave's in the same order; each write after the reads whose values it passes; and along a chain
+    of 201 FMUs a wavefront: each slave's calls lie within a few calls of one another (instead of a sweep apart)."""
+    fused, plain, system = chain_calls(100, tmp_path)
+    assert sorted(fused) == sorted(plain) and len(fused) == len(plain)
+    plan = system.ordered_plan
+    number = {id(slave): k for k, slave in enumerate(system.slaves.values())}
+
+    def owner(call):
+        if call[0] == "step":
+            return call[1]
+        return number[id((plan[call[1]].gets if call[0] == "get" else plan[call[1]].sets)[call[2]][0])]
+
+    def per_slave(order):
+        calls: dict[int, list[tuple[int, tuple]]] = {}
+        for i, call in enumerate(order):
+            calls.setdefault(owner(call), []).append((i, call))
+        return calls
+    ours, theirs = per_slave(fused), per_slave(plain)
+    assert all([c for _, c in ours[k]] == [c for _, c in theirs[k]] for k in theirs)
+    at = {call: i for i, call in enumerate(fused)}
+    for level, transfer in enumerate(plan):
+        read_by = [g for g, (_, names) in enumerate(transfer.gets) for _ in names]
+        for s, (_, _, index, _) in enumerate(transfer.sets):
+            assert all(at[("get", level, read_by[i])] < at[("set", level, s)] for i in index)
+    span = max(calls[-1][0] - calls[0][0] for calls in ours.values())
+    plain_span = min(calls[-1][0] - calls[0][0] for k, calls in theirs.items() if k > 0)
+    assert span <= 10 < len(system.slaves) <= plain_span

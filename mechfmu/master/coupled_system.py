@@ -129,6 +129,8 @@ class CoupledSystem:
     before_step: Callable[[Slave], None] | None = field(default=None, init=False, repr=False)
     #: per plan (by id, with the plan kept): its compiled exchange, None where it cannot be compiled
     _programs: dict[int, tuple[Any, Any]] = field(default_factory=dict, init=False, repr=False)
+    #: per transfer plan (by id), the key of its step and transfer as one compiled program (``fused_step``)
+    fused_keys: dict[int, tuple] = field(default_factory=dict, init=False, repr=False)
     #: keys of the compiled state calls: get, set, free
     _state_plans: tuple[list[str], ...] = field(default_factory=lambda: (["get"], ["set"], ["free"]), init=False,
                                                 repr=False)

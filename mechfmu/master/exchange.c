@@ -5,8 +5,9 @@
  * and the FMU states' get, set and free) run in one call from the
  * Python master (mechfmu/master/exchange.py), so a step costs the FMUs' work and not one Python call per FMI call.
  *
- * Invariant: the same FMI calls, in the same order, with the same arguments as the Python master makes them, and
- * factor*v + offset rounded as Python rounds it (compiled with -ffp-contract=off): the results are the same bits.
+ * Invariant: each FMU gets the FMI calls the Python master makes it, in the same order, with the same arguments
+ * (the program may interleave them across FMUs, whose calls do not touch one another), and factor*v + offset is
+ * rounded as Python rounds it (compiled with -ffp-contract=off): the results are the same bits.
  */
 #include <stdint.h>
 

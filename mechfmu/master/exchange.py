@@ -2,9 +2,10 @@
 (mechfmu/master/exchange.c) instead of one Python call per FMI call.
 
 A ``Program`` is built once (a transfer plan, every slave's step, the monolithic master's evaluation of its ODE) and
-run at every step. It makes the calls the Python master makes, in its order and with its arguments, so results are
-the same bits; it counts them in each slave's ``calls`` and turns a failed call, or an error an FMU logged during the
-program, into the ``SlaveError`` (a refused step: ``StepRefused``) the slave's own call raises.
+run at every step. Each FMU gets the calls the Python master makes it, in its order and with its arguments (Jacobi's
+step and transfer interleave them across FMUs: ``mechfmu.master.fused_step``), so results are the same bits; it
+counts them in each slave's ``calls`` and turns a failed call, or an error an FMU logged during the program, into
+the ``SlaveError`` (a refused step: ``StepRefused``) the slave's own call raises.
 
 The library is compiled from its source with the system C compiler the first time a process needs it, into the
 FMUs' folder (``.native/``), and kept; ``MECHFMU_EXCHANGE=python`` (or no C compiler) leaves every call to Python,
@@ -221,6 +222,11 @@ class Program:
         self._head = (self._sealed[0], self._sealed[1], len(self.operations), ctypes.byref(self._sealed[3]))
         self._status = ctypes.c_int(0)
         self._status_ref = ctypes.byref(self._status)
+
+    def prepare(self) -> None:
+        """Its arrays made now (else at its first run)."""
+        if self._sealed is None:
+            self._ready()
 
     @property
     def values(self) -> Any:

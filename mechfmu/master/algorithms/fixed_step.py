@@ -15,6 +15,7 @@ from mechfmu.components.ports import (
 )
 from mechfmu.master.algorithms.base import CouplingAlgorithm, Option, register
 from mechfmu.master.coupled_system import CoupledSystem
+from mechfmu.master.fused_step import fused_program, step_and_transfer
 from mechfmu.master.slaves import Slave
 from mechfmu.ssp.scenario import Connection
 
@@ -32,9 +33,15 @@ class Jacobi(CouplingAlgorithm):
     name = "jacobi"
     options = {"exchange": Option("ordered", "order of the exchange after the step", choices=("ordered", "strict"))}
 
+    def initialize(self, system: CoupledSystem, start_time: float) -> None:
+        super().initialize(system, start_time)
+        fused_program(system, self._plan(system))  # made now: part of the set-up, not of the first step
+
+    def _plan(self, system: CoupledSystem) -> list:
+        return system.strict_plan if self.config["exchange"] == "strict" else system.ordered_plan
+
     def _step_impl(self, system: CoupledSystem, t: float, h: float) -> None:
-        system.step_all(t, h)
-        system.transfer(system.strict_plan if self.config["exchange"] == "strict" else system.ordered_plan)
+        step_and_transfer(system, t, h, self._plan(system))
 
 
 @register
