@@ -4,7 +4,8 @@ unzipped FMU with one instance name, the library closed and opened again between
 fmi2Instantiate calls (fmi4c does this at every instantiation), the two instances stepped at the same
 time from a pool of two threads that swap them every step. Each instance must give what it gives
 alone in fmpy, bit for bit, with its own parameters and inputs; and once both are freed and the host
-has closed the library, the library is unloaded."""
+has closed the library, the library is unloaded. And instances made, stepped and freed from four threads at
+once (tests/fmi2_thread_host.c) while every call looks its handle up without a lock."""
 import shutil
 import subprocess
 from pathlib import Path
@@ -27,15 +28,19 @@ PARAMETERS = {
 }
 
 
-@pytest.fixture(scope="module")
-def two_instance_host(tmp_path_factory):
-    """tests/fmi2_two_instance_host.c compiled by the system C compiler."""
+def compiled_host(tmp_path_factory, name: str) -> Path:
+    """tests/NAME.c compiled by the system C compiler."""
     compiler = shutil.which("cc") or shutil.which("gcc")
     assert compiler, "a C compiler is needed to build the C host"
-    executable = tmp_path_factory.mktemp("two_instance_host") / "fmi2_two_instance_host"
+    executable = tmp_path_factory.mktemp(name) / name
     subprocess.run([compiler, "-O2", "-Wall", "-Wextra", "-Werror", f"-I{HEADERS}", "-o", str(executable),
-                    str(HERE / "fmi2_two_instance_host.c"), "-ldl", "-lpthread"], check=True)
+                    str(HERE / f"{name}.c"), "-ldl", "-lpthread"], check=True)
     return executable
+
+
+@pytest.fixture(scope="module")
+def two_instance_host(tmp_path_factory):
+    return compiled_host(tmp_path_factory, "fmi2_two_instance_host")
 
 
 def run_two_instances(executable, fmu, model, mode, tmp_path):
@@ -72,3 +77,23 @@ def test_two_instances_stepped_from_two_threads_equal_each_alone(fmus, two_insta
     for i in range(2):
         assert rows[i] == fmpy_rows(unzipped, md, PARAMETERS["Mass"][i], plans[i]), f"instance {i}"
     assert "binary_mapped_after_close 0" in proc.stdout, proc.stdout
+
+
+@pytest.fixture(scope="module")
+def thread_host(tmp_path_factory):
+    return compiled_host(tmp_path_factory, "fmi2_thread_host")
+
+
+def test_instances_made_stepped_and_freed_on_four_threads_at_once_each_step_as_alone(fmus, thread_host, tmp_path):
+    """The library's set of live instances, which every call looks its handle up in without a lock, while four
+    threads each make 20 instances, step them and free them, 50 times over (4,000 instances; the set grows and
+    is rebuilt, freed slots are taken again): every call returns fmi2OK and every instance's sine y = sin(2π t)
+    after each of its 5 steps equals every other's (a handle resolved to another thread's instance would be at
+    that one's time, and its step refused); afterwards each thread's last freed handle is refused."""
+    unzipped = unzip(fmus["Sine"], tmp_path / "fmu")
+    md = read_model_description(str(unzipped))
+    y = next(v.valueReference for v in md.modelVariables if v.name == "y")
+    binary = unzipped / "binaries" / "linux64" / f"{md.coSimulation.modelIdentifier}.so"
+    proc = subprocess.run([str(thread_host), str(binary), (unzipped / "resources").as_uri(), md.guid, str(y), "4",
+                           "50", "20", "5"], env={}, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0 and "instances 4000" in proc.stdout, proc.stdout + proc.stderr

@@ -48,6 +48,7 @@
  * (the library's name on the target: libpython3.11.so.1.0, libpython3.11.dylib).
  */
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -143,13 +144,27 @@ typedef struct Instance {
 } Instance;
 
 /* Every live instance of this process (calls on others are refused): a set of pointers, open addressing
- * with linear probing (NULL = empty slot), at most half full, so a handle is checked in O(1) whatever the
- * number of instances, without ever reading through the handle itself (a freed or foreign pointer is
- * only compared, never dereferenced). */
+ * with linear probing, so a handle is checked in O(1) whatever the number of instances, without ever reading
+ * through the handle itself (a freed or foreign pointer is only compared, never dereferenced).
+ *
+ * Every call looks its handle up, so lookups take no lock: a slot never becomes empty again (a removed
+ * instance leaves FREED, a tombstone, which a later instance may take), so a probe that stops at an empty slot
+ * has passed every instance added before the call began. Adding and removing take the lock. A table more than
+ * half used (instances and tombstones) is replaced by a new one of the live instances, published atomically; the
+ * old ones are kept for the life of the process (a lookup may still be reading one), in a list: as tombstones
+ * are taken again, a new table comes only as the number of live instances grows. */
+typedef struct Table {
+    struct Table *retired; /* the table before this one */
+    size_t capacity;       /* a power of two */
+    size_t used;           /* slots not empty: instances and tombstones */
+    _Atomic(Instance *) slots[];
+} Table;
+
 static platform_mutex_t instances_lock = PLATFORM_MUTEX_INIT;
-static Instance **live;      /* live_capacity slots (a power of two), or NULL before the first instance */
-static size_t live_capacity;
+static _Atomic(Table *) live; /* NULL before the first instance */
 static size_t live_count;
+static char freed_slot;
+#define FREED ((Instance *)&freed_slot)
 
 static size_t home_slot(const void *p, size_t capacity) {
     uint64_t x = (uint64_t)(uintptr_t)p; /* a 64-bit mix (MurmurHash3's finalizer): allocation addresses */
@@ -159,69 +174,71 @@ static size_t home_slot(const void *p, size_t capacity) {
     return (size_t)x & (capacity - 1);
 }
 
-/* The slot holding `p`, or the empty slot where it would go; the lock held, live not NULL. */
-static size_t find_slot(const void *p) {
-    size_t i = home_slot(p, live_capacity);
-    while (live[i] && live[i] != p) i = (i + 1) & (live_capacity - 1);
-    return i;
+/* The slot holding `p`, or the empty slot where its probe ends. */
+static size_t find_slot(Table *table, const void *p) {
+    size_t i = home_slot(p, table->capacity);
+    for (;;) {
+        Instance *slot = atomic_load_explicit(&table->slots[i], memory_order_acquire);
+        if (!slot || slot == p) return i;
+        i = (i + 1) & (table->capacity - 1);
+    }
 }
 
 /* The instance behind a host's handle, or NULL for a handle that is not (or no more) a live instance. */
 static Instance *lookup(fmi2Component c) {
-    Instance *w = NULL;
-    platform_lock(&instances_lock);
-    if (c && live) w = live[find_slot(c)];
-    platform_unlock(&instances_lock);
-    return w;
+    Table *table = atomic_load_explicit(&live, memory_order_acquire);
+    if (!c || !table) return NULL;
+    Instance *w = atomic_load_explicit(&table->slots[find_slot(table, c)], memory_order_acquire);
+    return w == FREED ? NULL : w;
 }
 
-/* Add a new instance to the live set (doubling it when half full); -1 when out of memory. */
+/* Add a new instance to the live set (a new table when half used); -1 when out of memory. */
 static int add_live(Instance *w) {
     platform_lock(&instances_lock);
-    if (2 * (live_count + 1) > live_capacity) {
-        size_t capacity = live_capacity ? 2 * live_capacity : 64;
-        Instance **slots = calloc(capacity, sizeof *slots);
-        if (!slots) {
+    Table *table = atomic_load_explicit(&live, memory_order_relaxed);
+    if (!table || 2 * (table->used + 1) > table->capacity) {
+        size_t capacity = 64;
+        while (2 * (live_count + 1) > capacity / 2) capacity *= 2; /* a quarter full at most, when new */
+        Table *fresh = calloc(1, sizeof *fresh + capacity * sizeof fresh->slots[0]);
+        if (!fresh) {
             platform_unlock(&instances_lock);
             return -1;
         }
-        Instance **old = live;
-        size_t old_capacity = live_capacity;
-        live = slots;
-        live_capacity = capacity;
-        for (size_t i = 0; i < old_capacity; ++i)
-            if (old[i]) live[find_slot(old[i])] = old[i];
-        free(old);
+        fresh->retired = table;
+        fresh->capacity = capacity;
+        for (size_t i = 0; table && i < table->capacity; ++i) {
+            Instance *slot = atomic_load_explicit(&table->slots[i], memory_order_relaxed);
+            if (slot && slot != FREED) {
+                atomic_store_explicit(&fresh->slots[find_slot(fresh, slot)], slot, memory_order_relaxed);
+                ++fresh->used;
+            }
+        }
+        atomic_store_explicit(&live, fresh, memory_order_release);
+        table = fresh;
     }
-    live[find_slot(w)] = w;
+    size_t i = home_slot(w, table->capacity); /* the first tombstone or empty slot of its probe */
+    Instance *slot;
+    while ((slot = atomic_load_explicit(&table->slots[i], memory_order_relaxed)) && slot != FREED)
+        i = (i + 1) & (table->capacity - 1);
+    atomic_store_explicit(&table->slots[i], w, memory_order_release);
+    table->used += !slot;
     ++live_count;
     platform_unlock(&instances_lock);
     return 0;
 }
 
-/* Take `w` out of the live set; 0 if it was not in it (freed twice, or not ours). Deletion by backward
- * shift: every later entry of the probe run that may move into the hole does, so no tombstones. */
+/* Take `w` out of the live set (its slot becomes a tombstone); 0 if it was not in it (freed twice, or not
+ * ours). */
 static int remove_live(const void *w) {
     platform_lock(&instances_lock);
-    if (!w || !live || !live[find_slot(w)]) {
+    Table *table = atomic_load_explicit(&live, memory_order_relaxed);
+    size_t slot = w && w != FREED && table ? find_slot(table, w) : 0;
+    if (!w || w == FREED || !table || !atomic_load_explicit(&table->slots[slot], memory_order_relaxed)) {
         platform_unlock(&instances_lock);
         return 0;
     }
-    size_t mask = live_capacity - 1, hole = find_slot(w);
-    live[hole] = NULL;
-    for (size_t i = (hole + 1) & mask; live[i]; i = (i + 1) & mask) {
-        size_t home = home_slot(live[i], live_capacity);
-        if (((i - home) & mask) >= ((i - hole) & mask)) { /* its home is at or before the hole (cyclically) */
-            live[hole] = live[i];
-            live[i] = NULL;
-            hole = i;
-        }
-    }
-    if (--live_count == 0) { /* the last one: nothing left allocated */
-        free(live);
-        live = NULL;
-        live_capacity = 0;
-    }
+    atomic_store_explicit(&table->slots[slot], FREED, memory_order_release);
+    --live_count;
     platform_unlock(&instances_lock);
     return 1;
 }
