@@ -226,22 +226,31 @@ def test_substeps_divide_each_communication_interval(fmus):
 
 
 @pytest.mark.slow
-def test_ctrl_c_in_a_companion_run_stops_the_run(fmus, tmp_path):
-    """One SIGINT request spans the run and its estimate's companions: Ctrl-C while auto's companions run stops
-    the whole run as interrupted (it did not start the run afresh)."""
+def test_ctrl_c_in_a_companion_run_stops_the_run(fmus, tmp_path, monkeypatch):
+    """One SIGINT request spans the run and its estimate's companions: Ctrl-C while auto's companion runs (sent at
+    its 10th recorded point) stops the companion there and the whole run as interrupted (it did not start the run
+    afresh)."""
     import os
     import signal
-    import threading
+
+    from mechfmu.master import companion
+    points = [0]
+    record = companion.StateRows.step_completed
+
+    def step_completed(self, run):
+        points[0] += 1
+        if points[0] == 10:
+            os.kill(os.getpid(), signal.SIGINT)
+        record(self, run)
+    monkeypatch.setattr(companion.StateRows, "step_completed", step_completed)
     folder = two_bodies(tmp_path / "user")
-    timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
-    timer.start()
     try:
         result = simulate(folder, local=True)
     finally:
-        timer.cancel()
         INTERRUPT.requested = False  # the request is this test's (a command line run in this process keeps it)
     assert result.status == "interrupted", result.summary()
     assert result.end_time < 1.0
+    assert points[0] < 20  # the companion stopped at the request, not at its end (501 points)
 
 
 @pytest.mark.parametrize("scenario, output_interval, factor", [
