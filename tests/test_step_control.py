@@ -204,3 +204,21 @@ def test_tolerance_per_run_takes_the_runs_tolerance_unless_given_its_own():
     own = simulate("scenarios/msl/Oscillator", make_algorithm("linear-implicit", rtol=1e-4, atol=1e-6, **per_run),
                    **run)
     assert taken.steps == given.steps and taken.steps != own.steps
+
+
+def test_accepted_steps_take_16_bytes_each_and_read_as_end_and_size_pairs():
+    """Result.steps of a long adaptive run: 2e5 accepted steps kept in two doubles each (a list of tuples took
+    about 112 bytes a step), read back as the (end time, size) pairs they were given."""
+    import sys
+
+    from mechfmu.master.result import AcceptedSteps
+    given = [(1e-3 * (k + 1) + 1e-9 * (k % 7), 1e-3 + 1e-9 * (k % 7)) for k in range(200_000)]
+    steps = AcceptedSteps()
+    for step in given:
+        steps.append(step)
+    assert len(steps) == len(given) and steps == given and list(steps) == given
+    assert steps[0] == given[0] and steps[-1] == given[-1] and steps[10:13] == given[10:13]
+    assert max(steps.sizes()) == max(h for _, h in given) and min(steps.sizes()) == 1e-3
+    assert sys.getsizeof(steps._values) < 18 * len(given)
+    with pytest.raises(IndexError):
+        steps[len(given)]

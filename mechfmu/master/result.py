@@ -3,9 +3,11 @@ from __future__ import annotations
 
 import fnmatch
 import math
+from array import array
 from collections import Counter
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
@@ -56,6 +58,47 @@ class Accuracy:
                 f"{self.atol:g}); {self.method}")
 
 
+class AcceptedSteps(Sequence):
+    """The adaptive step's accepted steps, each (end time [s], size [s]), kept as two doubles (16 bytes a step; a
+    list of tuples took about 100): a run of millions of steps keeps tens of MB, not a GB."""
+
+    def __init__(self) -> None:
+        self._values = array("d")
+
+    def append(self, step: tuple[float, float]) -> None:
+        self._values.extend(step)
+
+    def __len__(self) -> int:
+        return len(self._values) // 2
+
+    @overload
+    def __getitem__(self, index: int) -> tuple[float, float]: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[tuple[float, float]]: ...
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError("accepted step index out of range")
+        return self._values[2 * index], self._values[2 * index + 1]
+
+    def __iter__(self) -> Iterator[tuple[float, float]]:
+        values = self._values
+        return zip(values[0::2], values[1::2])
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, AcceptedSteps):
+            return self._values == other._values
+        return isinstance(other, Sequence) and list(self) == list(other)
+
+    def sizes(self) -> array:
+        """Every accepted step's size [s]."""
+        return self._values[1::2]
+
+
 @dataclass
 class Result:
     status: str                      # "ok", "error" or "interrupted" (SIGINT)
@@ -68,7 +111,8 @@ class Result:
     units: dict[str, str] = field(default_factory=dict)  # column -> unit
     final: dict[str, float] = field(default_factory=dict)  # the last recorded point, column -> value
     events: list[tuple[float, str]] = field(default_factory=list)  # located events: (time [s], indicators)
-    steps: list[tuple[float, float]] = field(default_factory=list)  # adaptive: (end time, size) [s] per accepted step
+    #: adaptive: (end time, size) [s] per accepted step (``AcceptedSteps``)
+    steps: Sequence[tuple[float, float]] = field(default_factory=list)
     #: energy audit: per power bond, {"injected": J (signed), "absolute": J (sum of |residual|)}
     energy: dict[str, dict[str, float]] = field(default_factory=dict)
     algorithm: str = ""  # the coupling algorithm that ran
@@ -101,7 +145,7 @@ class Result:
             more = f" (and {len(self.events) - EVENTS_SHOWN} more)" if len(self.events) > EVENTS_SHOWN else ""
             text += f"\nevents located at {shown}{more}"
         if self.steps:
-            sizes = [h for _, h in self.steps]
+            sizes = self.steps.sizes() if isinstance(self.steps, AcceptedSteps) else [h for _, h in self.steps]
             text += f"\nadaptive steps from {min(sizes):.3g} s to {max(sizes):.3g} s"
         text += "".join(f"\nenergy injected at {bond}: {e['injected']:.6g} J (sum of |residuals| {e['absolute']:.6g} J)"
                         for bond, e in self.energy.items())

@@ -314,7 +314,7 @@ def _run(scenario: Scenario, algo: CouplingAlgorithm | None, opts: dict[str, Any
                         final=dict(zip(run.column_names, run.row)) if run is not None and run.row else {})
         if algo is not None:
             result.events = algo.located_events()
-            result.steps = list(algo.controller.steps) if algo.controller is not None else []
+            result.steps = algo.controller.steps if algo.controller is not None else []
             result.energy = algo.audit.statistics() if algo.audit is not None else {}
             result.algorithm, result.coupling_order = algo.name, algo.coupling_order()
             result.substeps = algo.config["substeps"] if algo.controller is None else 1

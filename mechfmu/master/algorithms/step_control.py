@@ -20,7 +20,7 @@ the results are recorded (every accepted point too with ``simulate(..., output_a
 step that still fails at ``min_step`` stops the run with the error, the variable and what to change.
 Events (``events="on"``) are located within each attempted step.
 Counters ``accepted_steps``, ``rejected_steps``; ``Result.steps`` lists (end time, size) of every
-accepted step.
+accepted step (``AcceptedSteps``: 16 bytes a step).
 
 The run's error (``global_errors``, doubling): per position state s, its accepted steps' local errors summed
 plus each local error δv of its rate (``x.v`` for ``x.s``, ``x.w`` for ``x.phi``) carried to the run's end,
@@ -44,6 +44,7 @@ from typing import Any
 
 from mechfmu.master.algorithms.stepping import SteppedAlgorithm
 from mechfmu.master.coupled_system import CoupledSystem
+from mechfmu.master.result import AcceptedSteps
 
 SAFETY, GROW, SHRINK = 0.9, 5.0, 0.2
 #: a step that would leave less than this fraction of itself before the grid point is stretched to it
@@ -97,7 +98,7 @@ class StepController:
         self.order = 1
         self.h_next = math.inf
         #: (end time [s], size [s]) of every accepted step
-        self.steps: list[tuple[float, float]] = []
+        self.steps = AcceptedSteps()
         #: called with the end time of every accepted step inside an interval (not its last)
         self.on_accepted: Callable[[float], None] | None = None
         self.outputs: list[tuple[Any, list[str]]] = []
