@@ -22,7 +22,16 @@ from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Any
 
-from mechfmu.master.exchange import DO_STEP, FREE_STATE, GET_STATE, SET_STATE, Program, compilable, library
+from mechfmu.master.exchange import (
+    DO_STEP,
+    FREE_STATE,
+    GET_STATE,
+    SET_STATE,
+    Program,
+    add_transfer,
+    compilable,
+    library,
+)
 from mechfmu.master.slaves import Slave, StepRefused
 from mechfmu.ssp.scenario import Connection
 
@@ -205,22 +214,8 @@ class CoupledSystem:
             entry = self._programs[id(plan)] = (plan, program)
         return entry[1]
 
-    def add_transfer(self, program: Program, plan: list[TransferLevel]) -> bool:
-        """``plan``'s reads, passes and writes appended to ``program``; False if it has a slave or a value the
-        compiled exchange cannot take (then the plan runs in Python)."""
-        for level in plan:
-            slaves = [slave for slave, _ in level.gets] + [slave for slave, *_ in level.sets]
-            if not all(compilable(slave) for slave in slaves) or not all(
-                    compilable(slave, names=names) for slave, names in level.gets):
-                return False
-            starts = [program.get(slave, names) for slave, names in level.gets]
-            flat = [start + i for start, (_, names) in zip(starts, level.gets) for i in range(len(names))]
-            for slave, names, index, maps in level.sets:
-                program.set(slave, names, program.pass_values([flat[i] for i in index], maps))
-        return True
-
     def transfer(self, plan: list[TransferLevel]) -> None:
-        program = self.compiled(plan, lambda p: self.add_transfer(p, plan))
+        program = self.compiled(plan, lambda p: add_transfer(p, plan))
         if program is not None:
             program.run()
             return

@@ -120,6 +120,26 @@ def compilable(slave: Slave, *functions: str, names: Sequence[str] = ()) -> bool
             and all(slave.variables[n].type == "Real" for n in names))
 
 
+def plan_compilable(plan: Sequence[Any]) -> bool:
+    """Whether the compiled exchange can make every read (of Reals) and every write of a transfer ``plan``
+    (``TransferLevel``s)."""
+    return all(all(compilable(slave, names=names) for slave, names in level.gets)
+               and all(compilable(slave) for slave, *_ in level.sets) for level in plan)
+
+
+def add_transfer(program: Program, plan: Sequence[Any]) -> bool:
+    """A transfer ``plan``'s (``TransferLevel``s) reads, passes and writes appended to ``program``; False if it has
+    a slave or a value the compiled exchange cannot take (then the plan runs in Python)."""
+    if not plan_compilable(plan):
+        return False
+    for level in plan:
+        starts = [program.get(slave, names) for slave, names in level.gets]
+        flat = [start + i for start, (_, names) in zip(starts, level.gets) for i in range(len(names))]
+        for slave, names, index, maps in level.sets:
+            program.set(slave, names, program.pass_values([flat[i] for i in index], maps))
+    return True
+
+
 def reader(reads: list[tuple[Slave, list[str]]]) -> Program | None:
     """A program of one batched read per (slave, names), its values in that order; None where it cannot be
     compiled."""

@@ -17,13 +17,19 @@ from __future__ import annotations
 
 import heapq
 from itertools import accumulate
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from mechfmu.master.exchange import DO_STEP, Program, compilable, plan_compilable
+
+if TYPE_CHECKING:
+    from mechfmu.master.coupled_system import CoupledSystem, TransferLevel
+    from mechfmu.master.slaves import Slave
 
 #: a call of the fused program: ("step", slave number), ("get", level, read number) or ("set", level, write number)
 Call = tuple[Any, ...]
 
 
-def fused_order(slaves: list[Any], plan: list[Any]) -> list[Call]:
+def fused_order(slaves: list[Slave], plan: list[TransferLevel]) -> list[Call]:
     """Every slave's doStep and every read and write of ``plan`` (``TransferLevel``s), in the order above."""
     position = {id(slave): k for k, slave in enumerate(slaves)}
     chains: list[list[Call]] = [[("step", k)] for k in range(len(slaves))]
@@ -63,13 +69,10 @@ def fused_order(slaves: list[Any], plan: list[Any]) -> list[Call]:
     return order
 
 
-def add_fused_step(program: Any, slaves: list[Any], plan: list[Any]) -> bool:
+def add_fused_step(program: Program, slaves: list[Slave], plan: list[TransferLevel]) -> bool:
     """The step and ``plan``'s transfer appended to ``program`` in ``fused_order``; False where a slave or a value
     is not one the compiled exchange can take (the step and the transfer then run as they are)."""
-    from mechfmu.master.exchange import DO_STEP, compilable
-    if not all(compilable(slave, "fmi2DoStep") for slave in slaves) or not all(
-            compilable(slave) and compilable(slave, names=names) for level in plan for slave, names in level.gets) \
-            or not all(compilable(slave) for level in plan for slave, *_ in level.sets):
+    if not all(compilable(slave, "fmi2DoStep") for slave in slaves) or not plan_compilable(plan):
         return False
     first = [list(accumulate((len(names) for _, names in level.gets), initial=0)) for level in plan]
     where = [[0] * starts[-1] for starts in first]  # per level, each value's place in the program's values
@@ -87,7 +90,7 @@ def add_fused_step(program: Any, slaves: list[Any], plan: list[Any]) -> bool:
     return True
 
 
-def fused_program(system: Any, plan: list[Any]) -> Any:
+def fused_program(system: CoupledSystem, plan: list[TransferLevel]) -> Program | None:
     """The step and ``plan``'s transfer as one compiled program in ``fused_order``, made once per plan and ready to
     run; None where a slave is not an FMU the compiled exchange can call or something watches the steps
     (``before_step``)."""
@@ -100,7 +103,7 @@ def fused_program(system: Any, plan: list[Any]) -> Any:
     return program
 
 
-def step_and_transfer(system: Any, t: float, h: float, plan: list[Any]) -> None:
+def step_and_transfer(system: CoupledSystem, t: float, h: float, plan: list[TransferLevel]) -> None:
     """``system.step_all(t, h)`` then ``system.transfer(plan)``, as ``fused_program`` where there is one."""
     program = fused_program(system, plan)
     if program is not None:

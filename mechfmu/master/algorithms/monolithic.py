@@ -49,6 +49,7 @@ from mechfmu.master.exchange import (
     SET_STATES,
     SET_TIME,
     Program,
+    add_transfer,
     compilable,
     library,
 )
@@ -168,7 +169,7 @@ class Monolithic(CouplingAlgorithm):
         for component, part in self._stated():
             program.call(SET_TIME, component.slave)
             program.call(SET_STATES, component.slave, part.stop - part.start, part.start)
-        return system.add_transfer(program, system.ordered_plan)
+        return add_transfer(program, system.ordered_plan)
 
     # --- the ODE -------------------------------------------------------------------------------------------
     def _put(self, system: CoupledSystem, t: float, x: np.ndarray) -> None:
