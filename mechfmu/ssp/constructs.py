@@ -1,13 +1,17 @@
 """SSD constructs the loader does not implement are refused by name, never ignored.
 
 A construct that other SSP tools apply and mechfmu would pass over changes the physics without a sign. What
-mechfmu applies: nested ``ssd:System`` elements (flattened, ``mechfmu.ssp.systems``), a connection's
+mechfmu applies: nested ``ssd:System`` elements (flattened, ``mechfmu.ssp.systems``), their parameter bindings
+(``mechfmu.ssp.system_bindings``), a connection's
 ``ssc:LinearTransformation`` and unit conversion between connection ends (``mechfmu.ssp.connection_maps``). What it
 refuses, each a problem naming the element and saying what to do, in the top system and in nested ones:
 
 - a system by file (a component whose ``type`` is an SSP definition or package): put its components into an
-  ``ssd:System`` among the elements;
-- parameter bindings of a nested system: bind the parameters at its components;
+  ``ssd:System`` among the elements; a component of any other ``type`` than an FMU;
+- a component's ``implementation`` other than ``any``: mechfmu's master chooses each FMU's interface by the
+  coupling algorithm (co-simulation, or Model Exchange under the monolithic master), so a demand for one is not
+  honoured;
+- an SSD of another version of SSP than 1.0;
 - a connection with another transformation (``ssc:MapTransformation``, ``ssc:BooleanMappingTransformation``,
   ``ssc:IntegerMappingTransformation``) or with more than one: convert in the model, or give one
   ``ssc:LinearTransformation``;
@@ -27,6 +31,8 @@ SYSTEM_TYPES = ("application/x-ssp-definition", "application/x-ssp-package")
 CONNECTION_EXTRAS = ("Annotations", "ConnectionGeometry")
 #: the transformation mechfmu applies (``mechfmu.ssp.connection_maps``), at most one per connection
 APPLIED_TRANSFORMATION = "LinearTransformation"
+#: the component ``type`` of an FMU (SSP 1.0's default)
+FMU_TYPE = "application/x-fmu-sharedlibrary"
 #: the type elements of an ssd:Connector
 CONNECTOR_TYPES = ("Real", "Integer", "Boolean", "String", "Enumeration", "Binary")
 
@@ -41,15 +47,12 @@ def _prefixed(element: ET.Element) -> str:
 
 def system_problems(system: ET.Element) -> list[str]:
     """Systems by file, connection transformations and signal dictionaries in ``system`` (the SSD's top
-    ssd:System) and its nested systems; parameter bindings of a nested system."""
+    ssd:System) and its nested systems."""
     problems = []
     elements = system.find(f"{{{SSD}}}Elements")
     for element in elements if elements is not None else ():
         kind = _local(element.tag)
         if kind == "System":
-            if element.find(f"{{{SSD}}}ParameterBindings") is not None:
-                problems.append(f"ssd:ParameterBindings of nested ssd:System {element.get('name')!r} are not "
-                                "applied by mechfmu: bind the parameters at its components")
             problems += system_problems(element)
         if kind == "Component":
             names = [c.get("name") for c in element.iterfind(f"{{{SSD}}}Connectors/{{{SSD}}}Connector")]
@@ -61,6 +64,14 @@ def system_problems(system: ET.Element) -> list[str]:
             problems.append(f"component {element.get('name')!r} is a system ({element.get('type')}, "
                             f"{element.get('source')!r}), not an FMU: mechfmu does not read systems from files; "
                             "put its components into an ssd:System among the elements")
+        elif kind == "Component" and element.get("type", FMU_TYPE) != FMU_TYPE:
+            problems.append(f"component {element.get('name')!r} has type {element.get('type')!r}: mechfmu runs FMUs "
+                            f"({FMU_TYPE}) only")
+        if kind == "Component" and element.get("implementation", "any") != "any":
+            problems.append(f"component {element.get('name')!r}: implementation={element.get('implementation')!r} "
+                            "is not honoured by mechfmu (its master chooses each FMU's interface by the coupling "
+                            "algorithm: co-simulation, or Model Exchange under the monolithic master); remove the "
+                            "attribute (any)")
         elif kind == "SignalDictionaryReference":
             problems.append(f"ssd:SignalDictionaryReference {element.get('name')!r} is not read by mechfmu: "
                             "connect the components directly")
@@ -77,6 +88,15 @@ def system_problems(system: ET.Element) -> list[str]:
                             "would pass unchanged): give one ssc:LinearTransformation (factor, offset), convert in "
                             "the model, or remove it if the value is to pass as it is")
     return problems
+
+
+def version_problem(root: ET.Element) -> str | None:
+    """Why the SSD ``root`` is not read as SSP 1.0 (its ``version``), None if it is."""
+    version = root.get("version", "")
+    if version == "1.0" or version.startswith("1.0-"):  # 1.0 and its pre-releases (1.0-beta1) share the schema
+        return None
+    return (f"the SSD is version {version!r} of SSP; mechfmu reads SSP 1.0 (version=\"1.0\") and would misread "
+            "what a later version adds")
 
 
 def declared_type(connector: ET.Element) -> tuple[str, str | None] | None:

@@ -7,9 +7,9 @@ still run the scenario's physics:
   parameter values as its own defaults (start attributes and ``resources/start_values.json``, which it
   applies at instantiation) and a GUID of its own; ``shared_fmus=True``: ``resources/<Model>.fmu`` as
   built, one per model (a small archive for tools that apply the bindings);
-- every component's bindings become one inline parameter set named ``initialValues`` (``PARAMETER_SET``)
-  with the values as this master reads them (units converted; ``.ssv`` files, prefixes and mappings
-  applied), so ecos applies them all as one set and no tool has units or mappings to handle; likewise a
+- every component's bindings, with those its systems give it, become one inline parameter set named
+  ``initialValues`` (``PARAMETER_SET``) with the values as this master reads them (units converted; ``.ssv``
+  files, prefixes and mappings applied; no system keeps bindings of its own), so ecos applies them all as one set and no tool has units or mappings to handle; likewise a
   connection that converts units carries the conversion as its ``ssc:LinearTransformation``;
 plus the annotations each tool reads:
 - libcosim: ``osp:FixedStepAlgorithm baseStepSize`` (already in every scenario);
@@ -36,6 +36,7 @@ from mechfmu.ssp.connection_maps import write_conversions
 from mechfmu.ssp.files import replaced
 from mechfmu.ssp.openmodelica import OMS_NS, openmodelica_annotations, strongly_coupled_refusal
 from mechfmu.ssp.scenario import NS, SSD_NAME, ComponentSpec, component_class, load_scenario
+from mechfmu.ssp.system_bindings import nested_systems
 from mechfmu.ssp.systems import flatten
 
 #: the name of the one parameter set each component's binding has in an archive: the set ecos applies with
@@ -53,11 +54,11 @@ def _value_text(kind: str, value: Any) -> str:
 
 def _rebind(element: ET.Element, spec: ComponentSpec) -> None:
     """Replace the component's parameter bindings, in place, by one inline set ``PARAMETER_SET`` of the
-    values as loaded (no unit: each value is in its parameter's unit)."""
+    values as loaded (no unit: each value is in its parameter's unit; its systems' bindings included)."""
     old = element.find("ssd:ParameterBindings", NS)
-    if old is None or not spec.parameters:
-        if old is not None:
-            element.remove(old)
+    if old is not None:
+        element.remove(old)
+    if not spec.parameters:
         return
     bindings = ET.Element(_q("ssd", "ParameterBindings"))
     values = ET.SubElement(ET.SubElement(bindings, _q("ssd", "ParameterBinding")), _q("ssd", "ParameterValues"))
@@ -67,7 +68,9 @@ def _rebind(element: ET.Element, spec: ComponentSpec) -> None:
         kind = spec.kinds[name]
         ET.SubElement(ET.SubElement(parameters, _q("ssv", "Parameter"), name=name), _q("ssv", kind),
                       value=_value_text(kind, value))
-    element[list(element).index(old)] = bindings
+    before = (_q("ssd", "Connectors"), _q("ssd", "ElementGeometry"))
+    after = [i for i, child in enumerate(element) if child.tag in before]
+    element.insert(after[-1] + 1 if after else 0, bindings)  # SSP's order: Connectors, ElementGeometry, bindings
 
 
 def _ours(fmu: Path) -> bool:
@@ -191,6 +194,9 @@ def export_ssp(scenario: str | Path, target: str | Path, shared_fmus: bool = Fal
     files: dict[str, ComponentSpec] = {}
     system = root.find("ssd:System", NS)
     assert system is not None  # load_scenario refuses an SSD without one
+    for _, holder in nested_systems(system):  # their values are the components' now (system_bindings)
+        for old in holder.findall("ssd:ParameterBindings", NS):
+            holder.remove(old)
     for name, element in flatten(system, [])[0]:  # a nested system's components by their path
         spec = loaded.components[name]  # load_scenario refuses a component without a name
         member = members[spec.name]

@@ -1,15 +1,20 @@
-"""SSP parameter bindings of a component: inline ``ssd:ParameterValues``, external ``.ssv`` files,
+"""SSP parameter bindings of a component or a system: inline ``ssd:ParameterValues``, external ``.ssv`` files,
 ``.ssm`` parameter mappings, typed values and units.
 
 For each ``ssd:ParameterBinding``: the parameter set is inline or the binding's ``source`` (an
-``.ssv`` file relative to the SSD; inside an archive too, which is unpacked); a ``prefix`` is removed
-from the names that carry it; an ``ssd:ParameterMapping`` (inline or an ``.ssm`` source) renames
-parameters and may apply an ``ssc:LinearTransformation`` (factor, offset). Values are parsed by their
+``.ssv`` file relative to the SSD; inside an archive too, which is unpacked), never both; a ``prefix`` is
+prepended to every name of the set before the names are matched or mapped (SSP 1.0: a set written for one
+component, bound at its system with ``prefix="mass."``); an ``ssd:ParameterMapping`` (inline or an ``.ssm``
+source) renames parameters and may apply an ``ssc:LinearTransformation`` (factor, offset); an entry's
+``suppressUnitConversion`` takes the value as it is, in the parameter's unit. Values are parsed by their
 declared type with no coercion, by their XML Schema forms (``mechfmu.ssp.xsd_numbers``: an ``ssv:Boolean``
 is true, false, 1 or 0; an ``ssv:Integer`` an integer; an ``ssv:Real`` a decimal, INF or NaN, within the
 double range); a parameter given twice in one parameter set is refused; a ``unit`` on an ``ssv:Real`` is
 converted to the parameter's unit through the units of the SSD (``ssd:Units``) and the parameter set
-(``ssv:Units``), exactly (``mechfmu.ssp.units``).
+(``ssv:Units``), exactly (``mechfmu.ssp.units``). Refused by name: a binding or mapping of another ``type``
+than SSP's parameter set and mapping, a ``sourceBase="component"`` (a file inside the FMU), an
+``ssv:Enumeration`` or ``ssv:Binary`` value, an ``.ssv``/``.ssm`` file whose root is not a parameter set or
+mapping.
 """
 from __future__ import annotations
 
@@ -30,6 +35,12 @@ NS = {
     "ssv": "http://ssp-standard.org/SSP1/SystemStructureParameterValues",
     "ssm": "http://ssp-standard.org/SSP1/SystemStructureParameterMapping",
 }
+#: the MIME types SSP 1.0 gives a parameter binding's source and a parameter mapping (the only ones it defines)
+SET_TYPE, MAPPING_TYPE = "application/x-ssp-parameter-set", "application/x-ssp-parameter-mapping"
+#: a mapping entry: source name -> (target name, linear transformation (factor, offset) or None, unit conversion
+#: suppressed)
+Entries = dict[str, tuple[str, tuple[Fraction, Fraction] | None, bool]]
+BOOLEANS = {"true": True, "1": True, "false": False, "0": False}
 
 
 def typed(kind: str, text: str) -> Any:
@@ -75,17 +86,29 @@ def source_file(folder: Path, source: str, outside: bool) -> Path:
     return path
 
 
-def _mapping(binding: ET.Element, folder: Path, outside: bool
-             ) -> dict[str, tuple[str, tuple[Fraction, Fraction] | None]]:
-    """source name -> (target name, linear transformation (factor, offset) or None)."""
+def _sourced(element: ET.Element, what: str, mime: str) -> None:
+    """ValueError if a binding or mapping ``element`` has a ``type`` other than ``mime`` or a ``sourceBase`` other
+    than the SSD."""
+    if element.get("type", mime) != mime:
+        raise ValueError(f"{what} of type {element.get('type')!r} is not read by mechfmu (only {mime}, SSP's own)")
+    if element.get("sourceBase", "SSD") != "SSD":
+        raise ValueError(f"{what} with sourceBase={element.get('sourceBase')!r} (a file inside the component's FMU) "
+                         "is not read by mechfmu: put the file beside the SSD and remove sourceBase")
+
+
+def _mapping(binding: ET.Element, folder: Path, outside: bool) -> Entries:
+    """source name -> (target name, linear transformation (factor, offset) or None, unit conversion suppressed)."""
     element = binding.find("ssd:ParameterMapping", NS)
     if element is None:
         return {}
+    _sourced(element, "an ssd:ParameterMapping", MAPPING_TYPE)
     source = element.get("source")
     root = (ET.parse(source_file(folder, source, outside)).getroot() if source
             else element.find("ssm:ParameterMapping", NS))
-    entries: dict[str, tuple[str, tuple[Fraction, Fraction] | None]] = {}
-    for entry in ([] if root is None else root.iterfind("ssm:MappingEntry", NS)):
+    if root is None or root.tag != f"{{{NS['ssm']}}}ParameterMapping":
+        raise ValueError(f"parameter mapping {source or '(inline)'}: no ssm:ParameterMapping")
+    entries: Entries = {}
+    for entry in root.iterfind("ssm:MappingEntry", NS):
         linear = entry.find("ssc:LinearTransformation", NS)
         others = [c.tag.split("}")[1] for c in entry if c is not linear and c.tag.endswith("Transformation")]
         if others:
@@ -96,7 +119,11 @@ def _mapping(binding: ET.Element, folder: Path, outside: bool
         source_name, target_name = entry.get("source"), entry.get("target")
         if not source_name or not target_name:
             raise ValueError("an ssm:MappingEntry needs both source and target (SSP 1.0)")
-        entries[source_name] = (target_name, transform)
+        suppress = entry.get("suppressUnitConversion", "false").strip()
+        if suppress not in BOOLEANS:
+            raise ValueError(f"parameter mapping of {source_name!r}: suppressUnitConversion = {suppress!r} is not an "
+                             "xs:boolean (true, false, 1 or 0)")
+        entries[source_name] = (target_name, transform, BOOLEANS[suppress])
     return entries
 
 
@@ -108,6 +135,9 @@ def binding_values(component: ET.Element, folder: Path, ssd_units: dict[str, Uni
     for binding in component.iterfind("ssd:ParameterBindings/ssd:ParameterBinding", NS):
         source = binding.get("source")
         try:
+            _sourced(binding, "an ssd:ParameterBinding", SET_TYPE)
+            if source and binding.find("ssd:ParameterValues", NS) is not None:
+                raise ValueError("it has both a source and inline ssd:ParameterValues (SSP 1.0 allows one): keep one")
             pset = (ET.parse(source_file(folder, source, outside)).getroot() if source
                     else binding.find("ssd:ParameterValues/ssv:ParameterSet", NS))
             mapping = _mapping(binding, folder, outside)
@@ -127,21 +157,22 @@ def binding_values(component: ET.Element, folder: Path, ssd_units: dict[str, Uni
                        "parameter set; keep one value")
                 continue
             given.add(name)
-            if prefix and name.startswith(prefix):
-                name = name[len(prefix):]
+            name = prefix + name
             value = next((v for v in param if v.tag.split("}")[1] in ("Real", "Integer", "Boolean", "String")), None)
             if value is None:
-                yield f"parameter {name!r} has no supported value element"
+                others = [v.tag.split("}")[1] for v in param if v.tag.startswith(f"{{{NS['ssv']}}}")]
+                yield (f"parameter {name!r}: {f'an ssv:{others[0]} value is not applied by mechfmu' if others else ''}"
+                       f"{'' if others else 'no value element'} (an ssv:Real, Integer, Boolean or String is)")
                 continue
             kind, text, unit = value.tag.split("}")[1], value.get("value", ""), value.get("unit")
-            name, transform = mapping.get(name, (name, None))
+            name, transform, suppressed = mapping.get(name, (name, None, False))
             try:
                 if transform is not None:
                     if kind != "Real":
                         raise ValueError("a linear transformation needs an ssv:Real")
                     text = repr(to_double(transform[0] * exact_decimal(text) + transform[1],
                                           "the linearly transformed value"))
-                if unit is not None and kind == "Real":
+                if unit is not None and kind == "Real" and not suppressed:
                     target = target_unit(name)
                     yield name, (typed("Real", text) if target is None or unit == target
                                  else convert(text, unit, target, units)), kind

@@ -1,8 +1,8 @@
 """SSP 1.0 scenario loading: ``SystemStructure.ssd`` -> ``Scenario``.
 
 Read from the SSD: components (``source`` = FMU path relative to the SSD's folder, a URI reference), those of
-nested systems named by their path (``body/mass``, ``mechfmu.ssp.systems``), parameter bindings (applied to
-parameters, and to inputs as start values), connections, ``DefaultExperiment`` start/stop, the step size from
+nested systems named by their path (``body/mass``, ``mechfmu.ssp.systems``), parameter bindings of components
+and of systems (applied to parameters, and to inputs as start values; ``mechfmu.ssp.system_bindings``), connections, ``DefaultExperiment`` start/stop, the step size from
 the ``osp:FixedStepAlgorithm baseStepSize`` annotation (so libcosim reads the same file) and our own options
 from the ``org.mechfmu`` annotation (``<mechfmu:Master algorithm=".." exchange=".." rtol=".." atol=".."/>``, rtol
 and atol the run's tolerance, ``mechfmu.master.accuracy``, and the adaptive step's); in a component
@@ -30,11 +30,12 @@ from typing import Any
 from mechfmu.fmu.declarations import component_class, declared_variables, variable_unit
 from mechfmu.ssp import archive as ssp_archive
 from mechfmu.ssp.connection_maps import converted
-from mechfmu.ssp.constructs import connector_problem, declared_type, system_problems
+from mechfmu.ssp.constructs import connector_problem, declared_type, system_problems, version_problem
 from mechfmu.ssp.elements import ComponentSpec, Connection
 from mechfmu.ssp.fmu_sources import fallback_allowed, missing_fmu, resolve_source, source_path, stand_in_note
 from mechfmu.ssp.parameters import NS as SSP_NS
 from mechfmu.ssp.parameters import binding_values, value_problem
+from mechfmu.ssp.system_bindings import apply_system_bindings
 from mechfmu.ssp.systems import flatten
 from mechfmu.ssp.unconnected import mark_problems, unconnected_inputs
 from mechfmu.ssp.units import parse_units
@@ -119,7 +120,7 @@ def load_scenario(path: str | Path, check: bool = True, local: bool = False, bui
         raise ScenarioError(ssd, [f"not well-formed XML: {exc}"]) from None
     if root.tag != f"{{{NS['ssd']}}}SystemStructureDescription":
         raise ScenarioError(ssd, [f"the root element is {root.tag!r}, not ssd:SystemStructureDescription (SSP 1.0)"])
-    problems: list[str] = []
+    problems: list[str] = [why] if (why := version_problem(root)) else []
     system = root.find("ssd:System", NS)
     if system is None:
         raise ScenarioError(ssd, ["no ssd:System element"])
@@ -168,6 +169,7 @@ def load_scenario(path: str | Path, check: bool = True, local: bool = False, bui
             else:
                 spec.parameters[item[0]], spec.kinds[item[0]] = item[1], item[2]
         components[name] = spec
+    problems += apply_system_bindings(system, ssd.parent, units, components, declared_unit, outside_sources)
     for free in system.iterfind("ssd:Annotations/ssc:Annotation[@type='org.mechfmu']/mechfmu:FreeInputs/mechfmu:Free",
                                 NS):
         owner = free.get("component", "")
