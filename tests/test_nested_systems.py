@@ -198,9 +198,23 @@ def test_a_name_with_the_path_separator_in_a_nested_system_is_refused(tmp_path):
             "Component 'm/ass' in system 'body': the name of a nested system or of its element must not hold '/'")
 
 
-def test_parameter_bindings_of_a_nested_system_are_refused(tmp_path):
-    refused(tmp_path, '<ssd:System name="body">', '<ssd:System name="body"><ssd:ParameterBindings/>',
-            "ssd:ParameterBindings of nested ssd:System 'body' are not applied by mechfmu")
+def test_parameter_bindings_of_a_nested_system_are_applied_to_its_components(tmp_path):
+    """``mass.m`` bound at the system ``body`` is the mass of ``body/mass`` (tests/test_ssp_system_bindings.py
+    checks the motion and SSP's precedence); a name of no element of ``body`` is refused, naming the system."""
+    folder = body_system(tmp_path)
+    ssd = folder / "SystemStructure.ssd"
+    binding = ('<ssd:ParameterBindings><ssd:ParameterBinding><ssd:ParameterValues><ssv:ParameterSet version="1.0" '
+               'name="body"><ssv:Parameters><ssv:Parameter name="mass.m"><ssv:Real value="7.5"/></ssv:Parameter>'
+               '</ssv:Parameters></ssv:ParameterSet></ssd:ParameterValues></ssd:ParameterBinding>'
+               '</ssd:ParameterBindings>')
+    text = ssd.read_text()
+    start = text.index('<ssd:System name="body">') + len('<ssd:System name="body">')
+    start = text.index("</ssd:Connectors>", start) + len("</ssd:Connectors>")  # SSP's order: bindings next
+    ssd.write_text(text[:start] + binding + text[start:])
+    assert load_scenario(folder).components["body/mass"].parameters["m"] == 7.5
+    (tmp_path / "misnamed").mkdir()
+    refused(tmp_path / "misnamed", '<ssd:System name="body">', '<ssd:System name="body">' + binding.replace(
+        "mass.m", "mas.m"), "system 'body': parameter binding: 'mas.m' names no element of the system")
 
 
 def test_a_percent_encoded_source_is_decoded(tmp_path, flat_result):

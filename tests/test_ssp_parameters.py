@@ -86,21 +86,27 @@ def test_external_ssv_in_other_units_equals_the_inline_si_scenario(fmus, tmp_pat
 
 
 def test_ssm_mapping_renames_and_transforms(fmus, tmp_path):
-    """A parameter set written for another naming (mass_kg in g) mapped onto m with a linear
-    transformation (factor 0.001), and prefix removal: the same mass as the inline scenario."""
-    mass = ssv('<ssv:Parameter name="body.mass_g"><ssv:Real value="5000"/></ssv:Parameter>'
-               '<ssv:Parameter name="body.f_drive"><ssv:Real value="1.0"/></ssv:Parameter>'
-               '<ssv:Parameter name="body.s_start"><ssv:Real value="0.0123"/></ssv:Parameter>')
+    """A parameter set written for another naming (mass_g in g) mapped onto m with a linear
+    transformation (factor 0.001), its names prefixed as SSP says (``prefix`` prepended before the mapping: the
+    mapping's source is ``body.mass_g``... for a component, a prefix that names its port): the same mass as the
+    inline scenario."""
+    mass = ssv('<ssv:Parameter name="mass_g"><ssv:Real value="5000"/></ssv:Parameter>'
+               '<ssv:Parameter name="f_drive"><ssv:Real value="1.0"/></ssv:Parameter>'
+               '<ssv:Parameter name="s_start"><ssv:Real value="0.0123"/></ssv:Parameter>')
     mapping = (f'<?xml version="1.0" encoding="UTF-8"?>\n<ssm:ParameterMapping xmlns:ssm="{SSM}" xmlns:ssc="{SSC}" '
                'version="1.0"><ssm:MappingEntry source="mass_g" target="m">'
                '<ssc:LinearTransformation factor="0.001"/></ssm:MappingEntry></ssm:ParameterMapping>')
-    binding = ('<ssd:ParameterBinding source="mass.ssv" prefix="body."><ssd:ParameterMapping source="mass.ssm"/>'
+    binding = ('<ssd:ParameterBinding source="mass.ssv"><ssd:ParameterMapping source="mass.ssm"/>'
                '</ssd:ParameterBinding>')
     folder = scenario_copy(tmp_path, "mapped", binding, None, {"mass.ssv": mass, "mass.ssm": mapping})
     assert load_scenario(folder).components["mass"].parameters == {"m": 5.0, "f_drive": 1.0, "s_start": 0.0123}
     without_target = mapping.replace(' target="m"', "")
     folder = scenario_copy(tmp_path, "unmapped", binding, None, {"mass.ssv": mass, "mass.ssm": without_target})
     with pytest.raises(ScenarioError, match="an ssm:MappingEntry needs both source and target"):
+        load_scenario(folder)
+    prefixed = binding.replace('source="mass.ssv"', 'source="mass.ssv" prefix="body."')  # body.mass_g: no entry
+    folder = scenario_copy(tmp_path, "prefixed", prefixed, None, {"mass.ssv": mass, "mass.ssm": mapping})
+    with pytest.raises(ScenarioError, match="mass: unknown variable 'body.mass_g' in parameter bindings"):
         load_scenario(folder)
 
 

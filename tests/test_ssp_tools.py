@@ -222,14 +222,19 @@ def test_every_instance_has_its_own_fmu_carrying_its_values(archives, fmus):
 
 
 def test_external_ssv_files_and_units_are_resolved_into_the_archive(fmus, tmp_path):
-    """A binding in an .ssv file with units (g, mm, N/mm) and a prefix: the archive holds the values in SI
-    units inline, runs bit for bit like the folder, and fmpy gets the physics."""
-    from test_ssp_parameters import EXTERNAL, UNITS, scenario_copy, ssv
-    mass = ssv('<ssv:Parameter name="body.m"><ssv:Real value="5000" unit="g"/></ssv:Parameter>'
-               '<ssv:Parameter name="body.f_drive"><ssv:Real value="1.0"/></ssv:Parameter>'
-               '<ssv:Parameter name="body.s_start"><ssv:Real value="12.3" unit="mm"/></ssv:Parameter>', UNITS)
-    folder = scenario_copy(tmp_path, "units", EXTERNAL.format(file="mass.ssv", extra=' prefix="body."'), None,
-                           {"mass.ssv": mass})
+    """A binding in an .ssv file with units (g, mm, N/mm) bound at the system with the prefix ``mass.``: the
+    archive holds the values in SI units inline in the mass's set, runs bit for bit like the folder, and fmpy
+    gets the physics."""
+    from test_ssp_parameters import UNITS, scenario_copy, ssv
+    mass = ssv('<ssv:Parameter name="m"><ssv:Real value="5000" unit="g"/></ssv:Parameter>'
+               '<ssv:Parameter name="f_drive"><ssv:Real value="1.0"/></ssv:Parameter>'
+               '<ssv:Parameter name="s_start"><ssv:Real value="12.3" unit="mm"/></ssv:Parameter>', UNITS)
+    folder = scenario_copy(tmp_path, "units", "", None, {"mass.ssv": mass})
+    ssd = folder / "SystemStructure.ssd"
+    text = ssd.read_text()
+    system = text.index(">", text.index("<ssd:System ")) + 1
+    ssd.write_text(text[:system] + '<ssd:ParameterBindings><ssd:ParameterBinding source="mass.ssv" prefix="mass."/>'
+                   '</ssd:ParameterBindings>' + text[system:])
     archive = export_ssp(folder, tmp_path / "units.ssp")
     with zipfile.ZipFile(archive) as zf:
         assert "mass.ssv" not in zf.namelist()
