@@ -35,9 +35,10 @@ from typing import Any
 from mechfmu.ssp.connection_maps import write_conversions
 from mechfmu.ssp.files import replaced
 from mechfmu.ssp.openmodelica import OMS_NS, openmodelica_annotations, strongly_coupled_refusal
-from mechfmu.ssp.scenario import NS, SSD_NAME, ComponentSpec, component_class, load_scenario
+from mechfmu.ssp.scenario import NS, SSD_NAME, ComponentSpec, Scenario, component_class, load_scenario
 from mechfmu.ssp.system_bindings import nested_systems
 from mechfmu.ssp.systems import flatten
+from mechfmu.ssp.tool_notes import COUPLING, fmpy_first_step, oms_identifier, oms_refused_names
 
 #: the name of the one parameter set each component's binding has in an archive: the set ecos applies with
 #: ``init(parameter_set="initialValues")`` (its own examples' name)
@@ -179,6 +180,9 @@ def export_ssp(scenario: str | Path, target: str | Path, shared_fmus: bool = Fal
         ET.register_namespace(prefix, uri)
     root = ET.parse(ssd).getroot()
     refusal = strongly_coupled_refusal(root, loaded.components) if strongly_coupled else ""
+    if strongly_coupled and not refusal and (names := oms_refused_names(root)):
+        refusal = (f"OMSimulator 2.1.3 refuses the names {', '.join(names)} (a name is an ASCII letter, then "
+                   "letters, digits and _): rename them")
     if refusal:
         raise ValueError(f"cannot export {loaded.name} as a strongly coupled system: {refusal}")
     constraints = unsolved_constraints(loaded.components)
@@ -205,6 +209,8 @@ def export_ssp(scenario: str | Path, target: str | Path, shared_fmus: bool = Fal
                              f"cannot share {member}: export without shared FMUs")
         element.set("source", member)
         _rebind(element, spec)
+    for named in (root, system):  # the model's name: OMSimulator refuses one that is not an identifier
+        named.set("name", oms_identifier(named.get("name") or loaded.name))
     write_conversions(system, loaded.connections)
     openmodelica_annotations(root, loaded.step_size, loaded.stop_time - loaded.start_time, loaded.name,
                              strongly_coupled)
@@ -229,26 +235,63 @@ def export_ssp(scenario: str | Path, target: str | Path, shared_fmus: bool = Fal
 IGNORING_TRANSFORMATIONS = ("fmpy's simulate_ssp", "OMSimulator 2.1.3")
 
 
-def export_summary(target: Path, shared_fmus: bool = False, strongly_coupled: bool = False) -> str:
-    """What ``export_ssp`` wrote at ``target`` and which tools run it as mechfmu does: a connection that
-    transforms its value (a transformation, or a unit conversion written as one) takes out the tools that
-    ignore transformations, naming the connections."""
-    scenario = load_scenario(target)
-    transformed = [f"{c} (x {c.factor!r} + {c.offset!r})" for c in scenario.connections
+def export_summary(target: Path, shared_fmus: bool = False, strongly_coupled: bool = False,
+                   scenario: str | Path | None = None, deviations: tuple[dict[str, float], str, float] | None = None
+                   ) -> str:
+    """What ``export_ssp`` wrote at ``target``, which tools run it as mechfmu does and how (one line each): a
+    connection that transforms its value takes out the tools that ignore transformations, a name OMSimulator
+    refuses takes it out (``mechfmu.ssp.tool_notes``); the coupling each tool runs, with ``deviations``
+    (``mechfmu.crosscheck.coupling.first_order_deviations``) its estimated distance from the accurate run; what
+    fmpy's first step gets wrong. ``scenario``: the exported one, to name a model name written otherwise."""
+    loaded = load_scenario(target)
+    root = ET.parse(loaded.folder / SSD_NAME).getroot()
+    transformed = [f"{c} (x {c.factor!r} + {c.offset!r})" for c in loaded.connections
                    if (c.factor, c.offset) != (1.0, 0.0)]
     ignoring = IGNORING_TRANSFORMATIONS if transformed else ()
-    if unsolved_constraints(scenario.components):
-        summary = f"wrote {target}: its constraint is solved only by mechfmu's newton master; not by other tools"
-    elif strongly_coupled:
-        summary = (f"wrote {target}: a strongly coupled system of Model Exchange FMUs (OMSimulator: CVODE; mechfmu: "
-                   "the monolithic master)")
+    names = oms_refused_names(root)
+    lines = []
+    if scenario is not None and (original := load_scenario(scenario, check=False).name) != loaded.name:
+        lines.append(f"the model is named {loaded.name!r} in the archive: OMSimulator 2.1.3 refuses {original!r} "
+                     "(a name is an ASCII letter, then letters, digits and _)")
+    if unsolved_constraints(loaded.components):
+        return "\n  ".join([f"wrote {target}: its constraint is solved only by mechfmu's newton master; not by "
+                             "other tools", *lines])
+    if strongly_coupled:
+        summary = (f"wrote {target}: a strongly coupled system of Model Exchange FMUs (OMSimulator: CVODE, as "
+                   "mechfmu's monolithic master)")
+        runs = ["OMSimulator"]
     else:
         tools = ["mechfmu", "libcosim", "OMSimulator"] + ([] if shared_fmus else ["fmpy's simulate_ssp", "ecos"])
-        runs = [tool for tool in tools if not any(tool in name for name in ignoring)]
+        runs = [tool for tool in tools if not any(tool in name for name in ignoring)
+                and not (tool == "OMSimulator" and names)]
         layout = ("SystemStructure.ssd + resources/<Model>.fmu; values in the bindings only" if shared_fmus else
                   "SystemStructure.ssd + resources/<instance>/<Model>.fmu carrying its values")
         summary = f"wrote {target} ({layout}: runs in {', '.join(runs[:-1])} and {runs[-1]})"
     if transformed:
-        summary += (f"; {' and '.join(ignoring)} do not apply ssc:LinearTransformation: there "
-                    f"{'; '.join(transformed)} would deliver the output unchanged")
-    return summary
+        lines.append(f"{' and '.join(ignoring)} do not apply ssc:LinearTransformation: there "
+                     f"{'; '.join(transformed)} would deliver the output unchanged")
+    if names:
+        lines.append(f"OMSimulator 2.1.3 refuses the names {', '.join(names)} (a name is an ASCII letter, then "
+                     "letters, digits and _; libcosim and fmpy take them): rename them to run the archive there")
+    if not strongly_coupled:
+        lines += _coupling_lines(loaded, runs, deviations)
+    return "\n  ".join([summary, *lines])
+
+
+def _coupling_lines(loaded: Scenario, runs: list[str], deviations: tuple[dict[str, float], str, float] | None
+                    ) -> list[str]:
+    """The coupling each tool of ``runs`` runs (but mechfmu), with its estimated error; fmpy's first step."""
+    found, unit, span = deviations if deviations is not None else ({}, "m", 0.0)
+    lines = []
+    for tool in (t for t in runs if t in COUPLING):
+        coupling, ours = COUPLING[tool]
+        but = " but for its first step" if tool.startswith("fmpy") else ""
+        estimate = (f", about {found[ours]:.2g} {unit} from the accurate run in a body's position over "
+                    f"{span:.6g} s (mechfmu's {ours}, which it equals{but})" if ours in found else "")
+        lines.append(f"{tool}: {coupling}{estimate}")
+    if "OMSimulator" in runs and lines:
+        lines.append("for OMSimulator's accurate run (CVODE on the Model Exchange FMUs) export with "
+                     "--strongly-coupled; mechfmu runs either archive with its own master")
+    if "fmpy's simulate_ssp" in runs and (jolt := fmpy_first_step(loaded)):
+        lines.append(jolt)
+    return lines

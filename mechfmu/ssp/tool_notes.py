@@ -1,0 +1,126 @@
+"""What other tools make of an exported archive, said at export (``mechfmu.ssp.export.export_summary``).
+
+- Names: OMSimulator 2.1.3 refuses a model, system or component name that is not an identifier (an ASCII
+  letter, then ASCII letters, digits and ``_``): ``"quarter-truck" is not a valid ident``, exit 1, no result.
+  libcosim 0.11 and fmpy 0.3 run such names (measured: ``quarter-truck``, ``osc.dot``, ``osc space``, ``_osc``,
+  ``mass-1``, ``2mass``, ``mass 1``, ``masse_é``). The export writes the model's (top system's) name as an
+  identifier (``oms_identifier``: nothing else refers to it); a component or nested system is named in
+  connections and results, so it keeps its name and the summary names it among what OMSimulator refuses.
+- Coupling (``COUPLING``): each tool's master, and how far from the accurate answer it is where mechfmu can
+  estimate it (``mechfmu.crosscheck.coupling``: our own run of the same first-order coupling).
+- fmpy's first step (``fmpy_first_step``): fmpy's ``simulate_ssp`` starts every connector at 0 and passes
+  values only after a step, so its first step holds every connected input at 0 whatever the outputs
+  are at the start: a preloaded system (weight, a prestressed spring, a body away from 0) starts with a jolt.
+  The connections whose output is not 0 at the start are named (found by evaluating our components at the
+  start, in-process, to a fixed point over the connections).
+"""
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from typing import Any
+
+from mechfmu.ssp.parameters import NS
+from mechfmu.ssp.scenario import Scenario, component_class
+
+#: what OMSimulator 2.1.3 accepts as a name (its ``is not a valid ident``)
+OMS_IDENT = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
+#: each tool's coupling of an archive written without ``strongly_coupled``, and the mechfmu master it equals
+COUPLING = {
+    "OMSimulator": ("weakly coupled: its fixed-step master exchanges once a step (first order)",
+                    "jacobi, exchange=ordered"),
+    "libcosim": ("fixed-step Jacobi, one exchange a step (first order)", "jacobi, exchange=strict"),
+    "ecos": ("fixed-step Jacobi, one exchange a step (first order)", "jacobi, exchange=strict"),
+    "fmpy's simulate_ssp": ("fixed-step Jacobi, one exchange a step (first order), its first step with every "
+                            "connected input at 0", "jacobi, exchange=strict"),
+}
+
+
+def oms_identifier(name: str, fallback: str = "system") -> str:
+    """``name`` as a name OMSimulator accepts: every character but ASCII letters, digits and ``_`` made ``_``, a
+    leading non-letter dropped (``quarter-truck`` -> ``quarter_truck``, ``2mass`` -> ``mass``)."""
+    ident = re.sub(r"^[^A-Za-z]+", "", re.sub(r"[^A-Za-z0-9_]", "_", name))
+    return ident or fallback
+
+
+def oms_refused_names(root: ET.Element) -> list[str]:
+    """The component and nested system names of the SSD ``root`` that OMSimulator refuses, with their kind
+    (``component 'mass-1'``); the model's own name is not among them (``oms_identifier`` writes it)."""
+    refused = []
+    system = root.find("ssd:System", NS)
+    for element in system.iter() if system is not None else ():
+        kind = element.tag.rsplit("}", 1)[-1]
+        if element is not system and kind in ("Component", "System") and not OMS_IDENT.match(element.get("name", "")):
+            refused.append(f"{'component' if kind == 'Component' else 'system'} {element.get('name', '')!r}")
+    return refused
+
+
+def initial_inputs(scenario: Scenario, passes: int = 50) -> dict[tuple[str, str], float]:
+    """The value each connected Real input of the scenario holds at the start: the connected output of our
+    components evaluated in-process with their parameters, at the start time, to a fixed point over the
+    connections (at most ``passes`` rounds). A connection from a component that cannot be evaluated here (not
+    one of ours, a table file not found) is left out."""
+    components: dict[str, Any] = {}
+    for name, spec in scenario.components.items():
+        try:
+            component = component_class(spec.fmu)(name)
+            for variable, value in spec.parameters.items():
+                component.set(variable, value)
+            component.initialize(scenario.start_time)
+            components[name] = component
+        except Exception:  # noqa: BLE001 - a component that cannot be evaluated here is left out, not an error
+            continue
+    values: dict[tuple[str, str], float] = {}
+    for _ in range(passes):
+        changed = False
+        for con in scenario.connections:
+            source, target = components.get(con.source), components.get(con.target)
+            if source is None:
+                continue
+            try:
+                value = con.factor * float(source.get(con.source_variable)) + con.offset
+                if target is not None:
+                    target.set(con.target_variable, value)
+            except Exception:  # noqa: BLE001 - as above
+                continue
+            changed |= values.get((con.target, con.target_variable)) != value
+            values[(con.target, con.target_variable)] = value
+        if not changed:
+            break
+    return values
+
+
+def held_at_zero(scenario: Scenario) -> list[str]:
+    """The inputs declared as ``ssd:Connector`` but connected to nothing whose value (bound, or our component's
+    start) is not 0: fmpy's ``simulate_ssp`` sets every declared input from its connector, 0 when nothing feeds
+    it, at every step."""
+    fed = {(c.target, c.target_variable) for c in scenario.connections}
+    held = []
+    for name, spec in scenario.components.items():
+        try:
+            starts = {i.name: i.start for i in component_class(spec.fmu).inputs}
+        except ValueError:
+            starts = {}
+        for connector, kind in spec.connectors.items():
+            value = spec.parameters.get(connector, starts.get(connector, 0.0))
+            if kind == "input" and (name, connector) not in fed and isinstance(value, float) and value != 0.0:
+                held.append(f"{name}.{connector} = {value:.6g}")
+    return held
+
+
+def fmpy_first_step(scenario: Scenario, shown: int = 3) -> str:
+    """What fmpy's runner gets wrong in ``scenario`` at its start ("" if nothing: every connected input starts at
+    0 and no declared input is left unconnected with a value)."""
+    nonzero = [(key, value) for key, value in initial_inputs(scenario).items() if value != 0.0]
+    notes = []
+    if nonzero:
+        named = ", ".join(f"{c}.{v} = {value:.6g}" for (c, v), value in nonzero[:shown])
+        more = f" and {len(nonzero) - shown} more" if len(nonzero) > shown else ""
+        notes.append(f"fmpy's simulate_ssp holds every connected input at 0 over its first step (its connectors "
+                     f"start at 0), where this system starts with {named}{more}: its run starts with a jolt of one "
+                     "step without them; the other tools start from the values")
+    if held := held_at_zero(scenario):
+        notes.append(f"fmpy's simulate_ssp holds the declared but unconnected inputs {', '.join(held[:shown])}"
+                     f"{f' and {len(held) - shown} more' if len(held) > shown else ''} at 0 over the whole run: "
+                     "remove their ssd:Connector declarations to keep their values there")
+    return "\n  ".join(notes)
