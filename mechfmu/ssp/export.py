@@ -19,7 +19,10 @@ plus the annotations each tool reads:
   monolithic master);
 - ours: ``mechfmu:Master`` (algorithm and options).
 
-``load_scenario`` reads an archive too (``scenario.extract_ssp``).
+Before the archive replaces ``target`` it is read back (``mechfmu.ssp.readback``): the SSD through the scenario
+loader, every FMU's ``start_values.json`` by Python's json, its start attributes, and the FMU instantiated on this
+machine; any difference refuses the export (``ReadBackError``, naming the component, the value and what it reads
+back as). ``load_scenario`` reads an archive too (``scenario.extract_ssp``).
 """
 from __future__ import annotations
 
@@ -35,6 +38,7 @@ from typing import Any
 from mechfmu.ssp.connection_maps import write_conversions
 from mechfmu.ssp.files import replaced
 from mechfmu.ssp.openmodelica import OMS_NS, openmodelica_annotations, strongly_coupled_refusal
+from mechfmu.ssp.readback import ReadBackError, check_bindings, check_fmu
 from mechfmu.ssp.scenario import NS, SSD_NAME, ComponentSpec, Scenario, component_class, load_scenario
 from mechfmu.ssp.system_bindings import nested_systems
 from mechfmu.ssp.systems import flatten
@@ -216,17 +220,23 @@ def export_ssp(scenario: str | Path, target: str | Path, shared_fmus: bool = Fal
                              strongly_coupled)
     ET.indent(root, space="  ")
     target = Path(target)
-    with (replaced(target) as temporary, zipfile.ZipFile(temporary, "w", zipfile.ZIP_DEFLATED) as zf,
-          tempfile.TemporaryDirectory() as work):
-        zf.writestr(SSD_NAME, ET.tostring(root, encoding="UTF-8", xml_declaration=True))
-        for member, spec in files.items():
-            if shared_fmus or not (spec.parameters and _ours(spec.fmu)):
-                zf.write(spec.fmu, member)
-                continue
-            variant = Path(work) / member
-            variant.parent.mkdir(parents=True)
-            _carrying(spec.fmu, variant, dict(spec.parameters))
-            zf.write(variant, member)
+    with replaced(target) as temporary, tempfile.TemporaryDirectory() as work:
+        problems: list[str] = []
+        with zipfile.ZipFile(temporary, "w", zipfile.ZIP_DEFLATED) as zf:
+            zf.writestr(SSD_NAME, ET.tostring(root, encoding="UTF-8", xml_declaration=True))
+            for member, spec in files.items():
+                if shared_fmus or not (spec.parameters and _ours(spec.fmu)):
+                    zf.write(spec.fmu, member)
+                    continue
+                variant = Path(work) / member
+                variant.parent.mkdir(parents=True)
+                _carrying(spec.fmu, variant, dict(spec.parameters))
+                problems += check_fmu(variant, spec.name, dict(spec.parameters))
+                zf.write(variant, member)
+        problems += check_bindings(temporary, loaded.components)
+        if problems:  # the target is left as it was
+            raise ReadBackError(f"cannot export {loaded.name}: the archive does not read back as written\n  - "
+                                + "\n  - ".join(problems))
     return target
 
 

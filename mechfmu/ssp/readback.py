@@ -1,0 +1,153 @@
+"""An exported archive read back before it replaces its target (``mechfmu.ssp.export.export_ssp``): what the
+export wrote is what a run reads, or the export is refused naming the component, the parameter and why.
+
+Read back:
+- the SSD, through the scenario loader a run uses (``load_scenario``): every component's values as the source
+  scenario's, each of its type, bit for bit (NaN equal to NaN);
+- every FMU that carries values: ``resources/start_values.json`` by Python's ``json`` and its
+  modelDescription's start attributes by their SSP types (``mechfmu.ssp.parameters.typed``), each equal to the
+  value; then the FMU itself, loaded and instantiated on this machine (fmpy) where it has a binary for it, each
+  value read back through the FMI calls: what its own reader of ``start_values.json`` makes of the file.
+"""
+from __future__ import annotations
+
+import json
+import math
+import tempfile
+import xml.etree.ElementTree as ET
+import zipfile
+from pathlib import Path
+from typing import Any
+
+from mechfmu.ssp.elements import ComponentSpec
+from mechfmu.ssp.parameters import typed
+from mechfmu.ssp.scenario import ScenarioError, load_scenario
+
+#: the member every FMU of ours applies at instantiation
+START_VALUES_MEMBER = "resources/start_values.json"
+
+
+class ReadBackError(ValueError):
+    """What an exported archive holds differs from what was exported (the archive is not written)."""
+
+
+def same(a: Any, b: Any) -> bool:
+    """``a`` and ``b`` are one value of one type (NaN is NaN)."""
+    if type(a) is not type(b):
+        return False
+    return a == b or (isinstance(a, float) and math.isnan(a) and math.isnan(b))
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else f"{text[:60]}... ({len(text)} characters)"
+
+
+def _differences(where: str, expected: dict[str, Any], found: dict[str, Any]) -> list[str]:
+    return [f"{where}: {name} = {_shown(value)} reads back as "
+            f"{_shown(found[name]) if name in found else 'nothing'}"
+            for name, value in expected.items() if name not in found or not same(value, found[name])]
+
+
+def check_bindings(archive: Path, components: dict[str, ComponentSpec]) -> list[str]:
+    """The archive's SSD read as a run reads it: every component's values equal to ``components``'."""
+    try:
+        loaded = load_scenario(archive)
+    except ScenarioError as exc:
+        return [f"the archive's SSD cannot be read back: {exc}"]
+    problems = [f"component {name!r} is not in the archive's SSD" for name in components if name not in
+                loaded.components]
+    for name, spec in components.items():
+        if name in loaded.components:
+            problems += _differences(f"{name} (SystemStructure.ssd)", spec.parameters,
+                                     loaded.components[name].parameters)
+    return problems
+
+
+def check_fmu(fmu: Path, instance: str, values: dict[str, Any], load: bool = True) -> list[str]:
+    """An FMU that carries ``values``: its start_values.json, its start attributes and (``load``, where it has a
+    binary for this machine) the values the instantiated FMU reports."""
+    where = f"{instance} ({fmu.name})"
+    with zipfile.ZipFile(fmu) as zf:
+        try:
+            stored = json.loads(zf.read(START_VALUES_MEMBER).decode("utf-8"))
+        except (KeyError, UnicodeDecodeError, ValueError) as exc:
+            return [f"{where}: {START_VALUES_MEMBER} cannot be read back ({exc})"]
+        root = ET.fromstring(zf.read("modelDescription.xml"))
+    if not isinstance(stored, dict):
+        return [f"{where}: {START_VALUES_MEMBER} is not a JSON object"]
+    problems = _differences(f"{where} {START_VALUES_MEMBER}", values, stored)
+    starts: dict[str, Any] = {}
+    for variable in root.iter("ScalarVariable"):
+        declared = next(iter(variable), None)
+        if variable.get("name") in values and declared is not None and declared.get("start") is not None:
+            try:
+                starts[variable.get("name", "")] = typed(declared.tag, declared.get("start", ""))
+            except ValueError:
+                continue  # reported below as a difference
+    problems += _differences(f"{where} modelDescription.xml start", values, starts)
+    if load and not problems:
+        problems += _instantiated(fmu, where, values)
+    return problems
+
+
+def _instantiated(fmu: Path, where: str, values: dict[str, Any]) -> list[str]:
+    """The values the FMU reports after instantiation ([] if it has no binary for this machine)."""
+    from fmpy import extract, platform, read_model_description
+    from fmpy.fmi2 import FMU2Slave
+
+    description = read_model_description(str(fmu))
+    if description.coSimulation is None:
+        return []
+    identifier = description.coSimulation.modelIdentifier
+    with zipfile.ZipFile(fmu) as zf:
+        if not any(n.startswith(f"binaries/{platform}/{identifier}.") for n in zf.namelist()):
+            return []
+    variables = {v.name: v for v in description.modelVariables}
+    with tempfile.TemporaryDirectory(prefix="mechfmu_readback_") as work:
+        slave = FMU2Slave(guid=description.guid, unzipDirectory=extract(str(fmu), work),
+                          modelIdentifier=identifier, instanceName=where.split(" ")[0])
+        messages: list[str] = []
+        callbacks = _callbacks(messages)
+        try:
+            slave.instantiate(callbacks=callbacks)
+        except Exception as exc:  # noqa: BLE001 - whatever stops the FMU is the refusal's reason
+            return [f"{where}: the FMU does not instantiate with the values it carries ({exc}; it says: "
+                    f"{' '.join(messages) or 'nothing'})"]
+        try:
+            found = {}
+            getters = {"Real": slave.getReal, "Integer": slave.getInteger, "Boolean": slave.getBoolean,
+                       "String": slave.getString}
+            for name in values:
+                variable = variables.get(name)
+                if variable is not None and variable.type in getters:
+                    got = getters[variable.type]([variable.valueReference])[0]
+                    found[name] = (got.decode("utf-8", "replace") if isinstance(got, bytes) else
+                                   bool(got) if variable.type == "Boolean" else got)
+        finally:
+            slave.freeInstance()
+    said = f" (the FMU says: {' '.join(messages)})" if messages else ""
+    return [f"{problem}{said}" for problem in _differences(f"{where} as instantiated", values, found)]
+
+
+def _callbacks(messages: list[str]) -> Any:
+    """fmpy's FMI 2.0 callbacks with a logger that keeps each message in ``messages`` (nothing printed)."""
+    from ctypes import byref
+
+    from fmpy import calloc, free
+    from fmpy.fmi2 import (fmi2CallbackAllocateMemoryTYPE, fmi2CallbackFreeMemoryTYPE, fmi2CallbackFunctions,
+                           fmi2CallbackLoggerTYPE)
+
+    def logger(environment: Any, instance: bytes, status: int, category: bytes, message: bytes) -> None:
+        messages.append(message.decode("utf-8", "replace") if message else "")
+
+    callbacks = fmi2CallbackFunctions()
+    callbacks.logger = fmi2CallbackLoggerTYPE(logger)
+    callbacks.allocateMemory = fmi2CallbackAllocateMemoryTYPE(calloc)
+    callbacks.freeMemory = fmi2CallbackFreeMemoryTYPE(free)
+    try:
+        from fmpy.logging import addLoggerProxy
+        addLoggerProxy(byref(callbacks))  # formats a message's arguments (the FMU's logger is variadic)
+    except Exception:  # noqa: BLE001 - without the proxy the messages come unformatted
+        pass
+    return callbacks
