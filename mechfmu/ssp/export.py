@@ -42,7 +42,8 @@ from mechfmu.ssp.readback import ReadBackError, check_bindings, check_fmu
 from mechfmu.ssp.scenario import NS, SSD_NAME, ComponentSpec, Scenario, component_class, load_scenario
 from mechfmu.ssp.system_bindings import nested_systems
 from mechfmu.ssp.systems import flatten
-from mechfmu.ssp.tool_notes import COUPLING, fmpy_first_step, oms_identifier, oms_refused_names
+from mechfmu.ssp.tool_notes import (COUPLING, fmpy_first_step, oms_identifier, oms_refused_names,
+                                    unconnected_input_connectors)
 
 #: the name of the one parameter set each component's binding has in an archive: the set ecos applies with
 #: ``init(parameter_set="initialValues")`` (its own examples' name)
@@ -213,10 +214,14 @@ def export_ssp(scenario: str | Path, target: str | Path, shared_fmus: bool = Fal
                              f"cannot share {member}: export without shared FMUs")
         element.set("source", member)
         _rebind(element, spec)
+        connectors = element.find("ssd:Connectors", NS)
+        for unfed in unconnected_input_connectors(element, name, loaded):  # fmpy misreads them (tool_notes)
+            assert connectors is not None
+            connectors.remove(unfed)
     for named in (root, system):  # the model's name: OMSimulator refuses one that is not an identifier
         named.set("name", oms_identifier(named.get("name") or loaded.name))
     write_conversions(system, loaded.connections)
-    openmodelica_annotations(root, loaded.step_size, loaded.stop_time - loaded.start_time, loaded.name,
+    openmodelica_annotations(root, loaded.step_size, loaded.stop_time - loaded.start_time, root.get("name", ""),
                              strongly_coupled)
     ET.indent(root, space="  ")
     target = Path(target)

@@ -12,7 +12,9 @@
   values only after a step, so its first step holds every connected input at 0 whatever the outputs
   are at the start: a preloaded system (weight, a prestressed spring, a body away from 0) starts with a jolt.
   The connections whose output is not 0 at the start are named (found by evaluating our components at the
-  start, in-process, to a fixed point over the connections).
+  start, in-process, to a fixed point over the connections). An input declared as ``ssd:Connector`` but
+  connected to nothing stops fmpy 0.3's reader (``UnboundLocalError``), or, after a connected one, wires it to
+  that one's output: the export declares only connected inputs (``unconnected_input_connectors``).
 """
 from __future__ import annotations
 
@@ -90,27 +92,9 @@ def initial_inputs(scenario: Scenario, passes: int = 50) -> dict[tuple[str, str]
     return values
 
 
-def held_at_zero(scenario: Scenario) -> list[str]:
-    """The inputs declared as ``ssd:Connector`` but connected to nothing whose value (bound, or our component's
-    start) is not 0: fmpy's ``simulate_ssp`` sets every declared input from its connector, 0 when nothing feeds
-    it, at every step."""
-    fed = {(c.target, c.target_variable) for c in scenario.connections}
-    held = []
-    for name, spec in scenario.components.items():
-        try:
-            starts = {i.name: i.start for i in component_class(spec.fmu).inputs}
-        except ValueError:
-            starts = {}
-        for connector, kind in spec.connectors.items():
-            value = spec.parameters.get(connector, starts.get(connector, 0.0))
-            if kind == "input" and (name, connector) not in fed and isinstance(value, float) and value != 0.0:
-                held.append(f"{name}.{connector} = {value:.6g}")
-    return held
-
-
 def fmpy_first_step(scenario: Scenario, shown: int = 3) -> str:
     """What fmpy's runner gets wrong in ``scenario`` at its start ("" if nothing: every connected input starts at
-    0 and no declared input is left unconnected with a value)."""
+    0)."""
     nonzero = [(key, value) for key, value in initial_inputs(scenario).items() if value != 0.0]
     notes = []
     if nonzero:
@@ -119,8 +103,12 @@ def fmpy_first_step(scenario: Scenario, shown: int = 3) -> str:
         notes.append(f"fmpy's simulate_ssp holds every connected input at 0 over its first step (its connectors "
                      f"start at 0), where this system starts with {named}{more}: its run starts with a jolt of one "
                      "step without them; the other tools start from the values")
-    if held := held_at_zero(scenario):
-        notes.append(f"fmpy's simulate_ssp holds the declared but unconnected inputs {', '.join(held[:shown])}"
-                     f"{f' and {len(held) - shown} more' if len(held) > shown else ''} at 0 over the whole run: "
-                     "remove their ssd:Connector declarations to keep their values there")
     return "\n  ".join(notes)
+
+
+def unconnected_input_connectors(element: ET.Element, name: str, scenario: Scenario) -> list[ET.Element]:
+    """The ``ssd:Connector`` declarations of inputs of the component ``element`` (``name`` in ``scenario``) that no
+    connection feeds."""
+    fed = {c.target_variable for c in scenario.connections if c.target == name}
+    return [c for c in element.iterfind("ssd:Connectors/ssd:Connector", NS)
+            if c.get("kind") == "input" and c.get("name") not in fed]
