@@ -35,6 +35,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+from mechfmu.components.ports import ACTIVE, CONSTRAINT_EQUATION, LAMBDA
 from mechfmu.ssp.connection_maps import write_conversions
 from mechfmu.ssp.files import replaced
 from mechfmu.ssp.openmodelica import OMS_NS, openmodelica_annotations, strongly_coupled_refusal
@@ -163,8 +164,8 @@ def unsolved_constraints(components: dict[str, ComponentSpec]) -> list[str]:
         except ValueError:  # not one of ours
             declared = read_model_description(str(spec.fmu)).modelVariables
         variables = {v.name: v.causality for v in declared}
-        if (variables.get("lambda") == "input" and variables.get("constraintEquation") == "output"
-                and spec.parameters.get("activeConnector", True) is not False):
+        if (variables.get(LAMBDA) == "input" and variables.get(CONSTRAINT_EQUATION) == "output"
+                and spec.parameters.get(ACTIVE, True) is not False):
             names.append(name)
     return names
 

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from mechfmu.components.ports import ANGLE, ANGULAR_VELOCITY, FORCE, POSITION, TORQUE, VELOCITY
 from mechfmu.ssp.files import replaced
 from mechfmu.ssp.library import checked_parameters, unknown
 from mechfmu.ssp.scenario import NS, SSD_NAME
@@ -19,7 +20,7 @@ Components = list[tuple[str, str, dict[str, Any]]]
 #: a wire as (source component, output, target component, input)
 Wire = tuple[str, str, str, str]
 #: the variables that make a port a flange (a mechanical cut): its position or its cut force or torque
-FLANGE_VARIABLES = ("s", "phi", "f", "tau")
+FLANGE_VARIABLES = (POSITION, ANGLE, FORCE, TORQUE)
 #: the characters XML 1.0 cannot hold: the control characters but tab, line feed and carriage return, the
 #: surrogates, U+FFFE and U+FFFF (a file holding one cannot be read back)
 NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
@@ -117,7 +118,7 @@ class Wiring:
         key = (self.models[body], x)
         if key not in self._force_ports:
             inputs = self._variables(body)[3]
-            load = next((n for n in ("f", "tau") if f"{x}.{n}" in inputs), None)
+            load = next((n for n in (FORCE, TORQUE) if f"{x}.{n}" in inputs), None)
             ports = [p for p in [x] + [f"{x}[{k}]" for k in range(2, 100)] if load and f"{p}.{load}" in inputs]
             self._force_ports[key] = load, ports
         return self._force_ports[key]
@@ -139,17 +140,17 @@ class Wiring:
                 raise ValueError(f"connect {text!r}: " + unknown("flange", flange, instance, flanges))
         outputs = {end[0]: self._variables(end[0])[2] for end in ends}
         inputs = {end[0]: self._variables(end[0])[3] for end in ends}
-        driving = [end for end in ends if {f"{end[1]}.s", f"{end[1]}.phi"} & outputs[end[0]]]
+        driving = [end for end in ends if {f"{end[1]}.{POSITION}", f"{end[1]}.{ANGLE}"} & outputs[end[0]]]
         if len(driving) != 1:
             raise ValueError(f"connect {text!r}: exactly one side must output the flange's position "
                              f"({'both do' if driving else 'neither does'})")
         (body, x), (element, y) = driving[0], ends[1] if ends[0] == driving[0] else ends[0]
         wires = []
-        for pos, vel in (("s", "v"), ("phi", "w")):
+        for pos, vel in ((POSITION, VELOCITY), (ANGLE, ANGULAR_VELOCITY)):
             if f"{x}.{pos}" in outputs[body]:
-                wires += [f"{body}.{x}.{a} -> {element}.{y}.{b}" for a, b in ((pos, "s"), (vel, "v"))
+                wires += [f"{body}.{x}.{a} -> {element}.{y}.{b}" for a, b in ((pos, POSITION), (vel, VELOCITY))
                           if f"{y}.{b}" in inputs[element] and f"{x}.{a}" in outputs[body]]
-        if f"{y}.f" not in outputs[element]:
+        if f"{y}.{FORCE}" not in outputs[element]:
             return wires
         load, ports = self._loads(body, x)
         if not ports:
@@ -159,7 +160,7 @@ class Wiring:
             raise ValueError(f"connect {text!r}: {body}.{x} takes no (more) force: "
                              f"{len(ports)} port(s), all wired")
         taken.add((body, free))
-        return [*wires, f"{element}.{y}.f -> {body}.{free}.{load}"]
+        return [*wires, f"{element}.{y}.{FORCE} -> {body}.{free}.{load}"]
 
     def parse(self, text: str, driven: dict[str, str]) -> Wire:
         """One wire ``"a.x -> b.y"`` as (a, x, b, y) (``check_wires``), ``driven`` holding the inputs it and the
