@@ -142,8 +142,9 @@ def test_a_declared_unconnected_input_is_not_declared_in_the_archive_and_fmpy_ru
 def test_a_long_table_string_is_read_back_or_the_export_refused(fmus, tmp_path):
     """A table string of 14 KB: the archive's FMU gives y(1) = 2·1 + 0.5 (the table's line, the offset), or the
     export is refused naming the table and its value; no archive that loses them is written."""
-    from mechfmu.master.simulate import simulate
     from test_ssp_system_bindings import EXPERIMENT, HEAD
+
+    from mechfmu.master.simulate import simulate
     rows = "; ".join(f"{i * 0.001:.3f}, {i * 0.002:.3f}" for i in range(1001))
     folder = tmp_path / "long_table"
     folder.mkdir()

@@ -87,7 +87,8 @@ def test_a_system_binding_that_names_nothing_is_refused(tmp_path, name, problem)
 
 
 def test_a_binding_of_a_system_connector_is_refused(tmp_path):
-    connector = '<ssd:Connectors><ssd:Connector name="load" kind="parameter"><ssc:Real/></ssd:Connector></ssd:Connectors>'
+    connector = ('<ssd:Connectors><ssd:Connector name="load" kind="parameter"><ssc:Real/></ssd:Connector>'
+                 '</ssd:Connectors>')
     folder = scenario(tmp_path, body=bindings(values(("load", "4.0"))), connectors=connector)
     with pytest.raises(ScenarioError, match="system 'body': parameter binding: 'load' is a connector of the system"):
         load_scenario(folder)

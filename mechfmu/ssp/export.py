@@ -9,8 +9,9 @@ still run the scenario's physics:
   built, one per model (a small archive for tools that apply the bindings);
 - every component's bindings, with those its systems give it, become one inline parameter set named
   ``initialValues`` (``PARAMETER_SET``) with the values as this master reads them (units converted; ``.ssv``
-  files, prefixes and mappings applied; no system keeps bindings of its own), so ecos applies them all as one set and no tool has units or mappings to handle; likewise a
-  connection that converts units carries the conversion as its ``ssc:LinearTransformation``;
+  files, prefixes and mappings applied; no system keeps bindings of its own), so ecos applies them all as one
+  set and no tool has units or mappings to handle; likewise a connection that converts units carries the
+  conversion as its ``ssc:LinearTransformation``; only connected inputs are declared (``tool_notes``);
 plus the annotations each tool reads:
 - libcosim: ``osp:FixedStepAlgorithm baseStepSize`` (already in every scenario);
 - OpenModelica's OMSimulator: its system annotations (mechfmu.ssp.openmodelica): a weakly coupled system
@@ -43,8 +44,13 @@ from mechfmu.ssp.readback import ReadBackError, check_bindings, check_fmu
 from mechfmu.ssp.scenario import NS, SSD_NAME, ComponentSpec, Scenario, component_class, load_scenario
 from mechfmu.ssp.system_bindings import nested_systems
 from mechfmu.ssp.systems import flatten
-from mechfmu.ssp.tool_notes import (COUPLING, fmpy_first_step, oms_identifier, oms_refused_names,
-                                    unconnected_input_connectors)
+from mechfmu.ssp.tool_notes import (
+    COUPLING,
+    fmpy_first_step,
+    oms_identifier,
+    oms_refused_names,
+    unconnected_input_connectors,
+)
 
 #: the name of the one parameter set each component's binding has in an archive: the set ecos applies with
 #: ``init(parameter_set="initialValues")`` (its own examples' name)

@@ -135,8 +135,12 @@ def _callbacks(messages: list[str]) -> Any:
     from ctypes import byref
 
     from fmpy import calloc, free
-    from fmpy.fmi2 import (fmi2CallbackAllocateMemoryTYPE, fmi2CallbackFreeMemoryTYPE, fmi2CallbackFunctions,
-                           fmi2CallbackLoggerTYPE)
+    from fmpy.fmi2 import (
+        fmi2CallbackAllocateMemoryTYPE,
+        fmi2CallbackFreeMemoryTYPE,
+        fmi2CallbackFunctions,
+        fmi2CallbackLoggerTYPE,
+    )
 
     def logger(environment: Any, instance: bytes, status: int, category: bytes, message: bytes) -> None:
         messages.append(message.decode("utf-8", "replace") if message else "")

@@ -2,7 +2,8 @@
 
 Read from the SSD: components (``source`` = FMU path relative to the SSD's folder, a URI reference), those of
 nested systems named by their path (``body/mass``, ``mechfmu.ssp.systems``), parameter bindings of components
-and of systems (applied to parameters, and to inputs as start values; ``mechfmu.ssp.system_bindings``), connections, ``DefaultExperiment`` start/stop, the step size from
+and of systems (applied to parameters, and to inputs as start values; ``mechfmu.ssp.system_bindings``),
+connections, ``DefaultExperiment`` start/stop, the step size from
 the ``osp:FixedStepAlgorithm baseStepSize`` annotation (so libcosim reads the same file) and our own options
 from the ``org.mechfmu`` annotation (``<mechfmu:Master algorithm=".." exchange=".." rtol=".." atol=".."/>``, rtol
 and atol the run's tolerance, ``mechfmu.master.accuracy``, and the adaptive step's); in a component
