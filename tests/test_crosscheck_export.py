@@ -29,3 +29,18 @@ def test_exported_fmus_replay_their_reference(fmus, tmp_path, name):
         assert len(replay) == len(reference) > 100
         for column in reference.dtype.names[1:]:
             assert np.array_equal(replay[column], reference[column]), (name, model, column)
+
+
+def test_an_fmu_that_does_not_read_back_its_values_is_refused(fmus, tmp_path, monkeypatch):
+    """The cross-check FMU is read back as the archive's are (mechfmu.ssp.readback): written without the mass's
+    m, the export names the model, the value and what the FMU holds instead, and leaves no such FMU behind."""
+    from mechfmu.crosscheck import export as crosscheck_export
+    from mechfmu.ssp.readback import ReadBackError
+    variant = crosscheck_export._variant
+    monkeypatch.setattr(crosscheck_export, "_variant",
+                        lambda fmu, target, parameters: variant(fmu, target, {k: v for k, v in parameters.items()
+                                                                             if k != "m"}))
+    with pytest.raises(ReadBackError) as info:
+        export_crosscheck("scenarios/oscillator", tmp_path)
+    assert "resources/start_values.json: m = 5.0 reads back as nothing" in str(info.value), str(info.value)
+    assert not list(tmp_path.glob("**/Mass.fmu"))

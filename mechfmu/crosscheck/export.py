@@ -11,7 +11,9 @@ holds what the FMI cross-check rules ask for, so any importer can replay the FMU
   sees them (right after the step, before new inputs: a feed-through output with the held inputs);
 - ``<Model>_ref.opt``: StartTime, StopTime, StepSize (the macro step), RelTol;
 - ``ReadMe.md``: where it comes from.
-The rules limit each CSV to 1 MB: the export covers the first steps of the scenario that fit (the
+Each FMU is read back as it was written (``mechfmu.ssp.readback.check_fmu``: its start_values.json, start
+attributes and, instantiated here, its values), or the export is refused naming the value. The rules limit each
+CSV to 1 MB: the export covers the first steps of the scenario that fit (the
 stop time says how far), every point kept, so a zero-order-hold input replays exactly.
 """
 from __future__ import annotations
@@ -28,6 +30,7 @@ from mechfmu.master.result import Run
 from mechfmu.master.result_files import csv_header, csv_row
 from mechfmu.master.simulate import simulate
 from mechfmu.master.slaves import LocalSlave
+from mechfmu.ssp.readback import ReadBackError, check_fmu
 from mechfmu.ssp.scenario import component_class, load_scenario
 
 LIMIT = 1_000_000  # bytes per CSV (FMI cross-check rules)
@@ -106,6 +109,10 @@ def export_crosscheck(path: str | Path, directory: str | Path) -> list[Path]:
         folder = root / model
         folder.mkdir(parents=True, exist_ok=True)
         _variant(spec.fmu, folder / f"{model}.fmu", dict(spec.parameters))
+        if problems := check_fmu(folder / f"{model}.fmu", instance, dict(spec.parameters)):  # read back as written
+            (folder / f"{model}.fmu").unlink()
+            raise ReadBackError(f"cannot export {model}.fmu of {scenario.name}: it does not read back as written\n"
+                                "  - " + "\n  - ".join(problems))
         cls = component_class(spec.fmu)
         probe = probes[instance]
         initial = probe.before[times[0]]  # at the start, with the inputs held over the first step
