@@ -93,39 +93,58 @@ def check_fmu(fmu: Path, instance: str, values: dict[str, Any], load: bool = Tru
 
 def _instantiated(fmu: Path, where: str, values: dict[str, Any]) -> list[str]:
     """The values the FMU reports after instantiation ([] if it has no binary for this machine)."""
-    from fmpy import extract, platform, read_model_description
+    from fmpy import platform, read_model_description
     from fmpy.fmi2 import FMU2Slave
 
     description = read_model_description(str(fmu))
     if description.coSimulation is None:
         return []
     identifier = description.coSimulation.modelIdentifier
-    with zipfile.ZipFile(fmu) as zf:
-        if not any(n.startswith(f"binaries/{platform}/{identifier}.") for n in zf.namelist()):
+    with zipfile.ZipFile(fmu) as zf, tempfile.TemporaryDirectory(prefix="mechfmu_readback_") as work:
+        names = zf.namelist()
+        if not any(n.startswith(f"binaries/{platform}/{identifier}.") for n in names):
             return []
-    variables = {v.name: v for v in description.modelVariables}
-    with tempfile.TemporaryDirectory(prefix="mechfmu_readback_") as work:
-        slave = FMU2Slave(guid=description.guid, unzipDirectory=extract(str(fmu), work),
-                          modelIdentifier=identifier, instanceName=where.split(" ")[0])
-        messages: list[str] = []
-        callbacks = _callbacks(messages)
-        try:
-            slave.instantiate(callbacks=callbacks)
-        except Exception as exc:  # noqa: BLE001 - whatever stops the FMU is the refusal's reason
-            return [f"{where}: the FMU does not instantiate with the values it carries ({exc}; it says: "
-                    f"{' '.join(messages) or 'nothing'})"]
-        try:
-            found = {}
-            getters = {"Real": slave.getReal, "Integer": slave.getInteger, "Boolean": slave.getBoolean,
-                       "String": slave.getString}
-            for name in values:
-                variable = variables.get(name)
-                if variable is not None and variable.type in getters:
-                    got = getters[variable.type]([variable.valueReference])[0]
-                    found[name] = (got.decode("utf-8", "replace") if isinstance(got, bytes) else
-                                   bool(got) if variable.type == "Boolean" else got)
-        finally:
-            slave.freeInstance()
+        # what instantiation reads: the model description, the resources and this machine's binary
+        members = [n for n in names if n == "modelDescription.xml" or n.startswith(("resources/",
+                                                                                   f"binaries/{platform}/"))]
+        directory = extract_members(zf, members, Path(work))
+        problems = _read_values(FMU2Slave(guid=description.guid, unzipDirectory=directory,
+                                          modelIdentifier=identifier, instanceName=where.split(" ")[0]),
+                                where, values, {v.name: v for v in description.modelVariables})
+    return problems
+
+
+def extract_members(zf: zipfile.ZipFile, members: list[str], work: Path) -> str:
+    """``members`` of the FMU ``zf`` unpacked into ``work`` (``zipfile`` keeps each inside it); the folder."""
+    for member in members:
+        zf.extract(member, work)
+    return str(work)
+
+
+def _read_values(slave: Any, where: str, values: dict[str, Any], variables: dict[str, Any]) -> list[str]:
+    """The differences of ``values`` from what the instantiated ``slave`` reports."""
+    messages: list[str] = []
+    callbacks = _callbacks(messages)
+    try:
+        slave.instantiate(callbacks=callbacks)
+    except Exception as exc:  # noqa: BLE001 - whatever stops the FMU is the refusal's reason
+        return [f"{where}: the FMU does not instantiate with the values it carries ({exc}; it says: "
+                f"{' '.join(messages) or 'nothing'})"]
+    try:
+        found = {}
+        getters = {"Real": slave.getReal, "Integer": slave.getInteger, "Boolean": slave.getBoolean,
+                   "String": slave.getString}
+        for name in values:
+            variable = variables.get(name)
+            if variable is not None and variable.type in getters:
+                got = getters[variable.type]([variable.valueReference])[0]
+                found[name] = (got.decode("utf-8", "replace") if isinstance(got, bytes) else
+                               bool(got) if variable.type == "Boolean" else got)
+    except Exception as exc:  # noqa: BLE001 - a refused get is the refusal's reason
+        return [f"{where}: the instantiated FMU does not give its values back ({exc}; it says: "
+                f"{' '.join(messages) or 'nothing'})"]
+    finally:
+        slave.freeInstance()
     said = f" (the FMU says: {' '.join(messages)})" if messages else ""
     return [f"{problem}{said}" for problem in _differences(f"{where} as instantiated", values, found)]
 
