@@ -182,3 +182,30 @@ def test_an_exported_archive_carries_the_system_bindings_in_its_components(tmp_p
     if not shared:
         rows = simulate_ssp(str(archive), stop_time=1.0, step_size=1e-3)
         assert rows["body.mass.flange_a.s"][-1] == pytest.approx(0.25, rel=1e-9)
+
+
+@pytest.mark.slow
+def test_omsimulator_applies_the_same_system_binding_to_the_same_archive(tmp_path):
+    """An archive whose top system binds mass.m = 4 (our export with the mass's own m removed and the binding put
+    on the system): OMSimulator 2.1.3 and mechfmu both end at s(1) = 0.25 m."""
+    from conftest import omsimulator_program
+
+    from mechfmu.crosscheck.omsimulator import run_omsimulator
+    folder = scenario(tmp_path, top=bindings(values(("mass.m", "4.0"))))
+    exported = export_ssp(folder, tmp_path / "exported.ssp", shared_fmus=True)
+    archive = tmp_path / "bound.ssp"
+    with zipfile.ZipFile(exported) as source, zipfile.ZipFile(archive, "w") as out:
+        for item in source.infolist():
+            data = source.read(item)
+            if item.filename == "SystemStructure.ssd":
+                text = data.decode()
+                own = text.index('<ssv:Parameter name="m">')
+                text = text[:own] + text[text.index("</ssv:Parameter>", own) + len("</ssv:Parameter>"):]
+                assert 'name="m"' not in text
+                system = text.index(">", text.index("<ssd:System ")) + 1  # SSP's order: bindings first
+                data = (text[:system] + bindings(values(("mass.m", "4.0"))) + text[system:]).encode()
+            out.writestr(item, data)
+    assert end_position(archive) == pytest.approx(0.25, rel=1e-12)
+    run = run_omsimulator(omsimulator_program(), archive, tmp_path / "oms")
+    assert run.returncode == 0 and not run.errors, run.output[-2000:]
+    assert run.signals["mass.flange_a.s"][-1] == pytest.approx(0.25, rel=1e-9)
