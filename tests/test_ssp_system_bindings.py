@@ -209,3 +209,22 @@ def test_omsimulator_applies_the_same_system_binding_to_the_same_archive(tmp_pat
     run = run_omsimulator(omsimulator_program(), archive, tmp_path / "oms")
     assert run.returncode == 0 and not run.errors, run.output[-2000:]
     assert run.signals["mass.flange_a.s"][-1] == pytest.approx(0.25, rel=1e-9)
+
+
+@pytest.mark.parametrize("mapping, problem", [
+    ('<ssm:MappingEntry source="mass.mass_g" target="mass.m"/>',
+     "'mass.m' is given twice in one parameter set (as 'mass.m' and as 'mass.mass_g', through its mapping)"),
+    ('<ssm:MappingEntry source="mass.mass_g" target="mass.m"/><ssm:MappingEntry source="mass.mass_g" '
+     'target="mass.L"/>', "'mass.mass_g' is mapped twice"),
+])
+def test_a_parameter_given_twice_through_a_mapping_is_refused(tmp_path, mapping, problem):
+    """Which of two values a tool keeps is nowhere said: refused, as a name given twice in one set is."""
+    binding = ('<ssd:ParameterBinding><ssd:ParameterValues><ssv:ParameterSet version="1.0" name="set">'
+               '<ssv:Parameters><ssv:Parameter name="mass.m"><ssv:Real value="4.0"/></ssv:Parameter>'
+               '<ssv:Parameter name="mass.mass_g"><ssv:Real value="3.0"/></ssv:Parameter></ssv:Parameters>'
+               '</ssv:ParameterSet></ssd:ParameterValues><ssd:ParameterMapping><ssm:ParameterMapping '
+               f'version="1.0">{mapping}</ssm:ParameterMapping></ssd:ParameterMapping></ssd:ParameterBinding>')
+    folder = scenario(tmp_path, top=bindings(binding))
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(folder)
+    assert problem in str(info.value), str(info.value)

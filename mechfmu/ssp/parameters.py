@@ -119,6 +119,8 @@ def _mapping(binding: ET.Element, folder: Path, outside: bool) -> Entries:
         source_name, target_name = entry.get("source"), entry.get("target")
         if not source_name or not target_name:
             raise ValueError("an ssm:MappingEntry needs both source and target (SSP 1.0)")
+        if source_name in entries:
+            raise ValueError(f"parameter mapping: {source_name!r} is mapped twice; keep one ssm:MappingEntry")
         suppress = entry.get("suppressUnitConversion", "false").strip()
         if suppress not in BOOLEANS:
             raise ValueError(f"parameter mapping of {source_name!r}: suppressUnitConversion = {suppress!r} is not an "
@@ -150,6 +152,7 @@ def binding_values(component: ET.Element, folder: Path, ssd_units: dict[str, Uni
             continue
         prefix = binding.get("prefix", "")
         given: set[str] = set()
+        mapped: dict[str, str] = {}  # the names after prefix and mapping, each with its name in the set
         for param in pset.iterfind("ssv:Parameters/ssv:Parameter", NS):
             name = param.get("name", "")
             if name in given:
@@ -165,7 +168,12 @@ def binding_values(component: ET.Element, folder: Path, ssd_units: dict[str, Uni
                        f"{'' if others else 'no value element'} (an ssv:Real, Integer, Boolean or String is)")
                 continue
             kind, text, unit = value.tag.split("}")[1], value.get("value", ""), value.get("unit")
-            name, transform, suppressed = mapping.get(name, (name, None, False))
+            original, (name, transform, suppressed) = name, mapping.get(name, (name, None, False))
+            if name in mapped:
+                yield (f"parameter binding {source or '(inline)'}: {name!r} is given twice in one parameter set "
+                       f"(as {mapped[name]!r} and as {original!r}, through its mapping); keep one value")
+                continue
+            mapped[name] = original
             try:
                 if transform is not None:
                     if kind != "Real":
