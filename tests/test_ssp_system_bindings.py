@@ -228,3 +228,15 @@ def test_a_parameter_given_twice_through_a_mapping_is_refused(tmp_path, mapping,
     with pytest.raises(ScenarioError) as info:
         load_scenario(folder)
     assert problem in str(info.value), str(info.value)
+
+
+def test_a_component_whose_name_holds_a_dot_is_found_by_its_bindings_and_overrides(tmp_path):
+    """SSP allows ``mass.1`` as an element name: the system's ``mass.1.m`` and the command line's
+    ``--param mass.1.m=2`` (split at its first dot) both reach it."""
+    from mechfmu.ssp.overrides import check_overrides, parse_assignments
+    folder = scenario(tmp_path, top=bindings(values(("mass.1.m", "4.0"))))
+    ssd = folder / "SystemStructure.ssd"
+    ssd.write_text(ssd.read_text().replace('<ssd:Component name="mass"', '<ssd:Component name="mass.1"'))
+    loaded = load_scenario(folder)
+    assert loaded.components["mass.1"].parameters["m"] == 4.0
+    assert check_overrides(loaded, parse_assignments(["mass.1.m=2"]), texts=True) == {"mass.1": {"m": 2.0}}

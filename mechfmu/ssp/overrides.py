@@ -44,7 +44,7 @@ def check_overrides(scenario: Scenario, overrides: dict[str, dict[str, Any]] | N
     type; otherwise a value must already be of it (``True`` for a Boolean, not ``"true"``)."""
     problems: list[str] = []
     checked: dict[str, dict[str, Any]] = {}
-    for component, values in (overrides or {}).items():
+    for component, values in _split_at_components(scenario, overrides or {}).items():
         spec = scenario.components.get(component)
         if spec is None:
             problems.append(f"unknown component {component!r}; the scenario's components are "
@@ -88,3 +88,21 @@ def check_overrides(scenario: Scenario, overrides: dict[str, dict[str, Any]] | N
     if problems:
         raise ScenarioError(scenario.folder, problems)
     return checked
+
+
+def _split_at_components(scenario: Scenario, overrides: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """``overrides`` with each ``COMPONENT.PARAMETER`` split after the longest component name of the scenario it
+    starts with: a component whose name holds a dot (``mass.1``, which SSP allows) is found from
+    ``mass.1.m=2``, which ``parse_assignments`` split at the first dot."""
+    split: dict[str, dict[str, Any]] = {}
+    for component, values in overrides.items():
+        for name, value in values.items():
+            owner = component
+            if component not in scenario.components:
+                full = f"{component}.{name}"
+                known = [c for c in scenario.components if full.startswith(f"{c}.")]
+                if known:
+                    owner = max(known, key=len)
+                    name = full[len(owner) + 1:]
+            split.setdefault(owner, {})[name] = value
+    return split
