@@ -31,6 +31,7 @@ def test_exported_fmus_replay_their_reference(fmus, tmp_path, name):
             assert np.array_equal(replay[column], reference[column]), (name, model, column)
 
 
+@pytest.mark.slow
 def test_an_fmu_that_does_not_read_back_its_values_is_refused(fmus, tmp_path, monkeypatch):
     """The cross-check FMU is read back as the archive's are (mechfmu.ssp.readback): written without the mass's
     m, the export names the model, the value and what the FMU holds instead, and leaves no such FMU behind."""

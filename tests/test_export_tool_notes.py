@@ -168,6 +168,7 @@ def test_a_long_table_string_is_read_back_or_the_export_refused(fmus, tmp_path):
     assert result.data["table.y"][-1] == pytest.approx(2.5, rel=1e-12)
 
 
+@pytest.mark.slow
 def test_a_value_an_fmu_does_not_carry_refuses_the_export(fmus, tmp_path, monkeypatch):
     """An FMU written without one of its values (the writer made to drop m): the export names the component, the
     value and what the file holds instead, and leaves the target as it was."""

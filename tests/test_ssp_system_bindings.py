@@ -102,7 +102,8 @@ def test_a_binding_of_a_system_connector_is_refused(tmp_path):
     ("", bindings(values(("mass.m", "3.0")), values(("mass.m", "5.0"))), "", 5.0),  # the later at one level
     ("", "", values(("m", "2.0")) + values(("m", "8.0")), 8.0),
     (bindings(values(("m", "4.0"), prefix="body.mass.")), "", "", 4.0),  # a component's set bound by a prefix
-])
+], ids=["default", "own", "system over own", "top over system", "later at one level", "later own",
+        "prefix"])
 def test_bindings_take_precedence_as_ssp_says(tmp_path, top, body, own, m):
     folder = scenario(tmp_path, top=top, body=body, own=own)
     assert load_scenario(folder).components["body/mass"].parameters.get("m", 1.0) == m
