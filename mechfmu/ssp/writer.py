@@ -311,7 +311,24 @@ def write_scenario(folder: str | Path, name: str, components: list[tuple[str, st
     path = folder / SSD_NAME
     with replaced(path) as temporary:
         ET.ElementTree(root).write(temporary, encoding="UTF-8", xml_declaration=True)
+        _read_back(temporary, components)
     return path
+
+
+def _read_back(ssd: Path, components: Components) -> None:
+    """Every value of the SSD written at ``ssd`` read back as a run reads it (``binding_values``), each the value
+    written; ValueError naming the component, the value and what it reads back as (the file is not kept)."""
+    from mechfmu.ssp.parameters import binding_values
+    from mechfmu.ssp.readback import same
+    written = {c.get("name"): c for c in ET.parse(ssd).getroot().iter(f"{{{NS['ssd']}}}Component")}
+    for instance, _, params in components:
+        read = {item[0]: item[1] for item in binding_values(written[instance], ssd.parent, {}, lambda _: None)
+                if not isinstance(item, str)}
+        for name, value in params.items():
+            expected = value if isinstance(value, (bool, int, str)) else float(value)
+            if name not in read or not same(expected, read[name]):
+                raise ValueError(f"component {instance!r}: {name} = {value!r} does not read back from the written "
+                                 f"SSD (it reads {read.get(name, 'nothing')!r}); the file is not written")
 
 
 def comment_text(text: str) -> str:
