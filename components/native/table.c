@@ -29,6 +29,7 @@
 #include "expression.h"
 #include "fmi2_native.h"
 #include "native_variables.h"
+#include "numbers.h"
 
 #define V(name) n->values[Table__##name]
 #define MAX_FILE_BYTES (16 * 1024 * 1024)
@@ -144,8 +145,7 @@ static int py_float(const unsigned char *s, const unsigned char *end, double *va
     }
     if (!digits) return -1;
     clean[k] = '\0';
-    *value = strtod(clean, NULL);
-    return 0;
+    return native_parse_decimal(clean, k, value) == k ? 0 : -1; /* '.' whatever the host's locale */
 }
 
 /* The byte offset of the first invalid UTF-8 sequence (Python's strict decoder), or -1 if the text is valid. */
@@ -262,12 +262,12 @@ static int parse_rows(const unsigned char *text, size_t size, int column, int cs
         }
         double numbers[1024];
         size_t count = tokens->count, bad = 0;
-        for (size_t i = 0; i < count && !bad; ++i)
-            if (py_float(tokens->start[i], tokens->end[i], &numbers[i]) != 0) bad = 1;
+        for (size_t i = 0; i < count; ++i)
+            bad += py_float(tokens->start[i], tokens->end[i], &numbers[i]) != 0;
         if (bad) {
-            if (csv && index == 0) {
+            if (csv && index == 0 && bad == count) {
                 ++index;
-                continue; /* a header line */
+                continue; /* a header: the first line, and none of its values is a number (names) */
             }
             if (csv) {
                 snprintf(why, why_size, "line %zu is not a list of numbers separated by ','", number);
@@ -392,23 +392,30 @@ static char *real_path(const char *path) {
         free(copy);
         return NULL;
     }
-    size_t size = strlen(resolved) + length + 2;
+    size_t used = strlen(resolved), size = used + length + 2;
     char *out = realloc(resolved, size);
     if (!out) {
         free(resolved);
         free(copy);
         return NULL;
     }
-    for (char *part = strtok(cut, "/"); part; part = strtok(NULL, "/")) {
-        if (!strcmp(part, ".")) continue;
-        if (!strcmp(part, "..")) {
-            char *slash = strrchr(out, '/');
-            if (slash && slash != out) *slash = '\0';
-            else strcpy(out, "/");
+    /* the rest, part by part (no strtok: its position is one for the whole process, shared by every thread) */
+    for (const char *part = cut; *part;) {
+        if (*part == '/') {
+            ++part;
             continue;
         }
-        if (strcmp(out, "/")) strcat(out, "/");
-        strcat(out, part);
+        const size_t n = strcspn(part, "/");
+        if (n == 2 && part[0] == '.' && part[1] == '.') { /* up: drop the last name, never the root */
+            while (used > 1 && out[used - 1] != '/') --used;
+            if (used > 1) --used;
+        } else if (!(n == 1 && part[0] == '.')) {
+            if (used > 1 || out[0] != '/') out[used++] = '/';
+            memcpy(out + used, part, n);
+            used += n;
+        }
+        out[used] = '\0';
+        part += n;
     }
     free(copy);
     return out;
@@ -450,30 +457,80 @@ static int open_file(const char *path) { return open(path, O_RDONLY | O_NONBLOCK
 #define IS_REGULAR(m) S_ISREG(m)
 #endif
 
+/* The system's words for the error `code` (strerror_r: strerror may share one buffer between threads). */
+static void error_text(int code, char *out, size_t size) {
+#ifdef _WIN32
+    if (strerror_s(out, size, code) != 0) snprintf(out, size, "error %d", code);
+#elif defined(__GLIBC__) && defined(_GNU_SOURCE)
+    const char *text = strerror_r(code, out, size); /* GNU's: a static text or `out` */
+    if (text != out) snprintf(out, size, "%s", text);
+#else
+    if (strerror_r(code, out, size) != 0) snprintf(out, size, "error %d", code);
+#endif
+}
+
+/* The whole of an open file whose status said `expected` bytes: its bytes (malloc'd, one more for a NUL) and
+ * *got, or NULL with errno (a read error such as EIO, or ENOMEM) or, if it holds more than the limit, *grew. */
+static unsigned char *read_all(int descriptor, size_t expected, size_t *got, int *grew) {
+    size_t capacity = (expected < 64 ? 64 : expected) + 1; /* + 1: the end is seen in the first pass */
+    unsigned char *data = malloc(capacity + 1);
+    *got = 0, *grew = 0;
+    while (data) {
+        if (*got == capacity) { /* it grew since its status: on, up to one byte over the limit */
+            if (capacity > MAX_FILE_BYTES) {
+                *grew = 1;
+                break;
+            }
+            size_t more = capacity * 2 > (size_t)MAX_FILE_BYTES + 1 ? (size_t)MAX_FILE_BYTES + 1 : capacity * 2;
+            unsigned char *bigger = realloc(data, more + 1);
+            if (!bigger) break;
+            data = bigger, capacity = more;
+        }
+        const long chunk = (long)read_some(descriptor, data + *got, capacity - *got);
+        if (chunk == 0) return data;
+        if (chunk > 0) *got += (size_t)chunk;
+        else if (errno != EINTR) break; /* a read error: what it is, never taken for the file's end */
+    }
+    const int saved = errno;
+    free(data);
+    errno = data ? saved : ENOMEM;
+    return NULL;
+}
+
 /* read_table_file: the file's bytes (malloc'd) and *size, or NULL with `why` and *kind: 1 refused (TableFileError),
  * 2 unreadable (OSError) */
 static unsigned char *read_file(const char *name, const char *folder, int allow_outside, size_t *size, int *kind,
                                 char *why, size_t why_size) {
-    char joined[PATH_MAX * 2];
 #ifdef _WIN32
     const int absolute = name[0] == '/' || name[0] == '\\' || (name[0] && name[1] == ':');
 #else
     const int absolute = name[0] == '/';
 #endif
-    const char last = folder[0] ? folder[strlen(folder) - 1] : 0;
-    if (absolute) snprintf(joined, sizeof joined, "%s", name);
-    else snprintf(joined, sizeof joined, "%s%s%s", folder, last == '/' || last == SEPARATOR ? "" : (char[]){SEPARATOR, 0},
-                  name);
-    char *path = real_path(joined), *root = real_path(folder);
+    const size_t folder_length = strlen(folder), joined_size = folder_length + strlen(name) + 2;
+    const char last = folder_length ? folder[folder_length - 1] : 0;
+    char *joined = malloc(joined_size); /* as long as the name is: a cut name would be another file */
+    if (joined && absolute) snprintf(joined, joined_size, "%s", name);
+    else if (joined) snprintf(joined, joined_size, "%s%s%s", folder, last == '/' || last == SEPARATOR ? "" : (char[]){SEPARATOR, 0},
+                              name);
+    errno = ENOMEM;
+    char *path = joined ? real_path(joined) : NULL, *root = real_path(folder);
+    const int problem = errno;
+    free(joined);
     unsigned char *data = NULL;
-    char path_repr[PATH_MAX * 2], root_repr[PATH_MAX * 2];
+    char *path_repr = NULL, *root_repr = NULL;
     *kind = 2;
     if (!path || !root) {
-        snprintf(why, why_size, "%s", strerror(errno));
+        error_text(problem, why, why_size);
         goto done;
     }
-    native_repr_text(path, path_repr, sizeof path_repr);
-    native_repr_text(root, root_repr, sizeof root_repr);
+    const size_t path_repr_size = 4 * strlen(path) + 16, root_repr_size = 4 * strlen(root) + 16;
+    path_repr = malloc(path_repr_size), root_repr = malloc(root_repr_size);
+    if (!path_repr || !root_repr) {
+        error_text(ENOMEM, why, why_size);
+        goto done;
+    }
+    native_repr_text(path, path_repr, path_repr_size);
+    native_repr_text(root, root_repr, root_repr_size);
     const int inside = !strcmp(path, root) || same_folder_prefix(path, root);
     if (!allow_outside && !inside) {
         *kind = 1;
@@ -483,7 +540,7 @@ static unsigned char *read_file(const char *name, const char *folder, int allow_
     }
     Status status;
     if (status_of(path, &status) != 0) {
-        snprintf(why, why_size, "%s", strerror(errno));
+        error_text(errno, why, why_size);
         goto done;
     }
     if (!IS_REGULAR(status.st_mode)) {
@@ -493,7 +550,7 @@ static unsigned char *read_file(const char *name, const char *folder, int allow_
     }
     int descriptor = open_file(path);
     if (descriptor < 0) {
-        snprintf(why, why_size, "%s", strerror(errno));
+        error_text(errno, why, why_size);
         goto done;
     }
     if (status_of_open(descriptor, &status) != 0 || !IS_REGULAR(status.st_mode)) {
@@ -509,24 +566,27 @@ static unsigned char *read_file(const char *name, const char *folder, int allow_
         close_file(descriptor);
         goto done;
     }
-    data = malloc(MAX_FILE_BYTES + 2);
     size_t got = 0;
-    long chunk;
-    while (data && got <= MAX_FILE_BYTES && (chunk = (long)read_some(descriptor, data + got, MAX_FILE_BYTES + 1 - got)) > 0)
-        got += (size_t)chunk;
+    int grew = 0;
+    data = read_all(descriptor, (size_t)status.st_size, &got, &grew);
+    const int read_error = errno;
     close_file(descriptor);
-    if (data && got > MAX_FILE_BYTES) {
+    if (grew) {
         *kind = 1;
         snprintf(why, why_size, "has more than the %d bytes a table file may have (it grew while read): shorten the "
                  "table or thin out its rows", MAX_FILE_BYTES);
-        free(data);
-        data = NULL;
+        goto done;
+    }
+    if (!data) {
+        error_text(read_error, why, why_size);
         goto done;
     }
     *size = got;
 done:
     free(path);
     free(root);
+    free(path_repr);
+    free(root_repr);
     return data;
 }
 
@@ -539,10 +599,26 @@ static int fail_parameter(NativeInstance *n, int parameter, const char *problem)
                             n->cls->variables[parameter].name, text, problem);
 }
 
+/* The Integer parameter `index` as the int it declares (in its range), or -1 after native_fail: a value set from a
+ * saved state or start values may be a fraction or far beyond an int, and casting it would be undefined. */
+static int integer_parameter(NativeInstance *n, int index, int *out) {
+    const NativeVariable *v = &n->cls->variables[index];
+    const double value = n->values[index], min = v->has_min ? v->min : (double)INT_MIN;
+    const double max = v->has_max ? v->max : (double)INT_MAX;
+    if (native_integer_value(value, min, max, out) == 0) return 0;
+    char problem[120];
+    if (value != floor(value)) snprintf(problem, sizeof problem, "is not an integer");
+    else snprintf(problem, sizeof problem, "is out of range: must be an integer from %.0f to %.0f", fmax(min, INT_MIN),
+                  fmin(max, INT_MAX));
+    return native_fail(n, v->name, value, problem);
+}
+
 /* The table's rows, read once per table and file parameters (table.py rows()). */
 static int rows(NativeInstance *n, TableData **found) {
     TableData *t = table_data(n);
     if (!t) return native_fail_text(n, 0, "out of memory");
+    int column;
+    if (integer_parameter(n, Table__columns, &column) != 0) return -1;
     if (t->current) {
         *found = t;
         return 0;
@@ -551,7 +627,7 @@ static int rows(NativeInstance *n, TableData **found) {
     const char *file = n->strings[Table__fileName] ? n->strings[Table__fileName] : "";
     const char *folder = n->resources ? n->resources : ".";
     char key_head[128];
-    snprintf(key_head, sizeof key_head, "%d %d %.0f|", V(tableOnFile) != 0.0, V(allowOutsideFiles) != 0.0, V(columns));
+    snprintf(key_head, sizeof key_head, "%d %d %d|", V(tableOnFile) != 0.0, V(allowOutsideFiles) != 0.0, column);
     size_t key_size = strlen(key_head) + strlen(table) + strlen(file) + strlen(folder) + 4;
     char *key = malloc(key_size);
     if (!key) return native_fail_text(n, 0, "out of memory");
@@ -574,19 +650,22 @@ static int rows(NativeInstance *n, TableData **found) {
             snprintf(problem, sizeof problem, kind == 1 ? "is refused: %s" : "cannot be read: %s", why);
             failed = 1;
         } else {
-            long bad = invalid_utf8(data, size);
+            /* a UTF-8 byte-order mark (spreadsheets write one) is no part of the first line */
+            const size_t skip = size >= 3 && data[0] == 0xef && data[1] == 0xbb && data[2] == 0xbf ? 3 : 0;
+            long bad = invalid_utf8(data + skip, size - skip);
             if (bad >= 0) {
-                size_t line = 1;
-                for (long i = 0; i < bad; ++i) line += data[i] == '\n';
+                size_t line = 1; /* the line breaks the rows are split at */
+                for (size_t i = skip, k; i < skip + (size_t)bad; i += k ? k : 1)
+                    line += (k = line_break(data + i, data + skip + (size_t)bad)) > 0;
                 snprintf(problem, sizeof problem, "is not a valid table: line %zu is not UTF-8 text", line);
                 failed = 1;
-            } else if (parse_rows(data, size, (int)V(columns), 1, &parsed, why, sizeof why) != 0) {
+            } else if (parse_rows(data + skip, size - skip, column, 1, &parsed, why, sizeof why) != 0) {
                 snprintf(problem, sizeof problem, "is not a valid table: %s", why);
                 failed = 1;
             }
             free(data);
         }
-    } else if (parse_rows((const unsigned char *)table, strlen(table), (int)V(columns), 0, &parsed, why, sizeof why)) {
+    } else if (parse_rows((const unsigned char *)table, strlen(table), column, 0, &parsed, why, sizeof why)) {
         snprintf(problem, sizeof problem, "is not a valid table: %s", why);
         failed = 1;
     }
@@ -679,10 +758,11 @@ static int waveform(NativeInstance *n, double t, double *out) {
         return 0;
     }
     TableData *table;
-    if (rows(n, &table) != 0) return -1;
+    int extrapolation;
+    if (integer_parameter(n, Table__extrapolation, &extrapolation) != 0 || rows(n, &table) != 0) return -1;
     double y, slope;
     char why[512], problem[700], at[40];
-    if (interpolate(table, (t - V(startTime)) / V(timeScale), (int)V(extrapolation), &y, &slope, why, sizeof why)) {
+    if (interpolate(table, (t - V(startTime)) / V(timeScale), extrapolation, &y, &slope, why, sizeof why)) {
         native_repr(t, at, sizeof at);
         snprintf(problem, sizeof problem, "refuses t = %s: %s", at, why);
         return native_fail(n, "extrapolation", V(extrapolation), problem);
@@ -693,6 +773,9 @@ static int waveform(NativeInstance *n, double t, double *out) {
 
 int native_Table_validate(NativeInstance *n) {
     TableData *table;
+    int column, extrapolation;
+    if (integer_parameter(n, Table__columns, &column) != 0 || integer_parameter(n, Table__extrapolation, &extrapolation))
+        return -1;
     return V(tableOnFile) != 0.0 ? 0 : rows(n, &table);
 }
 
