@@ -226,6 +226,13 @@ static int tokens_of(const unsigned char *s, const unsigned char *end, int csv, 
     }
 }
 
+/* A CSV header's value: a name, which no number is and none begins like (a digit, a sign, a point), or nothing. */
+static int is_name(const unsigned char *s, const unsigned char *end) {
+    double number;
+    strip(&s, &end);
+    return s == end || (!strchr("0123456789+-.", *s) && py_float(s, end, &number) != 0);
+}
+
 /* parse_rows of table.py: 0 with the rows, or -1 with `why` (its words) */
 static int parse_rows(const unsigned char *text, size_t size, int column, int csv, Rows *rows, char *why,
                       size_t why_size) {
@@ -261,13 +268,15 @@ static int parse_rows(const unsigned char *text, size_t size, int column, int cs
             break;
         }
         double numbers[1024];
-        size_t count = tokens->count, bad = 0;
-        for (size_t i = 0; i < count; ++i)
+        size_t count = tokens->count, bad = 0, names = 0;
+        for (size_t i = 0; i < count; ++i) {
             bad += py_float(tokens->start[i], tokens->end[i], &numbers[i]) != 0;
+            names += is_name(tokens->start[i], tokens->end[i]);
+        }
         if (bad) {
-            if (csv && index == 0 && bad == count) {
+            if (csv && index == 0 && names == count) {
                 ++index;
-                continue; /* a header: the first line, and none of its values is a number (names) */
+                continue; /* a header: the first line, all of its values names */
             }
             if (csv) {
                 snprintf(why, why_size, "line %zu is not a list of numbers separated by ','", number);
