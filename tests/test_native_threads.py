@@ -7,6 +7,7 @@ as shipped (20,000 loads) and built with ThreadSanitizer (which reports any data
 for the process); and with the host's locale German (decimal comma), which must not change how numbers are read."""
 import os
 import shutil
+import struct
 import subprocess
 import zipfile
 from pathlib import Path
@@ -211,3 +212,74 @@ def test_a_user_function_in_a_host_with_a_german_locale_reads_its_literals(fmus,
     plan = write_plan(fmus, tmp_path, None, others=("CoordinateSpringDamper",))
     proc = run_host(plain_host, plan, 2, 12, name, environment=environment)
     assert proc.returncode == 0 and "loads 24 failures 0" in proc.stdout, proc.stdout + proc.stderr
+
+
+READER = r"""
+#include <locale.h>
+#include <stdint.h>
+#include "numbers.h"
+int main(int argc, char **argv) {  /* each line of stdin: the bytes taken and the value (hex), or "none" */
+    if (argc > 1 && !setlocale(LC_ALL, argv[1])) return 3;
+    char line[4096];
+    while (fgets(line, sizeof line, stdin)) {
+        line[strcspn(line, "\n")] = '\0';
+        double value = 0.0;
+        size_t taken = native_parse_decimal(line, strlen(line), &value);
+        uint64_t bits;  /* the bits: printf's %a writes the locale's decimal point too */
+        memcpy(&bits, &value, sizeof bits);
+        if (taken) printf("%zu %016llx\n", taken, (unsigned long long)bits);
+        else printf("none\n");
+    }
+    return 0;
+}
+"""
+
+
+def decimal_corpus(count: int, seed: int = 5) -> list[str]:
+    """Decimal texts of the C grammar: short and long mantissas (up to 900 digits, past the 767 of the longest
+    halfway case between doubles), halfway cases of doubles written out exactly, subnormals, overflow, points
+    anywhere, exponents up to 12 digits."""
+    import math
+    import random
+    from decimal import Decimal, localcontext
+    rng = random.Random(seed)
+    texts = ["0.5", "-0.0", ".5", "5.", "1e308", "1.7976931348623157e308", "1.7976931348623159e308", "4.9e-324",
+             "2.4703282292062327e-324", "2.4703282292062328e-324", "1e-400", "1e400", "0e999999999999", "inf",
+             "-Infinity", "nan", "123456789012345678901234567890"]
+    for _ in range(count):
+        kind = rng.randrange(4)
+        if kind == 0:  # the point halfway between two neighbouring doubles, written out exactly (Decimal: exact)
+            x = rng.uniform(0.5, 1.0) * 2.0 ** rng.randrange(-1074, 1023)
+            with localcontext() as context:
+                context.prec = 2000
+                texts.append(str((Decimal(x) + Decimal(math.nextafter(x, math.inf))) / 2))
+        elif kind == 1:  # a long mantissa with the point anywhere
+            digits = "".join(rng.choice("0123456789") for _ in range(rng.randrange(1, 900)))
+            at = rng.randrange(len(digits) + 1)
+            texts.append(f"{digits[:at]}.{digits[at:]}e{rng.randrange(-400, 400)}")
+        else:
+            texts.append(repr(rng.uniform(-1, 1) * 10.0 ** rng.randrange(-330, 300)))
+    return texts
+
+
+def test_numbers_are_read_correctly_rounded_whatever_the_locale(german, tmp_path):
+    """components/native/numbers.h's reader, in a process whose locale is German (decimal comma), against Python's
+    float() (correctly rounded) on a generated corpus: every text taken whole, every value the same bits."""
+    name, environment = german
+    source = tmp_path / "reader.c"
+    source.write_text(READER)
+    program = tmp_path / "reader"
+    subprocess.run(["cc", "-O2", "-Wall", "-Wextra", "-Werror", f"-I{HERE.parent / 'components' / 'native'}", "-o",
+                    str(program), str(source), "-lm"], check=True)
+    texts = decimal_corpus(3000)
+    proc = subprocess.run([str(program), name], input="\n".join(texts) + "\n", capture_output=True, text=True,
+                          env=environment, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    answers = proc.stdout.splitlines()
+    assert len(answers) == len(texts)
+    for text, answer in zip(texts, answers):
+        taken, bits = answer.split()
+        value, expected = struct.unpack("<d", int(bits, 16).to_bytes(8, "little"))[0], float(text)
+        assert int(taken) == len(text), text
+        assert struct.pack("<d", value) == struct.pack("<d", expected) or (value != value and expected != expected), \
+            (text, value.hex(), expected.hex())

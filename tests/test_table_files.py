@@ -200,7 +200,8 @@ def test_a_name_with_a_nul_character_is_refused_as_a_name(workdir):
     ("0,0\n1,1\n0.5,7531\n", "time is not monotonic: line 3 has a time before the line above it"),
     ("0,0\n1,1\n1,2\n1,7531\n", "line 4 is the third line at one time (two make a jump, no more)"),
     ("0,0\n1,\xe9\n", "line 2 is not a list of numbers separated by ','"),
-], ids=["not-numbers", "decreasing-time", "three-at-one-time", "accented-letter"])
+    ("0,0\n1,1\x00secret\n", "line 2 is not a list of numbers separated by ','"),
+], ids=["not-numbers", "decreasing-time", "three-at-one-time", "accented-letter", "nul-inside-a-value"])
 def test_a_bad_file_is_named_with_its_line_and_none_of_its_text(workdir, table_fmu, content, problem):
     packed, resources = table_fmu
     for folder, run in ((workdir, in_process), (resources, lambda p: through_fmu(packed, p))):

@@ -83,7 +83,7 @@ static inline size_t native_parse_decimal(const char *text, size_t length, doubl
         *value = negative ? -0.0 : 0.0;
         return i;
     }
-    if (sticky) digits[kept++] = '1';
+    if (sticky) digits[kept++] = '1', --shift; /* one more digit: one less power of ten */
     if (shift > NATIVE_EXPONENT_CAP) shift = NATIVE_EXPONENT_CAP;
     if (shift < -NATIVE_EXPONENT_CAP) shift = -NATIVE_EXPONENT_CAP;
     char plain[NATIVE_DIGITS_KEPT + 40]; /* no decimal point: the same in every locale */
@@ -92,23 +92,36 @@ static inline size_t native_parse_decimal(const char *text, size_t length, doubl
     return i;
 }
 
-/* snprintf(out, size, "%.*e", precision, x) with '.' for the decimal point whatever the locale (its own may be
- * several bytes: found as what stands between the first digit and the next). */
+/* A number printf wrote (%e, %f, %g: a sign, digits, the locale's decimal point, an exponent), its decimal point
+ * made '.' in place: the locale's may be another character, even several bytes (found as what stands between two
+ * digits, or after the last digit before an exponent, that is no digit, sign or exponent). */
+static inline void native_c_decimal_point(char *text) {
+    for (char *c = text; *c; ++c) {
+        if (!native_is_digit(*c)) continue;
+        char *after = c + 1, *stop = after;
+        while (*stop && !native_is_digit(*stop) && *stop != 'e' && *stop != 'E' && *stop != '+' && *stop != '-')
+            ++stop;
+        if (stop == after) continue;
+        *after = '.';
+        memmove(after + 1, stop, strlen(stop) + 1);
+        return;
+    }
+}
+
+/* snprintf(out, size, "%.*e", precision, x) with '.' for the decimal point whatever the locale. */
 static inline void native_format_e(double x, int precision, char *out, size_t size) {
     char text[64];
     snprintf(text, sizeof text, "%.*e", precision, x);
-    size_t first = 0;
-    while (text[first] && !native_is_digit(text[first])) ++first; /* a sign, or "inf"/"nan" has no digit */
-    if (!text[first]) {
-        snprintf(out, size, "%s", text);
-        return;
-    }
-    size_t next = first + 1;
-    while (text[next] && !native_is_digit(text[next]) && text[next] != 'e') ++next;
-    if (next > first + 1 && text[next] && text[next] != 'e') /* a decimal point: '.' in its place */
-        snprintf(out, size, "%.*s.%s", (int)(first + 1), text, text + next);
-    else
-        snprintf(out, size, "%s", text);
+    native_c_decimal_point(text);
+    snprintf(out, size, "%s", text);
+}
+
+/* snprintf(out, size, "%.*g", precision, x) with '.' for the decimal point whatever the locale (for messages). */
+static inline void native_format_g(double x, int precision, char *out, size_t size) {
+    char text[64];
+    snprintf(text, sizeof text, "%.*g", precision, x);
+    native_c_decimal_point(text);
+    snprintf(out, size, "%s", text);
 }
 
 /* `value` as an FMI Integer (a C int) in [min, max]: 0 and *out, or -1 if it is not an integer there (NaN, a
