@@ -249,6 +249,8 @@ int main(int argc, char **argv) {
         pthread_join(ids[t], NULL);
         failures += workers[t].failures;
     }
+    free(ids);
+    free(workers);
     printf("loads %d failures %d\n", threads * loads, failures);
     return failures != 0;
 }
