@@ -285,3 +285,16 @@ def test_numbers_are_read_correctly_rounded_whatever_the_locale(german, tmp_path
         assert int(taken) == len(text), text
         assert struct.pack("<d", value) == struct.pack("<d", expected) or (value != value and expected != expected), \
             (text, value.hex(), expected.hex())
+
+
+@pytest.mark.xfail(strict=True, reason="the runtime's repr of a number (mechfmu/fmu/fmi2_native.c native_repr) keeps "
+                   "the locale's decimal comma among its digits: 't = 0.1,25 after t = 0.2,5'")
+def test_a_message_in_a_host_with_a_german_locale_writes_its_numbers_with_a_point(fmus, plain_host, german, tmp_path):
+    name, environment = german
+    table = unpacked(fmus["Table"], tmp_path / "Table", None)
+    plan = tmp_path / "plan.txt"
+    lines = [f"steps\t{STEPS}\t{H.hex()}", *plan_lines((*table, "y"), {"table": "0, 0; 0.25, 1; 0.125, 2"},
+                                                     [0.0] * (STEPS + 1))]
+    plan.write_text("\n".join(lines) + "\n")
+    proc = run_host(plain_host, plan, 1, 1, name, environment=environment)
+    assert "time is not monotonic: row 3 has t = 0.125 after t = 0.25" in proc.stdout, proc.stdout
