@@ -93,7 +93,7 @@ static int rows(NativeInstance *n, TableData **found) {
         return 0;
     }
     const int on_file = V(tableOnFile) != 0.0, parameter = on_file ? Table__fileName : Table__table;
-    char why[20000], problem[20200];
+    char why[4096], problem[4200]; /* the message is cut at NATIVE_MESSAGE_SIZE anyway: a small stack */
     NativeRows parsed = {0};
     int failed = 0;
     if (on_file) {
