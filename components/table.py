@@ -16,16 +16,19 @@ Derivatives as every signal source (components/signals.py): ``y_rate`` the slope
 
 Data: ``table`` (String) holds rows ``"t, y; t, y; ..."`` (Modelica's matrix syntax: rows separated by
 ``;`` or new lines, values by ``,`` or blanks, optional outer brackets); with ``tableOnFile`` the rows come
-from the CSV file ``fileName`` (one row per line, values separated by ``,``; blank lines, lines starting
-with ``#`` and a first line that is not numbers (a header) are skipped). A relative ``fileName`` is found
+from the CSV file ``fileName`` (UTF-8, one row per line, values separated by ``,``, numbers with ``.`` whatever
+the locale; a byte-order mark at its start, blank lines and lines starting with ``#`` are skipped, and so is
+the first other line if all its values are names (a header: none begins like a number); any other line that
+is not numbers is an error naming it). A relative ``fileName`` is found
 in the FMU's resources folder (put the file into the FMU's ``resources/``), in-process in the scenario's
 folder (the current directory for a component used alone); that folder is also the only one read from: a
 name that leads out of it (an absolute path, ``..``,
 a symbolic link) is refused unless ``allowOutsideFiles`` (the FMU then reads any file its process may read).
 Only a regular file of at most 16 MiB is read (a device or FIFO is not even opened; type and
 size are checked again on the opened file, and no more is read); errors name the file and the line, never
-its text. ``columns`` (MSL's name; one index here,
-from 1 = time) chooses the value column, default 2.
+its text; a read error is reported as the system's. ``columns`` (MSL's name; one index here,
+from 1 = time) chooses the value column, default 2; it and ``extrapolation`` are used only as integers in their
+range (a saved state's or start value's fraction, or one beyond a C int, is refused by name).
 MSL's ``shiftTime`` is its default, ``startTime``; ``smoothness``, ``tableName``, ``timeEvents`` are not
 offered (linear segments; a CSV holds one table; kinks are exact at the points that fall on them).
 Units: none on ``offset`` and the outputs (a signal: components/signals.py); ``startTime``,

@@ -200,7 +200,8 @@ def test_a_name_with_a_nul_character_is_refused_as_a_name(workdir):
     ("0,0\n1,1\n0.5,7531\n", "time is not monotonic: line 3 has a time before the line above it"),
     ("0,0\n1,1\n1,2\n1,7531\n", "line 4 is the third line at one time (two make a jump, no more)"),
     ("0,0\n1,\xe9\n", "line 2 is not a list of numbers separated by ','"),
-], ids=["not-numbers", "decreasing-time", "three-at-one-time", "accented-letter"])
+    ("0,0\n1,1\x00secret\n", "line 2 is not a list of numbers separated by ','"),
+], ids=["not-numbers", "decreasing-time", "three-at-one-time", "accented-letter", "nul-inside-a-value"])
 def test_a_bad_file_is_named_with_its_line_and_none_of_its_text(workdir, table_fmu, content, problem):
     packed, resources = table_fmu
     for folder, run in ((workdir, in_process), (resources, lambda p: through_fmu(packed, p))):
@@ -231,3 +232,72 @@ def test_an_in_process_scenario_reads_its_table_from_the_scenario_folder(fmus, t
     result = simulate(folder, local=True)
     assert result.ok, result.message
     assert list(result.data["lookup.y"]) == EXPECTED
+
+
+def interpolated(rows: list[tuple[float, float]]) -> list[float]:
+    """y at t = 0, H, ..., 5 H by linear interpolation in ``rows``, held after the last one (extrapolation 1): the
+    independent expectation of a table file's run."""
+    ys = []
+    for k in range(6):
+        t = k * H
+        if t >= rows[-1][0]:
+            ys.append(rows[-1][1])
+            continue
+        (t0, y0), (t1, y1) = next((a, b) for a, b in zip(rows, rows[1:]) if a[0] <= t < b[0])
+        ys.append(y0 + (y1 - y0) * (t - t0) / (t1 - t0))
+    return ys
+
+
+def test_a_byte_order_mark_is_skipped_and_the_first_row_kept(workdir, table_fmu):
+    """A spreadsheet's UTF-8 export starts with a byte-order mark: the first row is data, not a header (dropping it
+    made y(0) = 3, the second row's value)."""
+    packed, resources = table_fmu
+    for folder, run in ((workdir, in_process), (resources, lambda p: through_fmu(packed, p))):
+        (folder / "bom.csv").write_bytes(b"\xef\xbb\xbf0,1\n1,3\n")
+        assert run({"fileName": "bom.csv"}) == interpolated([(0.0, 1.0), (1.0, 3.0)])
+        (folder / "bom_header.csv").write_bytes(b"\xef\xbb\xbftime,force\n0,1\n1,3\n")
+        assert run({"fileName": "bom_header.csv"}) == interpolated([(0.0, 1.0), (1.0, 3.0)])
+
+
+@pytest.mark.parametrize("content", ["t,1\n0,0\n1,1\n", "0;1\n0,0\n1,1\n", "1O,1\n0,0\n1,1\n"],
+                         ids=["name-and-number", "other-separator", "letter-in-a-number"])
+def test_a_first_line_with_a_number_is_no_header_but_an_error(workdir, table_fmu, content):
+    """Only a first line of names (no value a number) is a header; any other line that is not numbers is named."""
+    packed, resources = table_fmu
+    for folder, run in ((workdir, in_process), (resources, lambda p: through_fmu(packed, p))):
+        (folder / "first.csv").write_text(content)
+        message = refusal(run, {"fileName": "first.csv"})
+        assert "fileName = 'first.csv' is not a valid table: line 1 is not a list of numbers separated by ','" \
+            in message
+
+
+def test_a_file_name_longer_than_any_buffer_is_read_whole(workdir, table_fmu):
+    """A 12 KB name that leads to data.csv ('./' repeated): joined and resolved whole, never cut to another file
+    (cut at 8 KB, it named the folder itself)."""
+    packed, resources = table_fmu
+    name = "./" * 6000 + "data.csv"
+    for run in (in_process, lambda p: through_fmu(packed, p)):
+        assert run({"fileName": name}) == EXPECTED
+
+
+def test_a_read_error_is_reported_as_what_it_is(workdir, table_fmu):
+    """/proc/self/mem is a regular file whose first bytes (address 0, never mapped) give EIO on every read: the
+    error is the system's, not an empty table."""
+    for run in (in_process, lambda p: through_fmu(table_fmu[0], p)):
+        message = refusal(run, {"fileName": "/proc/self/mem", "allowOutsideFiles": True})
+        assert "fileName = '/proc/self/mem' cannot be read: Input/output error" in message, message
+        assert "has no rows" not in message
+
+
+@pytest.mark.parametrize("columns", [2.0**31, 3e9])  # the first Integer beyond a C int, and one far beyond
+def test_an_integer_parameter_beyond_an_int_from_start_values_is_refused(table_fmu, columns):
+    """resources/start_values.json may hold any JSON number for the Integer columns: one beyond a C int is refused
+    by name before it is converted (the conversion was undefined behaviour)."""
+    import json
+    packed, resources = table_fmu
+    (resources / "start_values.json").write_text(json.dumps({"columns": columns}))
+    message = refusal(lambda p: through_fmu(packed, p), {"fileName": "data.csv"})
+    # refused by name and value, by the start values' reader or by the law before it converts (never as column
+    # -2147483648, what the conversion made of it)
+    assert f"Table 'lookup': columns = {int(columns)} " in message, message
+    assert f"must be an integer from 2 to {2**31 - 1}" in message or "does not fit an FMI Integer" in message
