@@ -11,6 +11,7 @@ import random
 import subprocess
 import sys
 import textwrap
+import warnings
 
 import pytest
 from test_native_expressions import NAMES, agree, in_c, in_python, library  # noqa: F401 - library: a fixture
@@ -27,7 +28,10 @@ def both(lib, text: str, seed: int | None = None) -> tuple[tuple[str, object], t
 
 def reference(text: str) -> float:
     """Python's own evaluation of the same text (plain eval of its ast, floats for the names)."""
-    return float(eval(compile(ast.parse(text.strip(), mode="eval"), "<reference>", "eval"),  # noqa: S307
+    with warnings.catch_warnings():  # "1if u else 2": a number touching a keyword warns
+        warnings.simplefilter("ignore")
+        tree = ast.parse(text.strip(), mode="eval")
+    return float(eval(compile(tree, "<reference>", "eval"),  # noqa: S307
                       {"__builtins__": {}, "sin": math.sin, "pi": math.pi}, dict(VALUES)))
 
 
@@ -262,6 +266,7 @@ def generated(rng: random.Random, depth: int = 0) -> str:
     return f"{function}({a},{space}{b})" if two else f"{function}({a})"
 
 
+@pytest.mark.slow
 def test_a_generated_corpus_agrees_in_both_evaluators(library):
     """2,000 expressions from a seeded generator over the grammar and its edges (number forms, whitespace and
     line ends, comments, fullwidth names, long chains, deep brackets, refused constructs): value and derivative
@@ -278,7 +283,7 @@ def test_a_generated_corpus_agrees_in_both_evaluators(library):
             if not agree(python, native, text):
                 differing.append((text[:200], seed, python, native))
     assert not differing, "\n".join(map(str, differing[:10]))
-    assert min(counts.values()) > 200, counts  # values, refusals and evaluation errors were all compared
+    assert counts["ok"] > 800 and counts["parse"] > 800 and counts["error"] > 20, counts  # all three compared
 
 
 def test_a_message_near_2_kb_keeps_its_reason(library):

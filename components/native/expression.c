@@ -375,16 +375,67 @@ static int leaf(Parser *p, int kind, const char *text) {
 
 static int expression(Parser *p);
 
-/* Skip a balanced bracket group (the contents of a construct that is refused as a whole). */
-static int skip_group(Parser *p, const char *open, const char *close) {
-    int depth = 0;
-    do {
-        if (p->token == T_END) return fail(p, open[0] == '(' ? "'(' was never closed"
-                                              : open[0] == '[' ? "'[' was never closed" : "'{' was never closed");
-        if (is_op(p, open)) ++depth;
-        if (is_op(p, close)) --depth;
+static int or_test(Parser *p);
+static int arithmetic(Parser *p);
+
+/* comprehension clauses: (for targets in or_test (if or_test)*)+ */
+static int comprehension(Parser *p) {
+    while (is_word(p, "for") || is_word(p, "async")) {
+        if (is_word(p, "async")) next(p);
+        if (!is_word(p, "for")) return fail(p, "invalid syntax");
         next(p);
-    } while (depth > 0);
+        do {
+            if (is_op(p, ",")) next(p);
+            if (is_op(p, "*")) next(p);
+            if (arithmetic(p) < 0) return -1;
+        } while (is_op(p, ","));
+        if (!is_word(p, "in")) return fail(p, "invalid syntax");
+        next(p);
+        if (or_test(p) < 0) return -1;
+        while (is_word(p, "if")) {
+            next(p);
+            if (or_test(p) < 0) return -1;
+        }
+    }
+    return 0;
+}
+
+/* The contents of a refused bracket group to `close` (the opening bracket read; `started`: its first item's
+ * expression too), parsed so that its syntax errors are found, then dropped: 0, or -1. *dict: its first item is a
+ * key: value (or **mapping), *items: the items. Slices and starred items are taken anywhere (a superset). */
+static int group_contents(Parser *p, const char *close, int started, int *dict, int *items) {
+    const char *never = close[0] == ')' ? "'(' was never closed" : close[0] == ']' ? "'[' was never closed"
+                                                                                  : "'{' was never closed";
+    *dict = 0;
+    *items = 0;
+    while (started || !is_op(p, close)) {
+        if (p->token == T_END) return fail(p, never);
+        if (!started) {
+            int doubled = is_op(p, "**");
+            if (is_op(p, "*") || doubled) next(p);
+            if (doubled && *items == 0) *dict = 1;
+            if (!is_op(p, ":") && expression(p) < 0) return -1;
+        }
+        started = 0;
+        if (is_op(p, ":=")) {
+            next(p);
+            if (expression(p) < 0) return -1;
+        }
+        if (is_op(p, ":")) { /* a key's value, or a slice */
+            if (*items == 0) *dict = 1;
+            next(p);
+            if (!is_op(p, ",") && !is_op(p, close) && !is_op(p, ":") && expression(p) < 0) return -1;
+            if (is_op(p, ":")) {
+                next(p);
+                if (!is_op(p, ",") && !is_op(p, close) && expression(p) < 0) return -1;
+            }
+        }
+        if (comprehension(p) != 0) return -1;
+        ++*items;
+        if (is_op(p, ",")) next(p);
+        else if (!is_op(p, close)) return fail(p, p->token == T_END ? never : "invalid syntax");
+    }
+    next(p);
     return p->error ? -1 : 0;
 }
 
@@ -482,12 +533,11 @@ static int atom(Parser *p) {
         return index;
     }
     if (p->token == T_STRING) {
-        char text[128];
         int formatted = 0;
-        snprintf(text, sizeof text, "%.127s", p->value);
         for (const char *c = p->value; *c && *c != '\'' && *c != '"'; ++c) formatted |= *c == 'f' || *c == 'F';
+        int index = leaf(p, formatted ? K_FORBIDDEN : K_LITERAL, formatted ? "JoinedStr" : p->value);
         while (p->token == T_STRING) next(p); /* adjacent strings are one literal */
-        return leaf(p, formatted ? K_FORBIDDEN : K_LITERAL, formatted ? "JoinedStr" : text);
+        return index;
     }
     if (is_word(p, "True") || is_word(p, "False") || is_word(p, "None")) {
         int index = leaf(p, K_LITERAL, p->value);
@@ -498,18 +548,11 @@ static int atom(Parser *p) {
         next(p);
         return leaf(p, K_LITERAL, "Ellipsis");
     }
-    if (is_word(p, "lambda")) {
-        while (p->token != T_END && !is_op(p, ":")) next(p);
-        if (p->token == T_END) return fail(p, "invalid syntax");
-        next(p);
-        if (expression(p) < 0) return -1; /* the body is not walked: Lambda is refused first */
-        return leaf(p, K_FORBIDDEN, "Lambda");
-    }
     if (p->token == T_NAME) {
         static const char *const keywords[] = {
             "and", "or", "not", "if", "else", "in", "is", "for", "await", "yield", "import", "from", "def", "class",
             "return", "while", "pass", "del", "as", "assert", "async", "break", "continue", "elif", "except",
-            "finally", "global", "nonlocal", "raise", "try", "with"};
+            "finally", "global", "nonlocal", "raise", "try", "with", "lambda"};
         for (size_t k = 0; k < sizeof keywords / sizeof *keywords; ++k)
             if (is_word(p, keywords[k])) return fail(p, "invalid syntax");
         int index = node(p, K_NAME, 0, p->pending_count);
@@ -523,34 +566,26 @@ static int atom(Parser *p) {
             next(p);
             return leaf(p, K_FORBIDDEN, "Tuple");
         }
-        int inner = expression(p);
-        if (inner < 0) return -1;
-        if (is_op(p, ":=") || is_word(p, "for") || is_op(p, ",")) {
-            const char *kind = is_op(p, ":=") ? "NamedExpr" : is_word(p, "for") ? "GeneratorExp" : "Tuple";
-            int depth = 1;
-            while (depth && p->token != T_END) { /* to the closing parenthesis */
-                if (is_op(p, "(")) ++depth;
-                if (is_op(p, ")")) --depth;
-                next(p);
-            }
-            if (depth) return fail(p, "'(' was never closed");
+        int inner = is_op(p, "*") ? -2 : expression(p);
+        if (inner == -1) return -1;
+        if (inner == -2 || is_op(p, ":=") || is_word(p, "for") || is_op(p, ",")) {
+            const char *kind = inner == -2 ? "Tuple" : is_op(p, ":=") ? "NamedExpr" : is_word(p, "for")
+                                                                                     ? "GeneratorExp" : "Tuple";
+            int dict, items;
+            if (group_contents(p, ")", inner != -2, &dict, &items) != 0) return -1;
+            if (items > 1 || inner == -2) kind = "Tuple";
             return leaf(p, K_FORBIDDEN, kind);
         }
         if (!is_op(p, ")")) return fail(p, p->token == T_END ? "'(' was never closed" : "invalid syntax");
         next(p); /* the inner expression is the atom itself */
         return inner;
     }
-    if (is_op(p, "[")) {
-        if (skip_group(p, "[", "]") != 0) return -1;
-        return leaf(p, K_FORBIDDEN, "List");
-    }
-    if (is_op(p, "{")) {
-        const char *kind = "Set";
-        size_t at = p->position;
-        if (skip_group(p, "{", "}") != 0) return -1;
-        const char *colon = strchr(p->text + at, ':');
-        if (colon && colon < p->text + p->position) kind = "Dict";
-        return leaf(p, K_FORBIDDEN, kind);
+    if (is_op(p, "[") || is_op(p, "{")) {
+        int braces = is_op(p, "{"), dict, items;
+        next(p);
+        int empty = is_op(p, "}") && braces;
+        if (group_contents(p, braces ? "}" : "]", 0, &dict, &items) != 0) return -1;
+        return leaf(p, K_FORBIDDEN, !braces ? "List" : dict || empty ? "Dict" : "Set");
     }
     return fail(p, "invalid syntax");
 }
@@ -615,7 +650,10 @@ static int primary(Parser *p) {
             free(dotted);
             push(p, attribute);
         } else if (is_op(p, "[")) {
-            if (skip_group(p, "[", "]") != 0) return -1;
+            int dict, items;
+            next(p);
+            if (is_op(p, "]")) return fail(p, "invalid syntax");
+            if (group_contents(p, "]", 0, &dict, &items) != 0) return -1;
             p->pending_count = first;
             push(p, leaf(p, K_FORBIDDEN, "Subscript"));
         } else {
@@ -681,65 +719,52 @@ static int unary(Parser *p) {
     return apply_prefix(p, base, result);
 }
 
-/* a left-associative level: each operator of `ops` (refused ones named in `forbidden`) */
-static int binary_level(Parser *p, int (*operand)(Parser *), const char *const *ops, const int *codes, size_t count) {
-    int first = p->pending_count;
-    if (push(p, operand(p)) < 0) return -1;
-    for (;;) {
-        size_t k = 0;
-        while (k < count && !is_op(p, ops[k])) ++k;
-        if (k == count) break;
-        next(p);
-        if (codes[k] < 0) { /* BinOp's fields: left, op, right */
-            static const char *const names[] = {"MatMult", "BitOr", "BitXor", "BitAnd", "LShift", "RShift"};
-            if (push(p, leaf(p, K_FORBIDDEN, names[-codes[k] - 1])) < 0) return -1;
-        }
-        if (push(p, operand(p)) < 0) return -1;
-        if (push(p, node(p, codes[k] >= 0 ? K_BINARY : K_HOLDER, codes[k], first)) < 0) return -1;
+/* The left-associative binary operators, | ^ & << >> + - * / // % @ (Python's precedence, lowest first), in one loop
+ * over the operator stack (shunting-yard): the same tree as a function per level, without a frame per level. */
+static const struct {
+    const char *op;
+    int code, precedence;
+    const char *refused; /* the ast name of an operator expressions.py refuses */
+} BINARY[] = {{"|", -1, 1, "BitOr"}, {"^", -1, 2, "BitXor"}, {"&", -1, 3, "BitAnd"}, {"<<", -1, 4, "LShift"},
+              {">>", -1, 4, "RShift"}, {"+", O_ADD, 5, NULL}, {"-", O_SUB, 5, NULL}, {"*", O_MUL, 6, NULL},
+              {"/", O_DIV, 6, NULL}, {"//", O_FLOORDIV, 6, NULL}, {"%", O_MOD, 6, NULL}, {"@", -1, 6, "MatMult"}};
+#define BINARY_COUNT (int)(sizeof BINARY / sizeof *BINARY)
+
+/* the operator on the stack, ops[op_count - 1] (an index into BINARY), applied to the last two operands */
+static int reduce(Parser *p) {
+    int k = p->ops[--p->op_count];
+    int right = p->pending[--p->pending_count], first = p->pending_count - 1;
+    if (BINARY[k].code >= 0) {
+        push(p, right);
+        return push(p, node(p, K_BINARY, BINARY[k].code, first));
     }
+    if (push(p, leaf(p, K_FORBIDDEN, BINARY[k].refused)) < 0) return -1; /* BinOp's fields: left, op, right */
+    push(p, right);
+    return push(p, node(p, K_HOLDER, 0, first));
+}
+
+static int arithmetic(Parser *p) {
+    int base = p->op_count;
+    if (push(p, unary(p)) < 0) return -1;
+    for (;;) {
+        int k = 0;
+        while (k < BINARY_COUNT && !is_op(p, BINARY[k].op)) ++k;
+        if (k == BINARY_COUNT) break;
+        while (p->op_count > base && BINARY[p->ops[p->op_count - 1]].precedence >= BINARY[k].precedence)
+            if (reduce(p) < 0) return -1;
+        if (push_op(p, k) != 0) return -1;
+        next(p);
+        if (push(p, unary(p)) < 0) return -1;
+    }
+    while (p->op_count > base)
+        if (reduce(p) < 0) return -1;
     return p->pending[--p->pending_count];
-}
-
-static int term(Parser *p) {
-    static const char *const ops[] = {"*", "/", "//", "%", "@"};
-    static const int codes[] = {O_MUL, O_DIV, O_FLOORDIV, O_MOD, -1};
-    return binary_level(p, unary, ops, codes, 5);
-}
-
-static int arith(Parser *p) {
-    static const char *const ops[] = {"+", "-"};
-    static const int codes[] = {O_ADD, O_SUB};
-    return binary_level(p, term, ops, codes, 2);
-}
-
-static int shift(Parser *p) {
-    static const char *const ops[] = {"<<", ">>"};
-    static const int codes[] = {-5, -6};
-    return binary_level(p, arith, ops, codes, 2);
-}
-
-static int bit_and(Parser *p) {
-    static const char *const ops[] = {"&"};
-    static const int codes[] = {-4};
-    return binary_level(p, shift, ops, codes, 1);
-}
-
-static int bit_xor(Parser *p) {
-    static const char *const ops[] = {"^"};
-    static const int codes[] = {-3};
-    return binary_level(p, bit_and, ops, codes, 1);
-}
-
-static int bit_or(Parser *p) {
-    static const char *const ops[] = {"|"};
-    static const int codes[] = {-2};
-    return binary_level(p, bit_xor, ops, codes, 1);
 }
 
 /* a chain of comparisons, any length: the operators on the operator stack until the chain ends */
 static int comparison(Parser *p) {
     int first = p->pending_count, base = p->op_count;
-    if (push(p, bit_or(p)) < 0) return -1;
+    if (push(p, arithmetic(p)) < 0) return -1;
     static const char *const ops[] = {"==", "!=", "<", "<=", ">", ">="};
     static const int codes[] = {O_EQ, O_NE, O_LT, O_LE, O_GT, O_GE};
     const char *refused = NULL;
@@ -763,7 +788,7 @@ static int comparison(Parser *p) {
         } else {
             break;
         }
-        if (push_op(p, k < 6 ? codes[k] : O_EQ) != 0 || push(p, bit_or(p)) < 0) return -1;
+        if (push_op(p, k < 6 ? codes[k] : O_EQ) != 0 || push(p, arithmetic(p)) < 0) return -1;
     }
     int count = p->op_count - base;
     if (!count) return p->pending[--p->pending_count];
@@ -801,21 +826,23 @@ static int not_test(Parser *p) {
     return result;
 }
 
-static int bool_level(Parser *p, const char *word, int op, int (*operand)(Parser *)) {
-    int first = p->pending_count;
-    if (push(p, operand(p)) < 0) return -1;
-    int count = 1;
-    while (is_word(p, word)) {
-        next(p);
-        if (push(p, operand(p)) < 0) return -1;
-        ++count;
-    }
-    if (count == 1) return p->pending[--p->pending_count];
-    return node(p, K_BOOL, op, first);
+/* and_test ('or' and_test)*, and_test: not_test ('and' not_test)*: flat BoolOps, in one loop */
+static int or_test(Parser *p) {
+    int first = p->pending_count, ors = 0;
+    do {
+        if (ors) next(p);
+        int and_first = p->pending_count, ands = 0;
+        do {
+            if (ands) next(p);
+            if (push(p, not_test(p)) < 0) return -1;
+            ++ands;
+        } while (is_word(p, "and"));
+        if (ands > 1 && push(p, node(p, K_BOOL, O_AND, and_first)) < 0) return -1;
+        ++ors;
+    } while (is_word(p, "or"));
+    if (ors > 1) return node(p, K_BOOL, O_OR, first);
+    return p->pending[--p->pending_count];
 }
-
-static int and_test(Parser *p) { return bool_level(p, "and", O_AND, not_test); }
-static int or_test(Parser *p) { return bool_level(p, "or", O_OR, and_test); }
 
 /* or_test ['if' or_test 'else' expression]: the one recursion of the parser with a bracket (a bracket level, an
  * argument, a lambda's body) or an if-else; both are bounded by the text (EXPRESSION_MAX_BRACKETS brackets, an
@@ -825,6 +852,16 @@ static int expression(Parser *p) {
     if (p->depth >= 2 * EXPRESSION_MAX_LENGTH / 8) return fail(p, "too deeply nested");
     ++p->depth;
     int first = p->pending_count, result = -1;
+    if (is_word(p, "lambda")) { /* a lambda is an expression, not an operand */
+        while (p->token != T_END && !is_op(p, ":")) next(p);
+        if (p->token == T_END) {
+            fail(p, "invalid syntax");
+            goto done;
+        }
+        next(p);
+        if (expression(p) >= 0) result = leaf(p, K_FORBIDDEN, "Lambda"); /* its body is not walked */
+        goto done;
+    }
     if (push(p, or_test(p)) < 0) goto done;
     if (!is_word(p, "if")) {
         result = p->pending[--p->pending_count];
