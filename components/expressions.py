@@ -102,8 +102,8 @@ def _parse(text: str) -> ast.Expression:
     except SyntaxError as exc:
         limit = f" (at most {MAX_BRACKETS})" if exc.msg == "too many nested parentheses" else ""
         raise ExpressionError(f"syntax error at column {exc.offset}: {exc.msg}{limit}") from None
-    except (ValueError, MemoryError, RecursionError) as exc:  # beyond what the parser can take
-        raise ExpressionError(f"syntax error at column 1: {exc}") from None
+    except (MemoryError, RecursionError):  # beyond the parser's own stack: only trees far beyond the node limit
+        raise ExpressionError(f"expression has more than {MAX_NODES} syntax nodes") from None
     encoded = text.encode()
     for node in ast.walk(tree):  # names in ASCII, or fullwidth ASCII (NFKC gave their ASCII form)
         if isinstance(node, ast.Name):
@@ -118,7 +118,7 @@ def _parse(text: str) -> ast.Expression:
 class _FloatLiterals(ast.NodeTransformer):
     def visit_Constant(self, node: ast.Constant) -> ast.Constant:
         if isinstance(node.value, bool) or not isinstance(node.value, (int, float)):
-            raise ExpressionError(f"literal {node.value!r} is not a real number")
+            raise ExpressionError(f"literal {_plain(repr(node.value))} is not a real number")
         try:
             return ast.copy_location(ast.Constant(float(node.value)), node)
         except OverflowError:  # an integer literal beyond the largest double (1.8e308)

@@ -204,7 +204,9 @@ def test_the_deepest_expressions_run_on_a_256_kib_thread_stack(library, tmp_path
     deepest = [nested(MAX_BRACKETS, "brackets"), nested(MAX_BRACKETS, "mixed"), "-" * 198 + "u", "not " * 198 + "u",
                "u ** " * 99 + "u", "u if u else " * 79 + "u", "(" * 200 + "-" * 190 + "u" + ")" * 200,
                "(" * 134 + "(u if u else " * 66 + "u" + ")" * 200, " < ".join(["u"] * 133),
-               "(" * 200 + "u" + " and u" * 190 + ")" * 200, "(" * 199 + "1" + ")" * 199]
+               "(" * 200 + "u" + " and u" * 190 + ")" * 200, "(" * 199 + "1" + ")" * 199,
+               "(" * 200 + "u ** " * 99 + "u" + ")" * 200, "(" * 200 + "not " * 198 + "u" + ")" * 200,
+               "(" * 200 + "-" * 198 + "u" + ")" * 200, "(" * 121 + "(u if u else " * 79 + "u" + ")" * 200]
     beyond = [nested(MAX_BRACKETS + 1, "brackets"), nested(999, "brackets"), "-" * 1999 + "u", "not " * 499 + "u",
               "u**" * 666 + "u", "sin(" * 399 + "u" + ")" * 399]
     texts = tmp_path / "texts"
@@ -298,3 +300,18 @@ def test_a_message_near_2_kb_keeps_its_reason(library):
     assert shown == repr(text[:120] + " ... " + text[-30:]) + f" ({len(text)} characters)"
     library.expression_repr(b"u + 1", out, len(out))
     assert out.value.decode() == repr("u + 1")
+
+
+@pytest.mark.slow
+def test_an_fmu_message_on_a_2000_character_expression_keeps_its_reason():
+    """Through the master and the native FMU: the message names component and parameter, quotes the expression
+    abbreviated and ends with the whole reason (it was cut at 2 KB inside the quoted expression)."""
+    from mechfmu.master.simulate import simulate
+    law = "k*u + " * 331 + "nosuch"
+    assert 1990 < len(law) <= MAX_LENGTH
+    result = simulate("scenarios/oscillator", stop=0.01, local=True,
+                      parameters={"spring": {"springForceUserFunction": law}})
+    assert result.status == "error" and "springForceUserFunction" in result.message, result.message
+    assert f"{repr(law[:120] + ' ... ' + law[-30:])} ({len(law)} characters) is invalid: unknown name 'nosuch'; " \
+           "allowed names: " in result.message, result.message
+    assert result.message.rstrip().endswith("pi, e"), result.message[-200:]

@@ -94,14 +94,6 @@ static size_t characters(const char *text, size_t bytes) {
     return count;
 }
 
-/* a name as messages show it (expressions.py's _shown): up to EXPRESSION_SHOWN_NAME characters whole, a longer one
- * abbreviated to its first 40 and last 10 (names are ASCII here) */
-static void display_name(const char *name, char *out, size_t size) {
-    size_t n = strlen(name);
-    if (n <= EXPRESSION_SHOWN_NAME) snprintf(out, size, "%s", name);
-    else snprintf(out, size, "%.40s...%s", name, name + n - 10);
-}
-
 /* --- tokens ------------------------------------------------------------------------------------------ */
 
 enum Token { T_END, T_NUMBER, T_NAME, T_STRING, T_OP, T_BAD };
@@ -299,15 +291,17 @@ static void next(Parser *p) {
         else if (s[start] == '(' || s[start] == '[' || s[start] == '{') open_bracket(p);
         else if ((s[start] == ')' || s[start] == ']' || s[start] == '}') && p->level > 0) --p->level;
     }
-    if (p->token == T_STRING) { /* to the closing quote (a backslash is refused before parsing) */
+    if (p->token == T_STRING) { /* to the closing quote or triple quote (a backslash is refused before parsing) */
         while (s[i] != '\'' && s[i] != '"') ++i;
-        char quote = s[i++];
-        while (s[i] && s[i] != quote) ++i;
+        char quote = s[i];
+        int triple = s[i + 1] == quote && s[i + 2] == quote;
+        i += triple ? 3 : 1;
+        while (s[i] && !(s[i] == quote && (!triple || (s[i + 1] == quote && s[i + 2] == quote)))) ++i;
         if (!s[i]) {
             fail_at(p, start, "unterminated string literal");
             p->token = T_BAD;
         } else {
-            ++i;
+            i += triple ? 3 : 1;
         }
     }
     if (p->error) p->token = T_END;
@@ -526,19 +520,79 @@ static int literal_number(Parser *p) {
     return index;
 }
 
+/* a text as messages show a literal's repr or a name (expressions.py's _shown): up to EXPRESSION_SHOWN_NAME
+ * characters whole, a longer one as its first 40 and last 10 characters joined by "..." */
+static void shown(const char *text, char *out, size_t size) {
+    size_t bytes = strlen(text), count = characters(text, bytes);
+    if (count <= EXPRESSION_SHOWN_NAME) {
+        snprintf(out, size, "%s", text);
+        return;
+    }
+    size_t head = 0, tail = bytes;
+    for (int k = 0; k < 40; ++k)
+        do ++head; while (((unsigned char)text[head] & 0xC0) == 0x80);
+    for (int k = 0; k < 10; ++k)
+        do --tail; while (((unsigned char)text[tail] & 0xC0) == 0x80);
+    snprintf(out, size, "%.*s...%s", (int)head, text, text + tail);
+}
+
+/* adjacent string tokens, one literal: its repr (a bytes literal b'...'), or JoinedStr for an f-string */
+static int string_literal(Parser *p) {
+    char *content = malloc(strlen(p->text) + 1), *repr = malloc(4 * strlen(p->text) + 16);
+    size_t used = 0;
+    int formatted = 0, bytes = -1, mixed = 0;
+    while (content && repr && p->token == T_STRING) {
+        const char *s = p->text + p->position, *quote = s + strcspn(s, "'\"");
+        int is_bytes = 0;
+        for (const char *c = s; c < quote; ++c) {
+            formatted |= (*c | 0x20) == 'f';
+            is_bytes |= (*c | 0x20) == 'b';
+        }
+        mixed |= bytes >= 0 && bytes != is_bytes;
+        bytes = is_bytes;
+        size_t delimiter = quote[1] == quote[0] && quote[2] == quote[0] && p->length - (size_t)(quote - s) >= 6 ? 3 : 1;
+        size_t length = p->length - (size_t)(quote - s) - 2 * delimiter;
+        memcpy(content + used, quote + delimiter, length);
+        used += length;
+        next(p);
+    }
+    int index = -1;
+    if (!content || !repr) {
+        fail(p, "out of memory");
+    } else if (mixed) {
+        fail(p, "cannot mix bytes and nonbytes literals");
+    } else if (formatted) {
+        index = leaf(p, K_FORBIDDEN, "JoinedStr");
+    } else {
+        content[used] = '\0';
+        repr[0] = 'b';
+        native_repr_text(content, repr + (bytes > 0), 4 * strlen(p->text) + 15);
+        index = leaf(p, K_LITERAL, "");
+        if (index >= 0) shown(repr, p->e->nodes[index].text, sizeof p->e->nodes[index].text);
+    }
+    free(content);
+    free(repr);
+    return index;
+}
+
+/* a keyword of Python (not a name) */
+static int is_keyword(const Parser *p) {
+    static const char *const keywords[] = {
+        "and", "or", "not", "if", "else", "in", "is", "for", "await", "yield", "import", "from", "def", "class",
+        "return", "while", "pass", "del", "as", "assert", "async", "break", "continue", "elif", "except",
+        "finally", "global", "nonlocal", "raise", "try", "with", "lambda", "True", "False", "None"};
+    for (size_t k = 0; k < sizeof keywords / sizeof *keywords; ++k)
+        if (is_word(p, keywords[k])) return 1;
+    return 0;
+}
+
 static int atom(Parser *p) {
     if (p->token == T_NUMBER) {
         int index = literal_number(p);
         next(p);
         return index;
     }
-    if (p->token == T_STRING) {
-        int formatted = 0;
-        for (const char *c = p->value; *c && *c != '\'' && *c != '"'; ++c) formatted |= *c == 'f' || *c == 'F';
-        int index = leaf(p, formatted ? K_FORBIDDEN : K_LITERAL, formatted ? "JoinedStr" : p->value);
-        while (p->token == T_STRING) next(p); /* adjacent strings are one literal */
-        return index;
-    }
+    if (p->token == T_STRING) return string_literal(p);
     if (is_word(p, "True") || is_word(p, "False") || is_word(p, "None")) {
         int index = leaf(p, K_LITERAL, p->value);
         next(p);
@@ -549,14 +603,9 @@ static int atom(Parser *p) {
         return leaf(p, K_LITERAL, "Ellipsis");
     }
     if (p->token == T_NAME) {
-        static const char *const keywords[] = {
-            "and", "or", "not", "if", "else", "in", "is", "for", "await", "yield", "import", "from", "def", "class",
-            "return", "while", "pass", "del", "as", "assert", "async", "break", "continue", "elif", "except",
-            "finally", "global", "nonlocal", "raise", "try", "with", "lambda"};
-        for (size_t k = 0; k < sizeof keywords / sizeof *keywords; ++k)
-            if (is_word(p, keywords[k])) return fail(p, "invalid syntax");
+        if (is_keyword(p)) return fail(p, "invalid syntax");
         int index = node(p, K_NAME, 0, p->pending_count);
-        if (index >= 0) display_name(p->value, p->e->nodes[index].text, sizeof p->e->nodes[index].text);
+        if (index >= 0) shown(p->value, p->e->nodes[index].text, sizeof p->e->nodes[index].text);
         next(p);
         return index;
     }
@@ -565,6 +614,14 @@ static int atom(Parser *p) {
         if (is_op(p, ")")) {
             next(p);
             return leaf(p, K_FORBIDDEN, "Tuple");
+        }
+        if (is_word(p, "yield")) { /* (yield), (yield x), (yield from x) */
+            next(p);
+            int from = is_word(p, "from"), dict, items;
+            if (from) next(p);
+            if ((from || !is_op(p, ")")) && group_contents(p, ")", 0, &dict, &items) != 0) return -1;
+            if (!from && is_op(p, ")")) next(p);
+            return leaf(p, K_FORBIDDEN, from ? "YieldFrom" : "Yield");
         }
         int inner = is_op(p, "*") ? -2 : expression(p);
         if (inner == -1) return -1;
@@ -637,7 +694,7 @@ static int primary(Parser *p) {
             push(p, call);
         } else if (is_op(p, ".")) {
             next(p);
-            if (p->token != T_NAME) return fail(p, "invalid syntax");
+            if (p->token != T_NAME || is_keyword(p)) return fail(p, "invalid syntax");
             const Node *owner = &p->e->nodes[p->pending[p->pending_count - 1]];
             const char *base = owner->kind == K_NAME ? owner->text : owner->source; /* "": not a dotted name */
             char *dotted = base[0] ? malloc(strlen(base) + strlen(p->value) + 2) : NULL;
@@ -646,7 +703,7 @@ static int primary(Parser *p) {
             p->pending_count = first;
             int attribute = leaf(p, K_FORBIDDEN, "Attribute");
             if (attribute >= 0 && dotted)
-                display_name(dotted, p->e->nodes[attribute].source, sizeof p->e->nodes[attribute].source);
+                shown(dotted, p->e->nodes[attribute].source, sizeof p->e->nodes[attribute].source);
             free(dotted);
             push(p, attribute);
         } else if (is_op(p, "[")) {
@@ -662,6 +719,14 @@ static int primary(Parser *p) {
         if (p->error) return -1;
     }
     return p->pending[--p->pending_count];
+}
+
+/* ['await'] primary: an Await is refused whole */
+static int await_primary(Parser *p) {
+    if (!is_word(p, "await")) return primary(p);
+    next(p);
+    if (primary(p) < 0) return -1;
+    return leaf(p, K_FORBIDDEN, "Await");
 }
 
 /* the prefix operators - + ~ before an operand, kept on the operator stack (a loop: no recursion per operator) */
@@ -696,11 +761,11 @@ static int apply_prefix(Parser *p, int base, int operand) {
 /* factor: prefix operators, then primary ('**' factor)? : right-associative, built from the right */
 static int unary(Parser *p) {
     int base = p->op_count, first = p->pending_count;
-    if (prefix_operators(p) != 0 || push(p, primary(p)) < 0) return -1;
+    if (prefix_operators(p) != 0 || push(p, await_primary(p)) < 0) return -1;
     int levels = 0;
     while (is_op(p, "**")) {
         next(p);
-        if (push_op(p, O_MARK) != 0 || prefix_operators(p) != 0 || push(p, primary(p)) < 0) return -1;
+        if (push_op(p, O_MARK) != 0 || prefix_operators(p) != 0 || push(p, await_primary(p)) < 0) return -1;
         ++levels;
     }
     int result = p->pending[--p->pending_count];
