@@ -261,7 +261,10 @@ def generated(rng: random.Random, depth: int = 0) -> str:
         return f"{a} # {b} ü \\ ' {space}" if depth == 0 else f"{a}{space}"
     if kind == 8:
         return rng.choice([f"{a}.real", f"{a}[0]", f"[{a}]", f"({a}, {b})", f"{{{a}}}", f"lambda: {a}", f"f({a})",
-                           f"sin(x={a})", f"sin({a}", f"{a})", f"{a} {b}", "é", f"{a}\x01"])
+                           f"sin(x={a})", f"sin({a}", f"{a})", f"{a} {b}", "é", f"{a}\x01", f"(yield {a})",
+                           f"await {a}", f"{a}.if", "'a' \"b\"", "'''x'''", "b'x' 'y'", "'it''s'", "Rb'z'",
+                           "'" + "s" * 90 + "'", "n" * 90, f"{a}[{b}:{a}, ::2]", f"{{**{a}}}", "{}", f"{a}[]",
+                           "(" * 200 + "-" * 1500 + "u" + ")" * 200])
     function = rng.choice(["abs", "sqrt", "exp", "log", "sin", "cos", "atan", "floor", "sign", "min", "max",
                            "atan2", "fmod", "hypot", "copysign", "log10"])
     two = function in ("min", "max", "atan2", "fmod", "hypot", "copysign")
