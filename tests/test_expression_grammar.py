@@ -14,12 +14,18 @@ import textwrap
 import warnings
 
 import pytest
-from test_native_expressions import NAMES, agree, in_c, in_python, library  # noqa: F401 - library: a fixture
+from test_native_expressions import NAMES, agree, build_library, in_c, in_python
 
 from mechfmu.components.expressions import MAX_BRACKETS, MAX_LENGTH, MAX_NODES, Expression, ExpressionError
 
 ARGS = (0.5, -1.25, 3.0, 2.0)  # t, u, v, k
 VALUES = dict(zip(NAMES, ARGS))
+
+
+@pytest.fixture(scope="module")
+def library(tmp_path_factory):
+    """The C evaluator as a shared library (tests/test_native_expressions.py builds it)."""
+    return build_library(tmp_path_factory.mktemp("expression_grammar"))
 
 
 def both(lib, text: str, seed: int | None = None) -> tuple[tuple[str, object], tuple[str, object]]:

@@ -38,7 +38,11 @@ CORPUS = [
 @pytest.fixture(scope="module")
 def library(tmp_path_factory):
     """The evaluator and the native runtime as one shared library (visible symbols), for ctypes."""
-    folder = tmp_path_factory.mktemp("native_expression")
+    return build_library(tmp_path_factory.mktemp("native_expression"))
+
+
+def build_library(folder: Path) -> ctypes.CDLL:
+    """The evaluator and the native runtime compiled into ``folder`` as one shared library, its functions typed."""
     generated = native_tables.write(folder)
     sources = [p for p in NATIVE_SOURCES if p.suffix == ".c"] + generated + native_tables.law_sources()
     compiler = shutil.which("cc") or shutil.which("gcc")
