@@ -102,12 +102,13 @@ def _parse(text: str) -> ast.Expression:
     except SyntaxError as exc:
         limit = f" (at most {MAX_BRACKETS})" if exc.msg == "too many nested parentheses" else ""
         raise ExpressionError(f"syntax error at column {exc.offset}: {exc.msg}{limit}") from None
-    except (MemoryError, RecursionError):  # beyond the parser's own stack: only trees far beyond the node limit
-        raise ExpressionError(f"expression has more than {MAX_NODES} syntax nodes") from None
+    except (MemoryError, RecursionError):  # beyond the parser's own stack: only trees beyond the node limit
+        raise ExpressionError(f"expression has more than {MAX_NODES} syntax nodes (nested beyond Python's "
+                              "parser)") from None
     encoded = text.encode()
     for node in ast.walk(tree):  # names in ASCII, or fullwidth ASCII (NFKC gave their ASCII form)
         if isinstance(node, ast.Name):
-            written = encoded[node.col_offset:node.end_col_offset].decode()  # type: ignore[misc]
+            written = encoded[node.col_offset:node.end_col_offset].decode()
             if any(c >= "\x80" and not _fullwidth(c) for c in written):
                 column = len(encoded[:node.col_offset].decode()) + 1
                 raise ExpressionError(f"syntax error at column {column}: invalid character in a name "

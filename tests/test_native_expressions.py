@@ -104,6 +104,8 @@ def agree(python: tuple[str, object], native: tuple[str, object], text: str) -> 
         return math.copysign(1.0, native[1]) == math.copysign(1.0, python[1]) and native[1] == python[1]
     if native[0] != python[0]:
         return python[0] == "error" and "not a real number" in str(python[1]) and "complex" in str(native[1])
+    if python[0] == "parse" and str(python[1]).endswith("(nested beyond Python's parser)"):
+        return True  # more than 400 nodes 150+ brackets deep: CPython's parser stops before naming what C names
     if python[0] == "parse" and str(python[1]).startswith("syntax error"):
         return str(native[1]).startswith("syntax error")  # CPython's own wording of syntax errors is not copied
     if "complex" in str(native[1]):

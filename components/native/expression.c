@@ -405,10 +405,10 @@ static int group_contents(Parser *p, const char *close, int started, int *dict, 
     while (started || !is_op(p, close)) {
         if (p->token == T_END) return fail(p, never);
         if (!started) {
-            int doubled = is_op(p, "**");
-            if (is_op(p, "*") || doubled) next(p);
+            int doubled = is_op(p, "**"), starred = doubled || is_op(p, "*");
+            if (starred) next(p);
             if (doubled && *items == 0) *dict = 1;
-            if (!is_op(p, ":") && expression(p) < 0) return -1;
+            if (starred ? arithmetic(p) < 0 : !is_op(p, ":") && expression(p) < 0) return -1; /* *x: a bitwise_or */
         }
         started = 0;
         if (is_op(p, ":=")) {
