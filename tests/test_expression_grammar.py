@@ -324,3 +324,14 @@ def test_an_fmu_message_on_a_2000_character_expression_keeps_its_reason():
     assert f"{repr(law[:120] + ' ... ' + law[-30:])} ({len(law)} characters) is invalid: unknown name 'nosuch'; " \
            "allowed names: " in result.message, result.message
     assert result.message.rstrip().endswith("pi, e"), result.message[-200:]
+
+
+@pytest.mark.slow
+def test_a_user_function_of_whitespace_only_is_no_user_function_in_the_fmu():
+    """Empty is what str.strip leaves empty (a vertical tab, U+3000): the law without a user function, as for ""
+    (the FMU stripped only space, tab, CR and LF, and refused the rest as an empty expression)."""
+    from mechfmu.master.simulate import simulate
+    runs = [simulate("scenarios/oscillator", stop=0.05, local=True,
+                     parameters={"spring": {"springForceUserFunction": text}}) for text in ("", "\u3000\v \x0c")]
+    assert [run.status for run in runs] == ["ok", "ok"], [run.message for run in runs]
+    assert len(runs[0].data) > 10 and runs[0].data.tobytes() == runs[1].data.tobytes()  # bit for bit

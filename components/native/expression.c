@@ -1800,9 +1800,9 @@ int native_user_function(NativeInstance *n, int slot, int parameter, const char 
     free(n->user_texts[slot]);
     n->user_functions[slot] = NULL;
     n->user_texts[slot] = NULL;
-    const char *start = text;
-    while (*start == ' ' || *start == '\t' || *start == '\n' || *start == '\r') ++start;
-    if (!*start) return 0;
+    const char *start, *end;
+    strip(text, &start, &end); /* only whitespace (str.strip's): no user function */
+    if (start == end) return 0;
     char why[1600];
     Expression *e = expression_parse(text, names, count, why, sizeof why);
     if (!e) {
