@@ -1510,7 +1510,7 @@ static int call_with(Run *r, const char *name, Value *args, int given, Value *ou
 
 /* a call: its arguments in a small array on the stack (the evaluator recurses once per level: a small frame),
  * more than CALL_ARGUMENTS of them on the heap */
-#define CALL_ARGUMENTS 4
+#define CALL_ARGUMENTS 8
 static int call(Run *r, const Node *n, Value *out) {
     const Expression *e = r->e;
     const Node *function = &e->nodes[e->children[n->first]];
