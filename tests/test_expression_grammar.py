@@ -121,6 +121,7 @@ def test_129_and_more_chained_comparisons_evaluate_as_python(library):
         assert both(library, text) == (("ok", expected), ("ok", expected)), text
 
 
+@pytest.mark.slow
 def test_long_chains_are_taken_up_to_the_node_limit_and_refused_by_it(library):
     """`**`, `and`, `or` and if-else chains are not brackets: up to 400 syntax nodes they evaluate, beyond it both
     say so (they were "too many nested parentheses" in C)."""
