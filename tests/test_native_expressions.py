@@ -38,7 +38,11 @@ CORPUS = [
 @pytest.fixture(scope="module")
 def library(tmp_path_factory):
     """The evaluator and the native runtime as one shared library (visible symbols), for ctypes."""
-    folder = tmp_path_factory.mktemp("native_expression")
+    return build_library(tmp_path_factory.mktemp("native_expression"))
+
+
+def build_library(folder: Path) -> ctypes.CDLL:
+    """The evaluator and the native runtime compiled into ``folder`` as one shared library, its functions typed."""
     generated = native_tables.write(folder)
     sources = [p for p in NATIVE_SOURCES if p.suffix == ".c"] + generated + native_tables.law_sources()
     compiler = shutil.which("cc") or shutil.which("gcc")
@@ -100,6 +104,8 @@ def agree(python: tuple[str, object], native: tuple[str, object], text: str) -> 
         return math.copysign(1.0, native[1]) == math.copysign(1.0, python[1]) and native[1] == python[1]
     if native[0] != python[0]:
         return python[0] == "error" and "not a real number" in str(python[1]) and "complex" in str(native[1])
+    if python[0] == "parse" and str(python[1]).endswith("(nested beyond Python's parser)"):
+        return True  # more than 400 nodes 150+ brackets deep: CPython's parser stops before naming what C names
     if python[0] == "parse" and str(python[1]).startswith("syntax error"):
         return str(native[1]).startswith("syntax error")  # CPython's own wording of syntax errors is not copied
     if "complex" in str(native[1]):

@@ -31,9 +31,9 @@ static int evaluate(NativeInstance *n, int slot, double *value) {
 /* d off/dt of offsetUserFunction, exact (the expression's dual numbers) */
 static int offset_derivative(NativeInstance *n, const Expression *e, double *value) {
     const double args[] = {n->time, V(offset), V(itemNumber)};
-    char why[1600], text[8200], problem[1800];
+    char why[1600], text[4 * EXPRESSION_SHOWN_TEXT + 64], problem[1800];
     if (expression_derivative(e, args, 0, value, why, sizeof why) == 0) return 0;
-    native_repr_text(n->strings[CoordinateConstraint__offsetUserFunction], text, sizeof text);
+    expression_repr(n->strings[CoordinateConstraint__offsetUserFunction], text, sizeof text);
     snprintf(problem, sizeof problem, "has no time derivative here (%s); give offsetUserFunction_t", why);
     return native_fail_text(n, 0, "%s '%s': offsetUserFunction = %s %s", n->cls->name, native_instance_name(n),
                             text, problem);

@@ -1,10 +1,16 @@
-/* User-function expressions (expression.h): a tokenizer and recursive-descent parser for Python's expression
- * grammar (what expressions.py allows, and enough of the rest to name what is not allowed), the same checks in the
- * same order (a breadth-first walk like Python's ast.walk), and an evaluator with Python's float semantics. */
+/* User-function expressions (expression.h): a tokenizer and recursive-descent parser for the user-function grammar
+ * (docs/components.md: Python's expression grammar of the stripped text, restricted to what expressions.py allows,
+ * and enough of the rest to name what is not allowed), the same checks in the same order (a breadth-first walk like
+ * Python's ast.walk), and an evaluator with Python's float semantics.
+ * Bounded: the text is at most EXPRESSION_MAX_LENGTH characters; brackets nest at most EXPRESSION_MAX_BRACKETS deep
+ * (Python's tokenizer limit); the parser recurses once per bracket or if-else level only (chains of unary
+ * operators, `not`, `**`, `and`/`or` and comparisons are loops over heap stacks), and the evaluator once per level
+ * of the syntax tree, whose depth the node limit bounds (each level is at least two nodes): every frame is small. */
 #include "expression.h"
 
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,10 +18,11 @@
 enum Kind {
     K_NUMBER, K_NAME, K_UNARY, K_BINARY, K_BOOL, K_COMPARE, K_IF, K_CALL,
     K_FORBIDDEN, /* a construct expressions.py refuses (text: its ast node name) */
-    K_LITERAL    /* a literal that is not a real number (text: its repr) */
+    K_LITERAL,   /* a literal that is not a real number (text: its repr) */
+    K_HOLDER     /* an operation with a refused operator: its children in Python's field order (never evaluated) */
 };
 enum Op { O_ADD, O_SUB, O_MUL, O_DIV, O_FLOORDIV, O_MOD, O_POW, O_NEG, O_POS, O_NOT, O_AND, O_OR,
-          O_EQ, O_NE, O_LT, O_LE, O_GT, O_GE };
+          O_EQ, O_NE, O_LT, O_LE, O_GT, O_GE, O_INVERT, O_MARK };
 
 typedef struct {
     int kind, op;
@@ -23,8 +30,8 @@ typedef struct {
     double number;
     int argument;     /* K_NAME: the argument's index, or -1 - constant index (pi, e), or -100 - function */
     int called;       /* K_NAME: the function position of a call */
-    char text[128];   /* K_NAME: the name; K_FORBIDDEN, K_LITERAL: what to report */
-    char source[64];  /* an Attribute: its dotted name (os.system) */
+    char text[128];   /* K_NAME: the name (in ASCII, abbreviated as names are in messages); K_FORBIDDEN, K_LITERAL */
+    char source[64];  /* an Attribute of a name: its dotted name (os.system), shown as names are */
     int keywords;     /* K_CALL: keyword arguments given */
 } Node;
 
@@ -48,48 +55,227 @@ static int function_index(const char *name) {
     return -1;
 }
 
+/* --- characters: UTF-8, Python's whitespace (str.strip), fullwidth names (NFKC) ------------------------------ */
+
+/* the code point at `text`: its length in bytes (1..4), or 0 where the bytes are not UTF-8 */
+static int utf8(const char *text, unsigned *cp) {
+    const unsigned char *s = (const unsigned char *)text;
+    static const unsigned least[] = {0, 0, 0x80, 0x800, 0x10000};
+    int n = s[0] < 0x80 ? 1 : s[0] >= 0xF0 ? 4 : s[0] >= 0xE0 ? 3 : s[0] >= 0xC0 ? 2 : 0;
+    if (!n || s[0] > 0xF4) return 0;
+    unsigned v = n == 1 ? s[0] : s[0] & (0x3Fu >> (n - 1));
+    for (int k = 1; k < n; ++k) {
+        if ((s[k] & 0xC0) != 0x80) return 0; /* a NUL ends the text here, before any byte beyond it */
+        v = v << 6 | (s[k] & 0x3Fu);
+    }
+    if (v < least[n] || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF)) return 0;
+    *cp = v;
+    return n;
+}
+
+/* Python's str.isspace: what str.strip removes */
+static int is_space(unsigned c) {
+    return (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x20) || c == 0x85 || c == 0xA0 || c == 0x1680
+           || (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F || c == 0x3000;
+}
+
+/* the ASCII letter, digit or underscore a fullwidth one reads as (NFKC), or 0 */
+static char fullwidth(unsigned c) {
+    if (c >= 0xFF10 && c <= 0xFF19) return (char)('0' + (c - 0xFF10));
+    if (c >= 0xFF21 && c <= 0xFF3A) return (char)('A' + (c - 0xFF21));
+    if (c >= 0xFF41 && c <= 0xFF5A) return (char)('a' + (c - 0xFF41));
+    return c == 0xFF3F ? '_' : 0;
+}
+
+/* the characters (code points) of the first `bytes` bytes of a UTF-8 text */
+static size_t characters(const char *text, size_t bytes) {
+    size_t count = 0;
+    for (size_t i = 0; i < bytes && text[i]; ++i) count += ((unsigned char)text[i] & 0xC0) != 0x80;
+    return count;
+}
+
 /* --- tokens ------------------------------------------------------------------------------------------ */
 
 enum Token { T_END, T_NUMBER, T_NAME, T_STRING, T_OP, T_BAD };
 
 typedef struct {
-    const char *text;
+    const char *text;        /* the stripped expression */
     size_t position, length; /* the current token */
-    int token;
-    char value[128];         /* the token's text (cut) */
+    int token, wide;         /* wide: a name written with fullwidth characters (a name, never a keyword) */
+    char value[EXPRESSION_MAX_LENGTH + 1]; /* the token's text (cut at 127 bytes but for a name, in ASCII) */
     const char *error;       /* a syntax error */
     size_t error_column;
+    int level, depth;        /* open brackets; expression() calls in progress */
     Expression *e;
     int capacity, child_capacity;
-    int pending[256];        /* children collected for the node being built (a stack) */
-    int pending_count;
+    int *pending;            /* children collected for the nodes being built (a stack) */
+    int pending_count, pending_capacity;
+    int *ops;                /* operators waiting for their operand (unary chains, comparisons, **) */
+    int op_count, op_capacity;
 } Parser;
 
 static int is_name_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
 static int is_digit(char c) { return c >= '0' && c <= '9'; }
+/* Python's is_potential_identifier_char */
+static int is_name_char(char c) { return is_name_start(c) || is_digit(c) || (unsigned char)c >= 0x80; }
+
+static int fail_at(Parser *p, size_t position, const char *message) {
+    if (!p->error) {
+        p->error = message;
+        p->error_column = characters(p->text, position) + 1;
+    }
+    return -1;
+}
+
+static int fail(Parser *p, const char *message) { return fail_at(p, p->position, message); }
+
+static int digits_tail(const char *s, size_t *i) { /* Python's tok_decimal_tail: 0, or -1 */
+    for (;;) {
+        while (is_digit(s[*i])) ++*i;
+        if (s[*i] != '_') return 0;
+        ++*i;
+        if (!is_digit(s[*i])) return -1;
+    }
+}
+
+/* Python's verify_end_of_number: a number followed by a name character is an error, but for the keywords that may
+ * follow a number in valid code (the number ends before them) */
+static const char *number_end(const char *s, size_t i, const char *problem) {
+    const char *r = s + i;
+    int keyword = (r[0] == 'a' && !strncmp(r + 1, "nd", 2)) || (r[0] == 'e' && !strncmp(r + 1, "lse", 3))
+                  || (r[0] == 'f' && !strncmp(r + 1, "or", 2)) || (r[0] == 'o' && r[1] == 'r')
+                  || (r[0] == 'i' && (r[1] == 'f' || r[1] == 'n' || r[1] == 's'))
+                  || (r[0] == 'n' && !strncmp(r + 1, "ot", 2));
+    return !keyword && is_name_char(r[0]) ? problem : NULL;
+}
+
+static int base_digit(int base, char c) {
+    return base == 16 ? is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
+                      : c >= '0' && c < '0' + base;
+}
+
+/* a number token from s[*at] (Python's tokenizer): NULL, or the syntax error; *at: its end */
+static const char *scan_number(const char *s, size_t *at) {
+    size_t i = *at;
+    const char *problem = NULL;
+    if (s[i] == '0' && s[i + 1] && strchr("xXoObB", s[i + 1])) {
+        char letter = (char)(s[i + 1] | 0x20);
+        int base = letter == 'x' ? 16 : letter == 'o' ? 8 : 2;
+        const char *invalid = base == 16 ? "invalid hexadecimal literal" : base == 8 ? "invalid octal literal"
+                                                                                   : "invalid binary literal";
+        i += 2;
+        do {
+            if (s[i] == '_') ++i;
+            if (!base_digit(base, s[i])) {
+                *at = i;
+                return invalid;
+            }
+            while (base_digit(base, s[i])) ++i;
+        } while (s[i] == '_');
+        if (base != 16 && is_digit(s[i])) problem = invalid;
+        else problem = number_end(s, i, invalid);
+        *at = i;
+        return problem;
+    }
+    const char *decimal = "invalid decimal literal";
+    if (s[i] == '0') {
+        int nonzero = 0;
+        ++i;
+        for (;;) {
+            if (s[i] == '_') {
+                ++i;
+                if (!is_digit(s[i])) { *at = i; return decimal; }
+            }
+            if (s[i] != '0') break;
+            ++i;
+        }
+        if (is_digit(s[i])) {
+            nonzero = 1;
+            if (digits_tail(s, &i) != 0) { *at = i; return decimal; }
+        }
+        if (s[i] != '.' && s[i] != 'e' && s[i] != 'E' && s[i] != 'j' && s[i] != 'J') {
+            *at = i;
+            return nonzero ? "leading zeros in decimal integer literals are not permitted" : number_end(s, i, decimal);
+        }
+    } else if (s[i] != '.' && digits_tail(s, &i) != 0) {
+        *at = i;
+        return decimal;
+    }
+    if (s[i] == '.') {
+        ++i;
+        if (is_digit(s[i]) && digits_tail(s, &i) != 0) { *at = i; return decimal; }
+    }
+    if (s[i] == 'e' || s[i] == 'E') {
+        size_t e = i++;
+        if (s[i] == '+' || s[i] == '-') {
+            ++i;
+            if (!is_digit(s[i])) { *at = i; return decimal; }
+        } else if (!is_digit(s[i])) {
+            *at = e; /* "1else": the number ends before the keyword */
+            return strncmp(s + e, "else", 4) ? decimal : NULL;
+        }
+        if (digits_tail(s, &i) != 0) { *at = i; return decimal; }
+    }
+    if (s[i] == 'j' || s[i] == 'J') problem = number_end(s, ++i, "invalid imaginary literal");
+    else problem = number_end(s, i, decimal);
+    *at = i;
+    return problem;
+}
+
+static int open_bracket(Parser *p) {
+    if (p->level >= EXPRESSION_MAX_BRACKETS) return fail(p, "too many nested parentheses (at most 200)");
+    ++p->level;
+    return 0;
+}
 
 static void next(Parser *p) {
     const char *s = p->text;
     size_t i = p->position + p->length;
-    while (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r' || s[i] == '\f' || s[i] == '\\') ++i;
+    if (p->error) { /* after an error, no more tokens */
+        p->token = T_END, p->length = 0, p->value[0] = '\0';
+        return;
+    }
+    while (s[i] == ' ' || s[i] == '\t' || s[i] == '\f') ++i;
+    if (s[i] == '#') i += strlen(s + i); /* a comment, to the end (an expression is one line) */
     p->position = i;
-    size_t start = i;
+    p->wide = 0;
+    size_t start = i, used = 0;
+    unsigned cp = 0;
+    int n = (unsigned char)s[i] >= 0x80 ? utf8(s + i, &cp) : 0;
+    char wide = n ? fullwidth(cp) : 0;
     if (!s[i]) {
         p->token = T_END;
     } else if (is_digit(s[i]) || (s[i] == '.' && is_digit(s[i + 1]))) {
         p->token = T_NUMBER;
-        while (is_digit(s[i]) || is_name_start(s[i]) || s[i] == '.'
-               || ((s[i] == '+' || s[i] == '-') && (s[i - 1] == 'e' || s[i - 1] == 'E') && !(s[start] == '0'
-                   && (s[start + 1] == 'x' || s[start + 1] == 'X'))))
-            ++i;
-    } else if (is_name_start(s[i]) || (unsigned char)s[i] >= 0x80) {
+        const char *problem = scan_number(s, &i);
+        if (problem) {
+            fail_at(p, i, problem);
+            p->token = T_BAD;
+        }
+    } else if (is_name_start(s[i]) || (wide && !is_digit(wide))) {
         p->token = T_NAME;
-        while (is_name_start(s[i]) || is_digit(s[i]) || (unsigned char)s[i] >= 0x80) ++i;
-        if ((s[i] == '\'' || s[i] == '"') && i - start <= 3) { /* a prefixed string: b'', r'', f'' */
-            p->token = T_STRING;
+        for (;;) { /* the name, fullwidth characters read as ASCII */
+            n = (unsigned char)s[i] >= 0x80 ? utf8(s + i, &cp) : 0;
+            wide = n ? fullwidth(cp) : 0;
+            char c = wide ? wide : s[i];
+            if (!(is_name_start(s[i]) || is_digit(s[i]) || wide)) break;
+            if (used < sizeof p->value - 1) p->value[used++] = c;
+            p->wide |= wide != 0;
+            i += wide ? (size_t)n : 1;
+        }
+        p->value[used] = '\0';
+        static const char *const prefixes[] = {"b", "r", "u", "f", "br", "rb", "fr", "rf"};
+        if ((s[i] == '\'' || s[i] == '"') && !p->wide && i - start <= 2) { /* a prefixed string: b'', r'', f'' */
+            char prefix[3] = {(char)(s[start] | 0x20), i - start == 2 ? (char)(s[start + 1] | 0x20) : '\0', '\0'};
+            for (size_t k = 0; k < sizeof prefixes / sizeof *prefixes; ++k)
+                if (!strcmp(prefix, prefixes[k])) p->token = T_STRING;
         }
     } else if (s[i] == '\'' || s[i] == '"') {
         p->token = T_STRING;
+    } else if ((unsigned char)s[i] >= 0x80 || (unsigned char)s[i] < 0x20 || s[i] == '$' || s[i] == '?'
+               || s[i] == '`') {
+        p->token = T_BAD;
+        fail(p, n ? "invalid character" : "invalid non-printable character or byte");
     } else {
         static const char *const ops[] = {"**", "//", "<=", ">=", "==", "!=", "<<", ">>", ":=", "->", "...", "+", "-",
                                           "*", "/", "%", "<", ">", "(", ")", ",", "[", "]", "{", "}", ".", ":", "|",
@@ -101,50 +287,62 @@ static void next(Parser *p) {
                 i += strlen(ops[k]);
                 break;
             }
-        if (p->token == T_BAD) ++i;
+        if (p->token == T_BAD) fail(p, "invalid syntax");
+        else if (s[start] == '(' || s[start] == '[' || s[start] == '{') open_bracket(p);
+        else if ((s[start] == ')' || s[start] == ']' || s[start] == '}') && p->level > 0) --p->level;
     }
-    if (p->token == T_STRING) { /* to the closing quote (a backslash escapes) */
+    if (p->token == T_STRING) { /* to the closing quote or triple quote (a backslash is refused before parsing) */
         while (s[i] != '\'' && s[i] != '"') ++i;
-        char quote = s[i++];
-        while (s[i] && s[i] != quote) i += s[i] == '\\' && s[i + 1] ? 2 : 1;
-        if (s[i]) ++i;
+        char quote = s[i];
+        int triple = s[i + 1] == quote && s[i + 2] == quote;
+        i += triple ? 3 : 1;
+        while (s[i] && !(s[i] == quote && (!triple || (s[i + 1] == quote && s[i + 2] == quote)))) ++i;
+        if (!s[i]) {
+            fail_at(p, start, "unterminated string literal");
+            p->token = T_BAD;
+        } else {
+            i += triple ? 3 : 1;
+        }
     }
+    if (p->error) p->token = T_END;
     p->length = i - start;
-    snprintf(p->value, sizeof p->value, "%.*s", (int)(p->length < 127 ? p->length : 127), s + start);
+    if (p->token != T_NAME)
+        snprintf(p->value, 128, "%.*s", (int)(p->length < 127 ? p->length : 127), s + start);
 }
 
 static int is_op(const Parser *p, const char *op) { return p->token == T_OP && !strcmp(p->value, op); }
-static int is_word(const Parser *p, const char *word) { return p->token == T_NAME && !strcmp(p->value, word); }
-
-static int fail(Parser *p, const char *message) {
-    if (!p->error) {
-        p->error = message;
-        p->error_column = p->position + 1;
-    }
-    return -1;
+static int is_word(const Parser *p, const char *word) {
+    return p->token == T_NAME && !p->wide && !strcmp(p->value, word);
 }
 
 /* --- nodes ------------------------------------------------------------------------------------------- */
 
+static int grow(Parser *p, int **array, int *capacity, int needed) {
+    if (needed <= *capacity) return 0;
+    int wanted = 2 * needed + 64;
+    int *grown = realloc(*array, (size_t)wanted * sizeof *grown);
+    if (!grown) return fail(p, "out of memory");
+    *array = grown;
+    *capacity = wanted;
+    return 0;
+}
+
 static int node(Parser *p, int kind, int op, int first_pending) {
     Expression *e = p->e;
+    if (p->error) return -1;
     if (e->node_count == p->capacity) {
-        p->capacity = p->capacity ? 2 * p->capacity : 64;
-        Node *grown = realloc(e->nodes, (size_t)p->capacity * sizeof *grown);
+        int wanted = p->capacity ? 2 * p->capacity : 64;
+        Node *grown = realloc(e->nodes, (size_t)wanted * sizeof *grown);
         if (!grown) return fail(p, "out of memory");
         e->nodes = grown;
+        p->capacity = wanted;
     }
     int count = p->pending_count - first_pending;
-    if (e->child_count + count > p->child_capacity) {
-        p->child_capacity = 2 * (e->child_count + count) + 64;
-        int *grown = realloc(e->children, (size_t)p->child_capacity * sizeof *grown);
-        if (!grown) return fail(p, "out of memory");
-        e->children = grown;
-    }
+    if (grow(p, &e->children, &p->child_capacity, e->child_count + count) != 0) return -1;
     Node *n = &e->nodes[e->node_count];
     memset(n, 0, sizeof *n);
     n->kind = kind, n->op = op, n->first = e->child_count, n->count = count;
-    memcpy(e->children + e->child_count, p->pending + first_pending, (size_t)count * sizeof(int));
+    if (count) memcpy(e->children + e->child_count, p->pending + first_pending, (size_t)count * sizeof(int));
     e->child_count += count;
     p->pending_count = first_pending;
     return e->node_count++;
@@ -152,9 +350,15 @@ static int node(Parser *p, int kind, int op, int first_pending) {
 
 static int push(Parser *p, int index) {
     if (index < 0) return -1;
-    if (p->pending_count == (int)(sizeof p->pending / sizeof *p->pending)) return fail(p, "too many nested parentheses");
+    if (grow(p, &p->pending, &p->pending_capacity, p->pending_count + 1) != 0) return -1;
     p->pending[p->pending_count++] = index;
     return index;
+}
+
+static int push_op(Parser *p, int op) {
+    if (grow(p, &p->ops, &p->op_capacity, p->op_count + 1) != 0) return -1;
+    p->ops[p->op_count++] = op;
+    return 0;
 }
 
 static int leaf(Parser *p, int kind, const char *text) {
@@ -165,55 +369,221 @@ static int leaf(Parser *p, int kind, const char *text) {
 
 static int expression(Parser *p);
 
-/* Skip a balanced bracket group (the contents of a construct that is refused as a whole). */
-static int skip_group(Parser *p, const char *open, const char *close) {
-    int depth = 0;
-    do {
-        if (p->token == T_END) return fail(p, open[0] == '(' ? "'(' was never closed"
-                                              : open[0] == '[' ? "'[' was never closed" : "'{' was never closed");
-        if (is_op(p, open)) ++depth;
-        if (is_op(p, close)) --depth;
+static int or_test(Parser *p);
+static int arithmetic(Parser *p);
+
+/* comprehension clauses: (for targets in or_test (if or_test)*)+ */
+static int comprehension(Parser *p) {
+    while (is_word(p, "for") || is_word(p, "async")) {
+        if (is_word(p, "async")) next(p);
+        if (!is_word(p, "for")) return fail(p, "invalid syntax");
         next(p);
-    } while (depth > 0);
+        do {
+            if (is_op(p, ",")) next(p);
+            if (is_op(p, "*")) next(p);
+            if (arithmetic(p) < 0) return -1;
+        } while (is_op(p, ","));
+        if (!is_word(p, "in")) return fail(p, "invalid syntax");
+        next(p);
+        if (or_test(p) < 0) return -1;
+        while (is_word(p, "if")) {
+            next(p);
+            if (or_test(p) < 0) return -1;
+        }
+    }
     return 0;
 }
 
+/* The contents of a refused bracket group to `close` (the opening bracket read; `started`: its first item's
+ * expression too), parsed so that its syntax errors are found, then dropped: 0, or -1. *dict: its first item is a
+ * key: value (or **mapping), *items: the items. Slices and starred items are taken anywhere (a superset). */
+static int group_contents(Parser *p, const char *close, int started, int *dict, int *items) {
+    const char *never = close[0] == ')' ? "'(' was never closed" : close[0] == ']' ? "'[' was never closed"
+                                                                                  : "'{' was never closed";
+    *dict = 0;
+    *items = 0;
+    while (started || !is_op(p, close)) {
+        if (p->token == T_END) return fail(p, never);
+        if (!started) {
+            int doubled = is_op(p, "**"), starred = doubled || is_op(p, "*");
+            if (starred) next(p);
+            if (doubled && *items == 0) *dict = 1;
+            if (starred ? arithmetic(p) < 0 : !is_op(p, ":") && expression(p) < 0) return -1; /* *x: a bitwise_or */
+        }
+        started = 0;
+        if (is_op(p, ":=")) {
+            next(p);
+            if (expression(p) < 0) return -1;
+        }
+        if (is_op(p, ":")) { /* a key's value, or a slice */
+            if (*items == 0) *dict = 1;
+            next(p);
+            if (!is_op(p, ",") && !is_op(p, close) && !is_op(p, ":") && expression(p) < 0) return -1;
+            if (is_op(p, ":")) {
+                next(p);
+                if (!is_op(p, ",") && !is_op(p, close) && expression(p) < 0) return -1;
+            }
+        }
+        if (comprehension(p) != 0) return -1;
+        ++*items;
+        if (is_op(p, ",")) next(p);
+        else if (!is_op(p, close)) return fail(p, p->token == T_END ? never : "invalid syntax");
+    }
+    next(p);
+    return p->error ? -1 : 0;
+}
+
+/* an integer in base 2, 8 or 16 as the nearest double (ties to even, as Python's float(int)); 0, or -1 beyond the
+ * largest double */
+static int power_of_two_literal(const char *digits, size_t length, int base, double *value) {
+    int shift = base == 16 ? 4 : base == 8 ? 3 : 1;
+    uint64_t top = 0; /* the leading 64 bits */
+    int bits = 0, sticky = 0;
+    for (const char *c = digits; c < digits + length; ++c) {
+        if (*c == '_') continue;
+        unsigned d = (unsigned)(is_digit(*c) ? *c - '0' : (*c | 0x20) - 'a' + 10);
+        for (int b = shift - 1; b >= 0; --b) {
+            unsigned bit = (d >> b) & 1u;
+            if (!bits && !bit) continue; /* leading zeros */
+            if (bits < 64) top |= (uint64_t)bit << (63 - bits);
+            else sticky |= (int)bit;
+            if (bits < 100000) ++bits;
+        }
+    }
+    if (!bits) {
+        *value = 0.0;
+        return 0;
+    }
+    if (bits <= 64) {
+        *value = (double)(top >> (64 - bits)); /* exact below 2**53; rounds to nearest even above */
+        return 0;
+    }
+    uint64_t mantissa = top >> 11, rest = top & 0x7FF;
+    if (rest > 0x400 || (rest == 0x400 && (sticky || (mantissa & 1)))) ++mantissa;
+    if (bits - 53 > 1100) return -1;
+    *value = ldexp((double)mantissa, bits - 53);
+    return isinf(*value) ? -1 : 0;
+}
+
+/* a decimal literal (digits, '.', exponent, underscores) as the nearest double: the digits and a scaled exponent,
+ * so strtod reads no decimal point (no locale) */
+static double decimal_literal(const char *text, size_t length) {
+    char *clean = malloc(length + 32);
+    if (!clean) return NAN;
+    size_t k = 0, i = 0;
+    long exponent = 0;
+    int fraction = 0;
+    for (; i < length && text[i] != 'e' && text[i] != 'E'; ++i) {
+        if (text[i] == '.') fraction = 1;
+        else if (text[i] != '_') clean[k++] = text[i], exponent -= fraction;
+    }
+    if (i < length) { /* the written exponent, saturated (beyond 10**±100000 the value is 0 or infinite anyway) */
+        int negative = text[++i] == '-';
+        long written = 0;
+        for (i += text[i] == '+' || text[i] == '-'; i < length; ++i)
+            if (text[i] != '_' && written < 100000) written = 10 * written + (text[i] - '0');
+        exponent += negative ? -written : written;
+    }
+    if (!k) clean[k++] = '0';
+    snprintf(clean + k, 32, "e%ld", exponent);
+    double value = strtod(clean, NULL);
+    free(clean);
+    return value;
+}
+
 static int literal_number(Parser *p) {
-    char clean[EXPRESSION_MAX_LENGTH + 1];
-    size_t k = 0;
-    for (size_t i = 0; i < p->length && k < sizeof clean - 1; ++i)
-        if (p->text[p->position + i] != '_') clean[k++] = p->text[p->position + i];
-    clean[k] = '\0';
-    size_t n = strlen(clean);
-    if (n && (clean[n - 1] == 'j' || clean[n - 1] == 'J')) { /* an imaginary literal */
-        char text[48];
-        snprintf(text, sizeof text, "%.40s", clean);
+    const char *s = p->text + p->position;
+    size_t n = p->length;
+    if (s[n - 1] == 'j' || s[n - 1] == 'J') { /* an imaginary literal: its repr, as Python writes it */
+        char repr[48], text[56];
+        native_repr(decimal_literal(s, n - 1), repr, sizeof repr);
+        size_t r = strlen(repr);
+        if (r > 2 && !strcmp(repr + r - 2, ".0")) repr[r - 2] = '\0';
+        snprintf(text, sizeof text, "%sj", repr);
         return leaf(p, K_LITERAL, text);
     }
     double value;
-    char *end;
-    if (clean[0] == '0' && (clean[1] == 'x' || clean[1] == 'X' || clean[1] == 'o' || clean[1] == 'O'
-                            || clean[1] == 'b' || clean[1] == 'B')) {
-        int base = clean[1] == 'x' || clean[1] == 'X' ? 16 : clean[1] == 'o' || clean[1] == 'O' ? 8 : 2;
-        value = (double)strtoull(clean + 2, &end, base);
-    } else {
-        if (strchr(clean, 'x') || strchr(clean, 'X')) return fail(p, "invalid syntax");
-        value = strtod(clean, &end);
-        int integer = !strpbrk(clean, ".eE");
-        if (integer && n > 1 && clean[0] == '0' && strspn(clean, "0") != n) return fail(p, "invalid syntax");
-        if (integer && isinf(value)) {
-            char text[96];
-            snprintf(text, sizeof text, "literal of %zu digits is beyond the largest real number (1.8e308)", n);
-            int index = leaf(p, K_LITERAL, "");
-            if (index >= 0) p->e->nodes[index].op = -1; /* the message is the text, not "literal ... is not" */
-            if (index >= 0) snprintf(p->e->nodes[index].text, sizeof p->e->nodes[index].text, "%zu", n);
-            return index;
-        }
+    int base = n > 1 && s[0] == '0' ? ((s[1] | 0x20) == 'x' ? 16 : (s[1] | 0x20) == 'o' ? 8 : (s[1] | 0x20) == 'b' ? 2
+                                                                                                            : 10)
+                                    : 10;
+    int integer = 1;
+    for (size_t i = 0; i < n && base == 10; ++i) integer &= s[i] != '.' && s[i] != 'e' && s[i] != 'E';
+    int overflow = base == 10 ? (value = decimal_literal(s, n), integer && isinf(value))
+                              : power_of_two_literal(s + 2, n - 2, base, &value) != 0;
+    if (overflow) { /* Python's float(int) raises OverflowError */
+        int index = leaf(p, K_LITERAL, "");
+        if (index >= 0) p->e->nodes[index].op = -1; /* the message is the text, not "literal ... is not" */
+        return index;
     }
-    if (*end) return fail(p, "invalid syntax");
     int index = node(p, K_NUMBER, 0, p->pending_count);
     if (index >= 0) p->e->nodes[index].number = value;
     return index;
+}
+
+/* a text as messages show a literal's repr or a name (expressions.py's _shown): up to EXPRESSION_SHOWN_NAME
+ * characters whole, a longer one as its first 40 and last 10 characters joined by "..." */
+static void shown(const char *text, char *out, size_t size) {
+    size_t bytes = strlen(text), count = characters(text, bytes);
+    if (count <= EXPRESSION_SHOWN_NAME) {
+        snprintf(out, size, "%s", text);
+        return;
+    }
+    size_t head = 0, tail = bytes;
+    for (int k = 0; k < 40; ++k)
+        do ++head; while (((unsigned char)text[head] & 0xC0) == 0x80);
+    for (int k = 0; k < 10; ++k)
+        do --tail; while (((unsigned char)text[tail] & 0xC0) == 0x80);
+    snprintf(out, size, "%.*s...%s", (int)head, text, text + tail);
+}
+
+/* adjacent string tokens, one literal: its repr (a bytes literal b'...'), or JoinedStr for an f-string */
+static int string_literal(Parser *p) {
+    char *content = malloc(strlen(p->text) + 1), *repr = malloc(4 * strlen(p->text) + 16);
+    size_t used = 0;
+    int formatted = 0, bytes = -1, mixed = 0;
+    while (content && repr && p->token == T_STRING) {
+        const char *s = p->text + p->position, *quote = s + strcspn(s, "'\"");
+        int is_bytes = 0;
+        for (const char *c = s; c < quote; ++c) {
+            formatted |= (*c | 0x20) == 'f';
+            is_bytes |= (*c | 0x20) == 'b';
+        }
+        mixed |= bytes >= 0 && bytes != is_bytes;
+        bytes = is_bytes;
+        size_t delimiter = quote[1] == quote[0] && quote[2] == quote[0] && p->length - (size_t)(quote - s) >= 6 ? 3 : 1;
+        size_t length = p->length - (size_t)(quote - s) - 2 * delimiter;
+        memcpy(content + used, quote + delimiter, length);
+        used += length;
+        next(p);
+    }
+    int index = -1;
+    if (!content || !repr) {
+        fail(p, "out of memory");
+    } else if (mixed) {
+        fail(p, "cannot mix bytes and nonbytes literals");
+    } else if (formatted) {
+        index = leaf(p, K_FORBIDDEN, "JoinedStr");
+    } else {
+        content[used] = '\0';
+        repr[0] = 'b';
+        native_repr_text(content, repr + (bytes > 0), 4 * strlen(p->text) + 15);
+        index = leaf(p, K_LITERAL, "");
+        if (index >= 0) shown(repr, p->e->nodes[index].text, sizeof p->e->nodes[index].text);
+    }
+    free(content);
+    free(repr);
+    return index;
+}
+
+/* a keyword of Python (not a name) */
+static int is_keyword(const Parser *p) {
+    static const char *const keywords[] = {
+        "and", "or", "not", "if", "else", "in", "is", "for", "await", "yield", "import", "from", "def", "class",
+        "return", "while", "pass", "del", "as", "assert", "async", "break", "continue", "elif", "except",
+        "finally", "global", "nonlocal", "raise", "try", "with", "lambda", "True", "False", "None"};
+    for (size_t k = 0; k < sizeof keywords / sizeof *keywords; ++k)
+        if (is_word(p, keywords[k])) return 1;
+    return 0;
 }
 
 static int atom(Parser *p) {
@@ -222,14 +592,7 @@ static int atom(Parser *p) {
         next(p);
         return index;
     }
-    if (p->token == T_STRING) {
-        char text[128];
-        int formatted = 0;
-        snprintf(text, sizeof text, "%.127s", p->value);
-        for (const char *c = p->value; *c && *c != '\'' && *c != '"'; ++c) formatted |= *c == 'f' || *c == 'F';
-        while (p->token == T_STRING) next(p); /* adjacent strings are one literal */
-        return leaf(p, formatted ? K_FORBIDDEN : K_LITERAL, formatted ? "JoinedStr" : text);
-    }
+    if (p->token == T_STRING) return string_literal(p);
     if (is_word(p, "True") || is_word(p, "False") || is_word(p, "None")) {
         int index = leaf(p, K_LITERAL, p->value);
         next(p);
@@ -239,20 +602,10 @@ static int atom(Parser *p) {
         next(p);
         return leaf(p, K_LITERAL, "Ellipsis");
     }
-    if (is_word(p, "lambda")) {
-        while (p->token != T_END && !is_op(p, ":")) next(p);
-        if (p->token == T_END) return fail(p, "invalid syntax");
-        next(p);
-        if (expression(p) < 0) return -1; /* the body is not walked: Lambda is refused first */
-        return leaf(p, K_FORBIDDEN, "Lambda");
-    }
     if (p->token == T_NAME) {
-        static const char *const keywords[] = {"and", "or", "not", "if", "else", "in", "is", "for", "await", "yield",
-                                               "import", "from", "def", "class", "return", "while", "pass", "del"};
-        for (size_t k = 0; k < sizeof keywords / sizeof *keywords; ++k)
-            if (is_word(p, keywords[k])) return fail(p, "invalid syntax");
+        if (is_keyword(p)) return fail(p, "invalid syntax");
         int index = node(p, K_NAME, 0, p->pending_count);
-        if (index >= 0) snprintf(p->e->nodes[index].text, sizeof p->e->nodes[index].text, "%.127s", p->value);
+        if (index >= 0) shown(p->value, p->e->nodes[index].text, sizeof p->e->nodes[index].text);
         next(p);
         return index;
     }
@@ -262,51 +615,44 @@ static int atom(Parser *p) {
             next(p);
             return leaf(p, K_FORBIDDEN, "Tuple");
         }
-        int inner = expression(p);
-        if (inner < 0) return -1;
-        if (is_op(p, ":=")) {
-            int depth = 1;
-            while (depth && p->token != T_END) { /* to the closing parenthesis */
-                if (is_op(p, "(")) ++depth;
-                if (is_op(p, ")")) --depth;
-                next(p);
-            }
-            if (depth) return fail(p, "'(' was never closed");
-            return leaf(p, K_FORBIDDEN, "NamedExpr");
-        }
-        if (is_word(p, "for")) {
-            while (p->token != T_END && !is_op(p, ")")) next(p);
-            if (p->token == T_END) return fail(p, "'(' was never closed");
+        if (is_word(p, "yield")) { /* (yield), (yield x), (yield from x) */
             next(p);
-            return leaf(p, K_FORBIDDEN, "GeneratorExp");
+            int from = is_word(p, "from"), dict, items;
+            if (from) next(p);
+            if ((from || !is_op(p, ")")) && group_contents(p, ")", 0, &dict, &items) != 0) return -1;
+            if (!from && is_op(p, ")")) next(p);
+            return leaf(p, K_FORBIDDEN, from ? "YieldFrom" : "Yield");
         }
-        if (is_op(p, ",")) {
-            int depth = 1;
-            while (depth && p->token != T_END) {
-                if (is_op(p, "(")) ++depth;
-                if (is_op(p, ")")) --depth;
-                next(p);
-            }
-            if (depth) return fail(p, "'(' was never closed");
-            return leaf(p, K_FORBIDDEN, "Tuple");
+        int inner = is_op(p, "*") ? -2 : expression(p);
+        if (inner == -1) return -1;
+        if (inner == -2 || is_op(p, ":=") || is_word(p, "for") || is_op(p, ",")) {
+            const char *kind = inner == -2 ? "Tuple" : is_op(p, ":=") ? "NamedExpr" : is_word(p, "for")
+                                                                                     ? "GeneratorExp" : "Tuple";
+            int dict, items;
+            if (group_contents(p, ")", inner != -2, &dict, &items) != 0) return -1;
+            if (items > 1 || inner == -2) kind = "Tuple";
+            return leaf(p, K_FORBIDDEN, kind);
         }
         if (!is_op(p, ")")) return fail(p, p->token == T_END ? "'(' was never closed" : "invalid syntax");
         next(p); /* the inner expression is the atom itself */
         return inner;
     }
-    if (is_op(p, "[")) {
-        if (skip_group(p, "[", "]") != 0) return -1;
-        return leaf(p, K_FORBIDDEN, "List");
+    if (is_op(p, "[") || is_op(p, "{")) {
+        int braces = is_op(p, "{"), dict, items;
+        next(p);
+        int empty = is_op(p, "}") && braces;
+        if (group_contents(p, braces ? "}" : "]", 0, &dict, &items) != 0) return -1;
+        return leaf(p, K_FORBIDDEN, !braces ? "List" : dict || empty ? "Dict" : "Set");
     }
-    if (is_op(p, "{")) {
-        const char *kind = "Set";
-        size_t at = p->position;
-        if (skip_group(p, "{", "}") != 0) return -1;
-        if (strchr(p->text + at, ':') && strchr(p->text + at, ':') < p->text + p->position) kind = "Dict";
-        return leaf(p, K_FORBIDDEN, kind);
-    }
-    if (p->token == T_END) return fail(p, "invalid syntax");
     return fail(p, "invalid syntax");
+}
+
+/* a keyword argument: a name, then '=' (not '==') */
+static int at_keyword(const Parser *p) {
+    if (p->token != T_NAME) return 0;
+    const char *after = p->text + p->position + p->length;
+    after += strspn(after, " \t\f");
+    return after[0] == '=' && after[1] != '=';
 }
 
 /* atom trailers: calls, and the refused attribute and subscript */
@@ -323,8 +669,7 @@ static int primary(Parser *p) {
                     next(p);
                     if (expression(p) < 0) return -1;
                     push(p, leaf(p, K_FORBIDDEN, "Starred"));
-                } else if (p->token == T_NAME && p->text[p->position + p->length] == '='
-                           && p->text[p->position + p->length + 1] != '=') {
+                } else if (at_keyword(p)) {
                     next(p);
                     next(p);
                     if (expression(p) < 0) return -1;
@@ -341,6 +686,7 @@ static int primary(Parser *p) {
                 if (is_op(p, ",")) next(p);
                 else if (!is_op(p, ")")) return fail(p, p->token == T_END ? "'(' was never closed" : "invalid syntax");
             }
+            if (p->error) return -1;
             next(p);
             int call = node(p, K_CALL, 0, first);
             if (call < 0) return -1;
@@ -348,117 +694,144 @@ static int primary(Parser *p) {
             push(p, call);
         } else if (is_op(p, ".")) {
             next(p);
-            if (p->token != T_NAME) return fail(p, "invalid syntax");
+            if (p->token != T_NAME || is_keyword(p)) return fail(p, "invalid syntax");
             const Node *owner = &p->e->nodes[p->pending[p->pending_count - 1]];
-            char dotted[64];
-            snprintf(dotted, sizeof dotted, "%.30s.%.30s", owner->kind == K_NAME ? owner->text : owner->source,
-                     p->value);
+            const char *base = owner->kind == K_NAME ? owner->text : owner->source; /* "": not a dotted name */
+            char *dotted = base[0] ? malloc(strlen(base) + strlen(p->value) + 2) : NULL;
+            if (dotted) sprintf(dotted, "%s.%s", base, p->value);
             next(p);
             p->pending_count = first;
             int attribute = leaf(p, K_FORBIDDEN, "Attribute");
-            if (attribute >= 0) snprintf(p->e->nodes[attribute].source, sizeof p->e->nodes[attribute].source, "%s",
-                                         dotted);
+            if (attribute >= 0 && dotted)
+                shown(dotted, p->e->nodes[attribute].source, sizeof p->e->nodes[attribute].source);
+            free(dotted);
             push(p, attribute);
         } else if (is_op(p, "[")) {
-            if (skip_group(p, "[", "]") != 0) return -1;
+            int dict, items;
+            next(p);
+            if (is_op(p, "]")) return fail(p, "invalid syntax");
+            if (group_contents(p, "]", 0, &dict, &items) != 0) return -1;
             p->pending_count = first;
             push(p, leaf(p, K_FORBIDDEN, "Subscript"));
         } else {
             break;
         }
+        if (p->error) return -1;
     }
     return p->pending[--p->pending_count];
 }
 
-static int unary(Parser *p);
-
-static int power(Parser *p) {
-    int first = p->pending_count;
-    if (push(p, primary(p)) < 0) return -1;
-    if (!is_op(p, "**")) return p->pending[--p->pending_count];
+/* ['await'] primary: an Await is refused whole */
+static int await_primary(Parser *p) {
+    if (!is_word(p, "await")) return primary(p);
     next(p);
-    if (push(p, unary(p)) < 0) return -1;
-    return node(p, K_BINARY, O_POW, first);
+    if (primary(p) < 0) return -1;
+    return leaf(p, K_FORBIDDEN, "Await");
 }
 
-static int unary(Parser *p) {
-    if (is_op(p, "-") || is_op(p, "+") || is_op(p, "~")) {
-        int op = is_op(p, "-") ? O_NEG : is_op(p, "+") ? O_POS : -1;
+/* the prefix operators - + ~ before an operand, kept on the operator stack (a loop: no recursion per operator) */
+static int prefix_operators(Parser *p) {
+    while (is_op(p, "-") || is_op(p, "+") || is_op(p, "~")) {
+        if (push_op(p, is_op(p, "-") ? O_NEG : is_op(p, "+") ? O_POS : O_INVERT) != 0) return -1;
+        next(p);
+    }
+    return 0;
+}
+
+/* apply the operators on the stack above `base` to `operand`, the innermost (last written) first */
+static int apply_prefix(Parser *p, int base, int operand) {
+    while (p->op_count > base) {
+        int op = p->ops[--p->op_count];
+        if (operand < 0) continue;
         int first = p->pending_count;
+        push(p, operand);
+        if (op == O_INVERT) { /* UnaryOp's fields: op, operand */
+            int invert = leaf(p, K_FORBIDDEN, "Invert");
+            if (invert < 0) return -1;
+            p->pending[first] = invert;
+            push(p, operand);
+            operand = node(p, K_HOLDER, 0, first);
+        } else {
+            operand = node(p, K_UNARY, op, first);
+        }
+    }
+    return operand;
+}
+
+/* factor: prefix operators, then primary ('**' factor)? : right-associative, built from the right */
+static int unary(Parser *p) {
+    int base = p->op_count, first = p->pending_count;
+    if (prefix_operators(p) != 0 || push(p, await_primary(p)) < 0) return -1;
+    int levels = 0;
+    while (is_op(p, "**")) {
+        next(p);
+        if (push_op(p, O_MARK) != 0 || prefix_operators(p) != 0 || push(p, await_primary(p)) < 0) return -1;
+        ++levels;
+    }
+    int result = p->pending[--p->pending_count];
+    for (; levels > 0; --levels) {
+        int marked = p->op_count;
+        while (p->ops[marked - 1] != O_MARK) --marked;
+        result = apply_prefix(p, marked, result);
+        --p->op_count; /* the mark */
+        if (result < 0) return -1;
+        int left = p->pending[--p->pending_count], at = p->pending_count;
+        push(p, left);
+        push(p, result);
+        result = node(p, K_BINARY, O_POW, at);
+    }
+    if (p->pending_count != first && !p->error) return fail(p, "invalid syntax");
+    return apply_prefix(p, base, result);
+}
+
+/* The left-associative binary operators, | ^ & << >> + - * / // % @ (Python's precedence, lowest first), in one loop
+ * over the operator stack (shunting-yard): the same tree as a function per level, without a frame per level. */
+static const struct {
+    const char *op;
+    int code, precedence;
+    const char *refused; /* the ast name of an operator expressions.py refuses */
+} BINARY[] = {{"|", -1, 1, "BitOr"}, {"^", -1, 2, "BitXor"}, {"&", -1, 3, "BitAnd"}, {"<<", -1, 4, "LShift"},
+              {">>", -1, 4, "RShift"}, {"+", O_ADD, 5, NULL}, {"-", O_SUB, 5, NULL}, {"*", O_MUL, 6, NULL},
+              {"/", O_DIV, 6, NULL}, {"//", O_FLOORDIV, 6, NULL}, {"%", O_MOD, 6, NULL}, {"@", -1, 6, "MatMult"}};
+#define BINARY_COUNT (int)(sizeof BINARY / sizeof *BINARY)
+
+/* the operator on the stack, ops[op_count - 1] (an index into BINARY), applied to the last two operands */
+static int reduce(Parser *p) {
+    int k = p->ops[--p->op_count];
+    int right = p->pending[--p->pending_count], first = p->pending_count - 1;
+    if (BINARY[k].code >= 0) {
+        push(p, right);
+        return push(p, node(p, K_BINARY, BINARY[k].code, first));
+    }
+    if (push(p, leaf(p, K_FORBIDDEN, BINARY[k].refused)) < 0) return -1; /* BinOp's fields: left, op, right */
+    push(p, right);
+    return push(p, node(p, K_HOLDER, 0, first));
+}
+
+static int arithmetic(Parser *p) {
+    int base = p->op_count;
+    if (push(p, unary(p)) < 0) return -1;
+    for (;;) {
+        int k = 0;
+        while (k < BINARY_COUNT && !is_op(p, BINARY[k].op)) ++k;
+        if (k == BINARY_COUNT) break;
+        while (p->op_count > base && BINARY[p->ops[p->op_count - 1]].precedence >= BINARY[k].precedence)
+            if (reduce(p) < 0) return -1;
+        if (push_op(p, k) != 0) return -1;
         next(p);
         if (push(p, unary(p)) < 0) return -1;
-        if (op < 0) {
-            p->pending_count = first;
-            return leaf(p, K_FORBIDDEN, "Invert");
-        }
-        return node(p, K_UNARY, op, first);
     }
-    return power(p);
-}
-
-/* a left-associative level: each operator of `ops` (refused ones named in `forbidden`) */
-static int binary_level(Parser *p, int (*operand)(Parser *), const char *const *ops, const int *codes, size_t count) {
-    int first = p->pending_count;
-    if (push(p, operand(p)) < 0) return -1;
-    for (;;) {
-        size_t k = 0;
-        while (k < count && !is_op(p, ops[k])) ++k;
-        if (k == count) break;
-        next(p);
-        if (push(p, operand(p)) < 0) return -1;
-        int made = codes[k] >= 0 ? node(p, K_BINARY, codes[k], first) : -1;
-        if (codes[k] < 0) {
-            static const char *const names[] = {"MatMult", "BitOr", "BitXor", "BitAnd", "LShift", "RShift"};
-            p->pending_count = first;
-            made = leaf(p, K_FORBIDDEN, names[-codes[k] - 1]);
-        }
-        if (push(p, made) < 0) return -1;
-    }
+    while (p->op_count > base)
+        if (reduce(p) < 0) return -1;
     return p->pending[--p->pending_count];
 }
 
-static int term(Parser *p) {
-    static const char *const ops[] = {"*", "/", "//", "%", "@"};
-    static const int codes[] = {O_MUL, O_DIV, O_FLOORDIV, O_MOD, -1};
-    return binary_level(p, unary, ops, codes, 5);
-}
-
-static int arith(Parser *p) {
-    static const char *const ops[] = {"+", "-"};
-    static const int codes[] = {O_ADD, O_SUB};
-    return binary_level(p, term, ops, codes, 2);
-}
-
-static int shift(Parser *p) {
-    static const char *const ops[] = {"<<", ">>"};
-    static const int codes[] = {-5, -6};
-    return binary_level(p, arith, ops, codes, 2);
-}
-
-static int bit_and(Parser *p) {
-    static const char *const ops[] = {"&"};
-    static const int codes[] = {-4};
-    return binary_level(p, shift, ops, codes, 1);
-}
-
-static int bit_xor(Parser *p) {
-    static const char *const ops[] = {"^"};
-    static const int codes[] = {-3};
-    return binary_level(p, bit_and, ops, codes, 1);
-}
-
-static int bit_or(Parser *p) {
-    static const char *const ops[] = {"|"};
-    static const int codes[] = {-2};
-    return binary_level(p, bit_xor, ops, codes, 1);
-}
-
+/* a chain of comparisons, any length: the operators on the operator stack until the chain ends */
 static int comparison(Parser *p) {
-    int first = p->pending_count;
-    if (push(p, bit_or(p)) < 0) return -1;
+    int first = p->pending_count, base = p->op_count;
+    if (push(p, arithmetic(p)) < 0) return -1;
     static const char *const ops[] = {"==", "!=", "<", "<=", ">", ">="};
     static const int codes[] = {O_EQ, O_NE, O_LT, O_LE, O_GT, O_GE};
-    int operators[128], count = 0;
     const char *refused = NULL;
     for (;;) {
         size_t k = 0;
@@ -466,7 +839,8 @@ static int comparison(Parser *p) {
         if (k < 6) {
             next(p);
         } else if (is_word(p, "in") || is_word(p, "is") || (is_word(p, "not") && !strncmp(
-                       p->text + p->position + p->length + strspn(p->text + p->position + p->length, " "), "in", 2))) {
+                       p->text + p->position + p->length + strspn(p->text + p->position + p->length, " \t\f"), "in",
+                       2))) {
             int negated = is_word(p, "not");
             int is = is_word(p, "is");
             next(p);
@@ -479,68 +853,100 @@ static int comparison(Parser *p) {
         } else {
             break;
         }
-        if (count == 128) return fail(p, "invalid syntax");
-        operators[count++] = k < 6 ? codes[k] : O_EQ;
-        if (push(p, bit_or(p)) < 0) return -1;
+        if (push_op(p, k < 6 ? codes[k] : O_EQ) != 0 || push(p, arithmetic(p)) < 0) return -1;
     }
+    int count = p->op_count - base;
     if (!count) return p->pending[--p->pending_count];
-    if (refused) {
-        p->pending_count = first;
-        return leaf(p, K_FORBIDDEN, refused);
+    if (refused) { /* Compare's fields: left, ops, comparators: the first refused operator before the comparators */
+        p->op_count = base;
+        int refusal = leaf(p, K_FORBIDDEN, refused);
+        if (push(p, refusal) < 0) return -1;
+        for (int i = p->pending_count - 1; i > first + 1; --i) p->pending[i] = p->pending[i - 1];
+        p->pending[first + 1] = refusal;
+        return node(p, K_HOLDER, 0, first);
     }
     int made = node(p, K_COMPARE, 0, first);
     if (made < 0) return -1;
     /* the operators follow the operands in the children list: left, comparators..., then the operator codes */
-    int *grown = realloc(p->e->children, (size_t)(p->e->child_count + count) * sizeof(int));
-    if (!grown) return fail(p, "out of memory");
-    p->e->children = grown;
-    p->child_capacity = p->e->child_count + count;
-    for (int i = 0; i < count; ++i) p->e->children[p->e->child_count++] = -1000 - operators[i];
-    Node *n = &p->e->nodes[made];
-    n->op = count; /* the number of operators */
+    if (grow(p, &p->e->children, &p->child_capacity, p->e->child_count + count) != 0) return -1;
+    for (int i = 0; i < count; ++i) p->e->children[p->e->child_count++] = -1000 - p->ops[base + i];
+    p->op_count = base;
+    p->e->nodes[made].op = count; /* the number of operators */
     return made;
 }
 
+/* `not` ... `not` comparison: a loop, then the nodes from the inside out */
 static int not_test(Parser *p) {
-    if (is_word(p, "not")) {
-        int first = p->pending_count;
+    int count = 0;
+    while (is_word(p, "not")) {
         next(p);
-        if (push(p, not_test(p)) < 0) return -1;
-        return node(p, K_UNARY, O_NOT, first);
-    }
-    return comparison(p);
-}
-
-static int bool_level(Parser *p, const char *word, int op, int (*operand)(Parser *)) {
-    int first = p->pending_count;
-    if (push(p, operand(p)) < 0) return -1;
-    int count = 1;
-    while (is_word(p, word)) {
-        next(p);
-        if (push(p, operand(p)) < 0) return -1;
         ++count;
     }
-    if (count == 1) return p->pending[--p->pending_count];
-    return node(p, K_BOOL, op, first);
+    int result = comparison(p);
+    for (; count > 0 && result >= 0; --count) {
+        int first = p->pending_count;
+        push(p, result);
+        result = node(p, K_UNARY, O_NOT, first);
+    }
+    return result;
 }
 
-static int and_test(Parser *p) { return bool_level(p, "and", O_AND, not_test); }
-static int or_test(Parser *p) { return bool_level(p, "or", O_OR, and_test); }
+/* and_test ('or' and_test)*, and_test: not_test ('and' not_test)*: flat BoolOps, in one loop */
+static int or_test(Parser *p) {
+    int first = p->pending_count, ors = 0;
+    do {
+        if (ors) next(p);
+        int and_first = p->pending_count, ands = 0;
+        do {
+            if (ands) next(p);
+            if (push(p, not_test(p)) < 0) return -1;
+            ++ands;
+        } while (is_word(p, "and"));
+        if (ands > 1 && push(p, node(p, K_BOOL, O_AND, and_first)) < 0) return -1;
+        ++ors;
+    } while (is_word(p, "or"));
+    if (ors > 1) return node(p, K_BOOL, O_OR, first);
+    return p->pending[--p->pending_count];
+}
 
+/* or_test ['if' or_test 'else' expression]: the one recursion of the parser with a bracket (a bracket level, an
+ * argument, a lambda's body) or an if-else; both are bounded by the text (EXPRESSION_MAX_BRACKETS brackets, an
+ * if-else takes 9 characters), the guard is for safety only */
 static int expression(Parser *p) {
     if (p->error) return -1;
-    int first = p->pending_count;
-    if (push(p, or_test(p)) < 0) return -1;
-    if (!is_word(p, "if")) return p->pending[--p->pending_count];
+    if (p->depth >= 2 * EXPRESSION_MAX_LENGTH / 8) return fail(p, "too deeply nested");
+    ++p->depth;
+    int first = p->pending_count, result = -1;
+    if (is_word(p, "lambda")) { /* a lambda is an expression, not an operand */
+        while (p->token != T_END && !is_op(p, ":")) next(p);
+        if (p->token == T_END) {
+            fail(p, "invalid syntax");
+            goto done;
+        }
+        next(p);
+        if (expression(p) >= 0) result = leaf(p, K_FORBIDDEN, "Lambda"); /* its body is not walked */
+        goto done;
+    }
+    if (push(p, or_test(p)) < 0) goto done;
+    if (!is_word(p, "if")) {
+        result = p->pending[--p->pending_count];
+        goto done;
+    }
     next(p);
-    if (push(p, or_test(p)) < 0) return -1;
-    if (!is_word(p, "else")) return fail(p, "expected 'else' after 'if' expression");
+    if (push(p, or_test(p)) < 0) goto done;
+    if (!is_word(p, "else")) {
+        fail(p, "expected 'else' after 'if' expression");
+        goto done;
+    }
     next(p);
-    if (push(p, expression(p)) < 0) return -1;
+    if (push(p, expression(p)) < 0) goto done;
     /* Python's IfExp fields: test, body, orelse (the body was parsed first) */
     int body = p->pending[first], test = p->pending[first + 1];
     p->pending[first] = test, p->pending[first + 1] = body;
-    return node(p, K_IF, 0, first);
+    result = node(p, K_IF, 0, first);
+done:
+    --p->depth;
+    return p->error ? -1 : result;
 }
 
 /* --- the checks: expressions.py's walk over the tree, breadth first -------------------------------------- */
@@ -555,12 +961,6 @@ static int node_weight(const Expression *e, int index) {
     }
 }
 
-static int children_of(const Expression *e, int index, int *out) {
-    const Node *n = &e->nodes[index];
-    for (int i = 0; i < n->count; ++i) out[i] = e->children[n->first + i];
-    return n->count;
-}
-
 static void join_names(char *out, size_t size, const char *const *names, size_t count, const char *const *more,
                        size_t more_count) {
     size_t used = 0;
@@ -568,6 +968,23 @@ static void join_names(char *out, size_t size, const char *const *names, size_t 
     for (size_t i = 0; i < count + more_count && used < size; ++i)
         used += (size_t)snprintf(out + used, size - used, "%s%s", i ? ", " : "", i < count ? names[i]
                                                                                          : more[i - count]);
+}
+
+/* the first literal that is not a real number, depth first from the root in Python's field order (the literal
+ * pass of expressions.py, a NodeTransformer): 0, or -1 with `why` */
+static int check_literals(const Expression *e, int *stack, char *why, size_t size) {
+    int top = 0;
+    stack[top++] = e->root;
+    while (top > 0) {
+        const Node *n = &e->nodes[stack[--top]];
+        if (n->kind == K_LITERAL) {
+            if (n->op == -1) snprintf(why, size, "integer literal beyond the largest real number (1.8e308)");
+            else snprintf(why, size, "literal %s is not a real number", n->text);
+            return -1;
+        }
+        for (int i = n->count - 1; i >= 0; --i) stack[top++] = e->children[n->first + i];
+    }
+    return 0;
 }
 
 static int check(Expression *e, char *why, size_t size) {
@@ -583,18 +1000,12 @@ static int check(Expression *e, char *why, size_t size) {
     queue[tail++] = e->root;
     for (int i = 0; i < e->node_count; ++i)
         if (e->nodes[i].kind == K_CALL && e->nodes[i].count) called[e->children[e->nodes[i].first]] = 1;
-    while (head < tail) {
-        int index = queue[head++];
-        weight += node_weight(e, index);
-        int children[512];
-        int count = children_of(e, index, children);
-        for (int i = 0; i < count; ++i) queue[tail++] = children[i];
+    while (head < tail) { /* every node is the child of one node only: the queue holds each once */
+        const Node *n = &e->nodes[queue[head++]];
+        weight += node_weight(e, (int)(n - e->nodes));
+        for (int i = 0; i < n->count; ++i) queue[tail++] = e->children[n->first + i];
     }
     int problem = 0;
-    if (weight > EXPRESSION_MAX_NODES) {
-        snprintf(why, size, "expression has more than %d syntax nodes", EXPRESSION_MAX_NODES);
-        problem = 1;
-    }
     const char *allowed_constants[] = {"pi", "e"};
     char list[1024];
     for (int q = 0; q < tail && !problem; ++q) {
@@ -606,9 +1017,9 @@ static int check(Expression *e, char *why, size_t size) {
             Node *function = &e->nodes[e->children[n->first]];
             if (function->kind != K_NAME || function_index(function->text) < 0) {
                 join_names(list, sizeof list, FUNCTIONS, FUNCTION_COUNT, NULL, 0);
-                snprintf(why, size, "call of '%s' is not allowed; allowed functions: %s",
-                         function->kind == K_NAME ? function->text : function->source[0] ? function->source
-                                                                                           : "an expression", list);
+                const char *called_name = function->kind == K_NAME ? function->text : function->source;
+                snprintf(why, size, "call of %s%s%s is not allowed; allowed functions: %s", called_name[0] ? "'" : "",
+                         called_name[0] ? called_name : "an expression", called_name[0] ? "'" : "", list);
                 problem = 1;
             } else if (n->keywords) {
                 snprintf(why, size, "keyword arguments are not allowed");
@@ -632,48 +1043,82 @@ static int check(Expression *e, char *why, size_t size) {
             }
         }
     }
-    /* literals that are not real numbers: depth first, as the literal pass of expressions.py visits them */
-    for (int i = 0; i < e->node_count && !problem; ++i) { /* nodes were made children first: depth-first order */
-        const Node *n = &e->nodes[i];
-        if (n->kind != K_LITERAL) continue;
-        if (n->op == -1)
-            snprintf(why, size, "literal of %s digits is beyond the largest real number (1.8e308)", n->text);
-        else
-            snprintf(why, size, "literal %s is not a real number", n->text);
+    if (!problem && weight > EXPRESSION_MAX_NODES) { /* after the walk: what is not allowed is named first */
+        snprintf(why, size, "expression has more than %d syntax nodes", EXPRESSION_MAX_NODES);
         problem = 1;
     }
+    if (!problem && check_literals(e, queue, why, size) != 0) problem = 1; /* the queue's room: a stack as large */
     free(queue);
     free(called);
     return problem ? -1 : 0;
 }
 
+/* the text without Python's whitespace (str.strip) at either end: [*start, *end) */
+static void strip(const char *text, const char **start, const char **end) {
+    const char *s = text, *last = text;
+    unsigned cp;
+    int n;
+    while (*s && (n = utf8(s, &cp)) > 0 && is_space(cp)) s += n;
+    *start = s;
+    last = s;
+    while (*s) {
+        n = utf8(s, &cp);
+        if (n <= 0) n = 1;
+        else if (is_space(cp)) {
+            s += n;
+            continue;
+        }
+        s += n;
+        last = s;
+    }
+    *end = last;
+}
+
 Expression *expression_parse(const char *text, const char *const *names, size_t count, char *why, size_t size) {
-    size_t length = strlen(text);
-    const char *start = text;
-    while (*start == ' ' || *start == '\t' || *start == '\n' || *start == '\r') ++start;
-    if (!*start) {
+    const char *start, *end;
+    strip(text, &start, &end);
+    if (start == end) {
         snprintf(why, size, "empty expression");
         return NULL;
     }
-    if (length > EXPRESSION_MAX_LENGTH) {
+    if (characters(text, strlen(text)) > EXPRESSION_MAX_LENGTH) {
         snprintf(why, size, "expression longer than %d characters", EXPRESSION_MAX_LENGTH);
         return NULL;
     }
+    size_t length = (size_t)(end - start);
+    for (size_t i = 0; i < length; ++i)
+        if (start[i] == '\n' || start[i] == '\r' || start[i] == '\\') {
+            snprintf(why, size, "%s at column %zu: an expression is one line",
+                     start[i] == '\\' ? "backslash" : "line break", characters(start, i) + 1);
+            return NULL;
+        }
     Expression *e = calloc(1, sizeof *e);
-    if (!e) return NULL;
+    Parser *p = calloc(1, sizeof *p);
+    char *stripped = malloc(length + 1);
+    if (!e || !p || !stripped) {
+        free(e);
+        free(p);
+        free(stripped);
+        snprintf(why, size, "out of memory");
+        return NULL;
+    }
+    memcpy(stripped, start, length);
+    stripped[length] = '\0';
     e->argument_count = count;
     e->names = calloc(count + 1, sizeof *e->names);
     for (size_t i = 0; e->names && i < count; ++i) e->names[i] = strdup(names[i]);
-    Parser p = {.text = start, .e = e};
-    next(&p);
-    e->root = expression(&p);
-    if (!p.error && p.token != T_END) fail(&p, "invalid syntax");
-    if (p.error) {
-        snprintf(why, size, "syntax error at column %zu: %s", p.error_column, p.error);
-        expression_free(e);
-        return NULL;
-    }
-    if (check(e, why, size) != 0) {
+    p->text = stripped;
+    p->e = e;
+    next(p);
+    e->root = expression(p);
+    if (!p->error && p->token != T_END) fail(p, "invalid syntax");
+    int failed = p->error != NULL;
+    if (failed) snprintf(why, size, "syntax error at column %zu: %s", p->error_column, p->error);
+    free(p->pending);
+    free(p->ops);
+    free(p);
+    free(stripped);
+    if (failed || check(e, why, size) != 0) {
         expression_free(e);
         return NULL;
     }
@@ -1061,15 +1506,25 @@ static int arity_error(Run *r, const char *name, int given, int wanted) {
     return error(r, "%s expected %d arguments, got %d", name, wanted, given);
 }
 
+static int call_with(Run *r, const char *name, Value *args, int given, Value *out);
+
+/* a call: its arguments in a small array on the stack (the evaluator recurses once per level: a small frame),
+ * more than CALL_ARGUMENTS of them on the heap */
+#define CALL_ARGUMENTS 8
 static int call(Run *r, const Node *n, Value *out) {
     const Expression *e = r->e;
     const Node *function = &e->nodes[e->children[n->first]];
-    const char *name = function->text;
-    int given = n->count - 1;
-    Value args[256];
-    if (given > 256) return error(r, "too many arguments");
-    for (int i = 0; i < given; ++i)
-        if (evaluate(r, e->children[n->first + 1 + i], &args[i]) != 0) return -1;
+    int given = n->count - 1, status = 0;
+    Value local[CALL_ARGUMENTS];
+    Value *args = given <= CALL_ARGUMENTS ? local : malloc((size_t)given * sizeof *args);
+    if (!args) return error(r, "out of memory");
+    for (int i = 0; i < given && status == 0; ++i) status = evaluate(r, e->children[n->first + 1 + i], &args[i]);
+    if (status == 0) status = call_with(r, function->text, args, given, out);
+    if (args != local) free(args);
+    return status;
+}
+
+static int call_with(Run *r, const char *name, Value *args, int given, Value *out) {
     for (int i = 0; i < given; ++i)
         if (args[i].kind == V_COMPLEX) return refuse_complex(r);
     if (!strcmp(name, "min") || !strcmp(name, "max")) {
@@ -1303,9 +1758,32 @@ void native_repr_text(const char *text, char *out, size_t size) {
     out[used] = '\0';
 }
 
+void expression_repr(const char *text, char *out, size_t size) {
+    size_t bytes = strlen(text), count = characters(text, bytes);
+    if (count <= EXPRESSION_SHOWN_TEXT) {
+        native_repr_text(text, out, size);
+        return;
+    }
+    size_t head = 0, tail = bytes;
+    for (size_t k = 0; k < 120; ++k) /* the first 120 characters, the last 30: whole UTF-8 sequences */
+        do ++head; while (((unsigned char)text[head] & 0xC0) == 0x80);
+    for (size_t k = 0; k < 30; ++k)
+        do --tail; while (tail > head && ((unsigned char)text[tail] & 0xC0) == 0x80);
+    char *joined = malloc(head + (bytes - tail) + 8);
+    if (!joined) {
+        snprintf(out, size, "(%zu characters)", count);
+        return;
+    }
+    snprintf(joined, head + (bytes - tail) + 8, "%.*s ... %s", (int)head, text, text + tail);
+    native_repr_text(joined, out, size > 32 ? size - 32 : size);
+    free(joined);
+    size_t used = strlen(out);
+    snprintf(out + used, size - used, " (%zu characters)", count);
+}
+
 static int fail_text(NativeInstance *n, int parameter, const char *problem) {
-    char text[EXPRESSION_MAX_LENGTH * 4 + 8];
-    native_repr_text(n->strings[parameter], text, sizeof text);
+    char text[4 * EXPRESSION_SHOWN_TEXT + 64];
+    expression_repr(n->strings[parameter] ? n->strings[parameter] : "", text, sizeof text);
     return native_fail_text(n, 0, "%s '%s': %s = %s %s", n->cls->name, native_instance_name(n),
                             n->cls->variables[parameter].name, text, problem);
 }
@@ -1322,9 +1800,9 @@ int native_user_function(NativeInstance *n, int slot, int parameter, const char 
     free(n->user_texts[slot]);
     n->user_functions[slot] = NULL;
     n->user_texts[slot] = NULL;
-    const char *start = text;
-    while (*start == ' ' || *start == '\t' || *start == '\n' || *start == '\r') ++start;
-    if (!*start) return 0;
+    const char *start, *end;
+    strip(text, &start, &end); /* only whitespace (str.strip's): no user function */
+    if (start == end) return 0;
     char why[1600];
     Expression *e = expression_parse(text, names, count, why, sizeof why);
     if (!e) {

@@ -1,4 +1,5 @@
-/* User-function expressions in C (components/expressions.py and components/dual.py): the same grammar, limits,
+/* User-function expressions in C (components/expressions.py and components/dual.py): the same grammar
+ * (docs/components.md#user-functions), limits,
  * checks and arithmetic (Python's float semantics: division, floor division and modulo, ** with its errors, the
  * math functions' domain and range errors), so a valid expression gives the same bits, and its derivative by the
  * same forward-mode rules. Where the C evaluator differs from Python it refuses: a negative number to a fractional
@@ -10,8 +11,11 @@
 
 #include "fmi2_native.h"
 
-#define EXPRESSION_MAX_LENGTH 2000
-#define EXPRESSION_MAX_NODES 400
+#define EXPRESSION_MAX_LENGTH 2000   /* characters (code points) of the text */
+#define EXPRESSION_MAX_NODES 400     /* syntax nodes, as Python's ast.walk counts them */
+#define EXPRESSION_MAX_BRACKETS 200  /* brackets open at once (Python's tokenizer: "too many nested parentheses") */
+#define EXPRESSION_SHOWN_NAME 60     /* a longer name is abbreviated in messages (first 40 ... last 10) */
+#define EXPRESSION_SHOWN_TEXT 160    /* a longer expression is abbreviated where a message quotes it */
 
 typedef struct Expression Expression;
 
@@ -38,5 +42,8 @@ int native_call_user_function(NativeInstance *n, int slot, int parameter, const 
                               const double *args, const int *order, double *result);
 /* Python's repr of a text ('abc', "it's") */
 void native_repr_text(const char *text, char *out, size_t size);
+/* an expression as messages quote it: its repr up to EXPRESSION_SHOWN_TEXT characters; a longer one as the repr of
+ * its first 120 and last 30 characters joined by " ... ", then "(N characters)", so the reason after it is kept */
+void expression_repr(const char *text, char *out, size_t size);
 
 #endif
