@@ -1,5 +1,6 @@
 """Ctrl-C: `mechfmu run` stops at the next macro step, writes what was computed as a partial CSV,
 prints one line and exits 130, with no traceback and no crash."""
+import math
 import random
 import re
 import signal
@@ -88,3 +89,54 @@ def test_sigterm_and_sighup_keep_the_results_as_ctrl_c_does(fmus, tmp_path, name
     t_end = float(re.search(rf"interrupted \({name}\) at t=(\S+) s", stdout).group(1))
     data = read_csv(tmp_path / "x.partial.csv")
     assert data["time"][-1] == t_end and len(data) == round(t_end / STEP) + 1
+
+
+def interrupt_at_point(monkeypatch, point: int) -> list[int]:
+    """Send SIGINT to this process at the ``point``-th recorded point of any run (the run's or a companion's, in
+    the order they are computed); the count so far is returned (a list, updated)."""
+    import os
+
+    from mechfmu.master import simulate as simulate_module
+    count = [0]
+    record = simulate_module.record_point
+
+    def record_point(run, observers, t):
+        count[0] += 1
+        if count[0] == point:
+            os.kill(os.getpid(), signal.SIGINT)
+        record(run, observers, t)
+    monkeypatch.setattr(simulate_module, "record_point", record_point)
+    return count
+
+
+@pytest.mark.parametrize("algorithm", ["jacobi", None])  # a companion at 4h; auto's monolithic at 1000x its rtol
+def test_ctrl_c_early_in_an_estimated_run_keeps_the_rows_the_run_computed(monkeypatch, algorithm):
+    """The run goes before its error estimate's companion: Ctrl-C at the 10th point computed stops the run there
+    with the initial row and 10 steps kept, t_n = n·h (a companion run first kept the row at t = 0 only)."""
+    from mechfmu.master.interrupt import INTERRUPT
+    from mechfmu.master.simulate import simulate
+    interrupt_at_point(monkeypatch, 10)
+    try:
+        result = simulate(ROOT / "scenarios" / "oscillator_linear", algorithm, local=True, stop=0.1)
+    finally:
+        INTERRUPT.requested = False
+    assert result.status == "interrupted", result.summary()
+    assert np.array_equal(result.data["time"], np.arange(11) * STEP)
+    assert result.end_time == 10 * STEP
+
+
+@pytest.mark.parametrize("algorithm", ["jacobi", None])
+def test_ctrl_c_in_the_companion_keeps_the_whole_run_without_its_estimate(monkeypatch, algorithm):
+    """Ctrl-C while the companion runs, after the run's 1,000 steps: every row of the run is kept, the status says
+    interrupted (the request stands: the command line exits 130) and the estimate is absent, saying why."""
+    from mechfmu.master.interrupt import INTERRUPT
+    from mechfmu.master.simulate import simulate
+    count = interrupt_at_point(monkeypatch, 1000 + 10)
+    try:
+        result = simulate(ROOT / "scenarios" / "oscillator_linear", algorithm, local=True, stop=0.1)
+    finally:
+        INTERRUPT.requested = False
+    assert result.status == "interrupted" and "companion" in result.message, result.summary()
+    assert np.array_equal(result.data["time"], np.arange(1001) * STEP) and result.end_time == 0.1
+    assert math.isnan(result.accuracy.estimate) and "interrupted" in result.accuracy.note
+    assert count[0] < 1000 + 20  # the companion stopped at the request
