@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from mechfmu.components.number_text import number
 from mechfmu.master.algorithms.monolithic import Monolithic
 from mechfmu.master.companion import Comparison, StateRows, configuration
 from mechfmu.master.fmu_slave import InstancePool
@@ -140,12 +141,12 @@ def scenario_tolerance(scenario: Scenario, rtol: float | str | None, atol: float
     for name, given, written, default in zip(("rtol", "atol"), (rtol, atol), declared, (RTOL, ATOL)):
         value = next(x for x in (given, written, default) if x is not None)
         try:
-            number = float(value)
+            figure = float(value)
         except (TypeError, ValueError):
-            number = math.nan
-        if not (math.isfinite(number) and number > 0):
-            raise ValueError(f"tolerance {name} = {value!r} must be a finite number > 0")
-        chosen.append(number)
+            figure = math.nan
+        if not (math.isfinite(figure) and figure > 0):
+            raise ValueError(f"tolerance {name} = {number(value)} must be a finite number > 0")
+        chosen.append(figure)
     return chosen[0], chosen[1]
 
 
