@@ -153,3 +153,17 @@ def test_a_tables_relative_file_is_found_in_the_folder_given_to_run_through_the_
         s2 = System("out")
         s2.add("outside", Table(tableOnFile=True, fileName="../road.csv"))
         s2.run(tmp_path / "inner", estimate_error=False)
+
+
+def test_an_extras_install_command_works_in_the_checkout_it_is_installed_from(monkeypatch, tmp_path):
+    """In a checkout (this one: pyproject.toml above the package) an extra comes from the checkout, not from the
+    package index, which has no such mechfmu: pip's -e with the checkout's folder, "." from inside it."""
+    from pathlib import Path
+
+    from mechfmu.fmu.extras import install_command
+    root = Path(__file__).resolve().parent.parent
+    assert (root / "pyproject.toml").is_file()
+    monkeypatch.chdir(tmp_path)
+    assert install_command("studies") == f'pip install -e "{root}[studies]"'
+    monkeypatch.chdir(root)
+    assert install_command("cross") == 'pip install -e ".[cross]"'
