@@ -23,6 +23,8 @@ import math
 import os
 import sys
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -240,13 +242,8 @@ class System:
         if folder is not None:
             result = simulate(self._write_for_fmus(Path(folder), local), **options)
         else:
-            with tempfile.TemporaryDirectory(prefix=f"{safe_name(self.name, 'system')}-") as temporary:
-                try:
-                    result = simulate(self._write_for_fmus(Path(temporary), local), **options)
-                except ScenarioError as exc:  # the temporary folder is not the user's: the system is
-                    raise ScenarioError(f"of system {self.name!r}",
-                                        [unnamed(p, temporary, f"the system {self.name!r}") for p in exc.problems]
-                                        ) from None
+            with self._temporary() as temporary:
+                result = simulate(self._write_for_fmus(Path(temporary), local), **options)
                 named = f"the system {self.name!r}"
                 result.message = unnamed(result.message, temporary, named)
                 result.warnings = [unnamed(w, temporary, named) for w in result.warnings]
@@ -259,8 +256,24 @@ class System:
         ``options``), for other tools."""
         from mechfmu.ssp.export import export_ssp
 
-        with tempfile.TemporaryDirectory(prefix=f"{safe_name(self.name, 'system')}-") as temporary:
+        with self._temporary() as temporary:
             return export_ssp(self._write_for_fmus(Path(temporary)), target, **options)
+
+    @contextmanager
+    def _temporary(self) -> Iterator[str]:
+        """A temporary folder for the system, which no message names: a ``ValueError`` naming it (a
+        ``ScenarioError``: ``scenario <folder>``) names the system instead."""
+        with tempfile.TemporaryDirectory(prefix=f"{safe_name(self.name, 'system')}-") as temporary:
+            named = f"the system {self.name!r}"
+            try:
+                yield temporary
+            except ScenarioError as exc:
+                raise ScenarioError(f"of system {self.name!r}", [unnamed(p, temporary, named) for p in exc.problems]
+                                    ) from None
+            except ValueError as exc:
+                if temporary not in str(exc):
+                    raise
+                raise ValueError(unnamed(str(exc), temporary, named)) from None
 
 
 def unnamed(text: str, folder: str, name: str) -> str:
