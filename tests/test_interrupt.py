@@ -140,3 +140,22 @@ def test_ctrl_c_in_the_companion_keeps_the_whole_run_without_its_estimate(monkey
     assert np.array_equal(result.data["time"], np.arange(1001) * STEP) and result.end_time == 0.1
     assert math.isnan(result.accuracy.estimate) and "interrupted" in result.accuracy.note
     assert count[0] < 1000 + 20  # the companion stopped at the request
+
+
+def test_the_run_shows_its_progress_first_then_the_estimates_companion_its_own():
+    """On a terminal the run's bar comes first (the run goes first), then the companion's, labelled."""
+    import io
+
+    from mechfmu.master.progress import ProgressBar
+    from mechfmu.master.simulate import simulate
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+    terminal = Terminal()
+    result = simulate(ROOT / "scenarios" / "oscillator_linear", "jacobi", local=True, stop=0.1,
+                      observers=[ProgressBar(0.1, terminal, delay=0)])
+    assert result.ok and result.accuracy.method.startswith("Richardson")
+    shown = terminal.getvalue()
+    run, companion = shown.find("oscillator_linear: "), shown.find("oscillator_linear (error estimate): ")
+    assert 0 <= run < companion, shown[:300]
