@@ -36,5 +36,6 @@ class ModelicaEquivalent:
         return f"{text}; set {settings}" if settings else text
 
     def line(self) -> str:
-        """``Modelica equivalent: NAME (MAPPING)``, one line."""
-        return f"{PREFIX}{self.name} ({self.mapping()})"
+        """``Modelica equivalent: NAME (MAPPING)``, one line (the name alone for a class without a mapping)."""
+        mapping = self.mapping()
+        return f"{PREFIX}{self.name} ({mapping})" if mapping else f"{PREFIX}{self.name}"

@@ -11,7 +11,9 @@ signal's ``y_rate -> f_rate`` and ``flange.f_rate -> flange_x.f_rate`` by name):
 integrated exactly. A waveform force is a signal source wired to ``f`` rather than a Force with waveform
 parameters: one Force serves every waveform (Sine, Ramp, Table, another FMU's output), and with the rate
 wired the body sees what a built-in waveform could give it over a step. ``Torque`` is the rotational twin
-(``tau``, ``flange.tau = −tau`` [N.m]).
+(``tau``, ``flange.tau = −tau`` [N.m]). ConstantForce (MSL ``Sources.ConstantForce``): the parameter
+``f_constant`` [N] as a Force's input, ``flange.f = −f_constant``, ``flange.f_rate = 0``: a positive one drives the
+flange in +s, a negative one is a load in +s (a body's weight along +s up: ``f_constant = −m·g``).
 
 Motion sources have outputs ``s``, ``v``, ``a`` (MSL's variables) and the same at ``flange.s``,
 ``flange.v``, ``flange.a`` for a connector's flange inputs (``flange.a`` serves linear-implicit coupling).
@@ -35,7 +37,7 @@ connector, not a body (a body integrates its own state).
 Parameters: ``v_fixed`` [m/s], ``s_start`` [m], ``v_start`` [m/s] (writing a start value moves the state).
 
 Model Exchange: Speed's state ``s`` (der = v_ref), Accelerate's ``s``, ``v`` (der = v, a_ref); the rate inputs
-serve a co-simulation step only. Force, Torque, Position and ConstantSpeed have no state.
+serve a co-simulation step only. Force, Torque, ConstantForce, Position and ConstantSpeed have no state.
 """
 from __future__ import annotations
 
@@ -87,6 +89,16 @@ class Force(NativeComponent, Component):
     example_parameters: ClassVar[dict] = {}  # MSL's Force has no parameters (useSupport is structural)
     inputs, outputs = force_variables(FORCE, "N", "force")
     load: ClassVar[str] = FORCE
+
+
+class ConstantForce(NativeComponent, Component):
+    description = "Constant force on a flange (flange.f = -f_constant: a positive one pushes a body in +s)"
+    source = "Modelica Standard Library 4.1, Modelica.Mechanics.Translational.Sources.ConstantForce"
+    example_parameters = {"f_constant": -19.62}  # the weight of 2 kg along +s up
+    parameters = (Param("f_constant", 0.0, "N", "Nominal force, driving the flange in +s (negative: a load in +s, "
+                        "e.g. a weight -m*g)"),)
+    outputs = (Output(port(FLANGE, FORCE), "N", "Cut force at the flange (= -f_constant)"),
+               Output(port(FLANGE, FORCE) + RATE, "N/s", "Rate of flange.f (= 0)"))
 
 
 class Torque(Force):

@@ -31,8 +31,8 @@ def system() -> System:
 
 
 @pytest.mark.parametrize("arguments, said", [
-    (dict(stop_time=2.0, step_size=0.3), "experiment: step 0.3 s does not divide the run from start 0.0 s to stop "
-                                         "2.0 s"),
+    (dict(stop_time=2.0, step_size=0.3), "experiment: step 0.3 s does not divide the run from start 0 s to stop "
+                                         "2 s"),
     (dict(stop_time=1.0, step_size=0.1, event="on"), "experiment: algorithm 'auto': unknown option 'event' (did you "
                                                      "mean 'events'?)"),
     (dict(stop_time=1.0, step_size=0.1, algorithm="jacobi", substeps="0"), "experiment: algorithm 'jacobi': "

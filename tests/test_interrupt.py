@@ -1,5 +1,6 @@
 """Ctrl-C: `mechfmu run` stops at the next macro step, writes what was computed as a partial CSV,
 prints one line and exits 130, with no traceback and no crash."""
+import math
 import random
 import re
 import signal
@@ -51,11 +52,11 @@ def test_sigint_at_random_moments_of_a_run_keeps_a_valid_partial_csv(fmus, tmp_p
         partial = out.parent / "x.partial.csv"
         lines = stdout.splitlines()
         assert len(lines) == 1 and lines[0].endswith(f"results up to there written to {partial}"), stdout
-        t_end = float(re.search(r"interrupted \(SIGINT\) at t=(\S+) s", lines[0]).group(1))
+        t_end = float(re.search(r"interrupted \(SIGINT\) at t=(\S+) s", lines[0]).group(1))  # six digits
         data = read_csv(partial)
         assert not out.exists()
         n = len(data)
-        assert data["time"][-1] == t_end and n == round(t_end / STEP) + 1
+        assert data["time"][-1] == pytest.approx(t_end, rel=1e-6) and n == round(data["time"][-1] / STEP) + 1
         assert np.array_equal(data["time"], np.arange(n) * STEP)  # t_n = n*h: every row whole, none lost
         assert np.isfinite(np.array(data.tolist())).all()
 
@@ -87,4 +88,74 @@ def test_sigterm_and_sighup_keep_the_results_as_ctrl_c_does(fmus, tmp_path, name
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
     t_end = float(re.search(rf"interrupted \({name}\) at t=(\S+) s", stdout).group(1))
     data = read_csv(tmp_path / "x.partial.csv")
-    assert data["time"][-1] == t_end and len(data) == round(t_end / STEP) + 1
+    assert data["time"][-1] == pytest.approx(t_end, rel=1e-6) and len(data) == round(data["time"][-1] / STEP) + 1
+
+
+def interrupt_at_point(monkeypatch, point: int) -> list[int]:
+    """Send SIGINT to this process at the ``point``-th recorded point of any run (the run's or a companion's, in
+    the order they are computed); the count so far is returned (a list, updated)."""
+    import os
+
+    from mechfmu.master import simulate as simulate_module
+    count = [0]
+    record = simulate_module.record_point
+
+    def record_point(run, observers, t):
+        count[0] += 1
+        if count[0] == point:
+            os.kill(os.getpid(), signal.SIGINT)
+        record(run, observers, t)
+    monkeypatch.setattr(simulate_module, "record_point", record_point)
+    return count
+
+
+@pytest.mark.parametrize("algorithm", ["jacobi", None])  # a companion at 4h; auto's monolithic at 1000x its rtol
+def test_ctrl_c_early_in_an_estimated_run_keeps_the_rows_the_run_computed(monkeypatch, algorithm):
+    """The run goes before its error estimate's companion: Ctrl-C at the 10th point computed stops the run there
+    with the initial row and 10 steps kept, t_n = n·h (a companion run first kept the row at t = 0 only)."""
+    from mechfmu.master.interrupt import INTERRUPT
+    from mechfmu.master.simulate import simulate
+    interrupt_at_point(monkeypatch, 10)
+    try:
+        result = simulate(ROOT / "scenarios" / "oscillator_linear", algorithm, local=True, stop=0.1)
+    finally:
+        INTERRUPT.requested = False
+    assert result.status == "interrupted", result.summary()
+    assert np.array_equal(result.data["time"], np.arange(11) * STEP)
+    assert result.end_time == 10 * STEP
+
+
+@pytest.mark.parametrize("algorithm", ["jacobi", None])
+def test_ctrl_c_in_the_companion_keeps_the_whole_run_without_its_estimate(monkeypatch, algorithm):
+    """Ctrl-C while the companion runs, after the run's 1,000 steps: every row of the run is kept, the status says
+    interrupted (the request stands: the command line exits 130) and the estimate is absent, saying why."""
+    from mechfmu.master.interrupt import INTERRUPT
+    from mechfmu.master.simulate import simulate
+    count = interrupt_at_point(monkeypatch, 1000 + 10)
+    try:
+        result = simulate(ROOT / "scenarios" / "oscillator_linear", algorithm, local=True, stop=0.1)
+    finally:
+        INTERRUPT.requested = False
+    assert result.status == "interrupted" and "companion" in result.message, result.summary()
+    assert np.array_equal(result.data["time"], np.arange(1001) * STEP) and result.end_time == 0.1
+    assert math.isnan(result.accuracy.estimate) and "interrupted" in result.accuracy.note
+    assert count[0] < 1000 + 20  # the companion stopped at the request
+
+
+def test_the_run_shows_its_progress_first_then_the_estimates_companion_its_own():
+    """On a terminal the run's bar comes first (the run goes first), then the companion's, labelled."""
+    import io
+
+    from mechfmu.master.progress import ProgressBar
+    from mechfmu.master.simulate import simulate
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+    terminal = Terminal()
+    result = simulate(ROOT / "scenarios" / "oscillator_linear", "jacobi", local=True, stop=0.1,
+                      observers=[ProgressBar(0.1, terminal, delay=0)])
+    assert result.ok and result.accuracy.method.startswith("Richardson")
+    shown = terminal.getvalue()
+    run, companion = shown.find("oscillator_linear: "), shown.find("oscillator_linear (error estimate): ")
+    assert 0 <= run < companion, shown[:300]

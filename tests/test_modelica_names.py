@@ -149,3 +149,17 @@ def test_reference_docs_and_fmu_pages_show_the_mapping(fmus):
             assert f"| `{equivalent.name}` | `{model}` | `{equivalent.mapping()}` |" in page, equivalent.name
             assert html.escape(equivalent.line()) in documentation and html.escape(equivalent.note) in documentation
     assert "`offset = −0.04` m" in page and "80 N tension preload" in page  # the worked example of offset's sign
+
+
+@pytest.mark.parametrize("name, model", [
+    ("Translational.Sources.Position", "Position"), ("Modelica.Mechanics.Translational.Sources.Speed", "Speed"),
+    ("Sources.Accelerate", "Accelerate"), ("Modelica.Blocks.Sources.CombiTimeTable", "Table"),
+    ("CombiTimeTable", "Table"), ("Rotational.Sources.Torque", "Torque"), ("Blocks.Sources.Sine", "Sine"),
+])
+def test_msl_sources_are_found_by_their_names_from_any_package_down(name, model):
+    """A component that is an MSL class (its ``source`` names it) answers to that class's name, in full or from any
+    package down, as the components with a mapping do."""
+    found = lookup(name)
+    assert found is not None and found[0] == model, name
+    assert found[1].name.endswith(name) and found[1].name in COMPONENTS[model].source
+    assert lookup("Components.Spring") == lookup("Spring") and lookup("Sources") is None  # ends a class name only

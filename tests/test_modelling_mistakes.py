@@ -216,7 +216,7 @@ def test_a_step_that_does_not_divide_the_run_is_refused_before_it_runs():
         with pytest.raises(ValueError) as error:
             simulate(SCENARIOS / "oscillator", local=True, step=0.3, stop=1.0, **options)
         message = str(error.value)
-        assert "step 0.3 s does not divide the run from start 0.0 s to stop 1.0 s: that is 3.33333 steps" in message
+        assert "step 0.3 s does not divide the run from start 0 s to stop 1 s: that is 3.33333 steps" in message
         assert "the last one cut to 0.1 s" in message and "0.25 s (4 steps)" in message
         assert "0.9 s or 1.2 s" in message
 

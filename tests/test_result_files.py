@@ -181,3 +181,23 @@ def test_dymat_reads_the_mat_file(tmp_path):
     assert result.abscissa("mass.s", True).tobytes() == rows[:, 0].tobytes()
     assert all(result.data(name).tobytes() == rows[:, k].tobytes() for k, name in enumerate(names) if k)
     assert result.description("mass.s") == "[m]"
+
+
+def test_a_name_that_is_not_ascii_is_refused_for_mat_and_written_as_csv(tmp_path):
+    """A MAT v4 char matrix holds one byte per character: scipy.io.loadmat gives a UTF-8 name back garbled (shown
+    here on the format's own char matrix), so a run naming a component 'massé' refuses .mat, naming the names and
+    the cure, writes no file, and writes .csv with the name as given (UTF-8)."""
+    from mechfmu import Mass, System
+    from mechfmu.master.result_files import text_matrix
+    name = "masse\u0301.s"
+    (tmp_path / "names.mat").write_bytes(text_matrix("name", [name]))
+    read = "".join(scipy.io.loadmat(tmp_path / "names.mat", chars_as_strings=False)["name"][:, 0]).rstrip("\0")
+    assert read != name  # the reason for the refusal
+    s = System("accents")
+    s.add("masse\u0301", Mass(m=1.0))
+    s.experiment(stop_time=0.01, step_size=1e-3)
+    refused = s.run(tmp_path, local=True, estimate_error=False, observers=[MatWriter(tmp_path / "r.mat")])
+    assert refused.status == "error" and "names that are not ASCII (masse\u0301.s" in refused.message
+    assert "write .csv" in refused.message and not list(tmp_path.glob("*r.*mat*"))
+    s.run(tmp_path, local=True, estimate_error=False, observers=[CsvWriter(tmp_path / "r.csv")])
+    assert read_csv_text(tmp_path / "r.csv")[0][1] == name

@@ -1,4 +1,5 @@
-/* Force, Torque, Position, ConstantSpeed, Speed and Accelerate (components/sources.py: the laws, the exact steps). */
+/* Force, Torque, ConstantForce, Position, ConstantSpeed, Speed and Accelerate (components/sources.py: the laws, the
+ * exact steps). */
 #include "fmi2_native.h"
 #include "native_variables.h"
 
@@ -19,6 +20,12 @@ int native_Force_outputs(NativeInstance *n, double *out) {
 int native_Torque_outputs(NativeInstance *n, double *out) {
     out[0] = -vals(n)[Torque__tau];
     out[1] = -vals(n)[Torque__tau_rate];
+    return 0;
+}
+
+int native_ConstantForce_outputs(NativeInstance *n, double *out) {
+    out[0] = -vals(n)[ConstantForce__f_constant];
+    out[1] = 0.0;
     return 0;
 }
 

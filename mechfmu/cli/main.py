@@ -15,6 +15,7 @@ from pathlib import Path
 
 from mechfmu.cli.parser import joined_negative_values, make_parser, print_algorithms
 from mechfmu.fmu import build as fmu_build
+from mechfmu.fmu.extras import install_command
 from mechfmu.master.interrupt import INTERRUPT
 from mechfmu.ssp.archive import check_file
 
@@ -242,7 +243,7 @@ def _crosscheck(args: argparse.Namespace) -> int:
     with_libcosim = importlib.util.find_spec("libcosimpy") is not None
     if not with_libcosim:
         print("libcosim is not installed: its comparison is left out (pip install libcosimpy==0.0.6, or "
-              "pip install 'mechfmu[test]')", file=sys.stderr)
+              f"{install_command('test')})", file=sys.stderr)
     comparisons = crosscheck(args.scenario, args.steps, libcosim=with_libcosim)
     print(table(load_scenario(args.scenario, check=False).name, comparisons))
     return 0 if all(c.passed for c in comparisons) else 1

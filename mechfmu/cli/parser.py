@@ -9,6 +9,7 @@ import textwrap
 
 from mechfmu import __version__
 from mechfmu.fmu import build as fmu_build
+from mechfmu.fmu.extras import install_command
 
 DESCRIPTION = ("Mechanical contact and connector elements as FMI 2.0 FMUs, and a co-simulation master that "
                "couples them.")
@@ -91,7 +92,7 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--dir", help=f"where to build (default: {fmu_build.FMU_DIR}; $MECHFMU_FMU_DIR overrides)")
     p.add_argument("--platforms", default="host", metavar="LIST",
                    help="binaries to build: host (default: this machine's), all (linux64, aarch64-linux, win64, "
-                        "darwin64: needs zig, pip install \"mechfmu[cross]\"), or folder names separated by commas")
+                        f"darwin64: needs zig, {install_command('cross')}), or folder names separated by commas")
     p.add_argument("--backend", choices=fmu_build.BACKENDS, default="native",
                    help="native (default): a component whose law is in C (every shipped one) runs as native code and "
                         "needs no Python where the FMU runs; python: every component runs in the Python the FMU "

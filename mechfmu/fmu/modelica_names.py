@@ -3,11 +3,16 @@
 Each component declares the MSL 4 classes it stands for (``Component.modelica``, components/modelica.py). NAME
 may be the path of an FMU, one of our model names (its FMU in the FMU folder), or an MSL class's name: its full
 name (``Modelica.Mechanics.Translational.Components.Spring``), an alias (``Modelica.Mechanics.Translational.Stop``)
-or its short name (``Spring``, ``Stop``) where no model of ours and no other MSL class has it. Letter case does not
-matter where the name is otherwise unambiguous. An unknown NAME is an error that lists every name known.
+or its short name (``Spring``, ``Stop``) where no model of ours and no other MSL class has it, or its name from any
+package down (``Translational.Sources.Position``) where one class ends so. Letter case does not matter where the name
+is otherwise unambiguous. An unknown NAME is an error that lists every name known.
+
+A component that is an MSL class itself (the sources, signals and CombiTimeTable: its ``source`` names the class, its
+parameters and ports are the class's) answers to that name too (``sourced``), with no mapping to show.
 """
 from __future__ import annotations
 
+import re
 import textwrap
 from pathlib import Path
 
@@ -18,10 +23,24 @@ from mechfmu.components.modelica import ModelicaEquivalent
 NOTE_WIDTH = 110
 
 
+#: a component's ``source`` naming the MSL class it is: the class and what the source says besides
+SOURCE = re.compile(r"Modelica Standard Library [0-9.]+, (Modelica(?:\.\w+)+)\s*(?:\((.*)\))?$")
+
+
+def sourced(model: str) -> list[ModelicaEquivalent]:
+    """The MSL classes ``model`` stands for: those it declares (``modelica``), else the one its ``source`` names
+    (a source or signal: MSL's class itself, the same parameter names, so no mapping)."""
+    cls = COMPONENTS[model]
+    if cls.modelica:
+        return list(cls.modelica)
+    found = SOURCE.match(getattr(cls, "source", "") or "")
+    return [ModelicaEquivalent(found.group(1), note=found.group(2) or "")] if found else []
+
+
 def modelica_names() -> dict[str, tuple[str, ModelicaEquivalent]]:
     """Every MSL name we answer to -> (our model, the equivalent): full names and aliases always, short names
     where they name one MSL class and none of our models but its equivalent (``ElastoGap``)."""
-    full = {name: (model, equivalent) for model, cls in COMPONENTS.items() for equivalent in cls.modelica
+    full = {name: (model, equivalent) for model in COMPONENTS for equivalent in sourced(model)
             for name in (equivalent.name, *equivalent.aliases)}
     short: dict[str, set[tuple[str, ModelicaEquivalent]]] = {}
     for name, found in full.items():
@@ -44,7 +63,11 @@ def lookup(name: str) -> tuple[str, ModelicaEquivalent] | None:
     if name in names:
         return names[name]
     folded = [found for known, found in names.items() if known.lower() == name.lower()]
-    return folded[0] if len(folded) == 1 else None
+    if len(folded) == 1:
+        return folded[0]
+    tail = f".{name.lower()}"  # a name from a package down: Translational.Sources.Position
+    ending = {known: found for known, found in names.items() if known.lower().endswith(tail)}
+    return next(iter(ending.values())) if len(ending) == 1 else None
 
 
 def locate(name: str, fmu_dir: Path) -> tuple[Path, list[str]]:
@@ -62,13 +85,14 @@ def locate(name: str, fmu_dir: Path) -> tuple[Path, list[str]]:
         raise FileNotFoundError(f"no FMU at {name}; {known_names()}")
     model, equivalent = found
     called = equivalent.name if name == equivalent.name else f"{name} ({equivalent.name})"
-    return locate(model, fmu_dir)[0], [f"{called} is mechfmu's {model} ({equivalent.mapping()})"]
+    mapping = f" ({equivalent.mapping()})" if equivalent.mapping() else " (the same parameters and ports)"
+    return locate(model, fmu_dir)[0], [f"{called} is mechfmu's {model}{mapping}"]
 
 
 def equivalent_lines(model: str) -> list[str]:
     """``Modelica equivalent: ...`` for each MSL class our ``model`` stands for, each with its note indented."""
     lines: list[str] = []
-    for equivalent in COMPONENTS[model].modelica if model in COMPONENTS else ():
+    for equivalent in sourced(model) if model in COMPONENTS else ():
         lines.append(equivalent.line())
         if equivalent.note:
             lines += textwrap.wrap(equivalent.note, NOTE_WIDTH, initial_indent="    ", subsequent_indent="    ")

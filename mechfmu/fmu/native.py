@@ -34,6 +34,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from mechfmu.fmu.extras import install_command
+
 SOURCES_DIR = Path(__file__).resolve().parent
 #: the native binary's sources: the loader, the Python side it calls, the operating system under both
 SOURCES = [SOURCES_DIR / f"fmi2_{name}" for name in ("loader.c", "python.c", "python.h", "platform.c", "platform.h")]
@@ -84,7 +86,7 @@ def zig() -> list[str]:
     """The command that runs the pinned zig (``python -m ziglang``); RuntimeError says how to install it."""
     if importlib.util.find_spec("ziglang") is None:
         raise RuntimeError(f"building the FMUs' Windows, macOS and AArch64 binaries needs zig (ziglang=="
-                           f"{ZIG_VERSION}), which comes with mechfmu's cross extra: pip install \"mechfmu[cross]\" "
+                           f"{ZIG_VERSION}), which comes with mechfmu's cross extra: {install_command('cross')} "
                            "(or build for this machine alone: mechfmu build --platforms host, the default)")
     return [sys.executable, "-m", "ziglang"]
 

@@ -32,6 +32,7 @@ NATIVE_HOOKS: dict[str, tuple[str, ...]] = {
     "Inertia": ("outputs", "advance", "derivatives", "partials"),
     "Force": ("outputs",),
     "Torque": ("outputs",),
+    "ConstantForce": ("outputs",),
     "Position": ("outputs",),
     "ConstantSpeed": ("outputs", "initialize"),
     "Speed": ("outputs", "advance", "derivatives"),

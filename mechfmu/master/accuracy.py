@@ -22,8 +22,10 @@ as h, and the estimate, with p = 2, can be low by up to 3x. With an adaptive ste
 controller's instead, and with the monolithic master the ODE integrator's: the sum over the accepted steps of each
 state's local error estimate, a bound of the global error where errors do not grow between steps.
 
-Memory: constant. The companion's states go to a temporary file (8 bytes per state and point, on disk) and the run
-is compared with them as it runs, keeping each state's largest difference (``mechfmu.master.companion``).
+Memory: constant. The run goes first, its states written to a temporary file (8 bytes per state and point, on
+disk), then the companion, its states to another; the two are compared from the files, keeping each state's largest
+difference (``mechfmu.master.companion``). So a run shows its progress and writes its rows from its first step,
+and Ctrl-C at any moment keeps every row it computed.
 """
 from __future__ import annotations
 
@@ -34,10 +36,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from mechfmu.components.number_text import number
 from mechfmu.master.algorithms.monolithic import Monolithic
 from mechfmu.master.companion import Comparison, StateRows, configuration
 from mechfmu.master.fmu_slave import InstancePool
+from mechfmu.master.interrupt import INTERRUPT
 from mechfmu.master.observers import Observer
+from mechfmu.master.progress import ProgressBar
 from mechfmu.master.result import Accuracy
 
 if TYPE_CHECKING:
@@ -136,12 +141,12 @@ def scenario_tolerance(scenario: Scenario, rtol: float | str | None, atol: float
     for name, given, written, default in zip(("rtol", "atol"), (rtol, atol), declared, (RTOL, ATOL)):
         value = next(x for x in (given, written, default) if x is not None)
         try:
-            number = float(value)
+            figure = float(value)
         except (TypeError, ValueError):
-            number = math.nan
-        if not (math.isfinite(number) and number > 0):
-            raise ValueError(f"tolerance {name} = {value!r} must be a finite number > 0")
-        chosen.append(number)
+            figure = math.nan
+        if not (math.isfinite(figure) and figure > 0):
+            raise ValueError(f"tolerance {name} = {number(value)} must be a finite number > 0")
+        chosen.append(figure)
     return chosen[0], chosen[1]
 
 
@@ -167,17 +172,21 @@ def estimated(once: Callable[..., Result], algo: CouplingAlgorithm | None, opts:
               output_accepted: bool, pool: InstancePool | None, tolerance: tuple[float, float],
               auto: bool = False) -> Result:
     """The run (``once``, ``simulate``'s) with its error estimated in constant memory (``mechfmu.master.companion``):
-    a companion at 4h runs first and the run is compared with it as it runs (a quarter of the run's cost; at 2h if
-    the one at 4h fails; ``confirmed`` at 2h where it says the run misses). ``auto`` choosing a co-simulation master
-    (``algo`` None) runs companions at 4h and 2h first and divides its step for the tolerance (``substeps_for``),
-    then compares the run with the one at 2h. The monolithic master's companion runs at ``LOOSENED`` times its
-    integrator's tolerances on a grid ``GRID`` times coarser; a run with the adaptive step needs none (it sums its
-    local errors). ``auto``: the algorithm is auto's choice (the warning says so)."""
+    the run goes first, its states written to a temporary file as it runs, then a companion at 4h (a quarter of the
+    run's cost; at 2h if the one at 4h fails; ``confirmed`` at 2h where it says the run misses), and the two are
+    compared from their files. So the run's rows come from its first step, and Ctrl-C at any moment keeps every row
+    computed (during the companion: the whole run, without its estimate; status "interrupted"). ``auto`` choosing a
+    co-simulation master (``algo`` None) runs companions at 4h and 2h first, since it divides its step for the
+    tolerance by their estimate (``substeps_for``), then compares the run with the one at 2h as it runs. The
+    monolithic master's companion runs at ``LOOSENED`` times its integrator's tolerances on a grid ``GRID`` times
+    coarser; a run with the adaptive step needs none (it sums its local errors). ``auto``: the algorithm is auto's
+    choice (the warning says so)."""
     own_pool = InstancePool() if pool is None else None
     pool = pool or own_pool
     twin = copy.deepcopy(algo)  # the companion's algorithm, as the run's before it runs
     files: list[StateRows] = []
     companions: list[Result] = []
+    bars = [o for o in observers if isinstance(o, ProgressBar)]
 
     def companion(factor: int, *compare: Observer, loosened: float = 1.0) -> tuple[Result | None, StateRows]:
         rows = StateRows()
@@ -189,7 +198,9 @@ def estimated(once: Callable[..., Result], algo: CouplingAlgorithm | None, opts:
         if loosened != 1.0 and made is not None:  # the integrator's tolerances (monolithic)
             made.config["ode_rtol"] *= loosened
             made.config["ode_atol"] *= loosened
-        ran = once(made, opts, factor * h, t0 + steps * factor * h, steps, [*compare] or [rows], None, 1, False, pool)
+        shown = [ProgressBar(bar.stop, bar.file, bar.delay, label="error estimate") for bar in bars]
+        ran = once(made, opts, factor * h, t0 + steps * factor * h, steps, [*(compare or [rows]), *shown], None, 1,
+                   False, pool)
         companions.append(ran)
         return ran, rows
 
@@ -198,15 +209,9 @@ def estimated(once: Callable[..., Result], algo: CouplingAlgorithm | None, opts:
         predicted, factor, note = "", 4, ""
         reference: tuple[Result, StateRows | None] | None = None
         monolithic = isinstance(algo, Monolithic)
-        if monolithic:
-            factor = GRID if n_steps // GRID >= 2 else 1
-            ran, rows = companion(factor, loosened=LOOSENED)
-            if ran is not None and ran.ok:
-                reference = (ran, rows)
-            else:
-                note = ("the run has too few steps for a companion" if ran is None else
-                        f"the companion run at {LOOSENED:g} times the integrator's tolerance ended {ran.status}")
-        elif not itself and algo is None and "substeps" not in opts:
+        comparing: Comparison | None = None
+        own_rows: StateRows | None = None
+        if not itself and not monolithic and algo is None and "substeps" not in opts:  # the companions go first
             coarser, coarser_rows = companion(4)
             comparison = Comparison(coarser_rows, relay=StateRows())
             files.append(comparison.relay)  # type: ignore[arg-type]
@@ -219,29 +224,14 @@ def estimated(once: Callable[..., Result], algo: CouplingAlgorithm | None, opts:
                     predicted = (f"; {n} substeps of the step {h:g} s for the tolerance (the error at 2h and 4h: "
                                  f"{at_2h.estimate:.2g} {at_2h.unit} in {at_2h.variable} at 2h)")
                 reference, factor = (coarse, comparison.relay), 2
-        elif not itself:
-            for factor in (4, 2):  # at 2h only where the one at 4h fails (a step near where the algorithm fails)
-                ran, rows = companion(factor)
-                if ran is None:
-                    note = f"the run has {n_steps} steps, too few for a companion at {factor} times the step"
-                    continue
-                if ran.status == "interrupted":
-                    note = "the companion run was interrupted (SIGINT)"
-                    break
-                if ran.ok:
-                    reference = (ran, rows)
-                    break
-                note = (f"the companion run at {factor} times the step ({factor * h:g} s) failed, a sign that this "
-                        f"step is near where the algorithm fails: "
-                        f"{ran.message.splitlines()[0] if ran.message else ran.status}")
-        confirmable = reference is not None and factor == 4 and not monolithic  # confirmed at 2h if it says it misses
-        own_rows = StateRows() if confirmable else None
-        if own_rows is not None:
+                if comparison.relay is not None and comparison.relay.error:
+                    note, reference = comparison.relay.error, None
+                else:
+                    comparing = Comparison(comparison.relay)
+        elif not itself:  # the companion goes after the run
+            own_rows = StateRows()
             files.append(own_rows)
-        if reference is not None and (reference[1] is None or reference[1].error):
-            note, reference = (reference[1].error if reference[1] is not None else note), None
-        comparing = (Comparison(reference[1], relay=own_rows) if reference is not None and reference[1] is not None
-                     else None)
+            comparing = Comparison(None, relay=own_rows)
         result = once(algo, opts, h, t_stop, n_steps, [*observers, *([comparing] if comparing else [])],
                       output_variables, every, output_accepted, pool)
         result.choice += predicted if result.choice else ""
@@ -249,6 +239,13 @@ def estimated(once: Callable[..., Result], algo: CouplingAlgorithm | None, opts:
         if not result.ok:
             result.accuracy.note = f"the run ended {result.status}"
             return result
+        if own_rows is not None and comparing is not None:
+            reference, factor, note = companion_after(companion, monolithic, n_steps, h)
+            if reference is not None and (reference[1] is None or reference[1].error or own_rows.error):
+                note = reference[1].error if reference[1] is not None and reference[1].error else own_rows.error
+                reference = None
+            if reference is not None and reference[1] is not None:
+                comparing.compare_with(reference[1])
         if result.local_errors:
             result.accuracy = controlled(result, result.local_errors, *tolerance)
         elif comparing is None or reference is None:
@@ -266,8 +263,16 @@ def estimated(once: Callable[..., Result], algo: CouplingAlgorithm | None, opts:
             method = (f"Richardson: this run against one at {ratio:g} times its step "
                       f"({factor * h / reference[0].substeps:g} s), coupling order {result.coupling_order}")
             result.accuracy = comparing.accuracy(result, ratio, result.coupling_order, *tolerance, method)
-            if result.accuracy.exceeded and own_rows is not None and not own_rows.error and n_steps // 2 >= 2:
+            if (result.accuracy.exceeded and factor == 4 and own_rows is not None and not own_rows.error
+                    and n_steps // 2 >= 2):
                 result.accuracy = confirmed(result, companion, own_rows, result.accuracy, tolerance, h)
+        stopped = any(r.status == "interrupted" for r in companions)
+        if stopped:  # the run is whole, its estimate is not: the request to stop still holds
+            result.status = "interrupted"
+            result.message = (f"interrupted ({INTERRUPT.name}) during the error estimate's companion run, after the "
+                              f"run reached its stop at t = {result.end_time:.6g} s: every row is kept, the error "
+                              "estimate is not")
+            result.accuracy = Accuracy(*tolerance, note="the companion run was interrupted")
         result.counters["estimate_fmu_calls"] = sum(r.counters.get("fmu_calls", 0) for r in companions)
         if result.accuracy.exceeded:
             result.warnings.append(warning(result.accuracy, result.algorithm, h, result.substeps,
@@ -279,3 +284,31 @@ def estimated(once: Callable[..., Result], algo: CouplingAlgorithm | None, opts:
             rows.discard()
         if own_pool is not None:
             own_pool.close()
+
+
+def companion_after(companion: Callable[..., tuple[Result | None, StateRows]], monolithic: bool, n_steps: int,
+                    h: float) -> tuple[tuple[Result, StateRows | None] | None, int, str]:
+    """The companion run after the run: the monolithic master's at ``LOOSENED`` times its tolerance on a grid
+    ``GRID`` times coarser, a co-simulation master's at 4h (2h where that one fails). (The companion and its rows,
+    or None with the reason; the factor of its step.)"""
+    if monolithic:
+        factor = GRID if n_steps // GRID >= 2 else 1
+        ran, rows = companion(factor, loosened=LOOSENED)
+        if ran is not None and ran.ok:
+            return (ran, rows), factor, ""
+        return None, factor, ("the run has too few steps for a companion" if ran is None else
+                              f"the companion run at {LOOSENED:g} times the integrator's tolerance ended {ran.status}")
+    note = ""
+    for factor in (4, 2):  # at 2h only where the one at 4h fails (a step near where the algorithm fails)
+        ran, rows = companion(factor)
+        if ran is None:
+            note = f"the run has {n_steps} steps, too few for a companion at {factor} times the step"
+            continue
+        if ran.status == "interrupted":
+            return None, factor, "the companion run was interrupted (SIGINT)"
+        if ran.ok:
+            return (ran, rows), factor, ""
+        note = (f"the companion run at {factor} times the step ({factor * h:g} s) failed, a sign that this "
+                f"step is near where the algorithm fails: "
+                f"{ran.message.splitlines()[0] if ran.message else ran.status}")
+    return None, 4, note

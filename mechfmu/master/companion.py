@@ -1,10 +1,15 @@
-"""The error estimate's companion run, streamed: constant memory however long the run.
+"""The error estimate's companion run, compared in constant memory however long the run.
 
-The companion (the same algorithm at c·h) runs first and ``StateRows`` writes its states at each of its recorded
-points to a temporary file (8 bytes per state and point, on disk, not in memory). During the run ``Comparison``
-reads that file in step with it: at every point both recorded it keeps, per state, the largest |y_run − y_companion|
-and when it was, and the largest |y_run| (the state's scale). ``Comparison.accuracy`` then gives the Richardson
-estimate of ``mechfmu.master.accuracy`` from those maxima alone, ``|y_run − y_companion| / ((c·N)^p − 1)``.
+The run goes first (its rows are the user's from the first step, and Ctrl-C keeps every one): ``Comparison``
+holds its states in blocks, folds each block into the states' scales (the largest |y_run|) and writes it
+(time, states) to a temporary file (``relay``, a ``StateRows``: 8 bytes per state and point, on disk, not in
+memory). The companion (the same algorithm at c·h) runs after it, and ``StateRows`` writes its states at each of
+its recorded points to another temporary file. ``Comparison.compare_with`` then reads the run's blocks back as
+they were held and compares each with the companion's rows of its time span: at every point both recorded it
+keeps, per state, the largest |y_run − y_companion| and when it was. ``Comparison.accuracy`` gives the Richardson
+estimate of ``mechfmu.master.accuracy`` from those maxima alone, ``|y_run − y_companion| / ((c·N)^p − 1)``. Where
+the companion must go first (``auto`` dividing its step by the companions' estimate), ``Comparison`` is given its
+rows at once and compares each block as the run goes.
 
 The states are a slave's Real outputs without feed-through; the estimate keeps those of the run's state columns
 that are configuration (``configuration``).
@@ -14,7 +19,7 @@ from __future__ import annotations
 import math
 import os
 import tempfile
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import numpy as np
 
@@ -119,11 +124,15 @@ ROWS_HELD, HELD_VALUES = 1024, 2 ** 20
 
 class Comparison(Observer):
     """Compares a run with a companion's rows (``StateRows``), keeping maxima only: the run's rows are held in
-    blocks of ``ROWS_HELD`` and each block is compared at once with the companion's rows of its time span (a point
+    blocks of ``ROWS_HELD`` and each block is compared with the companion's rows of its time span (a point
     of both: times within 1e-9 of max(1, |t|)). ``relay`` (a ``StateRows``) also gets the run's own rows, block by
-    block, for a run that is itself a companion."""
+    block (for a run that is itself a companion, or to confirm the estimate). ``companion`` None: the companion
+    runs after the run, the blocks are only written to ``relay`` (then required) and compared by
+    ``compare_with`` once the companion's rows are there; the same blocks, so the same maxima as compared at once."""
 
-    def __init__(self, companion: StateRows, relay: StateRows | None = None) -> None:
+    def __init__(self, companion: StateRows | None, relay: StateRows | None = None) -> None:
+        if companion is None and relay is None:
+            raise ValueError("a comparison without the companion's rows needs a relay for the run's own")
         self.companion, self.relay = companion, relay
         self.names: list[str] = []
         self.units: dict[str, str] = {}
@@ -133,6 +142,7 @@ class Comparison(Observer):
         self.common = 0  # points both recorded
         self.block, self.times, self.filled, self.whole = np.zeros((ROWS_HELD, 0)), np.zeros(ROWS_HELD), 0, False
         self.ahead = np.zeros((0, 1))  # the companion's rows read but later than the rows compared so far
+        self.file: BinaryIO | None = None  # the companion's rows, as they are read
 
     def initialized(self, run: Run) -> None:
         self.reads, self.units = state_reads(run)
@@ -148,8 +158,9 @@ class Comparison(Observer):
         #: the rows not yet compared and folded into the scales (at most ``HELD_VALUES`` values), and their times
         self.block, self.filled = np.zeros((max(1, min(ROWS_HELD, HELD_VALUES // max(1, width))), width)), 0
         self.times = np.zeros(len(self.block))
-        self.usable = self.names == self.companion.names
-        self.file = open(self.companion.path, "rb")  # noqa: SIM115 - closed in close()
+        self.usable = self.companion is not None and self.names == self.companion.names
+        self.file = (open(self.companion.path, "rb")  # noqa: SIM115 - closed in close()
+                     if self.companion is not None else None)
         self.ahead = np.zeros((0, 1 + n))
         if self.relay is not None:
             self.relay.prepare(run)
@@ -169,6 +180,7 @@ class Comparison(Observer):
 
     def _companion_rows(self, until: float) -> np.ndarray:
         """The companion's rows not yet compared, read up to the first later than ``until`` [s] (or its end)."""
+        assert self.file is not None, "the companion's rows are read while comparing"
         width = self.ahead.shape[1]
         pieces = [self.ahead]
         while not len(pieces[-1]) or pieces[-1][-1, 0] <= until:
@@ -190,8 +202,32 @@ class Comparison(Observer):
         self.filled = 0
         if self.relay is not None:
             self.relay._write(np.column_stack((times, states)))
-        if not self.usable:
+        if self.usable:
+            self._compare(times, states)
+
+    def compare_with(self, companion: StateRows) -> None:
+        """Compare the run's rows, written to ``relay`` (the run over and closed), with ``companion``'s, block by
+        block as the run held them (``ROWS_HELD``): the maxima the comparison makes as the run goes."""
+        assert self.relay is not None and self.companion is None, "compare_with: a deferred comparison only"
+        self._fold()
+        self.relay.close()
+        self.companion = companion
+        self.usable = self.names == companion.names
+        if not self.usable or self.relay.error:
             return
+        width, held = 1 + len(self.names), len(self.block)
+        with open(self.relay.path, "rb") as own, open(companion.path, "rb") as self.file:
+            self.ahead = np.zeros((0, 1 + len(companion.names)))
+            while True:
+                data = own.read(8 * width * held)
+                rows = np.frombuffer(data[:len(data) - len(data) % (8 * width)], dtype=np.float64).reshape(-1, width)
+                if not len(rows):
+                    break
+                self._compare(rows[:, 0], rows[:, 1:])
+
+    def _compare(self, times: np.ndarray, states: np.ndarray) -> None:
+        """One block of the run's rows (``times`` [s], ``states`` one row per time) against the companion's rows
+        of its span, into the largest differences."""
         span = 1e-9 * np.maximum(1.0, np.abs(times))
         companion = self._companion_rows(float(times[-1] + span[-1]))
         at = companion[:, 0]
@@ -215,7 +251,7 @@ class Comparison(Observer):
 
     def close(self) -> None:
         self._fold()
-        if getattr(self, "file", None) is not None and not self.file.closed:
+        if self.file is not None and not self.file.closed:
             self.file.close()
         if self.relay is not None:
             self.relay.close()

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Any
 
+from mechfmu.components.number_text import measured
 from mechfmu.master.exchange import (
     DO_STEP,
     FREE_STATE,
@@ -273,7 +274,7 @@ class CoupledSystem:
         if self.before_step is not None:
             self.before_step(slave)
         if not slave.do_step(t, h):
-            raise StepRefused(slave.last_error or f"{slave.name} refused the step at t={t!r}")
+            raise StepRefused(slave.last_error or f"{slave.name} refused the step at t={measured(t)} s")
 
     def _add_steps(self, program: Program) -> bool:
         for slave in self.slaves.values():
@@ -295,7 +296,7 @@ class CoupledSystem:
             if before is not None:
                 before(slave)
             if not slave.do_step(t, h):
-                raise StepRefused(slave.last_error or f"{slave.name} refused the step at t={t!r}")
+                raise StepRefused(slave.last_error or f"{slave.name} refused the step at t={measured(t)} s")
 
     def _add_state_calls(self, program: Program, code: int) -> bool:
         """``code`` (GET_STATE, SET_STATE, FREE_STATE) for every slave, slave k's handle at ``handles[k]``."""

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
+from mechfmu.components.number_text import measured
 from mechfmu.master.fmu_slave import FmuSlave, _logged
 
 if TYPE_CHECKING:
@@ -307,5 +308,5 @@ class Program:
         logged = cast(FmuSlave, slave).errors_logged_since(mark)
         slave.last_error = logged or str(FMICallException(FUNCTION_OF[code], status))
         if code == DO_STEP and status == 2:  # fmi2Discard: a refused step
-            raise StepRefused(slave.last_error or f"{slave.name} refused the step at t={time!r}")
+            raise StepRefused(slave.last_error or f"{slave.name} refused the step at t={measured(time)} s")
         raise SlaveError(f"{slave.name}: {self._what(code, time, step)} failed: {slave.last_error}")

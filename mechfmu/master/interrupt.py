@@ -14,6 +14,7 @@ import signal
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 #: the signals that ask a run to stop and keep its results (SIGHUP does not exist on Windows)
 SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
@@ -62,3 +63,12 @@ class Interrupt:
 
 #: the process's one interrupt request
 INTERRUPT = Interrupt()
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """The ``KeyboardInterrupt`` a script gets from a run stopped by Ctrl-C (``System.run``), after the run kept its
+    results: ``result`` is the interrupted run's (status "interrupted", every row computed up to the stop)."""
+
+    def __init__(self, result: Any) -> None:
+        super().__init__(result.message)
+        self.result = result

@@ -33,10 +33,12 @@ class ProgressBar(Observer):
     None), on ``file`` (default: stderr) if it is a terminal, and nothing otherwise (piped or redirected output
     stays clean). The bar shows once the run has taken ``delay`` s of wall time (default ``progress_delay()``) and
     is cleared when the run ends, so a short run prints nothing. It is updated at most ``UPDATES`` times a run: a
-    comparison per recorded point otherwise."""
+    comparison per recorded point otherwise. ``label`` follows the scenario's name (``oscillator (error estimate)``)."""
 
-    def __init__(self, stop: float | None = None, file: TextIO | None = None, delay: float | None = None):
+    def __init__(self, stop: float | None = None, file: TextIO | None = None, delay: float | None = None,
+                 label: str = ""):
         self.stop = stop
+        self.label = label  # what the run is, after the scenario's name (the error estimate's companion run)
         self.file = file if file is not None else sys.stderr
         self.delay = progress_delay() if delay is None else delay
         self.shown = bool(getattr(self.file, "isatty", lambda: False)())
@@ -51,12 +53,13 @@ class ProgressBar(Observer):
         from tqdm import tqdm
 
         self._start, self._stride = run.time, max(1, run.n_steps // UPDATES)
+        desc = f"{run.scenario_name} ({self.label})" if self.label else run.scenario_name
         self._next = self._stride
         if self.stop is None:
-            self._bar = tqdm(total=run.n_steps, unit="step", desc=run.scenario_name, leave=False, file=self.file,
+            self._bar = tqdm(total=run.n_steps, unit="step", desc=desc, leave=False, file=self.file,
                              delay=self.delay)
             return
-        self._bar = tqdm(total=self.stop - self._start, desc=run.scenario_name, leave=False, file=self.file,
+        self._bar = tqdm(total=self.stop - self._start, desc=desc, leave=False, file=self.file,
                          delay=self.delay, bar_format="{desc}: {percentage:3.0f}%|{bar}| t = {n:.6g}/{total:.6g} s "
                                                       "[{elapsed}<{remaining}]")
 

@@ -79,6 +79,7 @@ class ResultFile(Observer, ABC):
     FORMAT, SUFFIX = "", ""
     #: whether a FIFO or a device can take the format (one that is completed at its end cannot)
     STREAMS = True
+    ASCII = False  # whether names must be ASCII (MatWriter)
 
     def __init__(self, path: str | Path):
         self.path = target(path)
@@ -149,6 +150,10 @@ class ResultFile(Observer, ABC):
         self._lock_fd, self._lock_file = fd, lock
 
     def initialized(self, run: Run) -> None:
+        if self.ASCII and (refused := ", ".join(name for name in run.column_names if not name.isascii())):
+            raise ValueError(f"{self.path}: names that are not ASCII ({refused[:200]}): a {self.FORMAT} file's readers "
+                             "(scipy.io.loadmat, DyMat, Modelica tools) read one byte per character and give them back "
+                             "garbled; rename with ASCII letters, or write .csv (UTF-8)")
         self._started = True
         if not self.stream:
             fd, name = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
@@ -283,10 +288,13 @@ class MatWriter(ResultFile):
     - ``data_2`` (float64, n x points): one column per recorded point, in the CSV's order and bits; the header's
       column count and ``data_1``'s last time are written when the run ends (a partial file's too).
 
-    A FIFO or a device cannot be completed at its end and is refused (``ValueError``): write a regular file."""
+    A FIFO or device (it cannot be completed at its end) and non-ASCII names (``ASCII``) are refused."""
 
     FORMAT, SUFFIX = "MAT (Dymola's result format)", ".mat"
     STREAMS = False
+    #: a char matrix's byte per character is read as Latin-1 by scipy.io.loadmat (DyMat too) and as ASCII by Modelica
+    #: tools: UTF-8 names would come back garbled (masse\u0301 as masseÌ\x81), so names must be ASCII
+    ASCII = True
     #: the matrix types (MATLAB v4 ``MOPT``, little-endian): float64, int32, text as uint8
     DOUBLE, INT32, TEXT = 0, 20, 51
 

@@ -27,6 +27,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from mechfmu.components.number_text import measured, number
 from mechfmu.master.accuracy import Accuracy, body_positions, estimated, scenario_tolerance
 from mechfmu.master.algorithms import CouplingAlgorithm, auto, refuse_unenforced_constraints
 from mechfmu.master.algorithms.auto import Choice, chosen_algorithm, offers_model_exchange, switching_slaves
@@ -34,6 +35,14 @@ from mechfmu.master.algorithms.base import is_constraint
 from mechfmu.master.algorithms.step_control import state_outputs
 from mechfmu.master.coupled_system import AlgebraicLoopError, CoupledSystem
 from mechfmu.master.fmu_slave import FmuSlave, InstancePool
+from mechfmu.master.grid import (  # noqa: F401 (DIVIDES, dividing_steps: named here before the grid had a module)
+    DIVERGENCE_FACTOR,
+    DIVIDES,
+    MAX_STEPS,
+    dividing_steps,
+    output_every,
+    step_count,
+)
 from mechfmu.master.interrupt import INTERRUPT
 from mechfmu.master.observers import Observer, Recorder
 from mechfmu.master.result import Result, Run, declared_outputs, selector
@@ -88,54 +97,6 @@ def model_exchange_choice(scenario: Scenario, local: bool, parameters: dict[str,
     return None if algo.steps_slaves else (algo, choice)
 
 
-def output_every(interval: float | None, h: float) -> int:
-    """Steps between recorded points for an output interval (None: every step); it must be a
-    positive multiple of the step h."""
-    if interval is None:
-        return 1
-    if not (interval > 0 and math.isfinite(interval / h)):  # round() of an infinite ratio would fail unnamed
-        raise ValueError(f"output interval {interval!r} s must be a positive multiple of the step {h!r} s")
-    every = round(interval / h)
-    if not (every >= 1 and abs(interval - every * h) <= 1e-9 * interval):
-        raise ValueError(f"output interval {interval!r} s must be a positive multiple of the step {h!r} s")
-    return every
-
-
-#: most macro steps a run may take unless the caller allows more (``max_steps``, ``--max-steps``)
-MAX_STEPS = 100_000_000
-#: a step divides the run if (stop − start)/step is within this fraction of a whole number of steps: the
-#: rounding of the division and of the times, as the FMUs' own check of a step's time (relative 1e-9)
-DIVIDES = 1e-9
-#: a recorded output beyond this multiple of the run's scale (max(1, largest |output| at the start),
-#: SI units) is divergence; the shipped scenarios stay below 1e4 (limit_stops' stiff stops)
-DIVERGENCE_FACTOR = 1e8
-
-
-def step_count(t0: float, t_stop: float, h: float, max_steps: int) -> int:
-    """Macro steps from t0 to t_stop with step h; refused beyond ``max_steps`` and unless h divides the run
-    (to ``DIVIDES``). A run ends at t_stop, on a uniform grid: a step that does not divide the run is refused,
-    not cut short at the end (a last step shortened to a sliver is a different step for the coupling, which
-    can turn a stable explicit run unstable, and a non-uniform grid is not what co-simulation tools expect)."""
-    if not all(map(math.isfinite, (t0, t_stop, h))) or not h > 0 or not t_stop > t0:
-        raise ValueError(f"step {h!r} s must be positive and finite, and stop {t_stop!r} s finite and after "
-                         f"start {t0!r} s")
-    steps = (t_stop - t0) / h
-    if not steps <= max_steps:
-        raise ValueError(f"the run needs {steps:.3g} steps (from {t0!r} s to {t_stop!r} s with step {h!r} s), "
-                         f"more than max_steps = {max_steps}; use a larger step or a shorter run, or allow it "
-                         f"with max_steps=N (command line: --max-steps N)")
-    whole = round(steps)
-    if whole < 1 or abs(steps - whole) > DIVIDES * steps:
-        fewer, more = math.floor(steps), math.floor(steps) + 1
-        steps_to = [f"{(t_stop - t0) / n:.12g} s ({n} step{'s' if n > 1 else ''})" for n in (more, fewer) if n >= 1]
-        stops = [f"{t0 + n * h:.12g} s" for n in (fewer, more) if n >= 1]
-        raise ValueError(f"step {h!r} s does not divide the run from start {t0!r} s to stop {t_stop!r} s: that is "
-                         f"{steps:.6g} steps, the {'last' if fewer else 'only'} one cut to "
-                         f"{(t_stop - t0) - fewer * h:.6g} s; use a step that divides it, e.g. "
-                         f"{' or '.join(steps_to)}, or a stop the steps reach, e.g. {' or '.join(stops)}")
-    return whole
-
-
 def simulate(scenario: Scenario | str | Path, algorithm: str | CouplingAlgorithm | None = None,
              step: float | None = None, stop: float | None = None,
              observers: Iterable[Observer] = (), local: bool = False,
@@ -188,7 +149,7 @@ def simulate(scenario: Scenario | str | Path, algorithm: str | CouplingAlgorithm
     parameters = check_overrides(scenario, parameters, local)
     factor = float(next(f for f in (divergence_factor, scenario.divergence_factor, DIVERGENCE_FACTOR) if f is not None))
     if not (factor > 1 and math.isfinite(factor)):
-        raise ValueError(f"divergence factor {factor!r} must be finite and > 1")
+        raise ValueError(f"divergence factor {number(factor)} must be finite and > 1")
     every = output_every(output_interval, h)
     if output_variables is not None:
         selector(output_variables, declared_outputs(scenario, local))  # a misspelt name is refused now
@@ -278,7 +239,7 @@ def _run(scenario: Scenario, algo: CouplingAlgorithm | None, opts: dict[str, Any
             end_time = t0
             for n in range(n_steps):
                 if INTERRUPT.requested:
-                    status, message = "interrupted", f"interrupted ({INTERRUPT.name}) at t={end_time!r} s"
+                    status, message = "interrupted", f"interrupted ({INTERRUPT.name}) at t={measured(end_time)} s"
                     break
                 t = t0 + n * h
                 t_next = min(t0 + (n + 1) * h, t_stop) if n == n_steps - 1 else t0 + (n + 1) * h
@@ -293,7 +254,8 @@ def _run(scenario: Scenario, algo: CouplingAlgorithm | None, opts: dict[str, Any
                 record_point(run, observers, t_next)
                 problem = divergence(run, bound, factor)
                 if problem:
-                    status, message = "error", f"{problem} at t={t_next!r} s (step {h!r} s too large for {algo.name}?)"
+                    status, message = "error", (f"{problem} at t={measured(t_next)} s (step {number(h)} s too large "
+                                                f"for {algo.name}?)")
                     break
         except (SlaveError, AlgebraicLoopError, ValueError, OSError) as exc:
             status, message = "error", str(exc)

@@ -19,18 +19,21 @@ become one wire from the output to the input; two ports holding variables of the
 """
 from __future__ import annotations
 
-import functools
 import math
 import os
 import sys
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mechfmu.components.number_text import number
+from mechfmu.model.placed import Components, PlacedComponent, Port
 from mechfmu.ssp.export import safe_name
-from mechfmu.ssp.library import MODELS, ComponentModel, unknown
+from mechfmu.ssp.library import ComponentModel, unknown
+from mechfmu.ssp.scenario import Scenario, ScenarioError
 from mechfmu.ssp.writer import (
-    FLANGE_VARIABLES,
     NOT_IN_NAMES,
     NOT_XML,
     Wiring,
@@ -42,89 +45,9 @@ from mechfmu.ssp.writer import (
 if TYPE_CHECKING:
     from mechfmu.master.result import Result
 
-
-class Port:
-    """A port of a placed component: a flange (``mass.flange_a``), a vector or group of variables
-    (``ball.position``) or one variable (``mass.flange_a.s``); attributes are the ports inside it."""
-
-    __slots__ = ("_component", "_path")
-
-    def __init__(self, component: PlacedComponent, path: str) -> None:
-        self._component = component
-        self._path = path
-
-    def __getattr__(self, name: str) -> Port:
-        if name.startswith("__"):
-            raise AttributeError(name)
-        return self._component._port(f"{self._path}.{name}")
-
-    def __getitem__(self, name: str) -> Port:
-        return self._component._port(f"{self._path}.{name}")
-
-    def __str__(self) -> str:
-        return f"{self._component.instance_name}.{self._path}"
-
-    def __repr__(self) -> str:
-        return f"<{self._kind()} {self}>"
-
-    def _children(self) -> list[str]:
-        return self._component._children(self._path)
-
-    def _kind(self) -> str:
-        if self._path in self._component._variables:
-            return "variable"
-        return "flange" if set(FLANGE_VARIABLES) & set(self._children()) else "port"
-
-
-@functools.cache
-def _declared_ports(model: str) -> tuple[dict[str, str], dict[str, list[str]]]:
-    """A model's variables (name -> "input" or "output", in declaration order) and the names one level below
-    each port path, in the order the variables declare them (``"flange_a"`` -> ``["s", "v", "f"]``); found
-    once per model, read only."""
-    implementation = MODELS[model].implementation
-    variables = {**{i.name: "input" for i in implementation.inputs},
-                 **{o.name: "output" for o in implementation.outputs}}
-    ports: dict[str, list[str]] = {}
-    for variable in variables:
-        parts = variable.split(".")
-        for depth, part in enumerate(parts):
-            below = ports.setdefault(".".join(parts[:depth]), [])
-            if part not in below:
-                below.append(part)
-    return variables, ports
-
-
-class PlacedComponent:
-    """A component placed in a system under its instance name; its ports are attributes
-    (``mass.flange_a``), or items for names that are not identifiers (``mass["flange_a[2]"]``)."""
-
-    def __init__(self, system: System, instance_name: str, component: ComponentModel) -> None:
-        self.system = system
-        self.instance_name = instance_name
-        self.component = component
-        #: variable -> "input" or "output", in declaration order; the ports below each path ("" the top)
-        self._variables, self._ports = _declared_ports(component.model)
-
-    def __getattr__(self, name: str) -> Port:
-        if name.startswith("_"):
-            raise AttributeError(name)
-        return self._port(name)
-
-    def __getitem__(self, name: str) -> Port:
-        return self._port(name)
-
-    def __repr__(self) -> str:
-        return f"<{self.instance_name}: {self.component!r}>"
-
-    def _children(self, path: str) -> list[str]:
-        return list(self._ports.get(path, ()))
-
-    def _port(self, path: str) -> Port:
-        if path not in self._variables and not self._children(path):
-            parent, _, name = path.rpartition(".")
-            owner = f"{self.instance_name}.{parent}" if parent else f"{self.instance_name} ({self.component.model})"
-            raise AttributeError(unknown("port", name, owner, self._children(parent)))
-        return Port(self, path)
+#: the run of a system without ``experiment`` (and ``experiment``'s defaults): 1 s at a step of 1e-3 s, what a
+#: scenario without a ``DefaultExperiment`` runs (``mechfmu.ssp.scenario.Scenario``'s defaults)
+STOP_TIME, STEP_SIZE = float(Scenario.stop_time), float(Scenario.step_size)
 
 
 class System:
@@ -145,8 +68,8 @@ class System:
         #: as ``write_scenario`` takes them: ``"a.x <-> b.y"`` (flanges) and ``"a.x -> b.y"`` (variables)
         self.connections: list[str] = []
         self.free_inputs: list[str] = []
-        self.stop_time = 1.0
-        self.step_size = 1e-3
+        self.stop_time = STOP_TIME
+        self.step_size = STEP_SIZE
         self.algorithm = "auto"
         self.tolerance: tuple[float, float] | None = None
         self.options: dict[str, str] = {}
@@ -155,9 +78,11 @@ class System:
         self._wired_of = (self.connections, 0)  # the list the wiring holds the wires of, and its length then
 
     @property
-    def components(self) -> list[tuple[str, str, dict[str, Any]]]:
-        """(instance name, model, parameter values) of every placed component, in the order placed."""
-        return [(p.instance_name, p.component.model, dict(p.component.parameters)) for p in self.placed.values()]
+    def components(self) -> Components:
+        """(instance name, model, parameter values) of every placed component, in the order placed; a placed
+        component by its name: ``s.components["wheel"]`` (as ``s.placed["wheel"]``; ``KeyError`` naming the
+        placed ones)."""
+        return Components(self.placed)
 
     def add(self, instance_name: str, component: ComponentModel) -> PlacedComponent:
         """Place ``component`` under ``instance_name``; the placed component's attributes are its ports."""
@@ -241,10 +166,11 @@ class System:
             raise ValueError(f"{call}: holds no input")
         self.free_inputs.append(str(port))
 
-    def experiment(self, stop_time: float, step_size: float, algorithm: str = "auto",
+    def experiment(self, stop_time: float = STOP_TIME, step_size: float = STEP_SIZE, algorithm: str = "auto",
                    tolerance: tuple[float, float] | None = None, **options: str) -> None:
-        """The run: ``stop_time`` [s] from 0, the communication step ``step_size`` [s], the master
-        (``mechfmu algorithms`` lists them) with its ``options``, the run's (rtol, atol)."""
+        """The run: ``stop_time`` [s] from 0, the communication step ``step_size`` [s] (default, and without a call
+        of ``experiment``: ``STOP_TIME`` = 1 s and ``STEP_SIZE`` = 1e-3 s, what an SSD without an experiment runs),
+        the master (``mechfmu algorithms`` lists them) with its ``options``, the run's (rtol, atol)."""
         from mechfmu.master.algorithms.auto import algorithm_names, algorithm_or_auto
         from mechfmu.master.simulate import step_count
 
@@ -252,15 +178,16 @@ class System:
             raise ValueError(unknown("algorithm", str(algorithm), "mechfmu", algorithm_names()))
         for name, value in (("stop_time", stop_time), ("step_size", step_size)):
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-                raise ValueError(f"experiment: {name} = {value!r} must be a finite number of seconds")
+                raise ValueError(f"experiment: {name} = {number(value)} must be a finite number of seconds")
         if not (0 < step_size <= stop_time):
-            raise ValueError(f"experiment: step_size = {step_size!r} s must be > 0 and <= stop_time = {stop_time!r} s")
+            raise ValueError(f"experiment: step_size = {number(step_size)} s must be > 0 and <= stop_time = "
+                             f"{number(stop_time)} s")
         if tolerance is not None:
             if not isinstance(tolerance, (tuple, list)) or len(tolerance) != 2:
                 raise ValueError(f"experiment: tolerance = {tolerance!r} must be a pair (rtol, atol)")
             for name, value in zip(("rtol", "atol"), tolerance):
                 if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
-                    raise ValueError(f"experiment: tolerance {name} = {value!r} must be a finite number > 0")
+                    raise ValueError(f"experiment: tolerance {name} = {number(value)} must be a finite number > 0")
         for key, given in options.items():
             if isinstance(given, bool) or not isinstance(given, (str, int, float)):
                 raise ValueError(f"experiment: option {key} = {given!r} must be a text as the command line takes it "
@@ -297,22 +224,84 @@ class System:
 
     def run(self, folder: str | Path | None = None, **options: Any) -> Result:
         """Run the system (``mechfmu.master.simulate.simulate`` with ``options``: ``local=True``, ``stop``,
-        ``observers``, ...), written into ``folder`` (relative file names in parameters are found there) or a
-        temporary folder."""
+        ``observers``, ...), written into ``folder`` or a temporary folder (whose name no message shows: problems
+        name the system). A Table's relative ``fileName`` is found in ``folder`` (without one, in the current
+        directory), in-process and through the FMUs alike; ``ValueError`` if it is not there or leads out of it
+        (unless ``allowOutsideFiles``). Ctrl-C stops the run at its next step, keeps every row computed, and raises
+        ``mechfmu.master.interrupt.RunInterrupted``, a ``KeyboardInterrupt`` whose ``result`` is the interrupted
+        run's."""
+        from mechfmu.master.interrupt import RunInterrupted
         from mechfmu.master.simulate import simulate
 
+        local = options.get("local", False)
+        base = Path(folder if folder is not None else Path.cwd()).resolve()
+        files = table_files(self.placed, base)
+        if files:
+            given = options.get("parameters") or {}
+            options["parameters"] = {**given, **{name: {**files[name], **given.get(name, {})} for name in files}}
         if folder is not None:
-            return simulate(self._write_for_fmus(Path(folder), options.get("local", False)), **options)
-        with tempfile.TemporaryDirectory(prefix=f"{safe_name(self.name, 'system')}-") as temporary:
-            return simulate(self._write_for_fmus(Path(temporary), options.get("local", False)), **options)
+            result = simulate(self._write_for_fmus(Path(folder), local), **options)
+        else:
+            with self._temporary() as temporary:
+                result = simulate(self._write_for_fmus(Path(temporary), local), **options)
+                named = f"the system {self.name!r}"
+                result.message = unnamed(result.message, temporary, named)
+                result.warnings = [unnamed(w, temporary, named) for w in result.warnings]
+        if result.status == "interrupted":
+            raise RunInterrupted(result)
+        return result
 
     def export_ssp(self, target: str | Path, **options: Any) -> Path:
         """An SSP archive of the system with its FMUs inside (``mechfmu.ssp.export.export_ssp`` with
         ``options``), for other tools."""
         from mechfmu.ssp.export import export_ssp
 
-        with tempfile.TemporaryDirectory(prefix=f"{safe_name(self.name, 'system')}-") as temporary:
+        with self._temporary() as temporary:
             return export_ssp(self._write_for_fmus(Path(temporary)), target, **options)
+
+    @contextmanager
+    def _temporary(self) -> Iterator[str]:
+        """A temporary folder for the system, which no message names: a ``ValueError`` naming it (a
+        ``ScenarioError``: ``scenario <folder>``) names the system instead."""
+        with tempfile.TemporaryDirectory(prefix=f"{safe_name(self.name, 'system')}-") as temporary:
+            named = f"the system {self.name!r}"
+            try:
+                yield temporary
+            except ScenarioError as exc:
+                raise ScenarioError(f"of system {self.name!r}", [unnamed(p, temporary, named) for p in exc.problems]
+                                    ) from None
+            except ValueError as exc:
+                if temporary not in str(exc):
+                    raise
+                raise ValueError(unnamed(str(exc), temporary, named)) from None
+
+
+def unnamed(text: str, folder: str, name: str) -> str:
+    """``text`` with the temporary ``folder`` (and a file in it) named as what it holds, ``name``."""
+    return text.replace(folder + os.sep, "").replace(folder, name) if folder in text else text
+
+
+def table_files(placed: dict[str, PlacedComponent], base: Path) -> dict[str, dict[str, Any]]:
+    """Per Table reading a relative ``fileName``: that file in ``base`` as an absolute name (with
+    ``allowOutsideFiles``, which an absolute name needs), for the run only. ``ValueError`` naming the component
+    if the name leads out of ``base`` (unless ``allowOutsideFiles``) or no file is there."""
+    found: dict[str, dict[str, Any]] = {}
+    for name, p in placed.items():
+        values = p.component.parameters
+        file_name = values.get("fileName", "")
+        if p.component.model != "Table" or not values.get("tableOnFile") or not file_name:
+            continue
+        if Path(file_name).is_absolute():
+            continue  # the component's own rules
+        path = (base / file_name).resolve()
+        if not values.get("allowOutsideFiles") and not path.is_relative_to(base):
+            raise ValueError(f"Table {name!r}: fileName = {file_name!r} leads out of {base} (to {path}); put the "
+                             "file into that folder, or set allowOutsideFiles = True")
+        if not path.is_file():
+            raise ValueError(f"Table {name!r}: fileName = {file_name!r} is not a file in {base}; relative names "
+                             "are found in the folder given to run(folder), else in the current directory")
+        found[name] = {"fileName": str(path), "allowOutsideFiles": True}
+    return found
 
 
 def fmu_folder_from(folder: str | Path) -> str:

@@ -70,7 +70,9 @@ def expanded(declared: list[str], parameters: dict[str, Any],
 def checked_parameters(model: str, parameters: dict[str, Any]) -> dict[str, Any]:
     """``parameters`` of ``model`` as its FMU reads them (declared type), in the order given; raises
     ``TypeError`` for an undeclared name and ``ValueError`` for a value of the wrong type or out of range,
-    naming model, parameter and value. A group of dotted parameters may be given as a whole (``expanded``)."""
+    naming model, parameter and value, also for what the component checks only as it initializes (a table's rows,
+parameters checked together; not a file it reads: that at the run). A group of dotted parameters may be given as
+a whole (``expanded``)."""
     implementation = COMPONENTS[model]
     declared, kinds, members = _declarations(implementation)
     probe: Component | None = None  # made at the first value: a model without values given needs none
@@ -89,6 +91,11 @@ def checked_parameters(model: str, parameters: dict[str, Any]) -> dict[str, Any]
         except ComponentError as exc:
             raise ValueError(str(exc).replace(f"{model} '{model}': ", f"{model}: ", 1)) from None
         values[name] = probe.values[name]
+    if probe is not None and not probe.values.get("tableOnFile", False):  # a file is read where the run is
+        try:  # what only initialization checks (a table's rows, ...), checked where it is given
+            probe.initialize(0.0)
+        except ComponentError as exc:
+            raise ValueError(str(exc).replace(f"{model} '{model}': ", f"{model}: ", 1)) from None
     return values
 
 

@@ -3,8 +3,10 @@ their table plotted (``plot``). Dask and pyarrow come with the ``studies`` extra
 missing, before any run starts."""
 import importlib.util
 
-#: how to install what studies need beyond the core
-STUDIES_EXTRA = 'pip install "mechfmu[studies]"'
+from mechfmu.fmu.extras import install_command
+
+#: how to install what studies need beyond the core (from the checkout where mechfmu is installed from one)
+STUDIES_EXTRA = install_command("studies")
 
 
 class MissingExtra(ImportError):

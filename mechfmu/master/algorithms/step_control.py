@@ -42,6 +42,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from mechfmu.components.number_text import measured, number
 from mechfmu.master.algorithms.stepping import SteppedAlgorithm
 from mechfmu.master.coupled_system import CoupledSystem
 from mechfmu.master.result import AcceptedSteps
@@ -166,10 +167,10 @@ class StepController:
             algorithm.counters["rejected_steps"] += 1
             if floor:
                 algorithm.status = "error"
-                algorithm.message = (f"step control: the error estimate is {err:.6g} x the tolerance at t={t!r} s "
-                                     f"with the smallest step min_step = {self.min_step!r} s (largest at {worst}); "
-                                     "raise --option rtol / atol, lower --option min_step, or run with events=on "
-                                     "if a switch falls in the step")
+                algorithm.message = (f"step control: the error estimate is {err:.6g} x the tolerance at "
+                                     f"t={measured(t)} s with the smallest step min_step = {number(self.min_step)} s "
+                                     f"(largest at {worst}); raise --option rtol / atol, lower --option min_step, or "
+                                     "run with events=on if a switch falls in the step")
                 return
             self.h_next = max(h * factor, self.min_step)
 
