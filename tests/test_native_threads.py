@@ -207,8 +207,6 @@ def test_a_host_with_a_german_locale_reads_every_number_as_written(fmus, plain_h
     assert proc.returncode == 0 and "loads 48 failures 0" in proc.stdout, proc.stdout + proc.stderr
 
 
-@pytest.mark.xfail(strict=True, reason="the expression parser (components/native/expression.c) reads a literal "
-                   "with the locale's strtod: under a decimal comma '0.1' is invalid syntax")
 def test_a_user_function_in_a_host_with_a_german_locale_reads_its_literals(fmus, plain_host, german, tmp_path):
     name, environment = german
     plan = write_plan(fmus, tmp_path, None, others=("CoordinateSpringDamper",))
