@@ -48,8 +48,8 @@ void native_repr(double x, char *out, size_t size) {
     char digits[24];
     size_t count = 0;
     const char *p = text + (text[0] == '-');
-    for (; *p && *p != 'e'; ++p)
-        if (*p != '.') digits[count++] = *p;
+    for (; *p && *p != 'e'; ++p) /* the digits (the decimal point is the locale's: one byte or more) */
+        if (*p >= '0' && *p <= '9' && count < sizeof digits - 1) digits[count++] = *p;
     while (count > 1 && digits[count - 1] == '0') --count;
     digits[count] = '\0';
     int point = (x == 0.0 ? 0 : atoi(p + 1)) + 1; /* the value is 0.<digits> * 10^point */
@@ -251,7 +251,48 @@ static void reset_values(Slave *s) {
     s->cached = 0;
 }
 
-/* --- an FMU variant's own defaults: resources/start_values.json (components/fmi.py START_VALUES) ------------------ */
+/* --- numbers whatever the locale ------------------------------------------------------------------------------- */
+
+int native_read_decimal(const char *text, size_t length, double *value) {
+    size_t i = 0, digits = 0;
+    if (i < length && (text[i] == '+' || text[i] == '-')) ++i;
+    for (; i < length && text[i] >= '0' && text[i] <= '9'; ++i) ++digits;
+    size_t point = i;
+    if (i < length && text[i] == '.')
+        for (++i; i < length && text[i] >= '0' && text[i] <= '9'; ++i) ++digits;
+    if (!digits) return -1;
+    if (i < length && (text[i] == 'e' || text[i] == 'E')) {
+        size_t exponent = 0;
+        if (++i < length && (text[i] == '+' || text[i] == '-')) ++i;
+        for (; i < length && text[i] >= '0' && text[i] <= '9'; ++i) ++exponent;
+        if (!exponent) return -1;
+    }
+    if (i != length) return -1;
+    /* strtod reads the decimal point of LC_NUMERIC, which snprintf writes in the same thread: "0.5" as it prints */
+    char sample[16], radix[8];
+    snprintf(sample, sizeof sample, "%.1f", 0.5);
+    size_t radix_length = strlen(sample) > 3 ? strlen(sample) - 2 : 1;
+    if (radix_length >= sizeof radix) return -1;
+    memcpy(radix, sample + 1, radix_length);
+    char local[128], *copy = length + radix_length < sizeof local ? local : malloc(length + radix_length + 1);
+    if (!copy) return -1;
+    size_t k = 0;
+    for (size_t p = 0; p < length; ++p) {
+        if (p == point && text[p] == '.') memcpy(copy + k, radix, radix_length), k += radix_length;
+        else copy[k++] = text[p];
+    }
+    copy[k] = '\0';
+    char *stop;
+    *value = strtod(copy, &stop);
+    int whole = stop == copy + k;
+    if (copy != local) free(copy);
+    return whole ? 0 : -1;
+}
+
+/* --- an FMU variant's own defaults: resources/start_values.json (components/fmi.py START_VALUES) ------------------
+ * Strict JSON (RFC 8259) of one object whose values are numbers, true, false or strings, read whole before any value
+ * is applied: every byte checked (valid UTF-8, no control character in a string, \u escapes with their surrogate
+ * pairs), no trailing data, no name twice; the file at most START_VALUES_LIMIT bytes. */
 
 typedef struct {
     const char *p, *end;
@@ -261,50 +302,271 @@ static void json_space(Json *j) {
     while (j->p < j->end && (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r')) ++j->p;
 }
 
-/* a JSON string into out (UTF-8; \uXXXX escapes of the Basic Multilingual Plane): 0, or -1 */
-static int json_string(Json *j, char *out, size_t size) {
-    size_t k = 0;
-    if (j->p >= j->end || *j->p != '"') return -1;
-    for (++j->p; j->p < j->end && *j->p != '"'; ++j->p) {
-        unsigned int c = (unsigned char)*j->p;
-        if (c == '\\') {
-            if (++j->p >= j->end) return -1;
-            const char *escapes = "\"\\/bfnrt", *found = strchr(escapes, *j->p);
-            if (*j->p == 'u') {
-                if (j->end - j->p < 5) return -1;
-                char hex[5] = {j->p[1], j->p[2], j->p[3], j->p[4], 0};
-                c = (unsigned int)strtoul(hex, NULL, 16);
-                j->p += 4;
-            } else if (found && *found) {
-                c = (unsigned char)"\"\\/\b\f\n\r\t"[found - escapes];
-            } else {
-                return -1;
-            }
-            if (k + 4 >= size) return -1;
-            if (c >= 0x800) {
-                out[k++] = (char)(0xe0 | c >> 12), out[k++] = (char)(0x80 | ((c >> 6) & 0x3f));
-                out[k++] = (char)(0x80 | (c & 0x3f));
-            } else if (c >= 0x80) {
-                out[k++] = (char)(0xc0 | c >> 6), out[k++] = (char)(0x80 | (c & 0x3f));
-            } else {
-                out[k++] = (char)c;
-            }
-            continue;
-        }
-        if (k + 1 >= size) return -1;
-        out[k++] = (char)c;
+/* The length of the UTF-8 sequence at p (1 to 4 bytes, before end) as Python's strict decoder takes it, or 0. */
+static size_t utf8_sequence(const unsigned char *p, const unsigned char *end) {
+    size_t n = p[0] < 0x80 ? 1 : p[0] >= 0xc2 && p[0] <= 0xdf ? 2 : p[0] >= 0xe0 && p[0] <= 0xef ? 3
+             : p[0] >= 0xf0 && p[0] <= 0xf4 ? 4 : 0;
+    if (!n || (size_t)(end - p) < n) return 0;
+    for (size_t i = 1; i < n; ++i)
+        if ((p[i] & 0xc0) != 0x80) return 0;
+    if ((p[0] == 0xe0 && p[1] < 0xa0) || (p[0] == 0xed && p[1] >= 0xa0) || (p[0] == 0xf0 && p[1] < 0x90)
+        || (p[0] == 0xf4 && p[1] >= 0x90))
+        return 0; /* overlong, a surrogate, beyond U+10FFFF */
+    return n;
+}
+
+static int json_hex(const char *p, unsigned *code) {
+    *code = 0;
+    for (int i = 0; i < 4; ++i) {
+        char c = p[i];
+        unsigned digit = c >= '0' && c <= '9' ? (unsigned)(c - '0') : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10)
+                       : c >= 'A' && c <= 'F' ? (unsigned)(c - 'A' + 10) : 16;
+        if (digit == 16) return -1;
+        *code = *code << 4 | digit;
     }
-    if (j->p >= j->end) return -1;
-    ++j->p;
-    out[k] = '\0';
     return 0;
 }
 
-static int checked_set(Slave *s, fmi2ValueReference vr, double value);
-void native_repr_text(const char *text, char *out, size_t size);
+/* A JSON string at j->p into *out (malloc'd, *length bytes and a NUL): NULL, or why not. */
+static const char *json_string(Json *j, char **out, size_t *length) {
+    *out = NULL;
+    if (j->p >= j->end || *j->p != '"') return "a name or string expected";
+    const char *start = ++j->p, *q = start;
+    while (q < j->end && *q != '"') q += *q == '\\' && q + 1 < j->end ? 2 : 1;
+    if (q >= j->end) return "a string without its closing quote";
+    char *text = malloc((size_t)(q - start) + 1); /* a decoded string is never longer than its source */
+    if (!text) return "out of memory";
+    size_t k = 0;
+    const char *why = NULL;
+    for (const char *p = start; !why && p < q;) {
+        unsigned char c = (unsigned char)*p;
+        if (c < 0x20) {
+            why = "a control character in a string (it must be escaped)";
+        } else if (c != '\\') {
+            size_t n = utf8_sequence((const unsigned char *)p, (const unsigned char *)q);
+            if (!n) why = "a string that is not valid UTF-8";
+            else memcpy(text + k, p, n), k += n, p += n;
+        } else if (p[1] != 'u') {
+            const char *escapes = "\"\\/bfnrt", *found = memchr(escapes, p[1], 8);
+            if (!found) why = "an invalid escape in a string";
+            else text[k++] = "\"\\/\b\f\n\r\t"[found - escapes], p += 2;
+        } else {
+            unsigned code, low;
+            if (q - p < 6 || json_hex(p + 2, &code) != 0) { why = "an invalid \\u escape in a string"; break; }
+            p += 6;
+            if (code >= 0xdc00 && code <= 0xdfff) { why = "a lone surrogate (\\u escape) in a string"; break; }
+            if (code >= 0xd800 && code <= 0xdbff) {
+                if (q - p < 6 || p[0] != '\\' || p[1] != 'u' || json_hex(p + 2, &low) != 0 || low < 0xdc00
+                    || low > 0xdfff) { why = "a lone surrogate (\\u escape) in a string"; break; }
+                code = 0x10000 + ((code - 0xd800) << 10) + (low - 0xdc00);
+                p += 6;
+            }
+            if (code < 0x80) {
+                text[k++] = (char)code;
+            } else if (code < 0x800) {
+                text[k++] = (char)(0xc0 | code >> 6), text[k++] = (char)(0x80 | (code & 0x3f));
+            } else if (code < 0x10000) {
+                text[k++] = (char)(0xe0 | code >> 12), text[k++] = (char)(0x80 | ((code >> 6) & 0x3f));
+                text[k++] = (char)(0x80 | (code & 0x3f));
+            } else {
+                text[k++] = (char)(0xf0 | code >> 18), text[k++] = (char)(0x80 | ((code >> 12) & 0x3f));
+                text[k++] = (char)(0x80 | ((code >> 6) & 0x3f)), text[k++] = (char)(0x80 | (code & 0x3f));
+            }
+        }
+    }
+    if (why) {
+        free(text);
+        return why;
+    }
+    text[k] = '\0';
+    j->p = q + 1;
+    *out = text, *length = k;
+    return NULL;
+}
 
-/* Apply the file's values as if the host had set them (components/fmi.py _apply_start_values); the first that is
- * refused is logged as an error and ends it. */
+/* A JSON value that is a number, true, false or a string into *m: NULL, or why not. */
+static const char *json_value(Json *j, JsonMember *m) {
+    if (j->p >= j->end) return "a value expected";
+    if (*j->p == '"') {
+        m->kind = JSON_STRING;
+        return json_string(j, &m->text, &m->text_length);
+    }
+    static const char *const words[] = {"true", "false", "null"};
+    for (int w = 0; w < 3; ++w) {
+        size_t n = strlen(words[w]);
+        if ((size_t)(j->end - j->p) >= n && !memcmp(j->p, words[w], n)) {
+            if (w == 2) return "null is not a parameter value";
+            m->kind = w ? JSON_FALSE : JSON_TRUE, m->number = w ? 0.0 : 1.0;
+            j->p += n;
+            return NULL;
+        }
+    }
+    if (*j->p == '[' || *j->p == '{') return "an array or object is not a parameter value";
+    const char *start = j->p;
+    if (j->p < j->end && *j->p == '-') ++j->p;
+    if (j->p < j->end && *j->p == '0') ++j->p;
+    else if (j->p < j->end && *j->p >= '1' && *j->p <= '9')
+        while (j->p < j->end && *j->p >= '0' && *j->p <= '9') ++j->p;
+    else return "not a JSON value";
+    m->kind = JSON_INTEGER;
+    if (j->p < j->end && *j->p == '.') {
+        m->kind = JSON_NUMBER;
+        if (++j->p >= j->end || *j->p < '0' || *j->p > '9') return "a number without digits after its point";
+        while (j->p < j->end && *j->p >= '0' && *j->p <= '9') ++j->p;
+    }
+    if (j->p < j->end && (*j->p == 'e' || *j->p == 'E')) {
+        m->kind = JSON_NUMBER;
+        if (++j->p < j->end && (*j->p == '+' || *j->p == '-')) ++j->p;
+        if (j->p >= j->end || *j->p < '0' || *j->p > '9') return "a number without digits in its exponent";
+        while (j->p < j->end && *j->p >= '0' && *j->p <= '9') ++j->p;
+    }
+    if (native_read_decimal(start, (size_t)(j->p - start), &m->number) != 0) return "not a JSON number";
+    return NULL;
+}
+
+void native_json_free(JsonMember *members, size_t count) {
+    for (size_t i = 0; members && i < count; ++i) free(members[i].name), free(members[i].text);
+    free(members);
+}
+
+/* The members of the JSON object in `size` bytes (in their order) into *out and *count: 0, or -1 with `why` set. */
+int native_json_object(const char *bytes, size_t size, JsonMember **out, size_t *count, char *why, size_t why_size) {
+    Json j = {bytes, bytes + size};
+    JsonMember *members = NULL;
+    size_t used = 0, capacity = 0;
+    const char *problem = NULL;
+    json_space(&j);
+    if (j.p >= j.end || *j.p != '{') problem = "not a JSON object";
+    else ++j.p, json_space(&j);
+    int closed = 0;
+    while (!problem && !closed) {
+        if (j.p < j.end && *j.p == '}' && used == 0) { ++j.p, closed = 1; break; }
+        if (used == capacity) {
+            size_t grown = capacity ? 2 * capacity : 16;
+            JsonMember *more = grown < SIZE_MAX / sizeof *more ? realloc(members, grown * sizeof *more) : NULL;
+            if (!more) { problem = "out of memory"; break; }
+            members = more, capacity = grown;
+        }
+        JsonMember *m = &members[used];
+        memset(m, 0, sizeof *m);
+        ++used;
+        if ((problem = json_string(&j, &m->name, &m->name_length))) break;
+        for (size_t i = 0; i + 1 < used; ++i)
+            if (members[i].name_length == m->name_length && !memcmp(members[i].name, m->name, m->name_length)) {
+                char repr[600];
+                native_repr_text(m->name, repr, sizeof repr);
+                snprintf(why, why_size, "the name %s appears more than once", repr);
+                native_json_free(members, used);
+                return -1;
+            }
+        json_space(&j);
+        if (j.p >= j.end || *j.p != ':') { problem = "':' expected after a name"; break; }
+        ++j.p, json_space(&j);
+        if ((problem = json_value(&j, m))) break;
+        json_space(&j);
+        if (j.p < j.end && *j.p == ',') ++j.p, json_space(&j);
+        else if (j.p < j.end && *j.p == '}') ++j.p, closed = 1;
+        else problem = j.p < j.end ? "',' or '}' expected after a value" : "the object is not closed";
+    }
+    if (!problem) {
+        json_space(&j);
+        if (j.p != j.end) problem = "data after the object";
+    }
+    if (problem) {
+        snprintf(why, why_size, "not a JSON object of parameter values: %s (at byte %zu)", problem,
+                 (size_t)(j.p - bytes));
+        native_json_free(members, used);
+        return -1;
+    }
+    *out = members, *count = used;
+    return 0;
+}
+
+/* resources/start_values.json: at most this many bytes (a larger file is refused, saying so) */
+#define START_VALUES_LIMIT ((size_t)256 << 20)
+
+/* The whole file in a new buffer (*size bytes): NULL with `why` set if it cannot be read or is too large. */
+static char *read_whole(FILE *file, size_t *size, char *why, size_t why_size) {
+    size_t used = 0, capacity = 1 << 16;
+    char *text = malloc(capacity);
+    while (text) {
+        used += fread(text + used, 1, capacity - used, file);
+        if (used < capacity) break;
+        if (capacity >= START_VALUES_LIMIT + 1) {
+            snprintf(why, why_size, "is larger than %zu MiB, the most an FMU reads", START_VALUES_LIMIT >> 20);
+            free(text);
+            return NULL;
+        }
+        size_t grown = capacity * 2 > START_VALUES_LIMIT + 1 ? START_VALUES_LIMIT + 1 : capacity * 2;
+        char *more = realloc(text, grown);
+        if (!more) free(text);
+        text = more, capacity = grown;
+    }
+    if (!text) snprintf(why, why_size, "out of memory");
+    else if (ferror(file)) snprintf(why, why_size, "cannot be read (a read error)"), free(text), text = NULL;
+    *size = used;
+    return text;
+}
+
+static int checked_set(Slave *s, fmi2ValueReference vr, double value);
+
+/* One member of the file set as the host would set it: 0, or -1 with `problem` set. */
+static int apply_member(Slave *s, const JsonMember *m, char *problem, size_t size) {
+    NativeInstance *n = inst(s);
+    size_t vr = 0;
+    while (vr < s->cls->variable_count && !(strlen(s->cls->variables[vr].name) == m->name_length
+                                             && !memcmp(s->cls->variables[vr].name, m->name, m->name_length))) ++vr;
+    const NativeVariable *v = vr < s->cls->variable_count ? &s->cls->variables[vr] : NULL;
+    char repr[1000];
+    if (!v || v->causality == NATIVE_OUTPUT || v->causality == NATIVE_LOCAL) {
+        native_repr_text(m->name, repr, 600);
+        snprintf(problem, size, "%s: no parameter or input named %s%s", s->named.name, repr,
+                 strlen(m->name) != m->name_length ? " (the name holds a NUL character)" : "");
+        return -1;
+    }
+    const char *wrong = NULL;
+    if (m->kind == JSON_STRING) {
+        if (v->type == NATIVE_STRING && strlen(m->text) == m->text_length) {
+            char *copy = platform_strndup(m->text, m->text_length);
+            if (!copy) return snprintf(problem, size, "out of memory"), -1;
+            free(n->strings[vr]);
+            n->strings[vr] = copy;
+            if (s->cls->parameter_changed) s->cls->parameter_changed(n);
+            return 0;
+        }
+        native_repr_text(m->text, repr, sizeof repr);
+        wrong = v->type == NATIVE_STRING ? "holds a NUL character (\\u0000), which an FMI String cannot"
+              : v->type == NATIVE_REAL ? "is a string, not a Real" : v->type == NATIVE_INTEGER
+              ? "is not an integer" : "is not a Boolean (true/false or 1/0)";
+        snprintf(problem, size, "%s '%s': %s = %s %s", s->cls->name, s->named.name, v->name, repr, wrong);
+        return -1;
+    }
+    int boolean = m->kind == JSON_TRUE || m->kind == JSON_FALSE;
+    if (v->type == NATIVE_STRING) wrong = "is not a String";
+    else if (v->type == NATIVE_REAL && boolean) wrong = "is a Boolean, not a Real";
+    else if (v->type == NATIVE_INTEGER && (boolean || m->number != floor(m->number) || !isfinite(m->number)))
+        wrong = "is not an integer";
+    else if (v->type == NATIVE_INTEGER && !(m->number >= -2147483648.0 && m->number <= 2147483647.0))
+        wrong = "does not fit an FMI Integer (32 bits: -2147483648 to 2147483647)";
+    else if (v->type == NATIVE_BOOLEAN && !boolean && !(m->kind == JSON_INTEGER && (m->number == 0.0 || m->number == 1.0)))
+        wrong = "is not a Boolean (true/false or 1/0)";
+    if (wrong) {
+        if (boolean) snprintf(repr, sizeof repr, "%s", m->kind == JSON_TRUE ? "True" : "False");
+        else if (v->type == NATIVE_INTEGER && m->kind == JSON_INTEGER && fabs(m->number) < 1e17)
+            snprintf(repr, sizeof repr, "%.0f", m->number);
+        else native_repr(m->number, repr, sizeof repr);
+        snprintf(problem, size, "%s '%s': %s = %s %s", s->cls->name, s->named.name, v->name, repr, wrong);
+        return -1;
+    }
+    if (checked_set(s, (fmi2ValueReference)vr, m->number + 0.0) != 0) {
+        snprintf(problem, size, "%s", n->message);
+        return -1;
+    }
+    return 0;
+}
+
+/* Apply the file's values as if the host had set them, in their order (components/fmi.py _apply_start_values);
+ * a file that is not such an object is refused whole, and the first value refused is logged and ends it. */
 static void apply_start_values(Slave *s) {
     NativeInstance *n = inst(s);
     if (!n->resources) return;
@@ -315,81 +577,16 @@ static void apply_start_values(Slave *s) {
     FILE *file = platform_fopen(path, "rb");
     free(path);
     if (!file) return;
-    char *text = malloc(1 << 20);
-    size_t size = text ? fread(text, 1, (1 << 20) - 1, file) : 0;
+    char problem[NATIVE_MESSAGE_SIZE + 64];
+    size_t size = 0, count = 0;
+    char *text = read_whole(file, &size, problem, sizeof problem);
     fclose(file);
-    if (!text) return;
-    Json j = {text, text + size};
-    char name[512], value_text[4096], problem[4000];
-    const char *why = NULL;
-    json_space(&j);
-    if (j.p >= j.end || *j.p++ != '{') why = "not a JSON object of parameter values";
-    json_space(&j);
-    int first = 1;
-    while (!why && j.p < j.end && *j.p != '}') {
-        if (!first) {
-            if (*j.p++ != ',') { why = "not a JSON object of parameter values"; break; }
-            json_space(&j);
-        }
-        first = 0;
-        if (json_string(&j, name, sizeof name) != 0) { why = "not a JSON object of parameter values"; break; }
-        json_space(&j);
-        if (j.p >= j.end || *j.p++ != ':') { why = "not a JSON object of parameter values"; break; }
-        json_space(&j);
-        size_t vr = 0;
-        while (vr < s->cls->variable_count && strcmp(s->cls->variables[vr].name, name)) ++vr;
-        const NativeVariable *v = vr < s->cls->variable_count ? &s->cls->variables[vr] : NULL;
-        if (!v || v->causality == NATIVE_OUTPUT || v->causality == NATIVE_LOCAL) {
-            char repr[600];
-            native_repr_text(name, repr, sizeof repr);
-            snprintf(problem, sizeof problem, "%s: no parameter or input named %s", s->named.name, repr);
-            why = problem;
-            break;
-        }
-        if (j.p < j.end && *j.p == '"') { /* a text: a String's value, refused by any other type */
-            if (json_string(&j, value_text, sizeof value_text) != 0) { why = "not a JSON object"; break; }
-            if (v->type == NATIVE_STRING) {
-                if (n->initialized) break;
-                free(n->strings[vr]);
-                n->strings[vr] = platform_strndup(value_text, SIZE_MAX);
-                if (s->cls->parameter_changed) s->cls->parameter_changed(n);
-            } else {
-                char repr[8200];
-                native_repr_text(value_text, repr, sizeof repr);
-                snprintf(problem, sizeof problem, "%s '%s': %s = %.1000s %s", s->cls->name, s->named.name, name, repr,
-                         v->type == NATIVE_REAL ? "is a string, not a Real" : v->type == NATIVE_INTEGER
-                         ? "is not an integer" : "is not a Boolean (true/false or 1/0)");
-                why = problem;
-            }
-        } else { /* a number, true or false */
-            double value;
-            int is_bool = 0;
-            if (j.end - j.p >= 4 && !strncmp(j.p, "true", 4)) value = 1.0, is_bool = 1, j.p += 4;
-            else if (j.end - j.p >= 5 && !strncmp(j.p, "false", 5)) value = 0.0, is_bool = 1, j.p += 5;
-            else {
-                char *stop;
-                value = strtod(j.p, &stop);
-                if (stop == j.p) { why = "not a JSON object of parameter values"; break; }
-                j.p = stop;
-            }
-            if (v->type == NATIVE_STRING || (v->type == NATIVE_INTEGER && (is_bool || value != floor(value)))
-                || (v->type == NATIVE_BOOLEAN && !is_bool && value != 0.0 && value != 1.0)) {
-                char repr[40];
-                if (is_bool) snprintf(repr, sizeof repr, "%s", value != 0.0 ? "True" : "False");
-                else native_repr(value, repr, sizeof repr);
-                snprintf(problem, sizeof problem, "%s '%s': %s = %s %s", s->cls->name, s->named.name, name, repr,
-                         v->type == NATIVE_STRING ? "is not a String" : v->type == NATIVE_INTEGER
-                         ? "is not an integer" : "is not a Boolean (true/false or 1/0)");
-                why = problem;
-            } else if (checked_set(s, (fmi2ValueReference)vr, value) != 0) {
-                snprintf(problem, sizeof problem, "%s", n->message);
-                why = problem;
-            }
-        }
-        json_space(&j);
-    }
-    if (why) log_error(s, "start_values.json: %s", why);
+    JsonMember *members = NULL;
+    int failed = !text || native_json_object(text, size, &members, &count, problem, sizeof problem) != 0;
     free(text);
+    for (size_t i = 0; !failed && i < count; ++i) failed = apply_member(s, &members[i], problem, sizeof problem) != 0;
+    native_json_free(members, count);
+    if (failed) log_error(s, "start_values.json: %s", problem);
 }
 
 static Slave *instantiate(const NativeClass *c, fmi2String instanceName, fmi2String fmuResourceLocation,
