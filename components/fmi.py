@@ -49,7 +49,7 @@ from .diagnostics import blame
 from .fmi_model_exchange import ModelExchangeFmu
 from .fmi_state import FmuStates
 from .si_units import DEFAULT_DISPLAY_UNITS, DISPLAY_UNITS
-from .start_values import LIMIT, read_start_values, value_problem
+from .start_values import LIMIT, apply_start_values
 
 _VARIABLE_TYPES = {"Real": Real, "Integer": Integer, "Boolean": Boolean, "String": String}
 #: FMI type -> (Python type of its values, the value a refused read returns)
@@ -134,14 +134,7 @@ class ComponentFmu(FmuStates, ModelExchangeFmu, Fmi2SlaveApi):
             return
         try:
             with open(path, "rb") as file:
-                members = read_start_values(file.read(LIMIT + 1))
-            types = {**{p.name: p.type for p in self.component_class.parameters},
-                     **{i.name: "Real" for i in self.component_class.inputs}}
-            for name, value in members:
-                problem = value_problem(types.get(name, ""), value)
-                if problem:
-                    raise self.component.error(name, value, problem)
-                self.component.set(name, value)
+                apply_start_values(self.component, file.read(LIMIT + 1))
         except Exception as exc:  # reported by the first call (pythonfmu has no error return here)
             self.log(f"{START_VALUES}: {exc}", Fmi2Status.error)
 

@@ -76,6 +76,17 @@ def value_problem(type_name: str, value: Any) -> str | None:
     return None
 
 
+def apply_start_values(component: Any, data: bytes) -> None:
+    """Set the members of the start_values.json ``data`` on ``component`` (a ``Component``) in their order, as a host
+    would: raises ValueError (the file) or ComponentError (a value, naming it) at the first refused."""
+    types = {**{p.name: p.type for p in component.parameters}, **{i.name: "Real" for i in component.inputs}}
+    for name, value in read_start_values(data):
+        problem = value_problem(types.get(name, ""), value)
+        if problem:
+            raise component.error(name, value, problem)
+        component.set(name, value)
+
+
 def start_values_text(values: dict[str, Any]) -> bytes:
     """``values`` (name -> float, int, bool or str) as the bytes of a start_values.json that both readers take back
     unchanged; raises ValueError naming a value they would refuse (not finite, a NUL or lone surrogate in a

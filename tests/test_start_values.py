@@ -14,7 +14,9 @@ from pathlib import Path
 import pytest
 
 from conftest import unavailable
-from mechfmu.components.start_values import LIMIT, read_start_values, start_values_text
+from mechfmu.components import COMPONENTS
+from mechfmu.components.base import ComponentError
+from mechfmu.components.start_values import LIMIT, apply_start_values, read_start_values, start_values_text
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = ["mechfmu/fmu/fmi2_native.c", "mechfmu/fmu/fmi2_platform.c", "components/native/expression.c"]
@@ -175,3 +177,63 @@ def test_what_the_writer_writes_reads_back(reader, tmp_path):
         with pytest.raises(ValueError):
             start_values_text(bad)
     assert LIMIT == 256 << 20
+
+
+def table_instance(fmus, tmp_path, data: bytes, messages: list[str]):
+    """The native Table FMU unpacked in tmp_path with ``data`` as its start_values.json, instantiated."""
+    from fmpy import read_model_description
+    from fmpy.fmi2 import (FMU2Slave, fmi2CallbackAllocateMemoryTYPE, fmi2CallbackFreeMemoryTYPE,
+                           fmi2CallbackFunctions, fmi2CallbackLoggerTYPE)
+    from test_model_exchange_fmus import calloc, free
+    folder = tmp_path / "Table"
+    shutil.unpack_archive(str(fmus["Table"]), str(folder), "zip")
+    (folder / "resources" / "start_values.json").write_bytes(data)
+    description = read_model_description(str(folder))
+    fmu = FMU2Slave(guid=description.guid, unzipDirectory=str(folder), modelIdentifier="Table", instanceName="road")
+    callbacks = fmi2CallbackFunctions()
+    callbacks.logger = fmi2CallbackLoggerTYPE(lambda env, name, status, category, message:
+                                              messages.append(message.decode()))
+    callbacks.allocateMemory = fmi2CallbackAllocateMemoryTYPE(lambda n, size: calloc(n, size))
+    callbacks.freeMemory = fmi2CallbackFreeMemoryTYPE(lambda p: free(p))
+    fmu.keep_callbacks = callbacks
+    fmu.instantiate(callbacks=callbacks)
+    return fmu, {v.name: v.valueReference for v in description.modelVariables}
+
+
+def test_the_native_fmu_applies_long_and_astral_strings_exactly(fmus, tmp_path):
+    table = "0, 0; " + "; ".join(f"{t}, {t / 7!r}" for t in range(1, 400))  # about 9 KB
+    values = {"table": table, "fileName": "r\u00e9sum\u00e9 \U0001f600.csv", "columns": 2.0, "timeScale": 2}
+    messages: list[str] = []
+    fmu, refs = table_instance(fmus, tmp_path, start_values_text(values), messages)
+    try:
+        assert len(table) > 4096 and b"\\ud83d\\ude00" in start_values_text(values)  # as json.dumps writes it
+        assert fmu.getString([refs["table"], refs["fileName"]]) == [table.encode(), values["fileName"].encode()]
+        assert fmu.getReal([refs["timeScale"]]) == [2.0] and fmu.getInteger([refs["columns"]]) == [2]
+        assert messages == []
+    finally:
+        fmu.freeInstance()
+
+
+@pytest.mark.parametrize("data, words", [
+    (b'{"timeScale": 0x10}', "not a JSON object of parameter values"),
+    (b'{"timeScale": true}', "timeScale = True is a Boolean, not a Real"),
+    (b'{"timeScale": 2} x', "data after the object"),
+    (b'{"timeScale": 2', "the object is not closed"),
+    (b'{"columns": 2.5}', "columns = 2.5 is not an integer"),
+    (b'{"columns": 2147483648}', "columns = 2147483648 does not fit an FMI Integer"),
+    (b'{"tableOnFile": 1.0}', "tableOnFile = 1.0 is not a Boolean"),
+    (b'{"fileName": "a\\u0000b"}', "holds a NUL character"),
+    (b'{"time\\u0000Scale": 2}', "no parameter or input named 'time\\x00Scale' (the name holds a NUL character)"),
+    (b'{"timeScale": 2, "timeScale": 3}', "the name 'timeScale' appears more than once"),
+])
+def test_the_native_fmu_refuses_a_file_that_is_not_start_values(fmus, tmp_path, data, words):
+    messages: list[str] = []
+    fmu, refs = table_instance(fmus, tmp_path, data, messages)
+    try:
+        assert any(m.startswith("start_values.json: ") and words in m for m in messages), messages
+        assert fmu.getReal([refs["timeScale"]]) == [1.0] and fmu.getInteger([refs["columns"]]) == [2]
+    finally:
+        fmu.freeInstance()
+    component = COMPONENTS["Table"]("road")  # the Python-embedding FMU's reader refuses it too
+    with pytest.raises((ValueError, ComponentError)):
+        apply_start_values(component, data)

@@ -510,6 +510,24 @@ static char *read_whole(FILE *file, size_t *size, char *why, size_t why_size) {
 
 static int checked_set(Slave *s, fmi2ValueReference vr, double value);
 
+/* Python's repr of `length` bytes that may hold NULs (shown as \x00), cut to fit `size` (>= 8). */
+static void repr_bytes(const char *text, size_t length, char *out, size_t size) {
+    native_repr_text(text, out, size);
+    size_t used = strlen(out) - 1; /* before the closing quote */
+    char quote = out[used];
+    for (size_t at = strlen(text); at < length && used + 8 < size; at += strlen(text + at)) {
+        char piece[1000];
+        ++at; /* the NUL */
+        native_repr_text(text + at, piece, sizeof piece);
+        size_t n = strlen(piece) - 2;
+        if (n > size - used - 8) n = size - used - 8;
+        memcpy(out + used, "\\x00", 4);
+        memcpy(out + used + 4, piece + 1, n);
+        used += 4 + n;
+    }
+    out[used] = quote, out[used + 1] = '\0';
+}
+
 /* One member of the file set as the host would set it: 0, or -1 with `problem` set. */
 static int apply_member(Slave *s, const JsonMember *m, char *problem, size_t size) {
     NativeInstance *n = inst(s);
@@ -519,7 +537,7 @@ static int apply_member(Slave *s, const JsonMember *m, char *problem, size_t siz
     const NativeVariable *v = vr < s->cls->variable_count ? &s->cls->variables[vr] : NULL;
     char repr[1000];
     if (!v || v->causality == NATIVE_OUTPUT || v->causality == NATIVE_LOCAL) {
-        native_repr_text(m->name, repr, 600);
+        repr_bytes(m->name, m->name_length, repr, 600);
         snprintf(problem, size, "%s: no parameter or input named %s%s", s->named.name, repr,
                  strlen(m->name) != m->name_length ? " (the name holds a NUL character)" : "");
         return -1;
@@ -534,7 +552,7 @@ static int apply_member(Slave *s, const JsonMember *m, char *problem, size_t siz
             if (s->cls->parameter_changed) s->cls->parameter_changed(n);
             return 0;
         }
-        native_repr_text(m->text, repr, sizeof repr);
+        repr_bytes(m->text, m->text_length, repr, sizeof repr);
         wrong = v->type == NATIVE_STRING ? "holds a NUL character (\\u0000), which an FMI String cannot"
               : v->type == NATIVE_REAL ? "is a string, not a Real" : v->type == NATIVE_INTEGER
               ? "is not an integer" : "is not a Boolean (true/false or 1/0)";
