@@ -36,7 +36,8 @@
  * state that this FMU did not hand out, or already freed, is refused, so a double free is harmless.
  * FMU states are wrapped (the FMI state they were taken in, restored by fmi2SetFMUstate); a serialized
  * state starts with a header (magic, FMI state) and its body is checked completely by the component
- * before fmi2DeSerializeFMUstate returns it. States not freed by the host are freed with the instance.
+ * before fmi2DeSerializeFMUstate returns it (the header also carries a CRC-32 of the state: a changed byte is
+ * refused; a native FMU also checks the body's phase against the header's FMI state). States not freed by the host are freed with the instance.
  * Every live instance holds this library open, so a host that closes and reopens it between two
  * instantiations does not unload it under its first instance; the library unloads with the host's last
  * dlclose (FreeLibrary) after the last fmi2FreeInstance.
@@ -57,6 +58,9 @@
 #include "fmi2Functions.h"
 #include "fmi2_platform.h"
 #include "fmi2_python.h"
+#ifdef MECHFMU_NATIVE
+#include "fmi2_native.h"
+#endif
 
 #if !defined(MECHFMU_PYTHON_VERSION) && !defined(MECHFMU_NATIVE)
 #error "MECHFMU_PYTHON_VERSION (or MECHFMU_NATIVE: the component in C, fmi2_native.c) must be defined"
@@ -589,10 +593,26 @@ fmi2Status fmi2SetString(fmi2Component c, const fmi2ValueReference vr[], size_t 
 
 /* --- FMU states: only states handed out by this instance are accepted ------------------------- */
 
-/* A serialized state: this header, then the slave's bytes (the component's JSON). The FMI state is a bit of the
- * enum above; the header holds its index (0 to 8: CONTINUOUS_TIME_MODE, 256, does not fit a byte). */
-#define STATE_MAGIC "mechfmu\x02"
-#define HEADER_SIZE (sizeof STATE_MAGIC - 1 + 1) /* magic, the FMI state's bit index */
+/* A serialized state: this header, then the slave's bytes (the component's). The FMI state is a bit of the enum
+ * above; the header holds its index (0 to 8: CONTINUOUS_TIME_MODE, 256, does not fit a byte) and the CRC-32 of that
+ * index and the slave's bytes (4 bytes, little-endian): a state changed after it was serialized is refused whole.
+ * The format before this one (magic "mechfmu\x02", no checksum) is refused as another version's. */
+#define STATE_MAGIC "mechfmu\x03"
+#define OLD_STATE_MAGIC "mechfmu\x02"
+#define MAGIC_SIZE (sizeof STATE_MAGIC - 1)
+#define HEADER_SIZE (MAGIC_SIZE + 1 + 4) /* magic, the FMI state's bit index, the checksum */
+
+/* CRC-32 (IEEE 802.3, as zip and PNG) of `size` bytes, continuing `crc` (0 to start): every change of one bit, and of
+ * any run of up to 32 bits, changes it. */
+static uint32_t crc32_of(const void *data, size_t size, uint32_t crc) {
+    const unsigned char *p = data;
+    crc = ~crc;
+    for (size_t i = 0; i < size; ++i) {
+        crc ^= p[i];
+        for (int k = 0; k < 8; ++k) crc = (crc >> 1) ^ (0xedb88320u & (0u - (crc & 1u)));
+    }
+    return ~crc;
+}
 
 static unsigned char state_index(int state) {
     unsigned char index = 0;
@@ -709,8 +729,11 @@ fmi2Status fmi2SerializeFMUstate(fmi2Component c, fmi2FMUstate state, fmi2Byte b
         return refuse(w, "fmi2SerializeFMUstate", "size = %zu, but fmi2SerializedFMUstateSize gives %zu", size,
                       HEADER_SIZE + n);
     }
-    memcpy(bytes, STATE_MAGIC, HEADER_SIZE - 1);
-    bytes[HEADER_SIZE - 1] = (fmi2Byte)state_index(saved->state);
+    unsigned char index = state_index(saved->state);
+    uint32_t crc = crc32_of(body, n, crc32_of(&index, 1, 0));
+    memcpy(bytes, STATE_MAGIC, MAGIC_SIZE);
+    bytes[MAGIC_SIZE] = (fmi2Byte)index;
+    for (int i = 0; i < 4; ++i) bytes[MAGIC_SIZE + 1 + i] = (fmi2Byte)(crc >> (8 * i));
     memcpy(bytes + HEADER_SIZE, body, n);
     free(body);
     return status;
@@ -722,10 +745,18 @@ fmi2Status fmi2SerializeFMUstate(fmi2Component c, fmi2FMUstate state, fmi2Byte b
 fmi2Status fmi2DeSerializeFMUstate(fmi2Component c, const fmi2Byte bytes[], size_t size, fmi2FMUstate *state) {
     ENTER("fmi2DeSerializeFMUstate", LIVE);
     NEED(bytes && state, "fmi2DeSerializeFMUstate", "%s is NULL", bytes ? "FMUstate*" : "serializedState");
-    int index = size >= HEADER_SIZE ? (unsigned char)bytes[HEADER_SIZE - 1] : 31;
+    int index = size >= HEADER_SIZE ? (unsigned char)bytes[MAGIC_SIZE] : 31;
     int kind = index < 16 ? 1 << index : 0;
-    NEED(size > HEADER_SIZE && memcmp(bytes, STATE_MAGIC, HEADER_SIZE - 1) == 0, "fmi2DeSerializeFMUstate",
+    NEED(size < MAGIC_SIZE || memcmp(bytes, OLD_STATE_MAGIC, MAGIC_SIZE) != 0, "fmi2DeSerializeFMUstate",
+         "the state was serialized by an earlier version of this FMU (state format 2, without a checksum): this "
+         "version cannot read it; serialize the state again with this FMU");
+    NEED(size > HEADER_SIZE && memcmp(bytes, STATE_MAGIC, MAGIC_SIZE) == 0, "fmi2DeSerializeFMUstate",
          "the %zu bytes are not a serialized state of this FMU (no mechfmu state header)", size);
+    uint32_t stored = 0;
+    for (int i = 3; i >= 0; --i) stored = stored << 8 | (unsigned char)bytes[MAGIC_SIZE + 1 + i];
+    NEED(crc32_of(bytes + HEADER_SIZE, size - HEADER_SIZE, crc32_of(bytes + MAGIC_SIZE, 1, 0)) == stored,
+         "fmi2DeSerializeFMUstate", "the state's checksum does not match its %zu bytes (changed or damaged after it "
+         "was serialized): refused", size);
     NEED(kind & LIVE, "fmi2DeSerializeFMUstate", "the state header names no FMI state (%d)", index);
     NEED(!(kind & (w->model_exchange ? (STEP_COMPLETE | STEP_FAILED) : (EVENT_MODE | CONTINUOUS_TIME_MODE))),
          "fmi2DeSerializeFMUstate", "the state was saved by a %s instance (in %s); this instance is %s",
@@ -747,6 +778,21 @@ fmi2Status fmi2DeSerializeFMUstate(fmi2Component c, const fmi2Byte bytes[], size
         return refused;
     }
     free(check);
+#ifdef MECHFMU_NATIVE /* the body's phase agrees with the header's FMI state and with this instance's interface */
+    int initialized, model_exchange;
+    if (slave_state_modes(fresh, &initialized, &model_exchange) == 0) {
+        const char *contradiction =
+            model_exchange != w->model_exchange ? "its body is of the other interface (Model Exchange / Co-Simulation)"
+            : initialized && (kind & (INSTANTIATED | INITIALIZATION_MODE)) ? "its body is initialized"
+            : !initialized && (kind & (STEP_COMPLETE | STEP_FAILED | EVENT_MODE | CONTINUOUS_TIME_MODE))
+            ? "its body is not initialized" : NULL;
+        if (contradiction) {
+            slave_free_state(w->slave, fresh);
+            return refuse(w, "fmi2DeSerializeFMUstate", "the state's header says %s, but %s: refused", state_name(kind),
+                          contradiction);
+        }
+    }
+#endif
     /* always a new state (FMI: "constructs a copy"; unlike fmi2GetFMUstate, *state is not reused) */
     fmi2Status tracked = track(w, fresh, kind, state);
     if (tracked == fmi2OK) ((Saved *)*state)->object_size = n;

@@ -31,7 +31,9 @@
 #define HUGE_VALUE 1e150
 /* a saved time that is none (components/model_exchange.py) */
 #define NO_TIME (-1e308)
-#define SERIAL_MAGIC "mechfmu-native-state 1"
+/* a serialized state's first bytes; the format before this one (no checksum) is refused, named */
+#define SERIAL_MAGIC "mechfmu-native-state 2"
+#define OLD_SERIAL_MAGIC "mechfmu-native-state 1"
 
 /* --- Python's words ---------------------------------------------------------------------------- */
 
@@ -866,9 +868,13 @@ fmi2Status slave_get_real(Slave *s, const fmi2ValueReference vr[], size_t nvr, f
 
 fmi2Status slave_get_integer(Slave *s, const fmi2ValueReference vr[], size_t nvr, fmi2Integer values[]) {
     double value;
-    for (size_t i = 0; i < nvr; ++i)
-        values[i] = variable(s, vr[i], NATIVE_INTEGER, 0) && read_value(s, vr[i], &value) == 0 ? (fmi2Integer)value
-                                                                                                   : 0;
+    for (size_t i = 0; i < nvr; ++i) {
+        values[i] = 0;
+        if (!variable(s, vr[i], NATIVE_INTEGER, 0) || read_value(s, vr[i], &value) != 0) continue;
+        if (value == floor(value) && value >= -2147483648.0 && value <= 2147483647.0) values[i] = (fmi2Integer)value;
+        else log_error(s, "%s: fmi2GetInteger: %s = %.17g is not an FMI Integer (32 bits)", s->named.name,
+                       s->cls->variables[vr[i]].name, value);
+    }
     return fmi2OK;
 }
 
@@ -1075,48 +1081,74 @@ static int difference(Slave *s, fmi2ValueReference unknown, fmi2ValueReference k
     return 0;
 }
 
-/* in = (nUnknown, nKnown, the unknowns' and the knowns' value references, the seeds); out: nUnknown values. */
-static fmi2Status directional_derivative(Slave *s, const char *what, const fmi2Real in[], fmi2Real out[]) {
+/* in = (nUnknown, nKnown, the unknowns' and the knowns' value references, the seeds), `nin` values; out: nUnknown
+ * values. Each partial is found (or differenced) once per distinct (unknown, known) pair and each distinct unknown's
+ * sum is formed once, in the order of the knowns: the cost is linear in nUnknown + nKnown (times the class's number of
+ * variables), whatever the references repeat, and every sum is the one a term-by-term loop would form. */
+static fmi2Status directional_derivative(Slave *s, const char *what, const fmi2Real in[], size_t nin,
+                                         fmi2Real out[], size_t nout) {
     const NativeClass *c = s->cls;
     NativeInstance *n = inst(s);
+    const size_t variables = c->variable_count;
+    if (nin < 2 || !(in[0] >= 0.0 && in[1] >= 0.0 && in[0] <= (double)nin && in[1] <= (double)nin)
+        || 2 + (size_t)in[0] + 2 * (size_t)in[1] != nin || (size_t)in[0] != nout)
+        return refused(s, what, "a request whose counts do not match its arrays");
     const size_t nu = (size_t)in[0], nk = (size_t)in[1];
     const size_t first_output = c->parameter_count + c->input_count, first_local = first_output + c->output_count;
     const double *unknowns = in + 2, *knowns = in + 2 + nu, *seeds = in + 2 + nu + nk;
     for (size_t i = 0; i < nu + nk; ++i) /* every reference exists, then each is of its kind (as the Python FMU) */
-        if ((fmi2ValueReference)unknowns[i] >= c->variable_count && !partial_operand(s, (fmi2ValueReference)unknowns[i], 0))
+        if (!(unknowns[i] >= 0.0 && unknowns[i] < (double)variables)
+            && !partial_operand(s, unknowns[i] >= 0.0 && unknowns[i] < 4294967296.0 ? (fmi2ValueReference)unknowns[i]
+                                                                                        : 0xffffffffu, 0))
             return refused(s, what, n->message);
     for (size_t i = 0; i < nu; ++i)
         if (!partial_operand(s, (fmi2ValueReference)unknowns[i], 0)) return refused(s, what, n->message);
     for (size_t j = 0; j < nk; ++j)
         if (!partial_operand(s, (fmi2ValueReference)knowns[j], 1)) return refused(s, what, n->message);
     size_t size = c->output_count > c->continuous_count ? c->output_count : c->continuous_count;
-    double *analytic = malloc((c->partial_count + size + 1) * sizeof *analytic), *buffer = analytic + c->partial_count;
-    if (!analytic) return refused(s, what, "out of memory");
+    /* the analytic partials, a buffer, and per variable: the partial against each known once found and each
+     * unknown's sum once formed (`found` says which) */
+    double *analytic = malloc((c->partial_count + size + variables * variables + variables + 1) * sizeof *analytic);
+    unsigned char *found = calloc(variables * variables + variables + 1, 1);
+    if (!analytic || !found) {
+        free(analytic), free(found);
+        return refused(s, what, "out of memory");
+    }
+    double *buffer = analytic + c->partial_count, *partials = buffer + size, *sums = partials + variables * variables;
+    unsigned char *summed = found + variables * variables;
     fmi2Status status = fmi2OK;
     if (c->partial_count && c->partials(n, analytic) != 0) status = refused(s, what, n->message);
     for (size_t i = 0; status == fmi2OK && i < nu; ++i) {
         const fmi2ValueReference u = (fmi2ValueReference)unknowns[i];
+        if (summed[u]) {
+            out[i] = sums[u];
+            continue;
+        }
         double total = 0.0;
         for (size_t j = 0; j < nk; ++j) {
             if (seeds[j] == 0.0) continue;
             const fmi2ValueReference k = (fmi2ValueReference)knowns[j];
-            size_t p = 0;
-            while (p < c->partial_count && !(c->partial_pattern[p][0] == u && c->partial_pattern[p][1] == k)) ++p;
-            double partial = 0.0;
-            if (p < c->partial_count) {
-                partial = analytic[p];
-            } else if (u >= first_local || k >= first_local
-                       || c->feedthrough[(u - first_output) * c->input_count + (k - c->parameter_count)]) {
-                if (difference(s, u, k, buffer, &partial) != 0) {
-                    status = refused(s, what, n->message);
-                    break;
+            double partial = partials[u * variables + k];
+            if (!found[u * variables + k]) {
+                size_t p = 0;
+                while (p < c->partial_count && !(c->partial_pattern[p][0] == u && c->partial_pattern[p][1] == k)) ++p;
+                partial = 0.0;
+                if (p < c->partial_count) {
+                    partial = analytic[p];
+                } else if (u >= first_local || k >= first_local
+                           || c->feedthrough[(u - first_output) * c->input_count + (k - c->parameter_count)]) {
+                    if (difference(s, u, k, buffer, &partial) != 0) {
+                        status = refused(s, what, n->message);
+                        break;
+                    }
                 }
+                partials[u * variables + k] = partial, found[u * variables + k] = 1;
             }
             total += partial * seeds[j];
         }
-        out[i] = total;
+        if (status == fmi2OK) out[i] = sums[u] = total, summed[u] = 1;
     }
-    free(analytic);
+    free(analytic), free(found);
     return status;
 }
 
@@ -1202,7 +1234,7 @@ fmi2Status slave_model_exchange(Slave *s, const char *method, const char *what, 
         out[0] = 0.0, out[1] = defined ? 1.0 : 0.0, out[2] = defined ? next : 0.0;
         return fmi2OK;
     }
-    if (!strcmp(method, "directional_derivative")) return directional_derivative(s, what, in, out);
+    if (!strcmp(method, "directional_derivative")) return directional_derivative(s, what, in, nin, out, nout);
     if (!strcmp(method, "me_completed_step")) {
         n->accepted_time = n->time;
         return fmi2OK;
@@ -1301,8 +1333,28 @@ fmi2Status slave_set_state(Slave *s, void *state) {
 
 void slave_free_state(Slave *s, void *state) { free_saved(s->cls, state); }
 
-/* Serialized: SERIAL_MAGIC, the class name, the counts, then the doubles (times, values, state) as 8 little-endian
- * bytes each, then each String as its length (8 bytes) and bytes. */
+int slave_state_modes(void *state, int *initialized, int *model_exchange) {
+    const Saved *saved = state;
+    if (!saved || saved->rejected) return -1;
+    *initialized = saved->initialized, *model_exchange = saved->in_model_exchange;
+    return 0;
+}
+
+/* CRC-32 (IEEE 802.3, the checksum of zip and PNG) of `size` bytes, continuing `crc` (0 to start): it detects every
+ * change of one bit and of any run of up to 32 bits. */
+static uint32_t crc32_of(const void *data, size_t size, uint32_t crc) {
+    const unsigned char *p = data;
+    crc = ~crc;
+    for (size_t i = 0; i < size; ++i) {
+        crc ^= p[i];
+        for (int k = 0; k < 8; ++k) crc = (crc >> 1) ^ (0xedb88320u & (0u - (crc & 1u)));
+    }
+    return ~crc;
+}
+
+/* Serialized: SERIAL_MAGIC, the class name, the counts, then the doubles (times, phase flags, values, state) as 8
+ * little-endian bytes each, then each String as its length (8 bytes) and bytes, then the CRC-32 of everything before
+ * it (4 bytes, little-endian). */
 static void put(char **p, const void *data, size_t size) {
     memcpy(*p, data, size);
     *p += size;
@@ -1326,7 +1378,7 @@ fmi2Status slave_serialize(Slave *s, void *state, char **bytes, size_t *size) {
         memcpy(*bytes + 1, saved->rejected, *size - 1);
         return fmi2OK;
     }
-    size_t total = sizeof SERIAL_MAGIC + strlen(c->name) + 1 + 8 * (7 + c->variable_count + c->state_count);
+    size_t total = sizeof SERIAL_MAGIC + strlen(c->name) + 1 + 8 * (7 + c->variable_count + c->state_count) + 4;
     for (size_t i = 0; i < c->variable_count; ++i) total += 8 + (saved->strings[i] ? strlen(saved->strings[i]) : 0);
     char *p = *bytes = malloc(total);
     if (!p) return fmi2Error;
@@ -1346,6 +1398,10 @@ fmi2Status slave_serialize(Slave *s, void *state, char **bytes, size_t *size) {
         put_double(&p, (double)length);
         if (length) put(&p, saved->strings[i], length);
     }
+    uint32_t crc = crc32_of(*bytes, total - 4, 0);
+    unsigned char sum[4] = {(unsigned char)crc, (unsigned char)(crc >> 8), (unsigned char)(crc >> 16),
+                            (unsigned char)(crc >> 24)};
+    put(&p, sum, 4);
     *size = total;
     return fmi2OK;
 }
@@ -1373,9 +1429,18 @@ static int take_double(Reader *r, double *x) {
 /* Why the bytes are not a state of this class (NULL if they are; then `saved` holds it). */
 static const char *read_state(Slave *s, Reader *r, Saved *saved, char *why, size_t size) {
     const NativeClass *c = s->cls;
+    const char *start = r->p;
     char magic[sizeof SERIAL_MAGIC];
-    if (take(r, magic, sizeof magic) != 0 || memcmp(magic, SERIAL_MAGIC, sizeof magic))
-        return "not a native mechfmu FMU state";
+    if (take(r, magic, sizeof magic) != 0) return "not a native mechfmu FMU state";
+    if (!memcmp(magic, OLD_SERIAL_MAGIC, sizeof magic))
+        return "a state serialized by an earlier version of mechfmu (native state format 1, without a checksum): "
+               "this version cannot read it; serialize the state again with this FMU";
+    if (memcmp(magic, SERIAL_MAGIC, sizeof magic) || r->end - r->p < 4) return "not a native mechfmu FMU state";
+    const unsigned char *sum = (const unsigned char *)r->end - 4;
+    uint32_t stored = (uint32_t)sum[0] | (uint32_t)sum[1] << 8 | (uint32_t)sum[2] << 16 | (uint32_t)sum[3] << 24;
+    if (crc32_of(start, (size_t)(r->end - 4 - start), 0) != stored)
+        return "its checksum does not match its bytes (changed or damaged after it was serialized)";
+    r->end -= 4;
     size_t name_length = strlen(c->name) + 1;
     if ((size_t)(r->end - r->p) < name_length || memcmp(r->p, c->name, name_length)) return "a state of another class";
     r->p += name_length;
@@ -1412,6 +1477,25 @@ static const char *read_state(Slave *s, Reader *r, Saved *saved, char *why, size
         r->p += (size_t)length;
     }
     if (r->p != r->end) return "bytes after the state";
+    /* the phase and the times as the runtime leaves them (reset_values, exit_initialization_mode, Model Exchange) */
+    if (!saved->initialized && !(saved->accepted_time == saved->event_time
+                                 && (saved->accepted_time == -INFINITY || saved->accepted_time == saved->time)))
+        return "a state before initialization with the times of one after it (its phase contradicts its times)";
+    if (saved->initialized && !(isfinite(saved->accepted_time) && saved->event_time <= saved->accepted_time
+                                && saved->accepted_time <= saved->time))
+        return "an initialized state without the times of one (its phase contradicts its times)";
+    if (saved->initialized && !saved->in_model_exchange && saved->event_time != saved->accepted_time)
+        return "a Co-Simulation state with Model Exchange event times (its interface contradicts its times)";
+    for (size_t i = 0; i < c->variable_count; ++i) { /* an Integer or a Boolean as the fmi2Set functions leave it */
+        double v = saved->values[i];
+        int type = c->variables[i].type;
+        if ((type == NATIVE_INTEGER && !(v == floor(v) && v >= -2147483648.0 && v <= 2147483647.0))
+            || (type == NATIVE_BOOLEAN && v != 0.0 && v != 1.0)) {
+            snprintf(why, size, "state.values.%s = %.17g is not %s", c->variables[i].name, v,
+                     type == NATIVE_INTEGER ? "an FMI Integer (an integer of 32 bits)" : "a Boolean (0 or 1)");
+            return why;
+        }
+    }
     return NULL;
 }
 

@@ -152,6 +152,10 @@ int native_json_object(const char *bytes, size_t size, JsonMember **members, siz
                        size_t why_size);
 void native_json_free(JsonMember *members, size_t count);
 
+/* The phase of an FMU state (slave_get_state or slave_deserialize): 0 with its flags (initialized; in Model Exchange
+ * use), or -1 for a refused serialized state. The loader checks them against the FMI state it saved. */
+int slave_state_modes(void *state, int *initialized, int *model_exchange);
+
 /* The classes of this binary (generated), and one by name. */
 extern const NativeClass *const native_classes[];
 const NativeClass *native_class(const char *name);
