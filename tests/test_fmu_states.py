@@ -144,3 +144,28 @@ def test_a_state_of_the_earlier_format_is_refused_as_another_versions(fmus):
     assert "an earlier version of mechfmu (native state format 1" in reason, reason
     assert not math.isnan(slave.getReal([0])[0])
     slave.freeInstance()
+
+
+def test_a_directional_derivative_costs_what_it_returns(tmp_path):
+    """10,000 unknowns x 10,000 knowns over a class's two of each: the law is evaluated twice (a central difference)
+    per distinct (unknown, known) pair it needs, not per pair of the request (before: 2 x 10^8 evaluations)."""
+    import shutil
+    import subprocess
+
+    from test_start_values import ROOT, SOURCES
+    import fmpy
+    compiler = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    program = tmp_path / "directional_cost"
+    subprocess.run([compiler, "-O1", "-DMECHFMU_NATIVE", f"-I{ROOT / 'mechfmu/fmu'}", f"-I{ROOT / 'components/native'}",
+                    f"-I{fmpy.__file__.rpartition('/')[0]}/c-code", "-o", str(program),
+                    str(ROOT / "tests/directional_cost.c"), *(str(ROOT / s) for s in SOURCES), "-lm", "-ldl",
+                    "-lpthread"], check=True)
+    n = 10_000
+    status, evaluations, total = subprocess.run([str(program), str(n)], capture_output=True, text=True,
+                                                timeout=600, check=True).stdout.split()
+    assert status == "0" and int(evaluations) <= 2 * 4, evaluations
+    # the class (m = 1, n = 3): y = m u n, so dy/du = 3 and dy/d(state.s) = 0; d(der)/du = 1/m, d(der)/ds = 0;
+    # a third of the knowns is u: each y row sums 3 * 3334, each der row 3334 (to the difference's rounding)
+    rows_y, rows_der, u_count = (n + 1) // 2, n // 2, len(range(0, n, 3))
+    expected = rows_y * 3.0 * u_count + rows_der * 1.0 * u_count
+    assert abs(float(total) - expected) <= 1e-6 * expected, (total, expected)
