@@ -68,6 +68,9 @@
 
 #define PATH_SIZE 4096
 #define MESSAGE_SIZE (3 * PATH_SIZE)
+/* more entries than a call's array may have (value references, categories, states, indicators): far above any
+ * component's, far below an overflow of the sizes; a larger count is refused before an entry is read */
+#define MAX_VARIABLES 1000000
 
 /* --- the Python runtime ------------------------------------------------------------------ */
 
@@ -246,6 +249,20 @@ static int remove_live(const void *w) {
     platform_unlock(&instances_lock);
     return 1;
 }
+
+/* When the library unloads (the host's last dlclose after the last fmi2FreeInstance), the tables go with it: a host
+ * that loads and unloads the FMU for every instance (ecos does) would otherwise lose one per load. */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((destructor)) static void release_tables(void) {
+    if (live_count) return; /* instances left at the process's exit: nothing to reclaim */
+    Table *table = atomic_exchange(&live, NULL);
+    while (table) {
+        Table *retired = table->retired;
+        free(table);
+        table = retired;
+    }
+}
+#endif
 
 static void *allocate(const fmi2CallbackFunctions *cb, size_t n, size_t size) {
     return cb && cb->allocateMemory ? cb->allocateMemory(n, size) : calloc(n, size);
@@ -491,6 +508,8 @@ fmi2Status fmi2SetDebugLogging(fmi2Component c, fmi2Boolean loggingOn, size_t nC
     ENTER("fmi2SetDebugLogging", LIVE);
     NEED(nCategories == 0 || categories, "fmi2SetDebugLogging", "categories is NULL with nCategories = %zu",
          nCategories);
+    NEED(nCategories <= MAX_VARIABLES, "fmi2SetDebugLogging", "nCategories = %zu: more than any host has (%d)",
+         nCategories, MAX_VARIABLES);
     for (size_t i = 0; i < nCategories; ++i)
         NEED(categories[i], "fmi2SetDebugLogging", "categories[%zu] is NULL", i);
     w->debug_logging = loggingOn;
@@ -550,6 +569,7 @@ fmi2Status fmi2Reset(fmi2Component c) {
 #define SETTABLE (INSTANTIATED | INITIALIZATION_MODE | STEP_COMPLETE | EVENT_MODE | CONTINUOUS_TIME_MODE)
 #define ARRAYS(function)                                                                             \
     NEED(nvr == 0 || (vr && value), function, "%s is NULL with nvr = %zu", vr ? "value" : "vr", nvr); \
+    NEED(nvr <= MAX_VARIABLES, function, "nvr = %zu: more than any FMU has (%d)", nvr, MAX_VARIABLES); \
     if (nvr == 0) return fmi2OK
 
 /* fmi2GetX / fmi2SetX for the types without extra checks (fmi2SetString validates its text below) */
@@ -801,9 +821,6 @@ fmi2Status fmi2DeSerializeFMUstate(fmi2Component c, const fmi2Byte bytes[], size
 
 /* --- the rest ------------------------------------------------------------------------------ */
 
-/* more variables than a call may name: far above any component's, far below an overflow of the sizes */
-#define MAX_VARIABLES 1000000
-
 fmi2Status fmi2GetDirectionalDerivative(fmi2Component c, const fmi2ValueReference vUnknown[], size_t nUnknown,
                                         const fmi2ValueReference vKnown[], size_t nKnown, const fmi2Real dvKnown[],
                                         fmi2Real dvUnknown[]) {
@@ -953,6 +970,7 @@ fmi2Status fmi2SetTime(fmi2Component c, fmi2Real time) {
 fmi2Status fmi2SetContinuousStates(fmi2Component c, const fmi2Real x[], size_t nx) {
     ENTER_ME("fmi2SetContinuousStates", CONTINUOUS_TIME_MODE);
     NEED(x || nx == 0, "fmi2SetContinuousStates", "x is NULL with nx = %zu", nx);
+    NEED(nx <= MAX_VARIABLES, "fmi2SetContinuousStates", "nx = %zu: more than any FMU has (%d)", nx, MAX_VARIABLES);
     return finish(w, slave_model_exchange(w->slave, "me_set_states", "fmi2SetContinuousStates", x, nx, NULL, 0), 0);
 }
 
@@ -962,6 +980,8 @@ fmi2Status fmi2SetContinuousStates(fmi2Component c, const fmi2Real x[], size_t n
     fmi2Status fmi2##name(fmi2Component c, fmi2Real array[], size_t count) {                         \
         ENTER_ME("fmi2" #name, EVALUABLE);                                                           \
         NEED(array || count == 0, "fmi2" #name, #array " is NULL with " #count " = %zu", count);      \
+        NEED(count <= MAX_VARIABLES, "fmi2" #name, #count " = %zu: more than any FMU has (%d)", count,  \
+             MAX_VARIABLES);                                                                         \
         fmi2Real *values = count ? malloc(count * sizeof *values) : NULL;                            \
         NEED(values || count == 0, "fmi2" #name, "out of memory");                                   \
         fmi2Status status = finish(w, slave_model_exchange(w->slave, method, "fmi2" #name, NULL, 0, values, count), 0); \
