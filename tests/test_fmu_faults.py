@@ -175,6 +175,7 @@ def test_bad_state_blobs_are_refused_and_leave_the_instance_unchanged(fault_host
     assert "state.values.k = nan must be a finite number" in results["deserialize 2 replace 100.0 NaN"][2]
     assert "= 1 must be a bool" in results["deserialize 2 replace true 1"][2]
     assert "no mechfmu state header" in results["deserialize 2 garbage"][2]
+    assert "checksum does not match" in results["deserialize 2 truncate 60"][2]
     assert results[f"getReal {K}"][:2] == ("OK", "100")
     assert results[f"getReal {Y}"][:2] == ("OK", "25")
     assert [results[x][0] for x in ("deserialize 3 asis", "setState 3", "doStep 0.001 0.001")] == ["OK"] * 3
