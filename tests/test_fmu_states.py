@@ -169,3 +169,60 @@ def test_a_directional_derivative_costs_what_it_returns(tmp_path):
     rows_y, rows_der, u_count = (n + 1) // 2, n // 2, len(range(0, n, 3))
     expected = rows_y * 3.0 * u_count + rows_der * 1.0 * u_count
     assert abs(float(total) - expected) <= 1e-6 * expected, (total, expected)
+
+
+def test_a_python_components_state_keeps_to_the_same_rules():
+    """A component written in Python (its state checked by components/state_check.py): times that contradict the
+    phase, and an Integer beyond 32 bits, are refused as the native runtime refuses them."""
+    from mechfmu.components.base import Component, Input, Output, Param
+    from mechfmu.components.state_check import state_problem
+
+    class Probe(Component):
+        description = "test only"
+        parameters = (Param("k", 1.0, "1", "gain", min=0.0), Param("n", 2, "1", "count", type="Integer"))
+        inputs = (Input("u", 0.0),)
+        outputs = (Output("y", depends_on=("u",)),)
+
+        def compute_outputs(self):
+            return {"y": self.values["k"] * self.values["u"]}
+
+    probe = Probe("probe")
+    fresh = probe.get_state()
+    assert state_problem(Probe, fresh) is None
+    probe.initialize(0.0)
+    probe.do_step(0.0, 0.5)
+    running = probe.get_state()
+    assert state_problem(Probe, running) is None
+    assert running["accepted"] == [0.0, 0.0] and running["time"] == 0.5
+    before = {**running, "initialized": False}
+    assert "its phase contradicts its times" in state_problem(Probe, before)
+    assert "its phase contradicts its times" in state_problem(Probe, {**fresh, "initialized": True})
+    late = {**running, "accepted": [0.0, 0.75]}  # an accepted point after the state's time
+    assert "its phase contradicts its times" in state_problem(Probe, late)
+    big = {**fresh, "values": {**fresh["values"], "n": 2**31}}
+    assert "is not an FMI Integer" in state_problem(Probe, big)
+
+
+@pytest.mark.slow
+def test_every_single_bit_change_of_a_python_embedding_fmus_state_is_refused(python_fmus):
+    """The loader's checksum covers the Python-embedding FMU's body (JSON) as it covers the native one's."""
+    messages: list[str] = []
+    slave, vr = instance(python_fmus["Mass"], "Mass", messages)
+    slave.setupExperiment(startTime=0.0)
+    slave.enterInitializationMode()
+    slave.exitInitializationMode()
+    slave.doStep(0.0, 1e-3)
+    blob = bytes(slave.serializeFMUstate(slave.getFMUstate()))
+    accepted = []
+    for bit in range(0, 8 * len(blob), 3):  # every third bit: the Python side makes each call slower
+        changed = bytearray(blob)
+        changed[bit // 8] ^= 1 << (bit % 8)
+        try:
+            slave.deSerializeFMUstate(bytes(changed))
+            accepted.append(bit)
+        except FMICallException:
+            pass
+    assert accepted == [], accepted
+    slave.setFMUstate(slave.deSerializeFMUstate(blob))
+    slave.terminate()
+    slave.freeInstance()
