@@ -40,6 +40,13 @@ def run(command: list[str], **kw) -> subprocess.CompletedProcess:
     return subprocess.run(command, capture_output=True, text=True, timeout=600, **kw)
 
 
+def test_the_host_calls_every_fmi_function():
+    declared = set(re.findall(r"FMI2_Export\s+fmi2\w+TYPE\s+(fmi2\w+);", (HEADERS / "fmi2Functions.h").read_text()))
+    called = {f"fmi2{name}" for name in re.findall(r"LOAD\(([A-Z]\w+)\)", (HERE / "fmi2_null_host.c").read_text())}
+    assert len(declared) > 40 and declared == called, declared ^ called
+
+
+@pytest.mark.slow
 def test_every_fmi_function_refuses_null_and_out_of_range_arguments(fmus, tmp_path):
     clang = compiler()
     generated = native_tables.write(tmp_path)

@@ -146,6 +146,7 @@ def test_a_state_of_the_earlier_format_is_refused_as_another_versions(fmus):
     slave.freeInstance()
 
 
+@pytest.mark.slow
 def test_a_directional_derivative_costs_what_it_returns(tmp_path):
     """10,000 unknowns x 10,000 knowns over a class's two of each: the law is evaluated twice (a central difference)
     per distinct (unknown, known) pair it needs, not per pair of the request (before: 2 x 10^8 evaluations)."""
