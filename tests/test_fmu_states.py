@@ -11,6 +11,7 @@ import pytest
 from fmpy.fmi1 import FMICallException
 from fmpy.fmi2 import FMU2Model
 
+from test_fmu_faults import probe_fmu  # noqa: F401 (a fixture)
 from test_native_fmus import instance
 
 HEADER = 13  # "mechfmu\x03", the FMI state's bit index, the CRC-32 of the index and the body
@@ -18,14 +19,16 @@ STEP_COMPLETE, INSTANTIATED = 2, 0  # bit indexes of the loader's FMI states
 
 
 def parts(blob: bytes) -> tuple[int, bytes]:
-    """The header's FMI state index and the body without its own CRC-32."""
+    """The header's FMI state index and the body (a native body without its own CRC-32)."""
     assert blob[:8] == b"mechfmu\x03" and zlib.crc32(blob[8:9] + blob[HEADER:]) == int.from_bytes(blob[9:13], "little")
+    if blob[HEADER:].startswith(b"{"):  # a component written in Python: JSON, no checksum of its own
+        return blob[8], blob[HEADER:]
     assert zlib.crc32(blob[HEADER:-4]) == int.from_bytes(blob[-4:], "little")
     return blob[8], blob[HEADER:-4]
 
 
 def sealed(index: int, content: bytes) -> bytes:
-    body = content + zlib.crc32(content).to_bytes(4, "little")
+    body = content if content.startswith(b"{") else content + zlib.crc32(content).to_bytes(4, "little")
     return b"mechfmu\x03" + bytes([index]) + zlib.crc32(bytes([index]) + body).to_bytes(4, "little") + body
 
 
@@ -224,6 +227,25 @@ def test_every_single_bit_change_of_a_python_embedding_fmus_state_is_refused(pyt
         except FMICallException:
             pass
     assert accepted == [], accepted
+    index, content = parts(blob)
+    assert index == STEP_COMPLETE
+    reason = refusal(slave, messages, sealed(INSTANTIATED, content))
+    assert "says instantiated, but its body is initialized" in reason, reason
     slave.setFMUstate(slave.deSerializeFMUstate(blob))
     slave.terminate()
+    slave.freeInstance()
+
+
+@pytest.mark.slow
+def test_a_python_components_fmu_state_keeps_to_its_header(probe_fmu):
+    """A component written in Python (its body JSON): saved before initialization, marked as stepping, refused."""
+    messages: list[str] = []
+    slave, vr = instance(probe_fmu, "FaultProbe", messages)
+    index, content = parts(bytes(slave.serializeFMUstate(slave.getFMUstate())))
+    assert index == INSTANTIATED and content.startswith(b"{") and b'"initialized": false' in content
+    slave.setupExperiment(startTime=0.0)
+    slave.enterInitializationMode()
+    slave.exitInitializationMode()
+    reason = refusal(slave, messages, sealed(STEP_COMPLETE, content))
+    assert "the state's header says step complete, but its body is not initialized" in reason, reason
     slave.freeInstance()

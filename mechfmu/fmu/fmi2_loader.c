@@ -37,7 +37,7 @@
  * FMU states are wrapped (the FMI state they were taken in, restored by fmi2SetFMUstate); a serialized
  * state starts with a header (magic, FMI state) and its body is checked completely by the component
  * before fmi2DeSerializeFMUstate returns it (the header also carries a CRC-32 of the state: a changed byte is
- * refused; a native FMU also checks the body's phase against the header's FMI state). States not freed by the host are freed with the instance.
+ * refused, and the body's phase must agree with the header's FMI state and the instance's interface). States not freed by the host are freed with the instance.
  * Every live instance holds this library open, so a host that closes and reopens it between two
  * instantiations does not unload it under its first instance; the library unloads with the host's last
  * dlclose (FreeLibrary) after the last fmi2FreeInstance.
@@ -58,9 +58,6 @@
 #include "fmi2Functions.h"
 #include "fmi2_platform.h"
 #include "fmi2_python.h"
-#ifdef MECHFMU_NATIVE
-#include "fmi2_native.h"
-#endif
 
 #if !defined(MECHFMU_PYTHON_VERSION) && !defined(MECHFMU_NATIVE)
 #error "MECHFMU_PYTHON_VERSION (or MECHFMU_NATIVE: the component in C, fmi2_native.c) must be defined"
@@ -759,6 +756,36 @@ fmi2Status fmi2SerializeFMUstate(fmi2Component c, fmi2FMUstate state, fmi2Byte b
     return status;
 }
 
+/* The phase a component's serialized state holds (the body as the component serializes it): a native body
+ * (fmi2_native.c: "mechfmu-native-state 2", the class name, five doubles, then "initialized" and "in Model Exchange
+ * use" as little-endian doubles) or a Python component's JSON (json.dumps of components/base.py get_state: the last
+ * top-level key before "accepted" is "initialized"). 1 initialized, 0 not, -1 not known; *model_exchange likewise. */
+static int body_phase(const char *body, size_t n, int *model_exchange) {
+    static const char native[] = "mechfmu-native-state 2", key[] = ", \"initialized\": ";
+    *model_exchange = -1;
+    if (n > sizeof native && !memcmp(body, native, sizeof native)) {
+        const char *name_end = memchr(body + sizeof native, '\0', n - sizeof native);
+        size_t at = name_end ? (size_t)(name_end + 1 - body) + 5 * 8 : n;
+        if (at + 16 > n) return -1;
+        double flags[2];
+        for (int k = 0; k < 2; ++k) {
+            uint64_t bits = 0;
+            for (int i = 7; i >= 0; --i) bits = bits << 8 | (unsigned char)body[at + 8 * k + (size_t)i];
+            memcpy(&flags[k], &bits, sizeof bits);
+        }
+        *model_exchange = flags[1] == 1.0 ? 1 : flags[1] == 0.0 ? 0 : -1;
+        return flags[0] == 1.0 ? 1 : flags[0] == 0.0 ? 0 : -1;
+    }
+    if (n < sizeof key + 4 || body[0] != '{') return -1;
+    for (size_t i = n - (sizeof key - 1) - 4; i > 0; --i) /* the last occurrence: the top level's */
+        if (!memcmp(body + i, key, sizeof key - 1)) {
+            const char *value = body + i + sizeof key - 1;
+            size_t left = n - (i + sizeof key - 1);
+            return left >= 4 && !memcmp(value, "true", 4) ? 1 : left >= 5 && !memcmp(value, "false", 5) ? 0 : -1;
+        }
+    return -1;
+}
+
 /* The blob is checked here (header) and completely by the component (components/fmi.py), which hands
  * back a rejection, not a state, for a blob it does not accept: its serialization is a NUL byte and
  * the reason. Nothing touches the instance until fmi2SetFMUstate of an accepted state. */
@@ -797,22 +824,20 @@ fmi2Status fmi2DeSerializeFMUstate(fmi2Component c, const fmi2Byte bytes[], size
         slave_free_state(w->slave, fresh);
         return refused;
     }
+    /* the body's phase agrees with the header's FMI state and with this instance's interface */
+    int model_exchange, initialized = body_phase(check, n, &model_exchange);
     free(check);
-#ifdef MECHFMU_NATIVE /* the body's phase agrees with the header's FMI state and with this instance's interface */
-    int initialized, model_exchange;
-    if (slave_state_modes(fresh, &initialized, &model_exchange) == 0) {
-        const char *contradiction =
-            model_exchange != w->model_exchange ? "its body is of the other interface (Model Exchange / Co-Simulation)"
-            : initialized && (kind & (INSTANTIATED | INITIALIZATION_MODE)) ? "its body is initialized"
-            : !initialized && (kind & (STEP_COMPLETE | STEP_FAILED | EVENT_MODE | CONTINUOUS_TIME_MODE))
-            ? "its body is not initialized" : NULL;
-        if (contradiction) {
-            slave_free_state(w->slave, fresh);
-            return refuse(w, "fmi2DeSerializeFMUstate", "the state's header says %s, but %s: refused", state_name(kind),
-                          contradiction);
-        }
+    const char *contradiction =
+        model_exchange >= 0 && model_exchange != w->model_exchange
+        ? "its body is of the other interface (Model Exchange / Co-Simulation)"
+        : initialized == 1 && (kind & (INSTANTIATED | INITIALIZATION_MODE)) ? "its body is initialized"
+        : initialized == 0 && (kind & (STEP_COMPLETE | STEP_FAILED | EVENT_MODE | CONTINUOUS_TIME_MODE))
+        ? "its body is not initialized" : NULL;
+    if (contradiction) {
+        slave_free_state(w->slave, fresh);
+        return refuse(w, "fmi2DeSerializeFMUstate", "the state's header says %s, but %s: refused", state_name(kind),
+                      contradiction);
     }
-#endif
     /* always a new state (FMI: "constructs a copy"; unlike fmi2GetFMUstate, *state is not reused) */
     fmi2Status tracked = track(w, fresh, kind, state);
     if (tracked == fmi2OK) ((Saved *)*state)->object_size = n;

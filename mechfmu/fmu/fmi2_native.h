@@ -153,7 +153,7 @@ int native_json_object(const char *bytes, size_t size, JsonMember **members, siz
 void native_json_free(JsonMember *members, size_t count);
 
 /* The phase of an FMU state (slave_get_state or slave_deserialize): 0 with its flags (initialized; in Model Exchange
- * use), or -1 for a refused serialized state. The loader checks them against the FMI state it saved. */
+ * use), or -1 for a refused serialized state. (The loader reads the same flags from the serialized body.) */
 int slave_state_modes(void *state, int *initialized, int *model_exchange);
 
 /* The classes of this binary (generated), and one by name. */
