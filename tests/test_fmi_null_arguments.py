@@ -11,9 +11,9 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from conftest import HEADERS, HERE, unavailable
 from fmpy import read_model_description
 
-from conftest import HEADERS, HERE, unavailable
 from mechfmu.fmu import native_tables
 from mechfmu.fmu.native import NATIVE_SOURCES, SOURCES_DIR
 
@@ -32,7 +32,8 @@ def unpacked(fmu: Path, folder: Path) -> tuple[str, str, str]:
 def compiler() -> str:
     clang = shutil.which("clang")
     if not clang:
-        unavailable("clang is needed to build the FMU with AddressSanitizer (apt-get install clang; .ci/run installs it)")
+        unavailable("clang is needed to build the FMU with AddressSanitizer (apt-get install clang; .ci/run "
+                    "installs it)")
     return clang
 
 
@@ -64,7 +65,8 @@ def test_every_fmi_function_refuses_null_and_out_of_range_arguments(fmus, tmp_pa
                env=dict(os.environ, ASAN_OPTIONS="detect_leaks=1:abort_on_error=0", UBSAN_OPTIONS="print_stacktrace=1"))
     reports = re.findall(r"==\d+==ERROR.*|runtime error:.*|SUMMARY: .*", proc.stderr)
     violations = [line for line in proc.stdout.splitlines() if line.startswith("violation:")]
-    assert not reports and not violations and proc.returncode == 0, "\n".join(reports + violations) + proc.stderr[-3000:]
+    found = "\n".join(reports + violations) + proc.stderr[-3000:]
+    assert not reports and not violations and proc.returncode == 0, found
     calls = [line for line in proc.stdout.splitlines() if " => " in line]
     assert len(calls) > 120 and proc.stdout.rstrip().endswith("violations 0"), proc.stdout[-2000:]
 

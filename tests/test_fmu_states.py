@@ -10,8 +10,6 @@ import zlib
 import pytest
 from fmpy.fmi1 import FMICallException
 from fmpy.fmi2 import FMU2Model
-
-from test_fmu_faults import probe_fmu  # noqa: F401 (a fixture)
 from test_native_fmus import instance
 
 HEADER = 13  # "mechfmu\x03", the FMI state's bit index, the CRC-32 of the index and the body
@@ -156,8 +154,8 @@ def test_a_directional_derivative_costs_what_it_returns(tmp_path):
     import shutil
     import subprocess
 
-    from test_start_values import ROOT, SOURCES
     import fmpy
+    from test_start_values import ROOT, SOURCES
     compiler = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
     program = tmp_path / "directional_cost"
     subprocess.run([compiler, "-O1", "-DMECHFMU_NATIVE", f"-I{ROOT / 'mechfmu/fmu'}", f"-I{ROOT / 'components/native'}",
@@ -236,11 +234,23 @@ def test_every_single_bit_change_of_a_python_embedding_fmus_state_is_refused(pyt
     slave.freeInstance()
 
 
+@pytest.fixture(scope="module")
+def python_probe(tmp_path_factory, fmus):
+    """tests/test_fmu_faults.py's component written in Python, as an FMU."""
+    from conftest import components_with
+    from test_fmu_faults import PROBE
+
+    from mechfmu.fmu.build import build
+    work = tmp_path_factory.mktemp("state_probe")
+    components = components_with(work, "fault_probe", PROBE)
+    return build(["FaultProbe"], directory=work / "fmus", components_dir=components, platforms=["linux64"])[0]
+
+
 @pytest.mark.slow
-def test_a_python_components_fmu_state_keeps_to_its_header(probe_fmu):
+def test_a_python_components_fmu_state_keeps_to_its_header(python_probe):
     """A component written in Python (its body JSON): saved before initialization, marked as stepping, refused."""
     messages: list[str] = []
-    slave, vr = instance(probe_fmu, "FaultProbe", messages)
+    slave, vr = instance(python_probe, "FaultProbe", messages)
     index, content = parts(bytes(slave.serializeFMUstate(slave.getFMUstate())))
     assert index == INSTANTIATED and content.startswith(b"{") and b'"initialized": false' in content
     slave.setupExperiment(startTime=0.0)

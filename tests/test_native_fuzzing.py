@@ -10,7 +10,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from conftest import HEADERS, unavailable
 
 ROOT = Path(__file__).resolve().parent.parent

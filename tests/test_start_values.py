@@ -12,7 +12,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from conftest import unavailable
 from mechfmu.components import COMPONENTS
 from mechfmu.components.base import ComponentError
@@ -185,8 +184,13 @@ def test_what_the_writer_writes_reads_back(reader, tmp_path):
 def table_instance(fmus, tmp_path, data: bytes, messages: list[str]):
     """The native Table FMU unpacked in tmp_path with ``data`` as its start_values.json, instantiated."""
     from fmpy import read_model_description
-    from fmpy.fmi2 import (FMU2Slave, fmi2CallbackAllocateMemoryTYPE, fmi2CallbackFreeMemoryTYPE,
-                           fmi2CallbackFunctions, fmi2CallbackLoggerTYPE)
+    from fmpy.fmi2 import (
+        FMU2Slave,
+        fmi2CallbackAllocateMemoryTYPE,
+        fmi2CallbackFreeMemoryTYPE,
+        fmi2CallbackFunctions,
+        fmi2CallbackLoggerTYPE,
+    )
     from test_model_exchange_fmus import calloc, free
     folder = tmp_path / "Table"
     shutil.unpack_archive(str(fmus["Table"]), str(folder), "zip")
