@@ -1,7 +1,10 @@
 /* The runtime's JSON reader (mechfmu/fmu/fmi2_native.c native_json_object) as a program, for tests/test_start_values.py:
  * the file argv[1] holds cases, each an 8-byte little-endian length and that many bytes; for each case one line:
  * "refused <why>", or "object" and per member a tab, the name's bytes in hex, ':', its kind (i integer, n number,
- * t true, f false, s string) and ':' with the number as C's %a or the string's bytes in hex. */
+ * t true, f false, s string) and ':' with the number's 64 bits in hex or the string's bytes in hex. The process
+ * takes its locale from the environment (LC_ALL): the reader must read numbers the same in every one. */
+#include <locale.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +16,7 @@ static void hex(const char *bytes, size_t length) {
 }
 
 int main(int argc, char **argv) {
+    setlocale(LC_ALL, "");
     FILE *file = argc == 2 ? fopen(argv[1], "rb") : NULL;
     if (!file) return 2;
     unsigned char head[8];
@@ -33,7 +37,11 @@ int main(int argc, char **argv) {
                 hex(members[i].name, members[i].name_length);
                 printf(":%c:", "nitfs"[members[i].kind]);
                 if (members[i].kind == JSON_STRING) hex(members[i].text, members[i].text_length);
-                else printf("%a", members[i].number);
+                else {
+                    uint64_t bits;
+                    memcpy(&bits, &members[i].number, sizeof bits);
+                    printf("%016llx", (unsigned long long)bits);
+                }
             }
             printf("\n");
             native_json_free(members, count);

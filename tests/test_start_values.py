@@ -5,6 +5,7 @@ writes them, with and without ASCII escapes, astral characters as surrogate pair
 byte flip of some, non-JSON that a lax reader takes); the Python-embedding FMU's reader
 (components/start_values.py) on the same corpus; and the native FMU applying such files."""
 import json
+import os
 import random
 import shutil
 import struct
@@ -35,11 +36,12 @@ def reader(tmp_path_factory):
     return target
 
 
-def native(reader: Path, cases: list[bytes], tmp_path: Path) -> list[str]:
+def native(reader: Path, cases: list[bytes], tmp_path: Path, environment: dict | None = None) -> list[str]:
     """The reader's line for each case (module docstring of tests/start_values_reader.c)."""
     corpus = tmp_path / "cases.bin"
     corpus.write_bytes(b"".join(struct.pack("<Q", len(c)) + c for c in cases))
-    proc = subprocess.run([str(reader), str(corpus)], capture_output=True, timeout=600)
+    proc = subprocess.run([str(reader), str(corpus)], capture_output=True, timeout=600,
+                          env={**os.environ, "LC_ALL": "C", **(environment or {})})
     assert proc.returncode == 0, proc.stderr.decode(errors="replace")[-3000:]
     lines = proc.stdout.decode().splitlines()
     assert len(lines) == len(cases)
@@ -93,7 +95,7 @@ def normalized(line: str) -> str:
         if kind in "tf":
             fields[k] = f"{name}:{kind}:"
         elif kind in "ni":
-            number = float.fromhex(value) if "inf" not in value else float(value)
+            number = struct.unpack("<d", int(value, 16).to_bytes(8, "little"))[0]
             fields[k] = f"{name}:{kind}:{(0.0 if kind == 'i' and number == 0 else number).hex()}"
     return "\t".join(fields)
 
@@ -152,6 +154,21 @@ def test_the_native_reader_answers_as_pythons_json(reader, tmp_path):
     assert not wrong, "\n".join(map(repr, wrong[:20]))
     accepted = sum(a.startswith("object") for a in answers)
     assert 100 < accepted < len(cases) - 100, accepted  # the corpus has both kinds in number
+
+
+@pytest.mark.slow  # the reader built with ASan: 10 s
+def test_the_native_reader_reads_numbers_alike_in_a_comma_locale(reader, tmp_path):
+    """German's decimal point is a comma (strtod there reads "1.5" as 1): a locale made with localedef."""
+    if not shutil.which("localedef"):
+        unavailable("localedef (the C library's locale compiler) is needed to make a comma locale")
+    folder = tmp_path / "locales"
+    folder.mkdir()
+    subprocess.run(["localedef", "-i", "de_DE", "-f", "UTF-8", str(folder / "de_DE.UTF-8")], capture_output=True)
+    if not (folder / "de_DE.UTF-8").is_dir():
+        unavailable("localedef could not make de_DE.UTF-8 (no locale sources: apt-get install locales)")
+    cases = [b'{"a": 1.5, "b": -2.25e-3, "c": 0.1, "d": 12345.678e2, "e": 7}'] + generated(seed=3, count=60)
+    german = native(reader, cases, tmp_path, {"LOCPATH": str(folder), "LC_ALL": "de_DE.UTF-8"})
+    assert [normalized(a) for a in german] == [expected(c) for c in cases]
 
 
 @pytest.mark.slow  # the reader built with ASan: 10 s
