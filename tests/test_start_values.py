@@ -10,6 +10,7 @@ import random
 import shutil
 import struct
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -156,19 +157,44 @@ def test_the_native_reader_answers_as_pythons_json(reader, tmp_path):
     assert 100 < accepted < len(cases) - 100, accepted  # the corpus has both kinds in number
 
 
-@pytest.mark.slow  # the reader built with ASan: 10 s
-def test_the_native_reader_reads_numbers_alike_in_a_comma_locale(reader, tmp_path):
-    """German's decimal point is a comma (strtod there reads "1.5" as 1): a locale made with localedef."""
+@pytest.fixture(scope="module")
+def comma_locale(tmp_path_factory) -> dict[str, str]:
+    """The environment of a process in German's locale, whose decimal point is a comma (strtod there reads "1.5"
+    as 1), made with localedef."""
     if not shutil.which("localedef"):
         unavailable("localedef (the C library's locale compiler) is needed to make a comma locale")
-    folder = tmp_path / "locales"
-    folder.mkdir()
+    folder = tmp_path_factory.mktemp("locales")
     subprocess.run(["localedef", "-i", "de_DE", "-f", "UTF-8", str(folder / "de_DE.UTF-8")], capture_output=True)
     if not (folder / "de_DE.UTF-8").is_dir():
         unavailable("localedef could not make de_DE.UTF-8 (no locale sources: apt-get install locales)")
+    return {"LOCPATH": str(folder), "LC_ALL": "de_DE.UTF-8"}
+
+
+@pytest.mark.slow  # the reader built with ASan: 10 s
+def test_the_native_reader_reads_numbers_alike_in_a_comma_locale(reader, tmp_path, comma_locale):
     cases = [b'{"a": 1.5, "b": -2.25e-3, "c": 0.1, "d": 12345.678e2, "e": 7}'] + generated(seed=3, count=60)
-    german = native(reader, cases, tmp_path, {"LOCPATH": str(folder), "LC_ALL": "de_DE.UTF-8"})
+    german = native(reader, cases, tmp_path, comma_locale)
     assert [normalized(a) for a in german] == [expected(c) for c in cases]
+
+
+LOCALE_HOST = """import locale, sys
+locale.setlocale(locale.LC_ALL, "")
+assert locale.str(0.5) == "0,5"
+from fmpy import simulate_fmu
+try:
+    simulate_fmu(sys.argv[1], start_values={"m": -1.5}, stop_time=0.01, output_interval=1e-3,
+                 logger=lambda *a: print(a[-1].decode()))
+except Exception:
+    pass
+"""
+
+
+@pytest.mark.slow
+def test_the_native_fmus_messages_read_numbers_alike_in_a_comma_locale(fmus, comma_locale):
+    """Python's repr of a number in the runtime's messages (native_repr) in a host whose locale writes a comma."""
+    proc = subprocess.run([sys.executable, "-c", LOCALE_HOST, str(fmus["Mass"])], capture_output=True, text=True,
+                          timeout=300, env={**os.environ, **comma_locale})
+    assert "Mass 'Mass': m = -1.5 is out of range: must be > 0 kg" in proc.stdout, proc.stdout + proc.stderr
 
 
 @pytest.mark.slow  # the reader built with ASan: 10 s
