@@ -32,7 +32,6 @@
 from __future__ import annotations
 
 import functools
-import json
 import math
 import os
 import sys
@@ -50,6 +49,7 @@ from .diagnostics import blame
 from .fmi_model_exchange import ModelExchangeFmu
 from .fmi_state import FmuStates
 from .si_units import DEFAULT_DISPLAY_UNITS, DISPLAY_UNITS
+from .start_values import LIMIT, apply_start_values
 
 _VARIABLE_TYPES = {"Real": Real, "Integer": Integer, "Boolean": Boolean, "String": String}
 #: FMI type -> (Python type of its values, the value a refused read returns)
@@ -127,14 +127,14 @@ class ComponentFmu(FmuStates, ModelExchangeFmu, Fmi2SlaveApi):
 
     def _apply_start_values(self):
         """An FMU variant's own defaults: ``resources/start_values.json`` (parameter -> value, written
-        by ``mechfmu export-crosscheck``) is applied as if the host had set the values."""
+        by ``mechfmu export-crosscheck`` and ``export-ssp``) is applied as if the host had set the values, read by
+        the native runtime's rules (components/start_values.py)."""
         path = os.path.join(self.resources or "", START_VALUES)
         if not (self.resources and os.path.isfile(path)):
             return
         try:
-            with open(path, encoding="utf-8") as file:
-                for name, value in json.load(file).items():
-                    self.component.set(name, value)
+            with open(path, "rb") as file:
+                apply_start_values(self.component, file.read(LIMIT + 1))
         except Exception as exc:  # reported by the first call (pythonfmu has no error return here)
             self.log(f"{START_VALUES}: {exc}", Fmi2Status.error)
 

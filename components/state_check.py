@@ -1,11 +1,15 @@
 """Checking a serialized FMU state before it is applied (``fmi2DeSerializeFMUstate``): it must have the
-structure and types of a fresh instance's state, finite numbers, every parameter in its range and, for an
-initialized state, pass the component's own rules; a state that does not is refused with the reason."""
+structure and types of a fresh instance's state, finite numbers, every parameter in its range (an Integer within 32
+bits), times that agree with its phase (the native runtime's rules, mechfmu/fmu/fmi2_native.c read_state: before
+initialization no accepted time or the start's, after it the last event <= the last accepted point <= the time)
+and, for an initialized state, pass the component's own rules; a state that does not is refused with the reason.
+The FMU's loader has already checked the blob's checksum (mechfmu/fmu/fmi2_loader.c)."""
 from __future__ import annotations
 
 import math
 
-from .base import Component
+from .base import INT32, Component
+from .model_exchange import NO_TIME
 
 
 def _number(value) -> bool:
@@ -42,6 +46,14 @@ def state_problem(component_cls: type[Component], snapshot) -> str | None:
         return problem
     for name, value in snapshot["values"].items():
         if name in params:
+            if params[name].type == "Integer" and not INT32[0] <= value <= INT32[1]:
+                return f"state.values.{name} = {value!r} is not an FMI Integer (an integer of 32 bits)"
             scratch.check_range(params[name], value)  # raises ComponentError naming it
+    accepted, event = snapshot["accepted"]
+    time = snapshot["time"]
+    if not snapshot["initialized"] and not (accepted == event and (accepted <= NO_TIME or accepted == time)):
+        return "a state before initialization with the times of one after it (its phase contradicts its times)"
+    if snapshot["initialized"] and not (NO_TIME < accepted and event <= accepted <= time):
+        return "an initialized state without the times of one (its phase contradicts its times)"
     scratch.set_state(snapshot)
     return None

@@ -14,12 +14,14 @@
  *   setStateNull | freeStateNullPointer | setStateBogus          (NULL, NULL FMUstate*, a pointer never handed out)
  *   serialize SLOT                        (into the blob buffer; prints the size)
  *   deserialize SLOT MODE [ARGS]          MODE: asis | garbage | empty | null | truncate N | replace OLD NEW
+ *                                         (replace makes the header's checksum right again: the body's checks)
  *   cycles N [STEPS [STATES]]             N x (instantiate, setup, enter, exit, STEPS doSteps, STATES getFMUstate
  *                                         not freed by the host, terminate, free)
  *   rss                                   resident set size in kB
  */
 #define _GNU_SOURCE
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -172,6 +174,15 @@ int main(int argc, char **argv) {
                     memmove(at + n, at + strlen(d), tail);
                     memcpy(at, replacement, n);
                     size = size - strlen(d) + n;
+                    if (size > 13) { /* the header's CRC-32 (of the FMI state byte and the body) made right again */
+                        uint32_t crc = ~0u;
+                        for (size_t i = 8; i < size; i += i == 8 ? 5 : 1) {
+                            crc ^= (unsigned char)bytes[i];
+                            for (int k = 0; k < 8; ++k) crc = (crc >> 1) ^ (0xedb88320u & (0u - (crc & 1u)));
+                        }
+                        crc = ~crc;
+                        for (int k = 0; k < 4; ++k) bytes[9 + k] = (char)(crc >> (8 * k));
+                    }
                 }
             }
             s = fmi.DeSerializeFMUstate(c, !strcmp(b, "null") ? NULL : bytes, size, &slots[slot]);

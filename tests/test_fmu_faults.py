@@ -163,7 +163,8 @@ def test_bad_state_blobs_are_refused_and_leave_the_instance_unchanged(fault_host
              "doStep 0 0.001", "getState 1", "serialize 1"]
     bad = ["deserialize 2 garbage", "deserialize 2 empty", "deserialize 2 null", "deserialize 2 truncate 60",
            'deserialize 2 replace 100.0 "x"', "deserialize 2 replace 100.0 NaN", "deserialize 2 replace 100.0 -5e400",
-           "deserialize 2 replace true 1", 'deserialize 2 replace "time" "tim"', "deserialize 2 replace 0.25 [1]"]
+           "deserialize 2 replace true 1", 'deserialize 2 replace "time" "tim"', "deserialize 2 replace 0.25 [1]",
+           "deserialize 2 replace true false"]
     check = [f"getReal {K}", f"getReal {Y}", "deserialize 3 asis", "setState 3", f"getReal {Y}",
              "doStep 0.001 0.001", "free"]
     r = run(fault_host, probe_fmu, setup + bad + check, tmp_path)
@@ -175,6 +176,8 @@ def test_bad_state_blobs_are_refused_and_leave_the_instance_unchanged(fault_host
     assert "state.values.k = nan must be a finite number" in results["deserialize 2 replace 100.0 NaN"][2]
     assert "= 1 must be a bool" in results["deserialize 2 replace true 1"][2]
     assert "no mechfmu state header" in results["deserialize 2 garbage"][2]
+    assert "checksum does not match" in results["deserialize 2 truncate 60"][2]
+    assert "its phase contradicts its times" in results["deserialize 2 replace true false"][2]
     assert results[f"getReal {K}"][:2] == ("OK", "100")
     assert results[f"getReal {Y}"][:2] == ("OK", "25")
     assert [results[x][0] for x in ("deserialize 3 asis", "setState 3", "doStep 0.001 0.001")] == ["OK"] * 3

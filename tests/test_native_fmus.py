@@ -352,6 +352,7 @@ def test_a_native_state_blob_is_checked_completely_before_use(native_fmus):
     """Mass's serialized state tampered with: each blob is refused naming why, and the instance goes on as it was
     (a valid blob then restores)."""
     import struct
+    import zlib
     messages: list[str] = []
     slave, vr = instance(native_fmus["Mass"], "Mass", messages)
     slave.setupExperiment(startTime=0.0)
@@ -361,10 +362,18 @@ def test_a_native_state_blob_is_checked_completely_before_use(native_fmus):
     slave.setReal([vr["f_drive"]], [1.0])
     slave.doStep(0.0, 1e-3)
     blob = bytes(slave.serializeFMUstate(slave.getFMUstate()))
+    content = blob[13:-4]  # the header (magic, FMI state, CRC-32) and the body's own CRC-32 around it
+
+    def sealed(body: bytes) -> bytes:  # with both checksums made right again: the checks behind them are reached
+        body += zlib.crc32(body).to_bytes(4, "little")
+        return blob[:9] + zlib.crc32(blob[8:9] + body).to_bytes(4, "little") + body
+    assert sealed(content) == blob
     mass = struct.pack("<d", 2.5)
-    assert blob.count(mass) == 1
-    tampered = {"mass": blob.replace(mass, struct.pack("<d", -1.0)), "nan": blob.replace(mass, struct.pack("<d", math.nan)),
-                "short": blob[:-9], "longer": blob + b"\0", "class": blob.replace(b"Mass\0", b"Maso\0")}
+    assert content.count(mass) == 1
+    tampered = {"mass": sealed(content.replace(mass, struct.pack("<d", -1.0))),
+                "nan": sealed(content.replace(mass, struct.pack("<d", math.nan))), "short": sealed(content[:-5]),
+                "longer": sealed(content + b"\0"), "class": sealed(content.replace(b"Mass\0", b"Maso\0")),
+                "unsealed": blob.replace(mass, struct.pack("<d", 3.0))}
     reasons = {}
     for name, data in tampered.items():
         messages.clear()
@@ -375,6 +384,7 @@ def test_a_native_state_blob_is_checked_completely_before_use(native_fmus):
     assert "state.values.m must be a finite number" in reasons["nan"], reasons
     assert "cut short" in reasons["short"] and "bytes after the state" in reasons["longer"], reasons
     assert "a state of another class" in reasons["class"], reasons
+    assert "checksum does not match" in reasons.pop("unsealed"), reasons
     assert all("the serialized FMU state is refused" in r for r in reasons.values()), reasons
     before = slave.getReal([vr["s"], vr["v"]])
     slave.doStep(1e-3, 1e-3)

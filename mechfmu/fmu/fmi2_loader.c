@@ -36,7 +36,8 @@
  * state that this FMU did not hand out, or already freed, is refused, so a double free is harmless.
  * FMU states are wrapped (the FMI state they were taken in, restored by fmi2SetFMUstate); a serialized
  * state starts with a header (magic, FMI state) and its body is checked completely by the component
- * before fmi2DeSerializeFMUstate returns it. States not freed by the host are freed with the instance.
+ * before fmi2DeSerializeFMUstate returns it (the header also carries a CRC-32 of the state: a changed byte is
+ * refused, and the body's phase must agree with the header's FMI state and the instance's interface). States not freed by the host are freed with the instance.
  * Every live instance holds this library open, so a host that closes and reopens it between two
  * instantiations does not unload it under its first instance; the library unloads with the host's last
  * dlclose (FreeLibrary) after the last fmi2FreeInstance.
@@ -64,6 +65,9 @@
 
 #define PATH_SIZE 4096
 #define MESSAGE_SIZE (3 * PATH_SIZE)
+/* more entries than a call's array may have (value references, categories, states, indicators): far above any
+ * component's, far below an overflow of the sizes; a larger count is refused before an entry is read */
+#define MAX_VARIABLES 1000000
 
 /* --- the Python runtime ------------------------------------------------------------------ */
 
@@ -242,6 +246,20 @@ static int remove_live(const void *w) {
     platform_unlock(&instances_lock);
     return 1;
 }
+
+/* When the library unloads (the host's last dlclose after the last fmi2FreeInstance), the tables go with it: a host
+ * that loads and unloads the FMU for every instance (ecos does) would otherwise lose one per load. */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((destructor)) static void release_tables(void) {
+    if (live_count) return; /* instances left at the process's exit: nothing to reclaim */
+    Table *table = atomic_exchange(&live, NULL);
+    while (table) {
+        Table *retired = table->retired;
+        free(table);
+        table = retired;
+    }
+}
+#endif
 
 static void *allocate(const fmi2CallbackFunctions *cb, size_t n, size_t size) {
     return cb && cb->allocateMemory ? cb->allocateMemory(n, size) : calloc(n, size);
@@ -487,6 +505,8 @@ fmi2Status fmi2SetDebugLogging(fmi2Component c, fmi2Boolean loggingOn, size_t nC
     ENTER("fmi2SetDebugLogging", LIVE);
     NEED(nCategories == 0 || categories, "fmi2SetDebugLogging", "categories is NULL with nCategories = %zu",
          nCategories);
+    NEED(nCategories <= MAX_VARIABLES, "fmi2SetDebugLogging", "nCategories = %zu: more than any host has (%d)",
+         nCategories, MAX_VARIABLES);
     for (size_t i = 0; i < nCategories; ++i)
         NEED(categories[i], "fmi2SetDebugLogging", "categories[%zu] is NULL", i);
     w->debug_logging = loggingOn;
@@ -546,6 +566,7 @@ fmi2Status fmi2Reset(fmi2Component c) {
 #define SETTABLE (INSTANTIATED | INITIALIZATION_MODE | STEP_COMPLETE | EVENT_MODE | CONTINUOUS_TIME_MODE)
 #define ARRAYS(function)                                                                             \
     NEED(nvr == 0 || (vr && value), function, "%s is NULL with nvr = %zu", vr ? "value" : "vr", nvr); \
+    NEED(nvr <= MAX_VARIABLES, function, "nvr = %zu: more than any FMU has (%d)", nvr, MAX_VARIABLES); \
     if (nvr == 0) return fmi2OK
 
 /* fmi2GetX / fmi2SetX for the types without extra checks (fmi2SetString validates its text below) */
@@ -589,10 +610,26 @@ fmi2Status fmi2SetString(fmi2Component c, const fmi2ValueReference vr[], size_t 
 
 /* --- FMU states: only states handed out by this instance are accepted ------------------------- */
 
-/* A serialized state: this header, then the slave's bytes (the component's JSON). The FMI state is a bit of the
- * enum above; the header holds its index (0 to 8: CONTINUOUS_TIME_MODE, 256, does not fit a byte). */
-#define STATE_MAGIC "mechfmu\x02"
-#define HEADER_SIZE (sizeof STATE_MAGIC - 1 + 1) /* magic, the FMI state's bit index */
+/* A serialized state: this header, then the slave's bytes (the component's). The FMI state is a bit of the enum
+ * above; the header holds its index (0 to 8: CONTINUOUS_TIME_MODE, 256, does not fit a byte) and the CRC-32 of that
+ * index and the slave's bytes (4 bytes, little-endian): a state changed after it was serialized is refused whole.
+ * The format before this one (magic "mechfmu\x02", no checksum) is refused as another version's. */
+#define STATE_MAGIC "mechfmu\x03"
+#define OLD_STATE_MAGIC "mechfmu\x02"
+#define MAGIC_SIZE (sizeof STATE_MAGIC - 1)
+#define HEADER_SIZE (MAGIC_SIZE + 1 + 4) /* magic, the FMI state's bit index, the checksum */
+
+/* CRC-32 (IEEE 802.3, as zip and PNG) of `size` bytes, continuing `crc` (0 to start): every change of one bit, and of
+ * any run of up to 32 bits, changes it. */
+static uint32_t crc32_of(const void *data, size_t size, uint32_t crc) {
+    const unsigned char *p = data;
+    crc = ~crc;
+    for (size_t i = 0; i < size; ++i) {
+        crc ^= p[i];
+        for (int k = 0; k < 8; ++k) crc = (crc >> 1) ^ (0xedb88320u & (0u - (crc & 1u)));
+    }
+    return ~crc;
+}
 
 static unsigned char state_index(int state) {
     unsigned char index = 0;
@@ -709,11 +746,44 @@ fmi2Status fmi2SerializeFMUstate(fmi2Component c, fmi2FMUstate state, fmi2Byte b
         return refuse(w, "fmi2SerializeFMUstate", "size = %zu, but fmi2SerializedFMUstateSize gives %zu", size,
                       HEADER_SIZE + n);
     }
-    memcpy(bytes, STATE_MAGIC, HEADER_SIZE - 1);
-    bytes[HEADER_SIZE - 1] = (fmi2Byte)state_index(saved->state);
+    unsigned char index = state_index(saved->state);
+    uint32_t crc = crc32_of(body, n, crc32_of(&index, 1, 0));
+    memcpy(bytes, STATE_MAGIC, MAGIC_SIZE);
+    bytes[MAGIC_SIZE] = (fmi2Byte)index;
+    for (int i = 0; i < 4; ++i) bytes[MAGIC_SIZE + 1 + i] = (fmi2Byte)(crc >> (8 * i));
     memcpy(bytes + HEADER_SIZE, body, n);
     free(body);
     return status;
+}
+
+/* The phase a component's serialized state holds (the body as the component serializes it): a native body
+ * (fmi2_native.c: "mechfmu-native-state 2", the class name, five doubles, then "initialized" and "in Model Exchange
+ * use" as little-endian doubles) or a Python component's JSON (json.dumps of components/base.py get_state: the last
+ * top-level key before "accepted" is "initialized"). 1 initialized, 0 not, -1 not known; *model_exchange likewise. */
+static int body_phase(const char *body, size_t n, int *model_exchange) {
+    static const char native[] = "mechfmu-native-state 2", key[] = ", \"initialized\": ";
+    *model_exchange = -1;
+    if (n > sizeof native && !memcmp(body, native, sizeof native)) {
+        const char *name_end = memchr(body + sizeof native, '\0', n - sizeof native);
+        size_t at = name_end ? (size_t)(name_end + 1 - body) + 5 * 8 : n;
+        if (at + 16 > n) return -1;
+        double flags[2];
+        for (int k = 0; k < 2; ++k) {
+            uint64_t bits = 0;
+            for (int i = 7; i >= 0; --i) bits = bits << 8 | (unsigned char)body[at + 8 * k + (size_t)i];
+            memcpy(&flags[k], &bits, sizeof bits);
+        }
+        *model_exchange = flags[1] == 1.0 ? 1 : flags[1] == 0.0 ? 0 : -1;
+        return flags[0] == 1.0 ? 1 : flags[0] == 0.0 ? 0 : -1;
+    }
+    if (n < sizeof key + 4 || body[0] != '{') return -1;
+    for (size_t i = n - (sizeof key - 1) - 4; i > 0; --i) /* the last occurrence: the top level's */
+        if (!memcmp(body + i, key, sizeof key - 1)) {
+            const char *value = body + i + sizeof key - 1;
+            size_t left = n - (i + sizeof key - 1);
+            return left >= 4 && !memcmp(value, "true", 4) ? 1 : left >= 5 && !memcmp(value, "false", 5) ? 0 : -1;
+        }
+    return -1;
 }
 
 /* The blob is checked here (header) and completely by the component (components/fmi.py), which hands
@@ -722,10 +792,18 @@ fmi2Status fmi2SerializeFMUstate(fmi2Component c, fmi2FMUstate state, fmi2Byte b
 fmi2Status fmi2DeSerializeFMUstate(fmi2Component c, const fmi2Byte bytes[], size_t size, fmi2FMUstate *state) {
     ENTER("fmi2DeSerializeFMUstate", LIVE);
     NEED(bytes && state, "fmi2DeSerializeFMUstate", "%s is NULL", bytes ? "FMUstate*" : "serializedState");
-    int index = size >= HEADER_SIZE ? (unsigned char)bytes[HEADER_SIZE - 1] : 31;
+    int index = size >= HEADER_SIZE ? (unsigned char)bytes[MAGIC_SIZE] : 31;
     int kind = index < 16 ? 1 << index : 0;
-    NEED(size > HEADER_SIZE && memcmp(bytes, STATE_MAGIC, HEADER_SIZE - 1) == 0, "fmi2DeSerializeFMUstate",
+    NEED(size < MAGIC_SIZE || memcmp(bytes, OLD_STATE_MAGIC, MAGIC_SIZE) != 0, "fmi2DeSerializeFMUstate",
+         "the state was serialized by an earlier version of this FMU (state format 2, without a checksum): this "
+         "version cannot read it; serialize the state again with this FMU");
+    NEED(size > HEADER_SIZE && memcmp(bytes, STATE_MAGIC, MAGIC_SIZE) == 0, "fmi2DeSerializeFMUstate",
          "the %zu bytes are not a serialized state of this FMU (no mechfmu state header)", size);
+    uint32_t stored = 0;
+    for (int i = 3; i >= 0; --i) stored = stored << 8 | (unsigned char)bytes[MAGIC_SIZE + 1 + i];
+    NEED(crc32_of(bytes + HEADER_SIZE, size - HEADER_SIZE, crc32_of(bytes + MAGIC_SIZE, 1, 0)) == stored,
+         "fmi2DeSerializeFMUstate", "the state's checksum does not match its %zu bytes (changed or damaged after it "
+         "was serialized): refused", size);
     NEED(kind & LIVE, "fmi2DeSerializeFMUstate", "the state header names no FMI state (%d)", index);
     NEED(!(kind & (w->model_exchange ? (STEP_COMPLETE | STEP_FAILED) : (EVENT_MODE | CONTINUOUS_TIME_MODE))),
          "fmi2DeSerializeFMUstate", "the state was saved by a %s instance (in %s); this instance is %s",
@@ -746,7 +824,20 @@ fmi2Status fmi2DeSerializeFMUstate(fmi2Component c, const fmi2Byte bytes[], size
         slave_free_state(w->slave, fresh);
         return refused;
     }
+    /* the body's phase agrees with the header's FMI state and with this instance's interface */
+    int model_exchange, initialized = body_phase(check, n, &model_exchange);
     free(check);
+    const char *contradiction =
+        model_exchange >= 0 && model_exchange != w->model_exchange
+        ? "its body is of the other interface (Model Exchange / Co-Simulation)"
+        : initialized == 1 && (kind & (INSTANTIATED | INITIALIZATION_MODE)) ? "its body is initialized"
+        : initialized == 0 && (kind & (STEP_COMPLETE | STEP_FAILED | EVENT_MODE | CONTINUOUS_TIME_MODE))
+        ? "its body is not initialized" : NULL;
+    if (contradiction) {
+        slave_free_state(w->slave, fresh);
+        return refuse(w, "fmi2DeSerializeFMUstate", "the state's header says %s, but %s: refused", state_name(kind),
+                      contradiction);
+    }
     /* always a new state (FMI: "constructs a copy"; unlike fmi2GetFMUstate, *state is not reused) */
     fmi2Status tracked = track(w, fresh, kind, state);
     if (tracked == fmi2OK) ((Saved *)*state)->object_size = n;
@@ -754,9 +845,6 @@ fmi2Status fmi2DeSerializeFMUstate(fmi2Component c, const fmi2Byte bytes[], size
 }
 
 /* --- the rest ------------------------------------------------------------------------------ */
-
-/* more variables than a call may name: far above any component's, far below an overflow of the sizes */
-#define MAX_VARIABLES 1000000
 
 fmi2Status fmi2GetDirectionalDerivative(fmi2Component c, const fmi2ValueReference vUnknown[], size_t nUnknown,
                                         const fmi2ValueReference vKnown[], size_t nKnown, const fmi2Real dvKnown[],
@@ -907,6 +995,7 @@ fmi2Status fmi2SetTime(fmi2Component c, fmi2Real time) {
 fmi2Status fmi2SetContinuousStates(fmi2Component c, const fmi2Real x[], size_t nx) {
     ENTER_ME("fmi2SetContinuousStates", CONTINUOUS_TIME_MODE);
     NEED(x || nx == 0, "fmi2SetContinuousStates", "x is NULL with nx = %zu", nx);
+    NEED(nx <= MAX_VARIABLES, "fmi2SetContinuousStates", "nx = %zu: more than any FMU has (%d)", nx, MAX_VARIABLES);
     return finish(w, slave_model_exchange(w->slave, "me_set_states", "fmi2SetContinuousStates", x, nx, NULL, 0), 0);
 }
 
@@ -916,6 +1005,8 @@ fmi2Status fmi2SetContinuousStates(fmi2Component c, const fmi2Real x[], size_t n
     fmi2Status fmi2##name(fmi2Component c, fmi2Real array[], size_t count) {                         \
         ENTER_ME("fmi2" #name, EVALUABLE);                                                           \
         NEED(array || count == 0, "fmi2" #name, #array " is NULL with " #count " = %zu", count);      \
+        NEED(count <= MAX_VARIABLES, "fmi2" #name, #count " = %zu: more than any FMU has (%d)", count,  \
+             MAX_VARIABLES);                                                                         \
         fmi2Real *values = count ? malloc(count * sizeof *values) : NULL;                            \
         NEED(values || count == 0, "fmi2" #name, "out of memory");                                   \
         fmi2Status status = finish(w, slave_model_exchange(w->slave, method, "fmi2" #name, NULL, 0, values, count), 0); \

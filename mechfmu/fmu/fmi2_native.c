@@ -31,7 +31,9 @@
 #define HUGE_VALUE 1e150
 /* a saved time that is none (components/model_exchange.py) */
 #define NO_TIME (-1e308)
-#define SERIAL_MAGIC "mechfmu-native-state 1"
+/* a serialized state's first bytes; the format before this one (no checksum) is refused, named */
+#define SERIAL_MAGIC "mechfmu-native-state 2"
+#define OLD_SERIAL_MAGIC "mechfmu-native-state 1"
 
 /* --- Python's words ---------------------------------------------------------------------------- */
 
@@ -48,8 +50,8 @@ void native_repr(double x, char *out, size_t size) {
     char digits[24];
     size_t count = 0;
     const char *p = text + (text[0] == '-');
-    for (; *p && *p != 'e'; ++p)
-        if (*p != '.') digits[count++] = *p;
+    for (; *p && *p != 'e'; ++p) /* the digits (the decimal point is the locale's: one byte or more) */
+        if (*p >= '0' && *p <= '9' && count < sizeof digits - 1) digits[count++] = *p;
     while (count > 1 && digits[count - 1] == '0') --count;
     digits[count] = '\0';
     int point = (x == 0.0 ? 0 : atoi(p + 1)) + 1; /* the value is 0.<digits> * 10^point */
@@ -251,7 +253,48 @@ static void reset_values(Slave *s) {
     s->cached = 0;
 }
 
-/* --- an FMU variant's own defaults: resources/start_values.json (components/fmi.py START_VALUES) ------------------ */
+/* --- numbers whatever the locale ------------------------------------------------------------------------------- */
+
+int native_read_decimal(const char *text, size_t length, double *value) {
+    size_t i = 0, digits = 0;
+    if (i < length && (text[i] == '+' || text[i] == '-')) ++i;
+    for (; i < length && text[i] >= '0' && text[i] <= '9'; ++i) ++digits;
+    size_t point = i;
+    if (i < length && text[i] == '.')
+        for (++i; i < length && text[i] >= '0' && text[i] <= '9'; ++i) ++digits;
+    if (!digits) return -1;
+    if (i < length && (text[i] == 'e' || text[i] == 'E')) {
+        size_t exponent = 0;
+        if (++i < length && (text[i] == '+' || text[i] == '-')) ++i;
+        for (; i < length && text[i] >= '0' && text[i] <= '9'; ++i) ++exponent;
+        if (!exponent) return -1;
+    }
+    if (i != length) return -1;
+    /* strtod reads the decimal point of LC_NUMERIC, which snprintf writes in the same thread: "0.5" as it prints */
+    char sample[16], radix[8];
+    snprintf(sample, sizeof sample, "%.1f", 0.5);
+    size_t radix_length = strlen(sample) > 3 ? strlen(sample) - 2 : 1;
+    if (radix_length >= sizeof radix) return -1;
+    memcpy(radix, sample + 1, radix_length);
+    char local[128], *copy = length + radix_length < sizeof local ? local : malloc(length + radix_length + 1);
+    if (!copy) return -1;
+    size_t k = 0;
+    for (size_t p = 0; p < length; ++p) {
+        if (p == point && text[p] == '.') memcpy(copy + k, radix, radix_length), k += radix_length;
+        else copy[k++] = text[p];
+    }
+    copy[k] = '\0';
+    char *stop;
+    *value = strtod(copy, &stop);
+    int whole = stop == copy + k;
+    if (copy != local) free(copy);
+    return whole ? 0 : -1;
+}
+
+/* --- an FMU variant's own defaults: resources/start_values.json (components/fmi.py START_VALUES) ------------------
+ * Strict JSON (RFC 8259) of one object whose values are numbers, true, false or strings, read whole before any value
+ * is applied: every byte checked (valid UTF-8, no control character in a string, \u escapes with their surrogate
+ * pairs), no trailing data, no name twice; the file at most START_VALUES_LIMIT bytes. */
 
 typedef struct {
     const char *p, *end;
@@ -261,50 +304,289 @@ static void json_space(Json *j) {
     while (j->p < j->end && (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r')) ++j->p;
 }
 
-/* a JSON string into out (UTF-8; \uXXXX escapes of the Basic Multilingual Plane): 0, or -1 */
-static int json_string(Json *j, char *out, size_t size) {
-    size_t k = 0;
-    if (j->p >= j->end || *j->p != '"') return -1;
-    for (++j->p; j->p < j->end && *j->p != '"'; ++j->p) {
-        unsigned int c = (unsigned char)*j->p;
-        if (c == '\\') {
-            if (++j->p >= j->end) return -1;
-            const char *escapes = "\"\\/bfnrt", *found = strchr(escapes, *j->p);
-            if (*j->p == 'u') {
-                if (j->end - j->p < 5) return -1;
-                char hex[5] = {j->p[1], j->p[2], j->p[3], j->p[4], 0};
-                c = (unsigned int)strtoul(hex, NULL, 16);
-                j->p += 4;
-            } else if (found && *found) {
-                c = (unsigned char)"\"\\/\b\f\n\r\t"[found - escapes];
-            } else {
-                return -1;
-            }
-            if (k + 4 >= size) return -1;
-            if (c >= 0x800) {
-                out[k++] = (char)(0xe0 | c >> 12), out[k++] = (char)(0x80 | ((c >> 6) & 0x3f));
-                out[k++] = (char)(0x80 | (c & 0x3f));
-            } else if (c >= 0x80) {
-                out[k++] = (char)(0xc0 | c >> 6), out[k++] = (char)(0x80 | (c & 0x3f));
-            } else {
-                out[k++] = (char)c;
-            }
-            continue;
-        }
-        if (k + 1 >= size) return -1;
-        out[k++] = (char)c;
+/* The length of the UTF-8 sequence at p (1 to 4 bytes, before end) as Python's strict decoder takes it, or 0. */
+static size_t utf8_sequence(const unsigned char *p, const unsigned char *end) {
+    size_t n = p[0] < 0x80 ? 1 : p[0] >= 0xc2 && p[0] <= 0xdf ? 2 : p[0] >= 0xe0 && p[0] <= 0xef ? 3
+             : p[0] >= 0xf0 && p[0] <= 0xf4 ? 4 : 0;
+    if (!n || (size_t)(end - p) < n) return 0;
+    for (size_t i = 1; i < n; ++i)
+        if ((p[i] & 0xc0) != 0x80) return 0;
+    if ((p[0] == 0xe0 && p[1] < 0xa0) || (p[0] == 0xed && p[1] >= 0xa0) || (p[0] == 0xf0 && p[1] < 0x90)
+        || (p[0] == 0xf4 && p[1] >= 0x90))
+        return 0; /* overlong, a surrogate, beyond U+10FFFF */
+    return n;
+}
+
+static int json_hex(const char *p, unsigned *code) {
+    *code = 0;
+    for (int i = 0; i < 4; ++i) {
+        char c = p[i];
+        unsigned digit = c >= '0' && c <= '9' ? (unsigned)(c - '0') : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10)
+                       : c >= 'A' && c <= 'F' ? (unsigned)(c - 'A' + 10) : 16;
+        if (digit == 16) return -1;
+        *code = *code << 4 | digit;
     }
-    if (j->p >= j->end) return -1;
-    ++j->p;
-    out[k] = '\0';
     return 0;
 }
 
-static int checked_set(Slave *s, fmi2ValueReference vr, double value);
-void native_repr_text(const char *text, char *out, size_t size);
+/* A JSON string at j->p into *out (malloc'd, *length bytes and a NUL): NULL, or why not. */
+static const char *json_string(Json *j, char **out, size_t *length) {
+    *out = NULL;
+    if (j->p >= j->end || *j->p != '"') return "a name or string expected";
+    const char *start = ++j->p, *q = start;
+    while (q < j->end && *q != '"') q += *q == '\\' && q + 1 < j->end ? 2 : 1;
+    if (q >= j->end) return "a string without its closing quote";
+    char *text = malloc((size_t)(q - start) + 1); /* a decoded string is never longer than its source */
+    if (!text) return "out of memory";
+    size_t k = 0;
+    const char *why = NULL;
+    for (const char *p = start; !why && p < q;) {
+        unsigned char c = (unsigned char)*p;
+        if (c < 0x20) {
+            why = "a control character in a string (it must be escaped)";
+        } else if (c != '\\') {
+            size_t n = utf8_sequence((const unsigned char *)p, (const unsigned char *)q);
+            if (!n) why = "a string that is not valid UTF-8";
+            else memcpy(text + k, p, n), k += n, p += n;
+        } else if (p[1] != 'u') {
+            const char *escapes = "\"\\/bfnrt", *found = memchr(escapes, p[1], 8);
+            if (!found) why = "an invalid escape in a string";
+            else text[k++] = "\"\\/\b\f\n\r\t"[found - escapes], p += 2;
+        } else {
+            unsigned code, low;
+            if (q - p < 6 || json_hex(p + 2, &code) != 0) { why = "an invalid \\u escape in a string"; break; }
+            p += 6;
+            if (code >= 0xdc00 && code <= 0xdfff) { why = "a lone surrogate (\\u escape) in a string"; break; }
+            if (code >= 0xd800 && code <= 0xdbff) {
+                if (q - p < 6 || p[0] != '\\' || p[1] != 'u' || json_hex(p + 2, &low) != 0 || low < 0xdc00
+                    || low > 0xdfff) { why = "a lone surrogate (\\u escape) in a string"; break; }
+                code = 0x10000 + ((code - 0xd800) << 10) + (low - 0xdc00);
+                p += 6;
+            }
+            if (code < 0x80) {
+                text[k++] = (char)code;
+            } else if (code < 0x800) {
+                text[k++] = (char)(0xc0 | code >> 6), text[k++] = (char)(0x80 | (code & 0x3f));
+            } else if (code < 0x10000) {
+                text[k++] = (char)(0xe0 | code >> 12), text[k++] = (char)(0x80 | ((code >> 6) & 0x3f));
+                text[k++] = (char)(0x80 | (code & 0x3f));
+            } else {
+                text[k++] = (char)(0xf0 | code >> 18), text[k++] = (char)(0x80 | ((code >> 12) & 0x3f));
+                text[k++] = (char)(0x80 | ((code >> 6) & 0x3f)), text[k++] = (char)(0x80 | (code & 0x3f));
+            }
+        }
+    }
+    if (why) {
+        free(text);
+        return why;
+    }
+    text[k] = '\0';
+    j->p = q + 1;
+    *out = text, *length = k;
+    return NULL;
+}
 
-/* Apply the file's values as if the host had set them (components/fmi.py _apply_start_values); the first that is
- * refused is logged as an error and ends it. */
+/* A JSON value that is a number, true, false or a string into *m: NULL, or why not. */
+static const char *json_value(Json *j, JsonMember *m) {
+    if (j->p >= j->end) return "a value expected";
+    if (*j->p == '"') {
+        m->kind = JSON_STRING;
+        return json_string(j, &m->text, &m->text_length);
+    }
+    static const char *const words[] = {"true", "false", "null"};
+    for (int w = 0; w < 3; ++w) {
+        size_t n = strlen(words[w]);
+        if ((size_t)(j->end - j->p) >= n && !memcmp(j->p, words[w], n)) {
+            if (w == 2) return "null is not a parameter value";
+            m->kind = w ? JSON_FALSE : JSON_TRUE, m->number = w ? 0.0 : 1.0;
+            j->p += n;
+            return NULL;
+        }
+    }
+    if (*j->p == '[' || *j->p == '{') return "an array or object is not a parameter value";
+    const char *start = j->p;
+    if (j->p < j->end && *j->p == '-') ++j->p;
+    if (j->p < j->end && *j->p == '0') ++j->p;
+    else if (j->p < j->end && *j->p >= '1' && *j->p <= '9')
+        while (j->p < j->end && *j->p >= '0' && *j->p <= '9') ++j->p;
+    else return "not a JSON value";
+    m->kind = JSON_INTEGER;
+    if (j->p < j->end && *j->p == '.') {
+        m->kind = JSON_NUMBER;
+        if (++j->p >= j->end || *j->p < '0' || *j->p > '9') return "a number without digits after its point";
+        while (j->p < j->end && *j->p >= '0' && *j->p <= '9') ++j->p;
+    }
+    if (j->p < j->end && (*j->p == 'e' || *j->p == 'E')) {
+        m->kind = JSON_NUMBER;
+        if (++j->p < j->end && (*j->p == '+' || *j->p == '-')) ++j->p;
+        if (j->p >= j->end || *j->p < '0' || *j->p > '9') return "a number without digits in its exponent";
+        while (j->p < j->end && *j->p >= '0' && *j->p <= '9') ++j->p;
+    }
+    if (native_read_decimal(start, (size_t)(j->p - start), &m->number) != 0) return "not a JSON number";
+    return NULL;
+}
+
+void native_json_free(JsonMember *members, size_t count) {
+    for (size_t i = 0; members && i < count; ++i) free(members[i].name), free(members[i].text);
+    free(members);
+}
+
+/* The members of the JSON object in `size` bytes (in their order) into *out and *count: 0, or -1 with `why` set. */
+int native_json_object(const char *bytes, size_t size, JsonMember **out, size_t *count, char *why, size_t why_size) {
+    Json j = {bytes, bytes + size};
+    JsonMember *members = NULL;
+    size_t used = 0, capacity = 0;
+    const char *problem = NULL;
+    json_space(&j);
+    if (j.p >= j.end || *j.p != '{') problem = "not a JSON object";
+    else ++j.p, json_space(&j);
+    int closed = 0;
+    while (!problem && !closed) {
+        if (j.p < j.end && *j.p == '}' && used == 0) { ++j.p, closed = 1; break; }
+        if (used == capacity) {
+            size_t grown = capacity ? 2 * capacity : 16;
+            JsonMember *more = grown < SIZE_MAX / sizeof *more ? realloc(members, grown * sizeof *more) : NULL;
+            if (!more) { problem = "out of memory"; break; }
+            members = more, capacity = grown;
+        }
+        JsonMember *m = &members[used];
+        memset(m, 0, sizeof *m);
+        ++used;
+        if ((problem = json_string(&j, &m->name, &m->name_length))) break;
+        for (size_t i = 0; i + 1 < used; ++i)
+            if (members[i].name_length == m->name_length && !memcmp(members[i].name, m->name, m->name_length)) {
+                char repr[600];
+                native_repr_text(m->name, repr, sizeof repr);
+                snprintf(why, why_size, "the name %s appears more than once", repr);
+                native_json_free(members, used);
+                return -1;
+            }
+        json_space(&j);
+        if (j.p >= j.end || *j.p != ':') { problem = "':' expected after a name"; break; }
+        ++j.p, json_space(&j);
+        if ((problem = json_value(&j, m))) break;
+        json_space(&j);
+        if (j.p < j.end && *j.p == ',') ++j.p, json_space(&j);
+        else if (j.p < j.end && *j.p == '}') ++j.p, closed = 1;
+        else problem = j.p < j.end ? "',' or '}' expected after a value" : "the object is not closed";
+    }
+    if (!problem) {
+        json_space(&j);
+        if (j.p != j.end) problem = "data after the object";
+    }
+    if (problem) {
+        snprintf(why, why_size, "not a JSON object of parameter values: %s (at byte %zu)", problem,
+                 (size_t)(j.p - bytes));
+        native_json_free(members, used);
+        return -1;
+    }
+    *out = members, *count = used;
+    return 0;
+}
+
+/* resources/start_values.json: at most this many bytes (a larger file is refused, saying so) */
+#define START_VALUES_LIMIT ((size_t)256 << 20)
+
+/* The whole file in a new buffer (*size bytes): NULL with `why` set if it cannot be read or is too large. */
+static char *read_whole(FILE *file, size_t *size, char *why, size_t why_size) {
+    size_t used = 0, capacity = 1 << 16;
+    char *text = malloc(capacity);
+    while (text) {
+        used += fread(text + used, 1, capacity - used, file);
+        if (used < capacity) break;
+        if (capacity >= START_VALUES_LIMIT + 1) {
+            snprintf(why, why_size, "is larger than %zu MiB, the most an FMU reads", START_VALUES_LIMIT >> 20);
+            free(text);
+            return NULL;
+        }
+        size_t grown = capacity * 2 > START_VALUES_LIMIT + 1 ? START_VALUES_LIMIT + 1 : capacity * 2;
+        char *more = realloc(text, grown);
+        if (!more) free(text);
+        text = more, capacity = grown;
+    }
+    if (!text) snprintf(why, why_size, "out of memory");
+    else if (ferror(file)) snprintf(why, why_size, "cannot be read (a read error)"), free(text), text = NULL;
+    *size = used;
+    return text;
+}
+
+static int checked_set(Slave *s, fmi2ValueReference vr, double value);
+
+/* Python's repr of `length` bytes that may hold NULs (shown as \x00), cut to fit `size` (>= 8). */
+static void repr_bytes(const char *text, size_t length, char *out, size_t size) {
+    native_repr_text(text, out, size);
+    size_t used = strlen(out) - 1; /* before the closing quote */
+    char quote = out[used];
+    for (size_t at = strlen(text); at < length && used + 8 < size; at += strlen(text + at)) {
+        char piece[1000];
+        ++at; /* the NUL */
+        native_repr_text(text + at, piece, sizeof piece);
+        size_t n = strlen(piece) - 2;
+        if (n > size - used - 8) n = size - used - 8;
+        memcpy(out + used, "\\x00", 4);
+        memcpy(out + used + 4, piece + 1, n);
+        used += 4 + n;
+    }
+    out[used] = quote, out[used + 1] = '\0';
+}
+
+/* One member of the file set as the host would set it: 0, or -1 with `problem` set. */
+static int apply_member(Slave *s, const JsonMember *m, char *problem, size_t size) {
+    NativeInstance *n = inst(s);
+    size_t vr = 0;
+    while (vr < s->cls->variable_count && !(strlen(s->cls->variables[vr].name) == m->name_length
+                                             && !memcmp(s->cls->variables[vr].name, m->name, m->name_length))) ++vr;
+    const NativeVariable *v = vr < s->cls->variable_count ? &s->cls->variables[vr] : NULL;
+    char repr[1000];
+    if (!v || v->causality == NATIVE_OUTPUT || v->causality == NATIVE_LOCAL) {
+        repr_bytes(m->name, m->name_length, repr, 600);
+        snprintf(problem, size, "%s: no parameter or input named %s%s", s->named.name, repr,
+                 strlen(m->name) != m->name_length ? " (the name holds a NUL character)" : "");
+        return -1;
+    }
+    const char *wrong = NULL;
+    if (m->kind == JSON_STRING) {
+        if (v->type == NATIVE_STRING && strlen(m->text) == m->text_length) {
+            char *copy = platform_strndup(m->text, m->text_length);
+            if (!copy) return snprintf(problem, size, "out of memory"), -1;
+            free(n->strings[vr]);
+            n->strings[vr] = copy;
+            if (s->cls->parameter_changed) s->cls->parameter_changed(n);
+            return 0;
+        }
+        repr_bytes(m->text, m->text_length, repr, sizeof repr);
+        wrong = v->type == NATIVE_STRING ? "holds a NUL character (\\u0000), which an FMI String cannot"
+              : v->type == NATIVE_REAL ? "is a string, not a Real" : v->type == NATIVE_INTEGER
+              ? "is not an integer" : "is not a Boolean (true/false or 1/0)";
+        snprintf(problem, size, "%s '%s': %s = %s %s", s->cls->name, s->named.name, v->name, repr, wrong);
+        return -1;
+    }
+    int boolean = m->kind == JSON_TRUE || m->kind == JSON_FALSE;
+    if (v->type == NATIVE_STRING) wrong = "is not a String";
+    else if (v->type == NATIVE_REAL && boolean) wrong = "is a Boolean, not a Real";
+    else if (v->type == NATIVE_INTEGER && (boolean || m->number != floor(m->number) || !isfinite(m->number)))
+        wrong = "is not an integer";
+    else if (v->type == NATIVE_INTEGER && !(m->number >= -2147483648.0 && m->number <= 2147483647.0))
+        wrong = "does not fit an FMI Integer (32 bits: -2147483648 to 2147483647)";
+    else if (v->type == NATIVE_BOOLEAN && !boolean && !(m->kind == JSON_INTEGER && (m->number == 0.0 || m->number == 1.0)))
+        wrong = "is not a Boolean (true/false or 1/0)";
+    if (wrong) {
+        if (boolean) snprintf(repr, sizeof repr, "%s", m->kind == JSON_TRUE ? "True" : "False");
+        else if (v->type == NATIVE_INTEGER && m->kind == JSON_INTEGER && fabs(m->number) < 1e17)
+            snprintf(repr, sizeof repr, "%.0f", m->number);
+        else native_repr(m->number, repr, sizeof repr);
+        snprintf(problem, size, "%s '%s': %s = %s %s", s->cls->name, s->named.name, v->name, repr, wrong);
+        return -1;
+    }
+    if (checked_set(s, (fmi2ValueReference)vr, m->number + 0.0) != 0) {
+        snprintf(problem, size, "%s", n->message);
+        return -1;
+    }
+    return 0;
+}
+
+/* Apply the file's values as if the host had set them, in their order (components/fmi.py _apply_start_values);
+ * a file that is not such an object is refused whole, and the first value refused is logged and ends it. */
 static void apply_start_values(Slave *s) {
     NativeInstance *n = inst(s);
     if (!n->resources) return;
@@ -315,81 +597,16 @@ static void apply_start_values(Slave *s) {
     FILE *file = platform_fopen(path, "rb");
     free(path);
     if (!file) return;
-    char *text = malloc(1 << 20);
-    size_t size = text ? fread(text, 1, (1 << 20) - 1, file) : 0;
+    char problem[NATIVE_MESSAGE_SIZE + 64];
+    size_t size = 0, count = 0;
+    char *text = read_whole(file, &size, problem, sizeof problem);
     fclose(file);
-    if (!text) return;
-    Json j = {text, text + size};
-    char name[512], value_text[4096], problem[4000];
-    const char *why = NULL;
-    json_space(&j);
-    if (j.p >= j.end || *j.p++ != '{') why = "not a JSON object of parameter values";
-    json_space(&j);
-    int first = 1;
-    while (!why && j.p < j.end && *j.p != '}') {
-        if (!first) {
-            if (*j.p++ != ',') { why = "not a JSON object of parameter values"; break; }
-            json_space(&j);
-        }
-        first = 0;
-        if (json_string(&j, name, sizeof name) != 0) { why = "not a JSON object of parameter values"; break; }
-        json_space(&j);
-        if (j.p >= j.end || *j.p++ != ':') { why = "not a JSON object of parameter values"; break; }
-        json_space(&j);
-        size_t vr = 0;
-        while (vr < s->cls->variable_count && strcmp(s->cls->variables[vr].name, name)) ++vr;
-        const NativeVariable *v = vr < s->cls->variable_count ? &s->cls->variables[vr] : NULL;
-        if (!v || v->causality == NATIVE_OUTPUT || v->causality == NATIVE_LOCAL) {
-            char repr[600];
-            native_repr_text(name, repr, sizeof repr);
-            snprintf(problem, sizeof problem, "%s: no parameter or input named %s", s->named.name, repr);
-            why = problem;
-            break;
-        }
-        if (j.p < j.end && *j.p == '"') { /* a text: a String's value, refused by any other type */
-            if (json_string(&j, value_text, sizeof value_text) != 0) { why = "not a JSON object"; break; }
-            if (v->type == NATIVE_STRING) {
-                if (n->initialized) break;
-                free(n->strings[vr]);
-                n->strings[vr] = platform_strndup(value_text, SIZE_MAX);
-                if (s->cls->parameter_changed) s->cls->parameter_changed(n);
-            } else {
-                char repr[8200];
-                native_repr_text(value_text, repr, sizeof repr);
-                snprintf(problem, sizeof problem, "%s '%s': %s = %.1000s %s", s->cls->name, s->named.name, name, repr,
-                         v->type == NATIVE_REAL ? "is a string, not a Real" : v->type == NATIVE_INTEGER
-                         ? "is not an integer" : "is not a Boolean (true/false or 1/0)");
-                why = problem;
-            }
-        } else { /* a number, true or false */
-            double value;
-            int is_bool = 0;
-            if (j.end - j.p >= 4 && !strncmp(j.p, "true", 4)) value = 1.0, is_bool = 1, j.p += 4;
-            else if (j.end - j.p >= 5 && !strncmp(j.p, "false", 5)) value = 0.0, is_bool = 1, j.p += 5;
-            else {
-                char *stop;
-                value = strtod(j.p, &stop);
-                if (stop == j.p) { why = "not a JSON object of parameter values"; break; }
-                j.p = stop;
-            }
-            if (v->type == NATIVE_STRING || (v->type == NATIVE_INTEGER && (is_bool || value != floor(value)))
-                || (v->type == NATIVE_BOOLEAN && !is_bool && value != 0.0 && value != 1.0)) {
-                char repr[40];
-                if (is_bool) snprintf(repr, sizeof repr, "%s", value != 0.0 ? "True" : "False");
-                else native_repr(value, repr, sizeof repr);
-                snprintf(problem, sizeof problem, "%s '%s': %s = %s %s", s->cls->name, s->named.name, name, repr,
-                         v->type == NATIVE_STRING ? "is not a String" : v->type == NATIVE_INTEGER
-                         ? "is not an integer" : "is not a Boolean (true/false or 1/0)");
-                why = problem;
-            } else if (checked_set(s, (fmi2ValueReference)vr, value) != 0) {
-                snprintf(problem, sizeof problem, "%s", n->message);
-                why = problem;
-            }
-        }
-        json_space(&j);
-    }
-    if (why) log_error(s, "start_values.json: %s", why);
+    JsonMember *members = NULL;
+    int failed = !text || native_json_object(text, size, &members, &count, problem, sizeof problem) != 0;
     free(text);
+    for (size_t i = 0; !failed && i < count; ++i) failed = apply_member(s, &members[i], problem, sizeof problem) != 0;
+    native_json_free(members, count);
+    if (failed) log_error(s, "start_values.json: %s", problem);
 }
 
 static Slave *instantiate(const NativeClass *c, fmi2String instanceName, fmi2String fmuResourceLocation,
@@ -651,9 +868,13 @@ fmi2Status slave_get_real(Slave *s, const fmi2ValueReference vr[], size_t nvr, f
 
 fmi2Status slave_get_integer(Slave *s, const fmi2ValueReference vr[], size_t nvr, fmi2Integer values[]) {
     double value;
-    for (size_t i = 0; i < nvr; ++i)
-        values[i] = variable(s, vr[i], NATIVE_INTEGER, 0) && read_value(s, vr[i], &value) == 0 ? (fmi2Integer)value
-                                                                                                   : 0;
+    for (size_t i = 0; i < nvr; ++i) {
+        values[i] = 0;
+        if (!variable(s, vr[i], NATIVE_INTEGER, 0) || read_value(s, vr[i], &value) != 0) continue;
+        if (value == floor(value) && value >= -2147483648.0 && value <= 2147483647.0) values[i] = (fmi2Integer)value;
+        else log_error(s, "%s: fmi2GetInteger: %s = %.17g is not an FMI Integer (32 bits)", s->named.name,
+                       s->cls->variables[vr[i]].name, value);
+    }
     return fmi2OK;
 }
 
@@ -860,48 +1081,74 @@ static int difference(Slave *s, fmi2ValueReference unknown, fmi2ValueReference k
     return 0;
 }
 
-/* in = (nUnknown, nKnown, the unknowns' and the knowns' value references, the seeds); out: nUnknown values. */
-static fmi2Status directional_derivative(Slave *s, const char *what, const fmi2Real in[], fmi2Real out[]) {
+/* in = (nUnknown, nKnown, the unknowns' and the knowns' value references, the seeds), `nin` values; out: nUnknown
+ * values. Each partial is found (or differenced) once per distinct (unknown, known) pair and each distinct unknown's
+ * sum is formed once, in the order of the knowns: the cost is linear in nUnknown + nKnown (times the class's number of
+ * variables), whatever the references repeat, and every sum is the one a term-by-term loop would form. */
+static fmi2Status directional_derivative(Slave *s, const char *what, const fmi2Real in[], size_t nin,
+                                         fmi2Real out[], size_t nout) {
     const NativeClass *c = s->cls;
     NativeInstance *n = inst(s);
+    const size_t variables = c->variable_count;
+    if (nin < 2 || !(in[0] >= 0.0 && in[1] >= 0.0 && in[0] <= (double)nin && in[1] <= (double)nin)
+        || 2 + (size_t)in[0] + 2 * (size_t)in[1] != nin || (size_t)in[0] != nout)
+        return refused(s, what, "a request whose counts do not match its arrays");
     const size_t nu = (size_t)in[0], nk = (size_t)in[1];
     const size_t first_output = c->parameter_count + c->input_count, first_local = first_output + c->output_count;
     const double *unknowns = in + 2, *knowns = in + 2 + nu, *seeds = in + 2 + nu + nk;
     for (size_t i = 0; i < nu + nk; ++i) /* every reference exists, then each is of its kind (as the Python FMU) */
-        if ((fmi2ValueReference)unknowns[i] >= c->variable_count && !partial_operand(s, (fmi2ValueReference)unknowns[i], 0))
+        if (!(unknowns[i] >= 0.0 && unknowns[i] < (double)variables)
+            && !partial_operand(s, unknowns[i] >= 0.0 && unknowns[i] < 4294967296.0 ? (fmi2ValueReference)unknowns[i]
+                                                                                        : 0xffffffffu, 0))
             return refused(s, what, n->message);
     for (size_t i = 0; i < nu; ++i)
         if (!partial_operand(s, (fmi2ValueReference)unknowns[i], 0)) return refused(s, what, n->message);
     for (size_t j = 0; j < nk; ++j)
         if (!partial_operand(s, (fmi2ValueReference)knowns[j], 1)) return refused(s, what, n->message);
     size_t size = c->output_count > c->continuous_count ? c->output_count : c->continuous_count;
-    double *analytic = malloc((c->partial_count + size + 1) * sizeof *analytic), *buffer = analytic + c->partial_count;
-    if (!analytic) return refused(s, what, "out of memory");
+    /* the analytic partials, a buffer, and per variable: the partial against each known once found and each
+     * unknown's sum once formed (`found` says which) */
+    double *analytic = malloc((c->partial_count + size + variables * variables + variables + 1) * sizeof *analytic);
+    unsigned char *found = calloc(variables * variables + variables + 1, 1);
+    if (!analytic || !found) {
+        free(analytic), free(found);
+        return refused(s, what, "out of memory");
+    }
+    double *buffer = analytic + c->partial_count, *partials = buffer + size, *sums = partials + variables * variables;
+    unsigned char *summed = found + variables * variables;
     fmi2Status status = fmi2OK;
     if (c->partial_count && c->partials(n, analytic) != 0) status = refused(s, what, n->message);
     for (size_t i = 0; status == fmi2OK && i < nu; ++i) {
         const fmi2ValueReference u = (fmi2ValueReference)unknowns[i];
+        if (summed[u]) {
+            out[i] = sums[u];
+            continue;
+        }
         double total = 0.0;
         for (size_t j = 0; j < nk; ++j) {
             if (seeds[j] == 0.0) continue;
             const fmi2ValueReference k = (fmi2ValueReference)knowns[j];
-            size_t p = 0;
-            while (p < c->partial_count && !(c->partial_pattern[p][0] == u && c->partial_pattern[p][1] == k)) ++p;
-            double partial = 0.0;
-            if (p < c->partial_count) {
-                partial = analytic[p];
-            } else if (u >= first_local || k >= first_local
-                       || c->feedthrough[(u - first_output) * c->input_count + (k - c->parameter_count)]) {
-                if (difference(s, u, k, buffer, &partial) != 0) {
-                    status = refused(s, what, n->message);
-                    break;
+            double partial = partials[u * variables + k];
+            if (!found[u * variables + k]) {
+                size_t p = 0;
+                while (p < c->partial_count && !(c->partial_pattern[p][0] == u && c->partial_pattern[p][1] == k)) ++p;
+                partial = 0.0;
+                if (p < c->partial_count) {
+                    partial = analytic[p];
+                } else if (u >= first_local || k >= first_local
+                           || c->feedthrough[(u - first_output) * c->input_count + (k - c->parameter_count)]) {
+                    if (difference(s, u, k, buffer, &partial) != 0) {
+                        status = refused(s, what, n->message);
+                        break;
+                    }
                 }
+                partials[u * variables + k] = partial, found[u * variables + k] = 1;
             }
             total += partial * seeds[j];
         }
-        out[i] = total;
+        if (status == fmi2OK) out[i] = sums[u] = total, summed[u] = 1;
     }
-    free(analytic);
+    free(analytic), free(found);
     return status;
 }
 
@@ -987,7 +1234,7 @@ fmi2Status slave_model_exchange(Slave *s, const char *method, const char *what, 
         out[0] = 0.0, out[1] = defined ? 1.0 : 0.0, out[2] = defined ? next : 0.0;
         return fmi2OK;
     }
-    if (!strcmp(method, "directional_derivative")) return directional_derivative(s, what, in, out);
+    if (!strcmp(method, "directional_derivative")) return directional_derivative(s, what, in, nin, out, nout);
     if (!strcmp(method, "me_completed_step")) {
         n->accepted_time = n->time;
         return fmi2OK;
@@ -1086,8 +1333,28 @@ fmi2Status slave_set_state(Slave *s, void *state) {
 
 void slave_free_state(Slave *s, void *state) { free_saved(s->cls, state); }
 
-/* Serialized: SERIAL_MAGIC, the class name, the counts, then the doubles (times, values, state) as 8 little-endian
- * bytes each, then each String as its length (8 bytes) and bytes. */
+int slave_state_modes(void *state, int *initialized, int *model_exchange) {
+    const Saved *saved = state;
+    if (!saved || saved->rejected) return -1;
+    *initialized = saved->initialized, *model_exchange = saved->in_model_exchange;
+    return 0;
+}
+
+/* CRC-32 (IEEE 802.3, the checksum of zip and PNG) of `size` bytes, continuing `crc` (0 to start): it detects every
+ * change of one bit and of any run of up to 32 bits. */
+static uint32_t crc32_of(const void *data, size_t size, uint32_t crc) {
+    const unsigned char *p = data;
+    crc = ~crc;
+    for (size_t i = 0; i < size; ++i) {
+        crc ^= p[i];
+        for (int k = 0; k < 8; ++k) crc = (crc >> 1) ^ (0xedb88320u & (0u - (crc & 1u)));
+    }
+    return ~crc;
+}
+
+/* Serialized: SERIAL_MAGIC, the class name, the counts, then the doubles (times, phase flags, values, state) as 8
+ * little-endian bytes each, then each String as its length (8 bytes) and bytes, then the CRC-32 of everything before
+ * it (4 bytes, little-endian). */
 static void put(char **p, const void *data, size_t size) {
     memcpy(*p, data, size);
     *p += size;
@@ -1111,7 +1378,7 @@ fmi2Status slave_serialize(Slave *s, void *state, char **bytes, size_t *size) {
         memcpy(*bytes + 1, saved->rejected, *size - 1);
         return fmi2OK;
     }
-    size_t total = sizeof SERIAL_MAGIC + strlen(c->name) + 1 + 8 * (7 + c->variable_count + c->state_count);
+    size_t total = sizeof SERIAL_MAGIC + strlen(c->name) + 1 + 8 * (7 + c->variable_count + c->state_count) + 4;
     for (size_t i = 0; i < c->variable_count; ++i) total += 8 + (saved->strings[i] ? strlen(saved->strings[i]) : 0);
     char *p = *bytes = malloc(total);
     if (!p) return fmi2Error;
@@ -1131,6 +1398,10 @@ fmi2Status slave_serialize(Slave *s, void *state, char **bytes, size_t *size) {
         put_double(&p, (double)length);
         if (length) put(&p, saved->strings[i], length);
     }
+    uint32_t crc = crc32_of(*bytes, total - 4, 0);
+    unsigned char sum[4] = {(unsigned char)crc, (unsigned char)(crc >> 8), (unsigned char)(crc >> 16),
+                            (unsigned char)(crc >> 24)};
+    put(&p, sum, 4);
     *size = total;
     return fmi2OK;
 }
@@ -1158,9 +1429,18 @@ static int take_double(Reader *r, double *x) {
 /* Why the bytes are not a state of this class (NULL if they are; then `saved` holds it). */
 static const char *read_state(Slave *s, Reader *r, Saved *saved, char *why, size_t size) {
     const NativeClass *c = s->cls;
+    const char *start = r->p;
     char magic[sizeof SERIAL_MAGIC];
-    if (take(r, magic, sizeof magic) != 0 || memcmp(magic, SERIAL_MAGIC, sizeof magic))
-        return "not a native mechfmu FMU state";
+    if (take(r, magic, sizeof magic) != 0) return "not a native mechfmu FMU state";
+    if (!memcmp(magic, OLD_SERIAL_MAGIC, sizeof magic))
+        return "a state serialized by an earlier version of mechfmu (native state format 1, without a checksum): "
+               "this version cannot read it; serialize the state again with this FMU";
+    if (memcmp(magic, SERIAL_MAGIC, sizeof magic) || r->end - r->p < 4) return "not a native mechfmu FMU state";
+    const unsigned char *sum = (const unsigned char *)r->end - 4;
+    uint32_t stored = (uint32_t)sum[0] | (uint32_t)sum[1] << 8 | (uint32_t)sum[2] << 16 | (uint32_t)sum[3] << 24;
+    if (crc32_of(start, (size_t)(r->end - 4 - start), 0) != stored)
+        return "its checksum does not match its bytes (changed or damaged after it was serialized)";
+    r->end -= 4;
     size_t name_length = strlen(c->name) + 1;
     if ((size_t)(r->end - r->p) < name_length || memcmp(r->p, c->name, name_length)) return "a state of another class";
     r->p += name_length;
@@ -1197,6 +1477,25 @@ static const char *read_state(Slave *s, Reader *r, Saved *saved, char *why, size
         r->p += (size_t)length;
     }
     if (r->p != r->end) return "bytes after the state";
+    /* the phase and the times as the runtime leaves them (reset_values, exit_initialization_mode, Model Exchange) */
+    if (!saved->initialized && !(saved->accepted_time == saved->event_time
+                                 && (saved->accepted_time == -INFINITY || saved->accepted_time == saved->time)))
+        return "a state before initialization with the times of one after it (its phase contradicts its times)";
+    if (saved->initialized && !(isfinite(saved->accepted_time) && saved->event_time <= saved->accepted_time
+                                && saved->accepted_time <= saved->time))
+        return "an initialized state without the times of one (its phase contradicts its times)";
+    if (saved->initialized && !saved->in_model_exchange && saved->event_time != saved->accepted_time)
+        return "a Co-Simulation state with Model Exchange event times (its interface contradicts its times)";
+    for (size_t i = 0; i < c->variable_count; ++i) { /* an Integer or a Boolean as the fmi2Set functions leave it */
+        double v = saved->values[i];
+        int type = c->variables[i].type;
+        if ((type == NATIVE_INTEGER && !(v == floor(v) && v >= -2147483648.0 && v <= 2147483647.0))
+            || (type == NATIVE_BOOLEAN && v != 0.0 && v != 1.0)) {
+            snprintf(why, size, "state.values.%s = %.17g is not %s", c->variables[i].name, v,
+                     type == NATIVE_INTEGER ? "an FMI Integer (an integer of 32 bits)" : "a Boolean (0 or 1)");
+            return why;
+        }
+    }
     return NULL;
 }
 

@@ -127,6 +127,35 @@ double native_output_time(const NativeInstance *n);
 int native_sin(NativeInstance *n, double x, double *result);
 int native_cos(NativeInstance *n, double x, double *result);
 
+/* Python's repr of a str ('text', quoted and escaped), cut to fit `size` (components/native/expression.c). */
+void native_repr_text(const char *text, char *out, size_t size);
+
+/* A decimal number ([+-]digits[.digits][e[+-]digits], digits on one side of the point at least; no hex, inf or
+ * nan) read whole from the `length` bytes at `text` (no NUL needed) whatever the process's LC_NUMERIC, correctly
+ * rounded (an overflow gives an infinity): 0 and *value, or -1 for any other text. Thread-safe. */
+int native_read_decimal(const char *text, size_t length, double *value);
+
+/* A member of a strict JSON object (native_json_object): its name and, for a string, its text, decoded (UTF-8,
+ * NUL-terminated; the lengths count a \u0000 inside), the kind of its value and a number's value. */
+enum { JSON_NUMBER, JSON_INTEGER, JSON_TRUE, JSON_FALSE, JSON_STRING };
+typedef struct {
+    char *name, *text;
+    size_t name_length, text_length;
+    int kind;             /* JSON_INTEGER: a number without fraction or exponent */
+    double number;        /* a number's value (true 1, false 0) */
+} JsonMember;
+
+/* The members, in their order, of the JSON object (RFC 8259, read strictly) in the `size` bytes at `bytes`, whose
+ * values are numbers, true, false or strings (null, arrays and objects refused), no name twice, nothing after it:
+ * 0 with *members (native_json_free) and *count, or -1 with `why` set. */
+int native_json_object(const char *bytes, size_t size, JsonMember **members, size_t *count, char *why,
+                       size_t why_size);
+void native_json_free(JsonMember *members, size_t count);
+
+/* The phase of an FMU state (slave_get_state or slave_deserialize): 0 with its flags (initialized; in Model Exchange
+ * use), or -1 for a refused serialized state. (The loader reads the same flags from the serialized body.) */
+int slave_state_modes(void *state, int *initialized, int *model_exchange);
+
 /* The classes of this binary (generated), and one by name. */
 extern const NativeClass *const native_classes[];
 const NativeClass *native_class(const char *name);
