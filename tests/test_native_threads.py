@@ -285,8 +285,6 @@ def test_numbers_are_read_correctly_rounded_whatever_the_locale(german, tmp_path
             (text, value.hex(), expected.hex())
 
 
-@pytest.mark.xfail(strict=True, reason="the runtime's repr of a number (mechfmu/fmu/fmi2_native.c native_repr) keeps "
-                   "the locale's decimal comma among its digits: 't = 0.1,25 after t = 0.2,5'")
 def test_a_message_in_a_host_with_a_german_locale_writes_its_numbers_with_a_point(fmus, plain_host, german, tmp_path):
     name, environment = german
     table = unpacked(fmus["Table"], tmp_path / "Table", None)
