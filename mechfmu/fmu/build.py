@@ -203,7 +203,8 @@ def build(models: list[str] | None = None, directory: Path = FMU_DIR, force: boo
                 if force or not is_current(fmu_path(m, directory), digests[backend_of(m, backend)], platforms,
                                            backend)]
         for model in todo:  # a damaged FMU is named (a stale one is rebuilt without a word)
-            if (reason := integrity.zip_problem(fmu_path(model, directory))) is not None:
+            if (reason := integrity.zip_problem(fmu_path(model, directory),
+                                                [binary_name(model, HOST_PLATFORM)])) is not None:
                 integrity.notice(f"{fmu_path(model, directory)}: {reason}: built anew")
         damaged: list[str] = []  # the wheel's prebuilt FMUs that are not what it built
         if not force and Path(components_dir).resolve() == COMPONENTS_DIR.resolve():
