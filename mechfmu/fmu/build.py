@@ -220,7 +220,8 @@ def build(models: list[str] | None = None, directory: Path = FMU_DIR, force: boo
     if proc.returncode != 0 and damaged:  # one line: the damaged file and why it was not built anew, no traceback
         cause = next((line for line in proc.stderr.splitlines() if line.startswith("RuntimeError: ")),
                      (proc.stderr.strip().splitlines() or ["the build failed"])[-1])
-        raise integrity.DamagedBinary(f"{damaged[0]}; building it anew failed ({integrity.first_line(cause)}): "
+        cause = integrity.first_line(cause.removeprefix("RuntimeError: "), 100)
+        raise integrity.DamagedBinary(f"{damaged[0]}; building it anew failed ({cause}): "
                                       "reinstall mechfmu or make a C compiler available ($CC, cc or gcc)")
     if proc.returncode != 0:
         raise RuntimeError(f"FMU build failed for {', '.join(todo)}:\n{proc.stdout}{proc.stderr}")

@@ -189,8 +189,8 @@ def cached_binary(cache: Path, compile_into: Callable[[Path], None], lock: Calla
             with contextlib.suppress(OSError):
                 partial.unlink()
             if damaged:
-                raise DamagedBinary(f"{damaged[0]}; building it anew failed ({first_line(exc, 100)}): reinstall mechfmu "
-                                    "or make a C compiler available ($CC, cc or gcc)") from None
+                raise DamagedBinary(f"{damaged[0]}; building it anew failed ({first_line(exc, 100)}): reinstall "
+                                    "mechfmu or make a C compiler available ($CC, cc or gcc)") from None
             raise
     for line in damaged:
         notice(f"{line}: not loaded; built anew" + ("" if line.startswith(f"{cache}:") else f" as {cache}"))

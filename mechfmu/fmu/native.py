@@ -115,7 +115,8 @@ def _compile(compiler: list[str], arguments: list[str], target: Path, sources: l
            *(str(path) for path in sources if path.suffix == ".c"), *libraries]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
-        raise RuntimeError(f"compiling the native binary failed ({' '.join(cmd)}):\n{proc.stderr}")
+        raise RuntimeError(f"compiling the native binary failed ({cmd[0]} exited with status {proc.returncode}; the "
+                           f"command: {' '.join(cmd)}):\n{proc.stderr}")
 
 
 def compile_binary(target: Path, runtime: dict[str, str] | None, platform: str = HOST_PLATFORM,
