@@ -11,6 +11,8 @@ order; a list entry ``q`` is the slots ``q[0]``, ``q[1]``, ...
 from __future__ import annotations
 
 import ctypes
+import hashlib
+import json
 import os
 import platform
 import sys
@@ -40,7 +42,13 @@ def library() -> ctypes.CDLL:
         if not path:
             raise RuntimeError(f"the native components' host library is not found: mechfmu builds it, or set "
                                f"{LIBRARY_VARIABLE}")
-        lib = ctypes.CDLL(path)
+        damage = _damage(path)
+        if damage:
+            raise RuntimeError(f"the native components' host library {path} is not loaded: {damage}")
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError as exc:
+            raise RuntimeError(f"the native components' host library {path} cannot be loaded: {exc}") from None
         p, d, i, u = ctypes.c_void_p, ctypes.c_double, ctypes.c_int, ctypes.c_size_t
         refs, reals = ctypes.POINTER(ctypes.c_uint), ctypes.POINTER(ctypes.c_double)
         for name, result, arguments in (
@@ -65,6 +73,26 @@ def library() -> ctypes.CDLL:
             function.restype, function.argtypes = result, arguments
         _library = lib
     return _library
+
+
+def _damage(path: str) -> str:
+    """What is wrong with the library at ``path`` against the manifest beside it (``<path>.sha256``, as
+    ``mechfmu.fmu.integrity`` writes: its size and SHA-256 when built), "" if nothing or there is none (a library
+    mechfmu hands over is checked there; one from an FMU's resources came out of a zip, checked by its CRC-32)."""
+    try:
+        with open(path + ".sha256", encoding="utf-8") as file:
+            manifest = json.load(file)
+        size, digest = manifest["size"], manifest["sha256"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return ""
+    try:
+        with open(path, "rb") as file:
+            data = file.read()
+    except OSError as exc:
+        return f"it cannot be read ({exc.strerror})"
+    if len(data) != size:
+        return f"damaged: {len(data)} bytes where {size} were built"
+    return "" if hashlib.sha256(data).hexdigest() == digest else "damaged: its SHA-256 is not the one built"
 
 
 def binaries_folder() -> str:

@@ -2,7 +2,12 @@
 then, from another folder, every command works and the README's Python example runs: the wheel holds every package
 of the source tree under ``mechfmu`` and nothing else, and every FMU and the master's libraries built for every
 platform, so that its user compiles nothing (the FMUs are copied into the user's cache, nothing is written into
-site-packages); building anew still works."""
+site-packages); building anew still works. Every prebuilt file is in the wheel's index with its size and SHA-256,
+every Linux binary loads on glibc 2.17, and a damaged prebuilt file is named and never loaded (an FMU refused in one
+line where no compiler can build it anew, the exchange left to Python)."""
+import hashlib
+import io
+import json
 import os
 import shutil
 import site
@@ -14,6 +19,7 @@ from pathlib import Path
 import pytest
 from mechfmu.components import COMPONENTS
 from mechfmu.fmu.native import PLATFORMS
+from test_platform_binaries import glibc_needed
 
 pytestmark = pytest.mark.slow  # a pip install and every FMU built
 ROOT = Path(__file__).resolve().parent.parent
@@ -37,8 +43,9 @@ def test_installed_package_works_from_elsewhere(tmp_path):
                              capture_output=True, text=True, check=True).stdout.strip()
     (Path(purelib) / "test_dependencies.pth").write_text("".join(f"{folder}\n" for folder in dependency_folders()))
     wheels = tmp_path / "wheels"
+    # zig builds every binary of the wheel (its Linux x86-64 ones too): minutes on a busy machine
     proc = subprocess.run([python, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(ROOT)],
-                          capture_output=True, text=True, timeout=600)
+                          capture_output=True, text=True, timeout=1800)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     wheel = next(wheels.glob("mechfmu-*.whl"))
     with zipfile.ZipFile(wheel) as zf:
@@ -61,6 +68,25 @@ def test_installed_package_works_from_elsewhere(tmp_path):
         for library in ("exchange", "components"):
             assert any(n.startswith(f"mechfmu/prebuilt/native/{folder}/mechfmu_{library}_") and n.endswith(
                 spec.extension) for n in names), (folder, library)
+    with zipfile.ZipFile(wheel) as zf:  # the index of the prebuilt files: each one's size and SHA-256
+        index = json.loads(zf.read("mechfmu/prebuilt/manifest.json"))["files"]
+        prebuilt = {n.removeprefix("mechfmu/prebuilt/"): zf.read(n) for n in names
+                    if n.startswith("mechfmu/prebuilt/") and n != "mechfmu/prebuilt/manifest.json"}
+    assert index == {name: {"size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+                     for name, data in prebuilt.items()}
+    # every Linux binary it carries (the FMUs', the exchange, the host library) loads on glibc 2.17 (manylinux2014)
+    linux = {name: data for name, data in prebuilt.items() if name.startswith(("native/linux64/",
+                                                                               "native/aarch64-linux/"))}
+    for model in COMPONENTS:
+        with zipfile.ZipFile(io.BytesIO(prebuilt[f"{model}.fmu"])) as inner:
+            linux |= {f"{model}.fmu/{n}": inner.read(n) for n in inner.namelist()
+                      if n.startswith(("binaries/linux64/", "binaries/aarch64-linux/"))}
+    assert len(linux) == 2 * len(COMPONENTS) + 4
+    needed = {name: glibc_needed(data) for name, data in linux.items()}
+    assert all(version <= (2, 17) for version in needed.values()), {n: v for n, v in needed.items() if v > (2, 17)}
+    # a wheel for any platform: where its binaries do not load (musl, an older glibc, another processor) mechfmu
+    # builds for the machine from the sources it carries, as an editable install does
+    assert wheel.name.endswith("-py3-none-any.whl")
     proc = subprocess.run([python, "-m", "pip", "install", "--no-deps", "-q", str(wheel)], capture_output=True,
                           text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -98,6 +124,32 @@ def test_installed_package_works_from_elsewhere(tmp_path):
                                                         "--out", "local.csv")
     assert (work / "local.csv").read_bytes() == (work / "r.csv").read_bytes()
     assert not (fmus / ".native").exists()  # nothing compiled
+    # a damaged prebuilt file is named, never loaded: an FMU (no compiler to build it anew) refused in one line,
+    # the exchange library left to Python (the same results)
+    wheel_fmu = Path(purelib) / "mechfmu" / "prebuilt" / "Mass.fmu"
+    wheel_exchange = Path(loaded.strip())
+    saved = {path: path.read_bytes() for path in (wheel_fmu, wheel_exchange)}
+    try:
+        wheel_fmu.write_bytes(saved[wheel_fmu][:len(saved[wheel_fmu]) // 2])
+        (fmus / "Mass.fmu").unlink()
+        failed = subprocess.run([mechfmu, "run", "oscillator", "--stop", "0.01"], capture_output=True, text=True,
+                                cwd=work, env=env, timeout=600)
+        assert failed.returncode == 2 and "Traceback" not in failed.stderr, failed.stderr
+        assert failed.stderr.splitlines()[-1].startswith(
+            f"mechfmu run: error: {wheel_fmu}: damaged: {len(saved[wheel_fmu]) // 2} bytes where "
+            f"{len(saved[wheel_fmu])} were built (truncated); building it anew failed ("), failed.stderr
+        wheel_fmu.write_bytes(saved[wheel_fmu])
+        cut = len(saved[wheel_exchange]) // 2
+        wheel_exchange.write_bytes(saved[wheel_exchange][:cut])
+        python_path = subprocess.run([mechfmu, "run", "oscillator", "--stop", "0.01", "--out", "p.csv"],
+                                     capture_output=True, text=True, cwd=work, env=env, timeout=600)
+        assert python_path.returncode == 0, python_path.stderr  # before: SIGBUS
+        assert f"mechfmu: warning: {wheel_exchange}: damaged: {cut} bytes where {len(saved[wheel_exchange])}" \
+            in python_path.stderr and "the FMI calls go through Python" in python_path.stderr
+        assert (work / "p.csv").read_bytes() == (work / "r.csv").read_bytes()
+    finally:
+        for path, data in saved.items():
+            path.write_bytes(data)
     env.pop("CC")
     if compiler is not None:
         env["CC"] = compiler

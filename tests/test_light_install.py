@@ -7,7 +7,7 @@ import zipfile
 import pytest
 
 from mechfmu.cli import main
-from mechfmu.fmu import build, native
+from mechfmu.fmu import build, integrity, native
 from mechfmu.fmu import prebuilt as prebuilt_module
 from mechfmu.studies import MissingExtra
 from mechfmu.studies.runner import run_study
@@ -66,19 +66,37 @@ def test_studies_without_dask_or_pyarrow_name_the_extra_before_any_run(monkeypat
 
 
 @pytest.mark.slow
-def test_a_prebuilt_fmu_is_copied_not_compiled(monkeypatch, tmp_path):
-    """An FMU in the package's prebuilt folder that is current is copied to the FMU folder byte for byte; a stale
-    one (other sources) is built instead."""
+def test_a_prebuilt_fmu_is_copied_not_compiled(monkeypatch, tmp_path, capsys):
+    """An FMU in the package's prebuilt folder that is current and what the wheel's build wrote (its index) is
+    copied to the FMU folder byte for byte; a stale one (other sources) is built instead; a damaged one is named and
+    built anew, or, with no compiler, refused in one line that names it (not the compiler's output)."""
     prebuilt, user = tmp_path / "prebuilt", tmp_path / "user"
-    build.build(["Mass", "Fixed"], directory=prebuilt)
+    written = build.build(["Mass", "Fixed"], directory=prebuilt)
+    integrity.write_index(prebuilt, written)
     monkeypatch.setattr(prebuilt_module, "PREBUILT_DIR", prebuilt)
     assert build.build(["Mass"], directory=user) == []  # nothing built
     assert (user / "Mass.fmu").read_bytes() == (prebuilt / "Mass.fmu").read_bytes()
+    good = (prebuilt / "Mass.fmu").read_bytes()
+    (prebuilt / "Mass.fmu").write_bytes(good[:len(good) // 3])  # truncated: what an interrupted copy leaves
+    (user / "Mass.fmu").unlink()
+    monkeypatch.setenv("CC", "/bin/false")
+    with pytest.raises(integrity.DamagedBinary) as refused:
+        build.build(["Mass"], directory=user)
+    message = str(refused.value)
+    assert "\n" not in message and "Traceback" not in message, message
+    assert message.startswith(f"{prebuilt / 'Mass.fmu'}: damaged: {len(good) // 3} bytes where {len(good)} were "
+                              "built (truncated); building it anew failed (")
+    assert capsys.readouterr().err.startswith(f"mechfmu: warning: {prebuilt / 'Mass.fmu'}: damaged: ")
+    assert not (user / "Mass.fmu").exists()
+    monkeypatch.delenv("CC")
+    assert build.build(["Mass"], directory=user) == [user / "Mass.fmu"]  # with a compiler: built anew
+    assert build.is_current(user / "Mass.fmu")
     with zipfile.ZipFile(prebuilt / "Fixed.fmu") as zf, zipfile.ZipFile(tmp_path / "stale.fmu", "w") as out:
         for item in zf.infolist():
             data = zf.read(item)
             out.writestr(item, b"mechfmu_native_0000000000\n" if item.filename == build.NATIVE_STAMP else data)
     (tmp_path / "stale.fmu").replace(prebuilt / "Fixed.fmu")
+    integrity.write_index(prebuilt, written)
     monkeypatch.undo()
     assert build.build(["Fixed"], directory=user) == [user / "Fixed.fmu"]
     assert build.is_current(user / "Fixed.fmu", platforms=[native.HOST_PLATFORM])

@@ -58,6 +58,37 @@ def test_linux_binaries(fmus, folder, machine):
     assert set(binary.libraries) <= ELF_LIBRARIES, binary.libraries  # no libpython
 
 
+def glibc_needed(data: bytes) -> tuple[int, ...]:
+    """The newest glibc symbol version an ELF file needs (its version requirements, read by lief), (0,) if none."""
+    binary = lief.ELF.parse(list(data))
+    versions = [tuple(int(part) for part in aux.name.removeprefix("GLIBC_").split("."))
+                for requirement in binary.symbols_version_requirement
+                for aux in requirement.get_auxiliary_symbols() if re.fullmatch(r"GLIBC_[0-9.]+", aux.name)]
+    return max(versions, default=(0,))
+
+
+def test_cross_built_linux_binaries_load_on_glibc_2_17(fmus):
+    """A binary built by zig for another machine loads on every Linux of its processor with glibc 2.17 or later
+    (manylinux2014's), whatever the builder's glibc (this machine's linux64, by the system compiler, runs here)."""
+    assert glibc_needed(platform_binary(fmus, "aarch64-linux")) <= (2, 17)
+
+
+@pytest.mark.slow
+def test_portable_linux_binaries_load_on_glibc_2_17(tmp_path):
+    """What a wheel carries for Linux x86-64 (built by zig, ``portable``: the FMU binary, the host library, the
+    exchange) needs glibc 2.17 at most, where the system compiler's needs this machine's (2.35 for hypot)."""
+    from mechfmu.fmu.native import compile_binary, compile_for, compile_library, exchange_arguments
+    compile_binary(tmp_path / "fmu.so", None, "linux64", portable=True)
+    compile_library(tmp_path / "laws.so", "linux64", portable=True)
+    flags, sources = exchange_arguments()
+    compile_for("linux64", flags, [], tmp_path / "exchange.so", sources, tmp_path, portable=True)
+    for name in ("fmu.so", "laws.so", "exchange.so"):
+        binary = lief.ELF.parse(str(tmp_path / name))
+        assert binary.header.machine_type == lief.ELF.ARCH.X86_64, name
+        assert glibc_needed((tmp_path / name).read_bytes()) <= (2, 17), name
+    assert FMI2_FUNCTIONS <= {symbol.name for symbol in lief.ELF.parse(str(tmp_path / "fmu.so")).exported_functions}
+
+
 def test_windows_binary(fmus):
     binary = lief.PE.parse(list(platform_binary(fmus, "win64")))
     assert binary.header.machine == lief.PE.Header.MACHINE_TYPES.AMD64

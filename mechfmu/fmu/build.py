@@ -35,6 +35,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from mechfmu.fmu import integrity
 from mechfmu.fmu.native import HOST_PLATFORM, NATIVE_SOURCES, PLATFORMS, SOURCES, compile_binary, compile_library, zig
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -157,7 +158,8 @@ def is_current(path: Path, digest: str | None = None, platforms: list[str] | Non
     except (OSError, KeyError, zipfile.BadZipFile):
         return False
     return stamp.endswith(f"_{digest}") and all(binary_name(path.stem, platform) in names
-                                                 for platform in platforms or [HOST_PLATFORM])
+                                                 for platform in platforms or [HOST_PLATFORM]) and \
+        integrity.zip_problem(path, [binary_name(path.stem, HOST_PLATFORM)]) is None  # the binary loaded here reads
 
 
 def backend_of(model: str, backend: str) -> str:
@@ -178,44 +180,56 @@ def fmu_backend(path: Path) -> str | None:
 
 def build(models: list[str] | None = None, directory: Path = FMU_DIR, force: bool = False,
           components_dir: Path = COMPONENTS_DIR, platforms: list[str] | None = None,
-          backend: str = "native") -> list[Path]:
+          backend: str = "native", portable: bool = False) -> list[Path]:
     """Build the given (default: all) FMUs of the components in ``components_dir`` into ``directory``
     unless current, with binaries for ``platforms`` (default: this machine's, ``HOST_PLATFORM``; the others need
     zig, the ``cross`` extra) and the ``backend`` (``BACKENDS``); return built paths. An FMU a wheel carries
-    current (``mechfmu.fmu.prebuilt``) is copied, not compiled.
+    current (``mechfmu.fmu.prebuilt``) is copied, not compiled. ``portable``: this machine's binary too is built by
+    zig, for every machine of its platform (a wheel's: ``mechfmu.fmu.native.compile_for``).
 
     The build runs in a child Python so the builder's imports never leak into this process.
     """
     from mechfmu.fmu import prebuilt
     platforms = list(platforms or [HOST_PLATFORM])
-    if any(PLATFORMS[platform].zig_targets for platform in platforms):
+    if any(PLATFORMS[platform].needs_zig(portable) for platform in platforms):
         zig()  # here, not in the child: a missing zig is one clear message naming the extra
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r}: the backends are {', '.join(BACKENDS)}")
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     digests = {kind: source_hash(components_dir, runtime=kind == "python") for kind in BACKENDS}
-    with _build_lock(directory):  # staleness is judged under the lock: another builder may just have finished
+    with build_lock(directory):  # staleness is judged under the lock: another builder may just have finished
         todo = [m for m in (models or model_names(components_dir))
                 if force or not is_current(fmu_path(m, directory), digests[backend_of(m, backend)], platforms,
                                            backend)]
+        for model in todo:  # a damaged FMU is named (a stale one is rebuilt without a word)
+            if (reason := integrity.zip_problem(fmu_path(model, directory),
+                                                [binary_name(model, HOST_PLATFORM)])) is not None:
+                integrity.notice(f"{fmu_path(model, directory)}: {reason}: built anew")
+        damaged: list[str] = []  # the wheel's prebuilt FMUs that are not what it built
         if not force and Path(components_dir).resolve() == COMPONENTS_DIR.resolve():
             def current(path: Path) -> bool:
                 return is_current(path, digests[backend_of(path.stem, backend)], platforms, backend)
-            todo = [m for m in todo if not prebuilt.copy_prebuilt(m, fmu_path(m, directory), current)]
+            todo = [m for m in todo if not prebuilt.copy_prebuilt(m, fmu_path(m, directory), current, damaged=damaged)]
         if not todo:
             return []
         cmd = [sys.executable, "-c", "import sys; from mechfmu.fmu.build import _build_here; _build_here(sys.argv[1:])",
                str(directory), str(Path(components_dir).resolve()), ",".join(digests.values()), ",".join(platforms),
-               backend, *todo]
+               backend, str(int(portable)), *todo]
         proc = subprocess.run(cmd, capture_output=True, text=True, cwd=str(directory))
+    if proc.returncode != 0 and damaged:  # one line: the damaged file and why it was not built anew, no traceback
+        cause = next((line for line in proc.stderr.splitlines() if line.startswith("RuntimeError: ")),
+                     (proc.stderr.strip().splitlines() or ["the build failed"])[-1])
+        cause = integrity.first_line(cause.removeprefix("RuntimeError: "), 100)
+        raise integrity.DamagedBinary(f"{damaged[0]}; building it anew failed ({cause}): "
+                                      "reinstall mechfmu or make a C compiler available ($CC, cc or gcc)")
     if proc.returncode != 0:
         raise RuntimeError(f"FMU build failed for {', '.join(todo)}:\n{proc.stdout}{proc.stderr}")
     return [fmu_path(m, directory) for m in todo]
 
 
 @contextmanager
-def _build_lock(directory: Path) -> Iterator[None]:
+def build_lock(directory: Path) -> Iterator[None]:
     """One builder per FMU folder at a time (``flock`` on ``.build.lock``, released at exit even after a
     crash). Each FMU appears complete at once (written beside it and renamed), so a reader, e.g. a test
     session running while another one builds, never sees a half-written or unpackaged FMU."""
@@ -263,7 +277,7 @@ def _build_here(argv: list[str]) -> None:
     from mechfmu.fmu.documentation import fmu_documentation
     directory, components_dir, platforms = Path(argv[0]), Path(argv[1]), argv[3].split(",")
     native_digest, digest = argv[2].split(",")  # BACKENDS' order
-    backend, models = argv[4], argv[5:]
+    backend, portable, models = argv[4], argv[5] == "1", argv[6:]
     components = components_in(components_dir)
     package = f"mechfmu_components_{digest}"
     runtime = python_runtime()
@@ -274,7 +288,7 @@ def _build_here(argv: list[str]) -> None:
                            for platform in platforms} for kind in kinds}
         for kind, files in binaries.items():
             for platform, binary in files.items():
-                compile_binary(binary, runtime if kind == "python" else None, platform)
+                compile_binary(binary, runtime if kind == "python" else None, platform, portable=portable)
         shutil.copytree(components_dir, tmp / package, ignore=shutil.ignore_patterns("__pycache__", "native"))
         libraries = _host_libraries(tmp, platforms if any(
             backend_of(m, "native") == "native" for m in models if backend_of(m, backend) == "python") else [])
@@ -309,21 +323,20 @@ def _host_libraries(tmp: Path, platforms: list[str]) -> dict[str, Path]:
 
 
 def host_library(directory: Path = FMU_DIR) -> Path:
-    """The host library of the native laws (``mechfmu.fmu.native.compile_library``) for this machine, built into
-    ``directory/.native`` when the sources changed (the FMUs' digest), written whole or not at all."""
+    """The host library of the native laws (``mechfmu.fmu.native.compile_library``) for this machine: built into
+    ``directory/.native`` when the sources changed (the FMUs' digest), written whole with the manifest of its size
+    and SHA-256, or the wheel's (``mechfmu.fmu.prebuilt``); checked against its manifest before it is loaded, a
+    damaged one named and built anew (``mechfmu.fmu.integrity.cached_binary``: DamagedBinary if it cannot be)."""
     from mechfmu.fmu import prebuilt
     suffix = {"win32": ".dll", "darwin": ".dylib"}.get(sys.platform, ".so")
     name = f"mechfmu_components_{source_hash(runtime=False)}{suffix}"
     path = Path(directory) / ".native" / name
-    if not path.is_file() and (wheel_copy := prebuilt.prebuilt_library(name)) is not None:
-        return wheel_copy
-    if not path.is_file():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        compile_library(partial)
-        os.replace(partial, path)
+    built = integrity.cached_binary(path, compile_library, lambda: build_lock(Path(directory)),
+                                    prebuilt.prebuilt_library(name), prebuilt.PREBUILT_DIR)
+    if built == path:
         for old in path.parent.glob(f"mechfmu_components_*{suffix}"):  # earlier sources' libraries
             if old != path:
                 with contextlib.suppress(OSError):  # in use by a running process on Windows: left
                     old.unlink()
-    return path
+                    integrity.manifest_of(old).unlink()
+    return built

@@ -1,8 +1,10 @@
 """The FMU's native binary (``mechfmu/fmu/fmi2_loader.c``, ``fmi2_python.c``, ``fmi2_platform.c``) for every platform.
 
 One binary per platform serves every FMU: it is named after the model when packed (the model identifier is the
-binary's name). linux64 is compiled with the system C compiler (``$CC``, ``cc`` or ``gcc``; zig if there is none);
-the other platforms with zig (the PyPI package ``ziglang``, pinned, so every builder has the same cross compiler):
+binary's name). linux64 is compiled with the system C compiler (``$CC``, ``cc`` or ``gcc``; zig if there is none)
+for this machine, or with zig for any Linux x86-64 with glibc GLIBC_MINIMUM or later (``portable``: a wheel's); the
+other platforms with zig (the PyPI package ``ziglang``, pinned, so every builder has the same cross compiler), every
+Linux one for glibc GLIBC_MINIMUM (manylinux2014's), whatever glibc the builder has:
 
 ============== ===================================== ============================================
 folder         binary                                a Python-embedding FMU's target needs
@@ -45,25 +47,35 @@ NATIVE_SOURCES = [SOURCES_DIR / f"fmi2_{name}" for name in ("loader.c", "native.
 ZIG_VERSION = "0.17.1"  # the pinned cross compiler (pyproject.toml's cross extra: ziglang==ZIG_VERSION)
 NAME = "mechfmu_fmi2"  # the name a binary has inside (DLL export name, Mach-O install name), the same in every FMU
 MACOS_MINIMUM = "11.0"  # the oldest macOS the darwin64 binary loads on (the first with Apple silicon)
+#: the oldest glibc a Linux binary built by zig loads on (manylinux2014's; zig links the symbol versions it has)
+GLIBC_MINIMUM = "2.17"
 
 
 @dataclass(frozen=True)
 class Platform:
-    """A binaries/ folder: the binary's extension, zig's targets (several: one universal binary; none: the system
-    C compiler) and the name of the Python library on the target ({version} "3.11", {digits} "311")."""
+    """A binaries/ folder: the binary's extension, zig's targets (several: one universal binary), the name of the
+    Python library on the target ({version} "3.11", {digits} "311"); ``system``: built for this machine with the
+    system C compiler unless asked to be portable (zig's target then)."""
     folder: str
     extension: str
     zig_targets: tuple[str, ...]
     python_library: str
     description: str
+    system: bool = False
+
+    def needs_zig(self, portable: bool = False) -> bool:
+        """Whether a build of this platform's binary needs zig (``portable``: for other machines than this one)."""
+        return portable or not self.system
 
     def library_name(self, version: str) -> str:
         return self.python_library.format(version=version, digits=version.replace(".", ""))
 
 
 PLATFORMS = {platform.folder: platform for platform in (
-    Platform("linux64", ".so", (), "libpython{version}.so.1.0", "Linux x86-64"),
-    Platform("aarch64-linux", ".so", ("aarch64-linux-gnu",), "libpython{version}.so.1.0", "Linux AArch64"),
+    Platform("linux64", ".so", (f"x86_64-linux-gnu.{GLIBC_MINIMUM}",), "libpython{version}.so.1.0", "Linux x86-64",
+             system=True),
+    Platform("aarch64-linux", ".so", (f"aarch64-linux-gnu.{GLIBC_MINIMUM}",), "libpython{version}.so.1.0",
+             "Linux AArch64"),
     Platform("win64", ".dll", ("x86_64-windows-gnu",), "python{digits}.dll", "Windows x86-64"),
     Platform("darwin64", ".dylib", (f"x86_64-macos.{MACOS_MINIMUM}", f"aarch64-macos.{MACOS_MINIMUM}"),
              "libpython{version}.dylib", "macOS, Intel and Apple silicon"),
@@ -105,15 +117,17 @@ def _compile(compiler: list[str], arguments: list[str], target: Path, sources: l
            *(str(path) for path in sources if path.suffix == ".c"), *libraries]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
-        raise RuntimeError(f"compiling the native binary failed ({' '.join(cmd)}):\n{proc.stderr}")
+        raise RuntimeError(f"compiling the native binary failed ({cmd[0]} exited with status {proc.returncode}; the "
+                           f"command: {' '.join(cmd)}):\n{proc.stderr}")
 
 
 def compile_binary(target: Path, runtime: dict[str, str] | None, platform: str = HOST_PLATFORM,
-                   host_library: bool = False) -> None:
+                   host_library: bool = False, portable: bool = False) -> None:
     """Compile the native binary for ``platform`` (a PLATFORMS key) into ``target``: for the Python ``runtime``
     (``mechfmu.fmu.build.python_runtime``), or with ``runtime=None`` the native components (their laws in C,
     ``mechfmu.fmu.native_tables``), which need no Python; with ``host_library`` their host library
-    (``compile_library``) instead of an FMU binary."""
+    (``compile_library``) instead of an FMU binary; ``portable``: with zig for every machine of the platform
+    (``compile_for``)."""
     import fmpy
     spec = PLATFORMS[platform]
     headers = Path(fmpy.__file__).parent / "c-code"  # the FMI 2.0 headers fmpy ships
@@ -131,18 +145,19 @@ def compile_binary(target: Path, runtime: dict[str, str] | None, platform: str =
         else:
             sources, warnings = SOURCES, [*warnings, *_defines(spec, runtime)]
         libraries = ["-lm"] if runtime is None else ["-lpthread", "-ldl"]
-        compile_for(platform, warnings, libraries, target, sources, Path(tmp))
+        compile_for(platform, warnings, libraries, target, sources, Path(tmp), portable)
 
 
 def compile_for(platform: str, arguments: list[str], libraries: list[str], target: Path, sources: list[Path],
-                tmp: Path) -> None:
+                tmp: Path, portable: bool = False) -> None:
     """Compile ``sources`` into the shared library ``target`` for ``platform`` (a PLATFORMS key): with the system
-    C compiler for this machine (zig if there is none), else with zig, one slice per zig target (several: one
-    universal Mach-O binary); ``libraries`` (``-l...``) are the Unix ones, ``tmp`` a folder for the slices."""
+    C compiler for this machine (zig if there is none) unless ``portable``, else with zig, one slice per zig target
+    (several: one universal Mach-O binary; Linux: glibc GLIBC_MINIMUM's symbol versions); ``libraries``
+    (``-l...``) are the Unix ones, ``tmp`` a folder for the slices."""
     spec = PLATFORMS[platform]
-    if not spec.zig_targets:
+    if not spec.needs_zig(portable):
         compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
-        command, extra = ([compiler], []) if compiler else ([*zig(), "cc"], ["-target", "x86_64-linux-gnu"])
+        command, extra = ([compiler], []) if compiler else ([*zig(), "cc"], ["-target", spec.zig_targets[0]])
         _compile(command, [*extra, "-shared", "-fPIC", "-fvisibility=hidden", *arguments, "-lpthread", *libraries],
                  target, sources)
         return
@@ -174,11 +189,12 @@ def exchange_arguments() -> tuple[list[str], list[Path]]:
     return ["-O2", "-Wall", "-Wextra", "-Werror", "-ffp-contract=off", f"-I{headers}"], [EXCHANGE_SOURCE]
 
 
-def compile_library(target: Path, platform: str = HOST_PLATFORM) -> None:
+def compile_library(target: Path, platform: str = HOST_PLATFORM, portable: bool = False) -> None:
     """Compile the host library of the native components for ``platform`` into ``target``: the runtime and the laws
     of the native FMUs without the FMI entry points, with ``host_*`` calls (``mechfmu/fmu/fmi2_native.c``) for the
-    component objects (``components/native_component.py``), which run their laws as this C."""
-    compile_binary(target, None, platform, host_library=True)
+    component objects (``components/native_component.py``), which run their laws as this C (``portable``:
+    ``compile_for``)."""
+    compile_binary(target, None, platform, host_library=True, portable=portable)
 
 
 MACH_O_64 = 0xFEEDFACF

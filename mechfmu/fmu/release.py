@@ -1,30 +1,34 @@
 """The wheel's prebuilt files (``mechfmu.fmu.prebuilt``), built for every platform by ``build_release``, which the
-wheel build (``setup.py``'s ``build_py``) runs with zig, the cross compiler."""
+wheel build (``setup.py``'s ``build_py``) runs with zig, the cross compiler. Every binary is built by zig, this
+machine's too (``portable``): the Linux ones for glibc ``mechfmu.fmu.native.GLIBC_MINIMUM`` (manylinux2014's), so
+that they load on every Linux the wheel is used on, not only on one with the builder's glibc."""
 from __future__ import annotations
 
 import shutil
 import tempfile
 from pathlib import Path
 
+from mechfmu.fmu import integrity
 from mechfmu.fmu.build import build, source_hash
 from mechfmu.fmu.native import PLATFORMS, compile_for, compile_library, exchange_arguments, exchange_library
 
 
 def build_release(prebuilt_dir: Path) -> list[Path]:
     """Build into ``prebuilt_dir`` every FMU for every platform and, for every platform, the exchange and the host
-    library of the laws (needs zig: ``mechfmu.fmu.native.zig``); the files written."""
+    library of the laws (needs zig: ``mechfmu.fmu.native.zig``), then the index of their sizes and SHA-256
+    (``mechfmu.fmu.integrity.write_index``: each is checked against it before it is used); the files written."""
     shutil.rmtree(prebuilt_dir, ignore_errors=True)  # an earlier build's files (other digests) go
     prebuilt_dir.mkdir(parents=True)
-    written = build(directory=prebuilt_dir, platforms=list(PLATFORMS), force=True)
+    written = build(directory=prebuilt_dir, platforms=list(PLATFORMS), force=True, portable=True)
     (prebuilt_dir / ".build.lock").unlink(missing_ok=True)
     for folder, spec in PLATFORMS.items():
         native = prebuilt_dir / "native" / folder
         native.mkdir(parents=True, exist_ok=True)
         laws = native / f"mechfmu_components_{source_hash(runtime=False)}{spec.extension}"
-        compile_library(laws, folder)
+        compile_library(laws, folder, portable=True)
         exchange = native / exchange_library(spec.extension)
         with tempfile.TemporaryDirectory(prefix="mechfmu_release_") as tmp:
             flags, sources = exchange_arguments()
-            compile_for(folder, flags, [], exchange, sources, Path(tmp))
+            compile_for(folder, flags, [], exchange, sources, Path(tmp), portable=True)
         written += [laws, exchange]
-    return written
+    return [*written, integrity.write_index(prebuilt_dir, written)]

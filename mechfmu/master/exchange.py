@@ -13,7 +13,6 @@ with the same results.
 """
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import os
 import shutil
@@ -85,32 +84,31 @@ def library() -> Any:
 
 
 def _built() -> Path | None:
-    """The library for this source: the one a wheel carries (``mechfmu.fmu.prebuilt``), else compiled into the FMUs'
-    folder's ``.native/`` if not there (written whole or not at all); None without a C compiler or where compiling
-    fails."""
-    from mechfmu.fmu.build import FMU_DIR
+    """The library for this source: in the FMUs' folder's ``.native/`` (compiled there if not: written whole, with
+    the manifest of its size and SHA-256), else the one a wheel carries (``mechfmu.fmu.prebuilt``), each checked
+    against its manifest before it is loaded (``mechfmu.fmu.integrity``: a damaged one is named and compiled anew);
+    None without a C compiler or where compiling fails (a damaged library named: the calls go through Python)."""
+    from mechfmu.fmu import integrity
+    from mechfmu.fmu.build import FMU_DIR, build_lock
     from mechfmu.fmu.native import _compile, exchange_arguments, exchange_library
-    from mechfmu.fmu.prebuilt import prebuilt_library
+    from mechfmu.fmu.prebuilt import PREBUILT_DIR, prebuilt_library
     name = exchange_library({"win32": ".dll", "darwin": ".dylib"}.get(sys.platform, ".so"))
-    path = Path(FMU_DIR) / ".native" / name
-    if path.is_file():
-        return path
-    if (prebuilt := prebuilt_library(name)) is not None:
-        return prebuilt
     compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
-    if compiler is None:
-        return None
-    partial = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    flags, sources = exchange_arguments()
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+
+    def compile_into(partial: Path) -> None:
+        if compiler is None:
+            raise RuntimeError("no C compiler ($CC, cc or gcc)")
+        flags, sources = exchange_arguments()
         _compile([compiler], ["-shared", "-fPIC", "-fvisibility=hidden", *flags], partial, sources)
-        os.replace(partial, path)
+
+    try:
+        return integrity.cached_binary(Path(FMU_DIR) / ".native" / name, compile_into, lambda: build_lock(FMU_DIR),
+                                       prebuilt_library(name), PREBUILT_DIR)
+    except integrity.DamagedBinary as exc:
+        integrity.notice(f"{exc}; meanwhile the FMI calls go through Python (the same results)")
     except (OSError, RuntimeError):
-        with contextlib.suppress(OSError):
-            partial.unlink()
-        return None
-    return path
+        pass
+    return None
 
 
 def compilable(slave: Slave, *functions: str, names: Sequence[str] = ()) -> bool:
