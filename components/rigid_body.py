@@ -84,3 +84,19 @@ def rigid_body_partials(cls: type[RigidBody]) -> tuple[tuple[str, str], ...]:
 
 
 RigidBody.partial_pattern = rigid_body_partials(RigidBody)
+
+
+def rigid_body_state_outputs(cls: type[RigidBody]) -> dict[str, tuple[str, ...]]:
+    """The states each output depends on (the module docstring's outputs: the origin p_c − R·c, the unit quaternion
+    q̂, the origin's velocity v_c − (R·ω_b) × (R·c), R·ω_b, ½m|v_c|² + ½ω_b·I_c·ω_b and −m·g·p_c)."""
+    def of(*entries: str, axis: str = "") -> tuple[str, ...]:  # with an axis: p[i], v[i] of that axis only
+        return tuple(x for x in cls.continuous_states if x.split("[")[0] in entries
+                     and (not axis or x.split("[")[0] not in ("p", "v") or x == f"{x[0]}[{AXES.index(axis)}]"))
+    uses = {"orientation": of("q"), "angularVelocity": of("q", "w"), "kineticEnergy": of("v", "w"),
+            "potentialEnergy": of("p")}
+    return {o.name: uses.get(o.name) or uses.get(o.name.split(".")[0]) or (
+        of("p", "q", axis=o.name[-1]) if o.name.startswith("position.") else of("v", "q", "w", axis=o.name[-1]))
+        for o in cls.outputs}
+
+
+RigidBody.state_outputs = rigid_body_state_outputs(RigidBody)

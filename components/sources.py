@@ -124,6 +124,7 @@ class Speed(NativeComponent, Component):
 
     continuous_states = ("s",)
     state_units = ("m",)
+    state_outputs: ClassVar[dict[str, tuple[str, ...]]] = {S: ("s",), port(FLANGE, S): ("s",)}
 
 
 class Accelerate(NativeComponent, Component):
@@ -143,4 +144,6 @@ class Accelerate(NativeComponent, Component):
 
     continuous_states = ("s", "v")
     state_units = ("m", "m/s")
+    state_outputs: ClassVar[dict[str, tuple[str, ...]]] = {q: (q,) for q in (S, V)} | {
+        port(FLANGE, q): (q,) for q in (S, V)}
 

@@ -36,7 +36,7 @@ from mechfmu.ssp.fmu_sources import fallback_allowed, missing_fmu, resolve_sourc
 from mechfmu.ssp.parameters import NS as SSP_NS
 from mechfmu.ssp.parameters import binding_values, value_problem
 from mechfmu.ssp.systems import flatten
-from mechfmu.ssp.unconnected import mark_problems, unconnected_inputs
+from mechfmu.ssp.unconnected import mark_problems, signal_derivatives, unconnected_inputs
 from mechfmu.ssp.units import parse_units
 from mechfmu.ssp.xsd_numbers import read_double
 
@@ -74,6 +74,8 @@ class Scenario:
     tolerance: tuple[float | None, float | None] | None = None
     #: likely mistakes found while loading, each naming the component and what to do (in ``Result.warnings`` too)
     warnings: list[str] = field(default_factory=list)
+    #: the connections every master adds: the derivatives of wired signals (``mechfmu.ssp.unconnected``)
+    derived: list[Connection] = field(default_factory=list)
 
 
 def declared_unit(spec: ComponentSpec, name: str) -> str | None:
@@ -207,6 +209,9 @@ def load_scenario(path: str | Path, check: bool = True, local: bool = False, bui
         raise ScenarioError(ssd, problems)
     if check:
         scenario.warnings += unconnected_inputs(components, connections)
+        scenario.derived, underived = signal_derivatives(components, scenario.connections,
+                                                         lambda spec: component_variables(spec, local))
+        scenario.warnings += underived
     return scenario
 
 
