@@ -51,9 +51,24 @@ SAFETY, GROW, SHRINK = 0.9, 5.0, 0.2
 STRETCH = 1e-3
 
 
+def is_state(slave: Any, name: str) -> bool:
+    """The output ``name`` of ``slave`` is a continuous state or computed from one (a body's position), not a signal
+    of time (a source's ``y``): by our component's ``output_states``, or by an FMU's ModelStructure (its output's
+    dependencies on a state) where it has a Model Exchange form; else, not knowing, an output without feed-through."""
+    component = getattr(slave, "component", None)
+    if component is not None and hasattr(type(component), "output_states"):
+        return bool(type(component).output_states().get(name))
+    md = getattr(slave, "model_description", None)
+    if md is not None and md.modelExchange is not None:
+        states = {u.variable.derivative.name for u in md.derivatives if u.variable.derivative is not None}
+        return any(d.name in states for u in md.outputs if u.variable.name == name for d in u.dependencies or ())
+    return not slave.variables[name].depends_on
+
+
 def state_outputs(system: CoupledSystem) -> list[tuple[Any, list[str]]]:
-    """Per slave, its connected Real outputs without feed-through: the bodies' states that couple
-    (positions, velocities, orientations), not a connector's switching diagnostics."""
+    """Per slave, its connected Real outputs that are states (``is_state``) without feed-through: the bodies'
+    states that couple (positions, velocities, orientations), not a connector's switching diagnostics or a
+    source's signal."""
     found = []
     wired_outputs: dict[str, set[str]] = {}
     for c in system.connections:
@@ -61,7 +76,7 @@ def state_outputs(system: CoupledSystem) -> list[tuple[Any, list[str]]]:
     for slave in system.slaves.values():
         wired = wired_outputs.get(slave.name, set())
         names = [n for n in slave.outputs() if n in wired and not slave.variables[n].depends_on
-                 and slave.variables[n].type == "Real"]
+                 and slave.variables[n].type == "Real" and is_state(slave, n)]
         if names:
             found.append((slave, names))
     return found
