@@ -42,6 +42,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from mechfmu.components.ports import ANGLE, ANGULAR_VELOCITY, POSITION, VELOCITY
 from mechfmu.master.algorithms.stepping import SteppedAlgorithm
 from mechfmu.master.coupled_system import CoupledSystem
 from mechfmu.master.result import AcceptedSteps
@@ -85,7 +86,7 @@ def state_outputs(system: CoupledSystem) -> list[tuple[Any, list[str]]]:
 def position_of(label: str) -> str:
     """The position a rate state's error is carried to: ``x.s`` for ``x.v``, ``x.phi`` for ``x.w``, else ""."""
     stem, _, name = label.rpartition(".")
-    position = {"v": "s", "w": "phi"}.get(name)
+    position = {VELOCITY: POSITION, ANGULAR_VELOCITY: ANGLE}.get(name)
     return f"{stem}.{position}" if position else ""
 
 
