@@ -286,3 +286,21 @@ def test_the_friction_indicator_changes_sign_where_sliding_stops():
     assert 10.0 - 1e-11 <= c.get("f") <= 10.0  # the preload acts at once
     c.do_step(0.0, 1e-4)
     assert c.get("frictionMode") == 0.0 and 0.0 <= c.get("indicator.friction") <= 1e-11
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("algorithm, options", [("auto", {}), ("jacobi", {"events": "on"})])
+def test_an_undamped_bump_stop_names_its_contact(algorithm, options):
+    """An ElastoGap with d = 0 has no damper clamp: its contact is named indicator.gap, not damperLimit (which went
+    from 0 to |f_c| > 0 at every contact: a crossing in FMI's domains z > 0, z <= 0), at the analytic times: contact
+    at (0.3 - 0.1)/1 = 0.2 s, lost half a period pi/sqrt(c/m) = pi/100 s later."""
+    from mechfmu import ElastoGap, Fixed, Mass, System
+    s = System("bump")
+    ground, stop = s.add("ground", Fixed()), s.add("bump_stop", ElastoGap(c=1e4, d=0.0, s_rel0=0.1))
+    mass = s.add("mass", Mass(m=1.0, s_start=0.3, v_start=-1.0))
+    s.connect(ground.flange, stop.flange_a)
+    s.connect(stop.flange_b, mass.flange_a)
+    s.experiment(stop_time=0.3, step_size=1e-3, algorithm=algorithm, **options)
+    r = s.run(local=True, estimate_error=False)
+    assert [what for _, what in r.events] == ["bump_stop.indicator.gap"] * 2, r.events
+    assert abs(r.events[0][0] - 0.2) < 1e-9 and abs(r.events[1][0] - (0.2 + math.pi / 100)) < 1e-4, r.events
