@@ -42,7 +42,7 @@ class ModelExchange:
     co_simulation_only: ClassVar[str] = ""
     #: per output, the continuous states it depends on (``output_states()``); None: the states ``partial_pattern``
     #: pairs it with
-    state_outputs: ClassVar[dict[str, tuple[str, ...]] | None] = None
+    outputs_on_states: ClassVar[dict[str, tuple[str, ...]] | None] = None
 
     state: dict[str, Any]
     time: float
@@ -135,11 +135,11 @@ class ModelExchange:
     def output_states(cls) -> dict[str, tuple[str, ...]]:
         """Per output, the continuous states (names of ``continuous_states``) it depends on: FMI 2.0 counts them
         among an output's knowns (ModelStructure/Outputs lists them with its feed-through inputs). From
-        ``state_outputs``, or else the (output, state) pairs of the analytic partials (``partial_pattern``)."""
+        ``outputs_on_states``, or else the (output, state) pairs of the analytic partials (``partial_pattern``)."""
         if cls.co_simulation_only or not cls.continuous_states:
             return {}
-        if cls.state_outputs is not None:
-            return {o.name: tuple(cls.state_outputs.get(o.name, ())) for o in cls.outputs}
+        if cls.outputs_on_states is not None:
+            return {o.name: tuple(cls.outputs_on_states.get(o.name, ())) for o in cls.outputs}
         pattern = set(getattr(cls, "partial_pattern", ()))
         return {o.name: tuple(s for s in cls.continuous_states if (o.name, state_variable(s)) in pattern)
                 for o in cls.outputs}

@@ -99,4 +99,4 @@ def rigid_body_state_outputs(cls: type[RigidBody]) -> dict[str, tuple[str, ...]]
         for o in cls.outputs}
 
 
-RigidBody.state_outputs = rigid_body_state_outputs(RigidBody)
+RigidBody.outputs_on_states = rigid_body_state_outputs(RigidBody)

@@ -4,9 +4,9 @@ as MSL's exact sources differentiate their reference; where the source gives non
 run, naming the input, the wire and the value it keeps; a derivative marked free or given a value is left alone."""
 import numpy as np
 import pytest
+from mechfmu.components import COMPONENTS
 
 from mechfmu import CoordinateSpringDamper, Mass, Position, Speed, System, Table
-from mechfmu.components import COMPONENTS
 from mechfmu.ssp.scenario import load_scenario
 from mechfmu.ssp.unconnected import derivative_inputs
 
@@ -94,7 +94,8 @@ def test_a_signal_without_a_derivative_is_warned_before_the_run(tmp_path):
     s.connect(mass.v, speed.v_ref)
     s.experiment(stop_time=0.01, step_size=1e-3)
     s.write(tmp_path / "driven")
-    found = [w for w in load_scenario(tmp_path / "driven", local=True).warnings if w.startswith("speed.v_ref_rate is not connected")]
+    warnings = load_scenario(tmp_path / "driven", local=True).warnings
+    found = [w for w in warnings if w.startswith("speed.v_ref_rate is not connected")]
     assert len(found) == 1 and "mass.v -> speed.v_ref" in found[0] and "keeps its start value 0 m/s2" in found[0]
     assert "mass.v_rate" in found[0] and "speed.v_ref_rate" in found[0]
 

@@ -55,7 +55,8 @@ MAX_SUBSTEPS = 64
 
 def body_positions(slaves: dict[str, Any]) -> list[str]:
     """Every body's position outputs, wired or not (a body whose position only a sensor or the result reads):
-    Real outputs that are states (``is_state``: not a source's closed form of time) without feed-through named ``s``, ``phi``, ``*.s``, ``*.phi``, ``position.*``, ``orientation.*``."""
+    Real outputs that are states (``is_state``: not a source's closed form of time) without feed-through named
+    ``s``, ``phi``, ``*.s``, ``*.phi``, ``position.*``, ``orientation.*``."""
     def is_position(name: str) -> bool:
         return name in ("s", "phi") or name.endswith((".s", ".phi")) or name.startswith(("position.", "orientation."))
     return [f"{slave.name}.{n}" for slave in slaves.values() for n in slave.outputs() if is_position(n)

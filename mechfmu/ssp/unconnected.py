@@ -45,14 +45,13 @@ or flanges meaning all their inputs, separated by spaces.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from mechfmu.components.ports import ANGLE, ANGULAR_VELOCITY, FORCE, LAMBDA, POSITION, RATE, TORQUE, VELOCITY
-
 from mechfmu.ssp.elements import Connection
 
 if TYPE_CHECKING:
@@ -319,9 +318,9 @@ def signal_derivatives(components: dict[str, ComponentSpec], connections: list[C
     pending = list(connections)
     for con in pending:  # grows while it is walked: a derived rate may have a derivative of its own
         rate = pairs.get(con.target, {}).get(con.target_variable)
-        spec = components.get(con.target)
-        if rate is None or spec is None or (con.target, rate) in taken or rate in spec.parameters or any(
-                covers(mark, rate) for mark in spec.free):
+        target = components.get(con.target)
+        if rate is None or target is None or (con.target, rate) in taken or rate in target.parameters or any(
+                covers(mark, rate) for mark in target.free):
             continue
         taken.add((con.target, rate))
         if has(con.source, con.source_variable + RATE, "output"):

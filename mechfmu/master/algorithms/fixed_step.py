@@ -93,9 +93,10 @@ def tangent_connections(connections: list[Connection], slaves: dict[str, Slave])
     ``Y_rate`` (``x.f_rate -> y.f_rate``/``y.tau_rate``), the connections that carry them, unless the scenario
     already wires them (the port vocabulary: components/ports.py). A signal's derivative (``y_rate -> f_rate``,
     ``y_rate_rate -> s_ref_rate_rate``) is not a coupling's: every master takes it from the scenario
-    (``Scenario.derived``, mechfmu.ssp.unconnected.signal_derivatives). A wire with a factor k (``Connection.factor``) passes its
-    rate and acceleration times k; a force wire's tangents are times k and the factor of the wire into the
-    connector's flange position (c) or velocity (d): ∂(k·f)/∂s_B = k·c·a for s = a·s_B + b."""
+    (``Scenario.derived``, mechfmu.ssp.unconnected.signal_derivatives). A wire with a factor k
+    (``Connection.factor``) passes its rate and acceleration times k; a force wire's tangents are times k and the
+    factor of the wire into the connector's flange position (c) or velocity (d): ∂(k·f)/∂s_B = k·c·a for
+    s = a·s_B + b."""
     wired = {(c.target, c.target_variable) for c in connections}
     into = {(c.target, c.target_variable): c.factor for c in connections}
     extra: list[Connection] = []
@@ -175,9 +176,10 @@ class LinearImplicit(Jacobi):
     are found by name (``x.f`` → ``x.c``, ``x.d``, ``x.f_rate``) and added to the scenario's; the
     scenario file stays a plain one (libcosim runs it as explicit Jacobi). Any wire ``X -> Y`` into a port
     carries ``X_rate -> Y_rate`` where both exist: a signal source's slope, which reaches a ``Force`` in every
-    master, reaches the body behind it, which then integrates the force as a first-order hold (exact for a ramp). A connector that
-    outputs no tangents but provides directional derivatives (an FMU of another tool) has its stiffness and
-    damping tangents computed by the master before each step (``derived_tangents``); its force rate is then 0.
+    master, reaches the body behind it, which then integrates the force as a first-order hold (exact for a ramp).
+    A connector that outputs no tangents but provides directional derivatives (an FMU of another tool) has its
+    stiffness and damping tangents computed by the master before each step (``derived_tangents``); its force rate
+    is then 0.
     """
 
     name = "linear-implicit"
