@@ -304,3 +304,34 @@ def test_an_undamped_bump_stop_names_its_contact(algorithm, options):
     r = s.run(local=True, estimate_error=False)
     assert [what for _, what in r.events] == ["bump_stop.indicator.gap"] * 2, r.events
     assert abs(r.events[0][0] - 0.2) < 1e-9 and abs(r.events[1][0] - (0.2 + math.pi / 100)) < 1e-4, r.events
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("algorithm, options", [("auto", {}), ("jacobi", {"events": "on"})])
+@pytest.mark.parametrize("rotational", [False, True])
+def test_each_switch_of_a_connector_with_several_indicators_is_named_by_itself(algorithm, options, rotational):
+    """CoordinateSpringDamperExt (and its rotational twin) has three indicators: a body bouncing between the limit
+    stops (no friction) makes stop events only, each at a stop, entering and leaving in turn; a friction contact
+    without stops makes friction events only (stick/slip), never a stop's."""
+    from mechfmu import CoordinateSpringDamperExt, Fixed, Inertia, Mass, RotationalFixed, RotationalSpringDamperExt, System
+
+    def run(parameters: dict, start: dict) -> list[tuple[float, str]]:
+        s = System("ext")
+        ground = s.add("ground", RotationalFixed() if rotational else Fixed())
+        ext = s.add("ext", (RotationalSpringDamperExt if rotational else CoordinateSpringDamperExt)(**parameters))
+        body = s.add("body", Inertia(J=1.0, w_start=start["v"]) if rotational else Mass(m=1.0, v_start=start["v"]))
+        s.connect(ground.flange, ext.flange_a)
+        s.connect(ext.flange_b, body.flange_a)
+        s.experiment(stop_time=0.5, step_size=1e-3, algorithm=algorithm, **options)
+        r = s.run(local=True, estimate_error=False)
+        assert r.ok, r.message
+        return r.events
+
+    stops = run(dict(useLimitStops=True, limitStopsLower=-0.05, limitStopsUpper=0.05, limitStopsStiffness=1e4,
+                     limitStopsDamping=1.0), {"v": 1.0})
+    # free flight 0.05 m at about 1 m/s to the upper stop, in, out, 0.1 m back to the lower stop, ...
+    assert [what for _, what in stops[:4]] == ["ext.indicator.upperStop"] * 2 + ["ext.indicator.lowerStop"] * 2
+    assert abs(stops[0][0] - 0.05) < 1e-6, stops
+    friction = run(dict(fDynamicFriction=1.0, fStaticFrictionOffset=0.5, stickingStiffness=1e4, stickingDamping=10.0,
+                        stiffness=100.0), {"v": 1.0})
+    assert friction and {what for _, what in friction} == {"ext.indicator.friction"}, friction
