@@ -8,7 +8,7 @@ selects. The model description gets
 - per continuous state a local variable ``state.<name>`` and its derivative ``der(state.<name>)``
   (``derivative`` = the state's index), appended after the component's own variables, so the Co-Simulation
   variables keep their value references;
-- ``ModelStructure/Derivatives`` (each derivative depending on every state and input: none is left out), the
+- ``ModelStructure/Derivatives`` (each derivative on the states and inputs of ``derivative_knowns``), the
   continuous states each output depends on among its ``Outputs`` dependencies (``output_states``: FMI 2.0 counts
   the states among the knowns, and an empty list means "none"), and the states and derivatives among the
   ``InitialUnknowns``.
@@ -105,9 +105,9 @@ class ModelExchangeFmu:
             node.set("dependencies", " ".join(map(str, found)))
             if found:
                 node.set("dependenciesKind", " ".join("dependent" for _ in found))
-        known = sorted([index_of[v] for v in states] + [index_of[i.name] for i in cls.inputs])
         derivatives = Element("Derivatives")
-        for variable in states:
+        for name, variable in zip(cls.continuous_states, states):
+            known = sorted(index_of[k] for k in cls.derivative_knowns()[name])
             SubElement(derivatives, "Unknown", index=str(index_of[f"der({variable})"]),
                        dependencies=" ".join(map(str, known)))
         position = 1 if structure.find("Outputs") is not None else 0

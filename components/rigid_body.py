@@ -100,3 +100,22 @@ def rigid_body_state_outputs(cls: type[RigidBody]) -> dict[str, tuple[str, ...]]
 
 
 RigidBody.outputs_on_states = rigid_body_state_outputs(RigidBody)
+
+
+def rigid_body_derivative_knowns(cls: type[RigidBody]) -> dict[str, tuple[str, ...]]:
+    """The knowns each state derivative depends on (the module docstring's equations): ṗ_c = v_c axis by axis,
+    v̇_c = F/m + g axis by axis, q̇ on q and ω_b, ω̇_b (Euler's equations with τ_b = Rᵀ·(M − (R·c) × F)) on q, ω_b
+    and every load."""
+    states = {x: state_variable(x) for x in cls.continuous_states}
+    loads = tuple(i.name for i in cls.inputs)
+    of = {entry: tuple(v for x, v in states.items() if x.startswith(entry + "[")) for entry in "pvqw"}
+    found: dict[str, tuple[str, ...]] = {}
+    for i, axis in enumerate(AXES):
+        found[f"p[{i}]"] = (state_variable(f"v[{i}]"),)
+        found[f"v[{i}]"] = (f"force_a.{axis}", f"force_b.{axis}")
+        found[f"w[{i}]"] = of["q"] + of["w"] + loads
+    found.update({f"q[{j}]": of["q"] + of["w"] for j in range(4)})
+    return found
+
+
+RigidBody.derivatives_on = rigid_body_derivative_knowns(RigidBody)

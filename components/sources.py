@@ -127,6 +127,7 @@ class Speed(NativeComponent, Component):
     continuous_states = ("s",)
     state_units = ("m",)
     outputs_on_states: ClassVar[dict[str, tuple[str, ...]] | None] = {S: ("s",), port(FLANGE, S): ("s",)}
+    derivatives_on: ClassVar[dict[str, tuple[str, ...]] | None] = {"s": ("v_ref",)}
 
 
 class Accelerate(NativeComponent, Component):
@@ -148,4 +149,5 @@ class Accelerate(NativeComponent, Component):
     state_units = ("m", "m/s")
     outputs_on_states: ClassVar[dict[str, tuple[str, ...]] | None] = {
         name: (q,) for q in (S, V) for name in (q, port(FLANGE, q))}
+    derivatives_on: ClassVar[dict[str, tuple[str, ...]] | None] = {"s": ("state.v",), "v": ("a_ref",)}
 

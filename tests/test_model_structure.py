@@ -3,7 +3,8 @@ with a known (an input; in Model Exchange a continuous state, which FMI 2.0 coun
 dependencies, where an empty list means "none". Checked against the FMU itself through fmpy at random points: its
 own directional derivative (fmi2GetDirectionalDerivative) along each known, and its values with the known moved
 either way (a central difference taken here); an undeclared pair must give exactly 0 and not move the value at
-all. A continuous state declared for an output must also move it somewhere (the declaration is not a blanket)."""
+all. A continuous state declared for an output, and every known declared for a state derivative, must also move it
+somewhere (the declaration is not a blanket: a derivative once listed every state and input)."""
 import ctypes
 import random
 
@@ -17,6 +18,8 @@ from test_native_fmus import instance
 
 #: the test's own difference step, relative
 STEP = 1e-4
+#: products of inertia (a RigidBody's)
+PRODUCTS = ("inertia.xy", "inertia.xz", "inertia.yz")
 #: the models with continuous states (an output of theirs is a state, or is computed from one)
 STATED = sorted(name for name, cls in COMPONENTS.items() if cls.continuous_states and not cls.co_simulation_only)
 
@@ -42,9 +45,13 @@ class Probe:
             setter = {str: self.fmu.setString, bool: self.fmu.setBoolean,
                       int: self.fmu.setInteger}.get(type(value), self.fmu.setReal)
             setter([self.vr[name]], [value])
-        gravity = [p.name for p in self.cls.parameters if p.name.startswith("gravity.")]  # every axis: a direction
-        if gravity:
-            self.fmu.setReal([self.vr[n] for n in gravity], [random.Random(seed).uniform(-10, 10) for _ in gravity])
+        # every axis coupled: gravity in a random direction, products of inertia small and random (a principal axis
+        # hides a gyroscopic term; the example's inertia stays positive definite)
+        rng = random.Random(seed)
+        tilted = {p.name: rng.uniform(-10, 10) if p.name.startswith("gravity.") else rng.uniform(-0.02, 0.02)
+                  for p in self.cls.parameters if p.name.startswith("gravity.") or p.name in PRODUCTS}
+        if tilted:
+            self.fmu.setReal([self.vr[n] for n in tilted], list(tilted.values()))
         self.fmu.enterInitializationMode()
         self.fmu.exitInitializationMode()
         point = prepared(model, random.Random(seed), event_mode=self.me)
@@ -111,10 +118,10 @@ def test_every_dependency_an_fmu_has_is_declared(fmus, model):
                         model, seed, unknown, known, derivative, difference, "moves, but is not declared")
         probe.fmu.terminate()
         probe.fmu.freeInstance()
-    declared_states = {(u, k) for u, deps in dependencies.items() if deps and not u.startswith("der(")
-                       for k in deps if k.startswith("state.")}
-    blanket = sorted(pair for pair in declared_states if not found[pair])
-    assert not blanket, (model, "declared on a state, but never moves with it", blanket)
+    declared_pairs = {(u, k) for u, deps in dependencies.items() if deps for k in deps
+                      if k.startswith("state.") or u.startswith("der(")}
+    blanket = sorted(pair for pair in declared_pairs if not found[pair])
+    assert not blanket, (model, "declared, but never moves with it", blanket)
 
 
 @pytest.mark.parametrize("model", STATED)
