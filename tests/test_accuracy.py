@@ -305,3 +305,26 @@ def test_only_states_count_in_the_estimate(fmus, algorithm, local):
                                                                    "wheel.flange_b.s", "wheel.flange_a.v",
                                                                    "wheel.flange_b.v"}, r.accuracy.states
     assert "wheel.s" in r.accuracy.states or "wheel.flange_a.s" in r.accuracy.states
+
+
+def test_an_fmu_that_declares_no_output_on_a_state_is_judged_by_its_feed_through():
+    """An FMU whose ModelStructure lists no output on any of its states (ours once declared none) tells nothing:
+    its outputs without feed-through count as states, as before; one that lists them is taken at its word."""
+    from types import SimpleNamespace as Of
+
+    from mechfmu.master.algorithms.step_control import is_state
+    from mechfmu.master.slaves import VariableInfo
+
+    state = Of(name="state.s")
+    derivative = Of(variable=Of(name="der(state.s)", derivative=state))
+
+    def slave(dependencies):
+        md = Of(modelExchange=object(), derivatives=[derivative],
+                outputs=[Of(variable=Of(name=n), dependencies=d) for n, d in dependencies.items()])
+        variables = {n: VariableInfo(n, "output", depends_on=()) for n in dependencies}
+        return Of(model_description=md, variables=variables)
+
+    silent = slave({"s": [], "y": []})
+    assert is_state(silent, "s") and is_state(silent, "y")
+    told = slave({"s": [state], "y": []})
+    assert is_state(told, "s") and not is_state(told, "y")

@@ -55,14 +55,17 @@ STRETCH = 1e-3
 def is_state(slave: Any, name: str) -> bool:
     """The output ``name`` of ``slave`` is a continuous state or computed from one (a body's position), not a signal
     of time (a source's ``y``): by our component's ``output_states``, or by an FMU's ModelStructure (its output's
-    dependencies on a state) where it has a Model Exchange form; else, not knowing, an output without feed-through."""
+    dependencies on a state) where it has a Model Exchange form and lists any; else, not knowing (an FMU that
+    declares no output on any state, as ours once did), an output without feed-through."""
     component = getattr(slave, "component", None)
     if component is not None and hasattr(type(component), "output_states"):
         return bool(type(component).output_states().get(name))
     md = getattr(slave, "model_description", None)
     if md is not None and md.modelExchange is not None:
         states = {u.variable.derivative.name for u in md.derivatives if u.variable.derivative is not None}
-        return any(d.name in states for u in md.outputs if u.variable.name == name for d in u.dependencies or ())
+        on = {u.variable.name for u in md.outputs for d in u.dependencies or () if d.name in states}
+        if on or not states:
+            return name in on
     return not slave.variables[name].depends_on
 
 
