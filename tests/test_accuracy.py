@@ -275,6 +275,7 @@ def test_the_streamed_estimate_is_richardson_on_the_recorded_rows(fmus, scenario
         assert estimate == pytest.approx(expected, rel=1e-12, abs=1e-300), name
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("algorithm, local", [("auto", True), ("jacobi", False), ("linear-implicit", True)])
 def test_only_states_count_in_the_estimate(fmus, algorithm, local):
     """result.accuracy.states lists the bodies' states, never a source's signal (a Table's or a Constant's y) or a
