@@ -335,3 +335,25 @@ def test_each_switch_of_a_connector_with_several_indicators_is_named_by_itself(a
     friction = run(dict(fDynamicFriction=1.0, fStaticFrictionOffset=0.5, stickingStiffness=1e4, stickingDamping=10.0,
                         stiffness=100.0), {"v": 1.0})
     assert friction and {what for _, what in friction} == {"ext.indicator.friction"}, friction
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("algorithm, options", [("auto", {}), ("jacobi", {"events": "on"})])
+def test_two_switches_at_one_instant_are_both_named(algorithm, options):
+    """A mass meets an ElastoGap's contact (s = 0.1 m) and an Ext's lower stop (3·s = 0.3 m) at the same instant,
+    (0.3 − 0.1)/0.7 s: the event names both (the monolithic master named only the indicator whose root it found
+    first, an ulp before the other's, and the gap's contact acted unnamed)."""
+    from mechfmu import CoordinateSpringDamperExt, ElastoGap, Fixed, Mass, System
+    s = System("two_stops")
+    ground, gap = s.add("ground", Fixed()), s.add("gap", ElastoGap(c=1e4, d=0.0, s_rel0=0.1))
+    stop = s.add("ext", CoordinateSpringDamperExt(factor1=3.0, useLimitStops=True, limitStopsLower=0.3,
+                                                  limitStopsUpper=10.0, limitStopsStiffness=1e4))
+    mass = s.add("mass", Mass(m=1.0, s_start=0.3, v_start=-0.7))
+    for element in (gap, stop):
+        s.connect(ground.flange, element.flange_a)
+        s.connect(element.flange_b, mass.flange_a)
+    s.experiment(stop_time=0.29, step_size=1e-3, algorithm=algorithm, **options)
+    r = s.run(local=True, estimate_error=False)
+    assert r.ok and len(r.events) == 1, r.events
+    assert abs(r.events[0][0] - 0.2 / 0.7) < 1e-9
+    assert set(r.events[0][1].split(", ")) == {"gap.indicator.gap", "ext.indicator.lowerStop"}, r.events

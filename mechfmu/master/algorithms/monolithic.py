@@ -326,7 +326,9 @@ class Monolithic(CouplingAlgorithm):
                 root, fired = self.pending
                 now, x = self._past_crossing(system, root, fired, min(solver.t, end))
                 self.counters["state_events"] += 1
-                self.events.append((now, ", ".join(self.labels[i] for i in fired)))
+                z = self._indicators(system, now, x)  # every switch there is named (also one whose root is an ulp on)
+                named = [i for i, v in enumerate(z) if i in fired or i not in ignored and (v > 0) != (self.z[i] > 0)]
+                self.events.append((now, ", ".join(self.labels[i] for i in named)))
                 for i in fired:
                     firings[i] += 1
                     if firings[i] > MAX_FIRINGS:
