@@ -27,9 +27,10 @@ There is no coupling to audit or to control a macro step for: the options events
 adaptive and energy_audit are refused, not ignored.
 
 Results are on the communication grid; the recorded outputs are those at each point after the exchange.
-Located events go to the run's events (time, indicator). The components run in-process (``--local``) or as
-FMUs instantiated as fmi2ModelExchange (``mechfmu.master.fmu_model_exchange``), bit for bit alike. A constraint (no
-ODE form) is an algebraic part: its force is solved at every point (``mechfmu.master.constraint_forces``).
+Located events go to the run's events (time, every indicator that switched there). The components run in-process
+(``--local``) or as FMUs instantiated as fmi2ModelExchange (``mechfmu.master.fmu_model_exchange``), bit for bit
+alike. A constraint (no ODE form) is an algebraic part: its force is solved at every point
+(``mechfmu.master.constraint_forces``).
 """
 from __future__ import annotations
 
