@@ -21,9 +21,9 @@ The force is continuous at s_rel = s_rel0 for every v_rel (f_d is clamped by f_c
 and never pulls. MSL's optional heat port is replaced by the output ``lossPower`` [W] (the heat flow
 ``heatPort.Q_flow = −lossPower`` a thermal model would receive). ``contact`` is output as 1/0; the event
 indicator ``indicator.gap = s_rel − s_rel0`` [m] is negative exactly in contact, and
-``indicator.damperLimit = |f_c| − |d·v_rel|`` [N] (0 out of contact) negative exactly while the damper
-is clamped: between these switches the law is smooth (for n = 1 linear, which linear-implicit coupling
-integrates exactly).
+``indicator.damperLimit = |f_c| − |d·v_rel|`` [N] (0 out of contact and for d = 0, which has no clamp)
+negative exactly while the damper is clamped: between these switches the law is smooth (for n = 1 linear,
+which linear-implicit coupling integrates exactly).
 Tangents are analytic (components/native/elasto_gap.c, the law): in contact ∂f_c/∂s_rel = f_ref·n·|ratio|^(n−1)/s_ref,
 the damper adds ∂f/∂v_rel = d while unclamped, or ∓∂f_c/∂s_rel while clamped at ±f_c.
 """
@@ -66,6 +66,6 @@ class ElastoGap(NativeComponent, Connector):
     indicator_outputs = (
         Output(indicator("gap"), "m", "Event indicator s_rel - s_rel0: < 0 exactly in contact",
                ("flange_a.s", "flange_b.s")),
-        Output(indicator("damperLimit"), "N", "Event indicator |f_c| - |d*v_rel| in contact (0 out of it): < 0 "
-               "exactly while the damper force is clamped to |f_c|", FLANGE_INPUT_NAMES),
+        Output(indicator("damperLimit"), "N", "Event indicator |f_c| - |d*v_rel| in contact (0 out of it, and for "
+               "d = 0): < 0 exactly while the damper force is clamped to |f_c|", FLANGE_INPUT_NAMES),
     )

@@ -8,8 +8,10 @@ selects. The model description gets
 - per continuous state a local variable ``state.<name>`` and its derivative ``der(state.<name>)``
   (``derivative`` = the state's index), appended after the component's own variables, so the Co-Simulation
   variables keep their value references;
-- ``ModelStructure/Derivatives`` (each derivative depending on every state and input: none is left out) and the
-  states and derivatives among the ``InitialUnknowns``.
+- ``ModelStructure/Derivatives`` (each derivative on the states and inputs of ``derivative_knowns``), the
+  continuous states each output depends on among its ``Outputs`` dependencies (``output_states``: FMI 2.0 counts
+  the states among the knowns, and an empty list means "none"), and the states and derivatives among the
+  ``InitialUnknowns``.
 
 The native loader (mechfmu/fmu/fmi2_loader.c) enforces FMI 2.0's Model Exchange state machine and calls the
 ``me_*`` methods below through one entry: ``me_<what>(values, count)`` returns a list of floats, or None after
@@ -25,9 +27,11 @@ from xml.etree.ElementTree import Element, SubElement
 from pythonfmu import Fmi2Causality, Fmi2Initial, Fmi2Variability, Real
 from pythonfmu.enums import Fmi2Status
 
+from .partials import state_variable
+
 
 def state_names(component_cls: Any) -> list[str]:
-    return [f"state.{name}" for name in component_cls.continuous_states]
+    return [state_variable(name) for name in component_cls.continuous_states]
 
 
 #: a state's unit -> its derivative's
@@ -93,9 +97,17 @@ class ModelExchangeFmu:
             real.set("derivative", str(index_of[variable]))
         if not states:
             return
-        known = sorted([index_of[v] for v in states] + [index_of[i.name] for i in cls.inputs])
+        outputs = structure.find("Outputs")
+        for node in outputs if outputs is not None else ():  # an output's states are among its knowns
+            name = next(n for n, i in index_of.items() if i == int(node.get("index", "0")))
+            given = [int(i) for i in (node.get("dependencies") or "").split()]
+            found = sorted(set(given + [index_of[state_variable(s)] for s in cls.output_states().get(name, ())]))
+            node.set("dependencies", " ".join(map(str, found)))
+            if found:
+                node.set("dependenciesKind", " ".join("dependent" for _ in found))
         derivatives = Element("Derivatives")
-        for variable in states:
+        for name, variable in zip(cls.continuous_states, states):
+            known = sorted(index_of[k] for k in cls.derivative_knowns()[name])
             SubElement(derivatives, "Unknown", index=str(index_of[f"der({variable})"]),
                        dependencies=" ".join(map(str, known)))
         position = 1 if structure.find("Outputs") is not None else 0

@@ -40,6 +40,12 @@ class ModelExchange:
     state_units: ClassVar[tuple[str, ...]] = ()
     #: why the component has no Model Exchange form ("" if it has one)
     co_simulation_only: ClassVar[str] = ""
+    #: per output, the continuous states it depends on (``output_states()``); None: the states ``partial_pattern``
+    #: pairs it with
+    outputs_on_states: ClassVar[dict[str, tuple[str, ...]] | None] = None
+    #: per continuous state, the knowns (``state.x``, inputs) its derivative depends on (``derivative_knowns()``);
+    #: None: the analytic partials' pairs where they have the derivative's row, else every state and input
+    derivatives_on: ClassVar[dict[str, tuple[str, ...]] | None] = None
 
     state: dict[str, Any]
     time: float
@@ -129,6 +135,31 @@ class ModelExchange:
         return [derivative_variable(name) for name in cls.continuous_states]
 
     @classmethod
+    def output_states(cls) -> dict[str, tuple[str, ...]]:
+        """Per output, the continuous states (names of ``continuous_states``) it depends on: FMI 2.0 counts them
+        among an output's knowns (ModelStructure/Outputs lists them with its feed-through inputs). From
+        ``outputs_on_states``, or else the (output, state) pairs of the analytic partials (``partial_pattern``)."""
+        if cls.co_simulation_only or not cls.continuous_states:
+            return {}
+        if cls.outputs_on_states is not None:
+            return {o.name: tuple(cls.outputs_on_states.get(o.name, ())) for o in cls.outputs}
+        pattern = set(getattr(cls, "partial_pattern", ()))
+        return {o.name: tuple(s for s in cls.continuous_states if (o.name, state_variable(s)) in pattern)
+                for o in cls.outputs}
+
+    @classmethod
+    def derivative_knowns(cls) -> dict[str, tuple[str, ...]]:
+        """Per continuous state, the knowns its derivative depends on (ModelStructure/Derivatives): from
+        ``derivatives_on``, or the analytic partials' row of the derivative (``partial_pattern``), or else every
+        state and input."""
+        every = tuple(state_variable(s) for s in cls.continuous_states) + tuple(i.name for i in cls.inputs)
+        if cls.derivatives_on is not None:
+            return {s: tuple(cls.derivatives_on.get(s, ())) for s in cls.continuous_states}
+        pattern = set(getattr(cls, "partial_pattern", ()))
+        rows = {s: tuple(k for k in every if (derivative_variable(s), k) in pattern) for s in cls.continuous_states}
+        return {s: row or every for s, row in rows.items()}
+
+    @classmethod
     def provides_directional_derivative(cls) -> bool:
         """Every component gives its directional derivatives (components/partials.py)."""
         return True
@@ -156,6 +187,7 @@ class ModelExchange:
         self._accepted_time = self.time
 
     if TYPE_CHECKING:  # what Component provides
+        inputs: ClassVar[tuple[Any, ...]]
         outputs: ClassVar[tuple[Any, ...]]
 
         def current_outputs(self) -> dict[str, Any]: ...

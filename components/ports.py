@@ -14,8 +14,9 @@ A single-flange element (Fixed, sources) uses ``flange``. Linear-implicit coupli
 
 The suffix ``_rate`` means the time derivative over the coming step: a signal source outputs ``y``,
 ``y_rate`` and ``y_rate_rate`` (right derivatives at its time), ``Force`` reads ``f`` and ``f_rate``,
-``Position`` ``s_ref``, ``s_ref_rate``, ``s_ref_rate_rate``. Linear-implicit coupling wires ``X_rate -> Y_rate``
-along every wire ``X -> Y`` where both exist; other masters use them where the scenario wires them.
+``Position`` ``s_ref``, ``s_ref_rate``, ``s_ref_rate_rate``. Every master wires a signal's ``y_rate -> X_rate``
+where ``y -> X`` is wired and ``X_rate`` is not (mechfmu's ``signal_derivatives``); linear-implicit coupling
+also wires a port's ``X_rate -> Y_rate`` along a wire ``X -> Y`` into a port where both exist.
 
 A constraint (CoordinateConstraint) is recognised by its input ``lambda`` (the force a master solves,
 with ``lambda_rate`` its rate over a step) and output ``constraintEquation`` (the residual to drive to

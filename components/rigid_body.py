@@ -84,3 +84,38 @@ def rigid_body_partials(cls: type[RigidBody]) -> tuple[tuple[str, str], ...]:
 
 
 RigidBody.partial_pattern = rigid_body_partials(RigidBody)
+
+
+def rigid_body_state_outputs(cls: type[RigidBody]) -> dict[str, tuple[str, ...]]:
+    """The states each output depends on (the module docstring's outputs: the origin p_c − R·c, the unit quaternion
+    q̂, the origin's velocity v_c − (R·ω_b) × (R·c), R·ω_b, ½m|v_c|² + ½ω_b·I_c·ω_b and −m·g·p_c)."""
+    def of(*entries: str, axis: str = "") -> tuple[str, ...]:  # with an axis: p[i], v[i] of that axis only
+        return tuple(x for x in cls.continuous_states if x.split("[")[0] in entries
+                     and (not axis or x.split("[")[0] not in ("p", "v") or x == f"{x[0]}[{AXES.index(axis)}]"))
+    uses = {"orientation": of("q"), "angularVelocity": of("q", "w"), "kineticEnergy": of("v", "w"),
+            "potentialEnergy": of("p")}
+    return {o.name: uses.get(o.name) or uses.get(o.name.split(".")[0]) or (
+        of("p", "q", axis=o.name[-1]) if o.name.startswith("position.") else of("v", "q", "w", axis=o.name[-1]))
+        for o in cls.outputs}
+
+
+RigidBody.outputs_on_states = rigid_body_state_outputs(RigidBody)
+
+
+def rigid_body_derivative_knowns(cls: type[RigidBody]) -> dict[str, tuple[str, ...]]:
+    """The knowns each state derivative depends on (the module docstring's equations): ṗ_c = v_c axis by axis,
+    v̇_c = F/m + g axis by axis, q̇ on q and ω_b, ω̇_b (Euler's equations with τ_b = Rᵀ·(M − (R·c) × F)) on q, ω_b
+    and every load."""
+    states = {x: state_variable(x) for x in cls.continuous_states}
+    loads = tuple(i.name for i in cls.inputs)
+    of = {entry: tuple(v for x, v in states.items() if x.startswith(entry + "[")) for entry in "pvqw"}
+    found: dict[str, tuple[str, ...]] = {}
+    for i, axis in enumerate(AXES):
+        found[f"p[{i}]"] = (state_variable(f"v[{i}]"),)
+        found[f"v[{i}]"] = (f"force_a.{axis}", f"force_b.{axis}")
+        found[f"w[{i}]"] = of["q"] + of["w"] + loads
+    found.update({f"q[{j}]": of["q"] + of["w"] for j in range(4)})
+    return found
+
+
+RigidBody.derivatives_on = rigid_body_derivative_knowns(RigidBody)

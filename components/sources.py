@@ -5,7 +5,8 @@ Force (MSL ``Sources.Force``): input ``f`` [N], the force that drives the flange
 element outputs its cut force on the flange and the body wired there applies its negative, so a Mass
 whose ``flange_a.f`` (or ``flange_b.f``) is wired to ``force.flange.f`` gets ``m·a = −(−f) = +f``: a
 positive ``f`` pushes the body in +s, as in Modelica (where the connection gives ``mass.flange_a.f = f``).
-Optional input ``f_rate`` [N/s] (0 unless wired) is df/dt over the coming step; ``flange.f_rate = −f_rate``
+Optional input ``f_rate`` [N/s] (wired, or derived by every master from the signal wired to ``f``) is df/dt
+over the coming step; ``flange.f_rate = −f_rate``
 then lets a body integrate the force as a first-order hold under ``linear-implicit`` (which wires a
 signal's ``y_rate -> f_rate`` and ``flange.f_rate -> flange_x.f_rate`` by name): a ramp force is
 integrated exactly. A waveform force is a signal source wired to ``f`` rather than a Force with waveform
@@ -22,11 +23,12 @@ connector, not a body (a body integrates its own state).
 
 - ConstantSpeed: ``v = v_fixed``, ``s = s_start + v_fixed·(t − t_start)`` (closed form), ``a = 0``.
 - Position (MSL ``exact = true``): ``s = s_ref``, ``v = s_ref_rate``, ``a = s_ref_rate_rate``. An FMU
-  cannot differentiate an input signal, so the reference's derivatives are inputs: wire a signal
-  source's ``y_rate``/``y_rate_rate`` to them (linear-implicit does so by name; otherwise the scenario
-  must, or ``v`` and ``a`` stay 0). Chosen over a Position with a built-in waveform: one Position serves
-  every signal source (Sine, Ramp, Table, an external FMU that outputs its derivatives) with exact
-  values at the communication points, and MSL's non-exact filter (``f_crit``) is not needed.
+  cannot differentiate an input signal, so the reference's derivatives are inputs: a signal source's
+  ``y_rate``/``y_rate_rate``, which every master wires to them where the scenario wires ``y -> s_ref`` and
+  not these (mechfmu's ``signal_derivatives``; a source without them is warned about, ``v`` and ``a`` then
+  0). Chosen over a Position with a built-in waveform: one Position serves every signal source (Sine, Ramp,
+  Table, an external FMU that outputs its derivatives) with exact values at the communication points, and
+  MSL's non-exact filter (``f_crit``) is not needed.
 - Speed (MSL ``exact = true``): ``v = v_ref``, ``a = v_ref_rate``, ``s = s_start + ∫v dt`` integrated
   over each step as ``s += v_ref·h + v_ref_rate·h²/2`` (exact when v_ref is linear over the step; with
   ``v_ref_rate`` unwired, v_ref is held).
@@ -136,6 +138,8 @@ class Speed(NativeComponent, Component):
 
     continuous_states = ("s",)
     state_units = ("m",)
+    outputs_on_states: ClassVar[dict[str, tuple[str, ...]] | None] = {S: ("s",), port(FLANGE, S): ("s",)}
+    derivatives_on: ClassVar[dict[str, tuple[str, ...]] | None] = {"s": ("v_ref",)}
 
 
 class Accelerate(NativeComponent, Component):
@@ -155,4 +159,7 @@ class Accelerate(NativeComponent, Component):
 
     continuous_states = ("s", "v")
     state_units = ("m", "m/s")
+    outputs_on_states: ClassVar[dict[str, tuple[str, ...]] | None] = {
+        name: (q,) for q in (S, V) for name in (q, port(FLANGE, q))}
+    derivatives_on: ClassVar[dict[str, tuple[str, ...]] | None] = {"s": ("state.v",), "v": ("a_ref",)}
 

@@ -273,3 +273,59 @@ def test_the_streamed_estimate_is_richardson_on_the_recorded_rows(fmus, scenario
     for name, estimate in result.accuracy.states.items():
         expected = np.max(np.abs(result.data[name][rows] - companion.data[name][companion_rows])) / (factor - 1)
         assert estimate == pytest.approx(expected, rel=1e-12, abs=1e-300), name
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("algorithm, local", [("auto", True), ("jacobi", False), ("linear-implicit", True)])
+def test_only_states_count_in_the_estimate(fmus, algorithm, local):
+    """result.accuracy.states lists the bodies' states, never a source's signal (a Table's or a Constant's y) or a
+    motion source's closed form of time (ConstantSpeed's flange.s): through the FMUs (their ModelStructure) and
+    in-process (the components' output_states). They were listed with error 0."""
+    from mechfmu import Constant, ConstantSpeed, CoordinateSpringDamper, Force, Mass, Position, System, Table
+
+    s = System("sources")
+    table = s.add("road_table", Table(table="0, 0; 0.1, 0.01", extrapolation=1))
+    road = s.add("road", Position())
+    tire = s.add("tire", CoordinateSpringDamper(stiffness=1e3, damping=10.0))
+    wheel = s.add("wheel", Mass(m=1.0))
+    weight = s.add("weight", Constant(k=-9.81))
+    force = s.add("gravity", Force())
+    belt = s.add("belt", ConstantSpeed(v_fixed=0.1))
+    drag = s.add("drag", CoordinateSpringDamper(stiffness=0.0, damping=1.0))
+    s.connect(table.y, road.s_ref)
+    s.connect(road.flange, tire.flange_a)
+    s.connect(tire.flange_b, wheel.flange_a)
+    s.connect(weight.y, force.f)
+    s.connect(force.flange, wheel.flange_b)
+    s.connect(belt.flange, drag.flange_a)
+    s.connect(drag.flange_b, wheel.flange_a)
+    s.experiment(stop_time=0.2, step_size=1e-3, algorithm=algorithm)
+    r = s.run(local=local)
+    assert r.ok, r.message
+    assert set(r.accuracy.states) and set(r.accuracy.states) <= {"wheel.s", "wheel.v", "wheel.flange_a.s",
+                                                                   "wheel.flange_b.s", "wheel.flange_a.v",
+                                                                   "wheel.flange_b.v"}, r.accuracy.states
+    assert "wheel.s" in r.accuracy.states or "wheel.flange_a.s" in r.accuracy.states
+
+
+def test_an_fmu_that_declares_no_output_on_a_state_is_judged_by_its_feed_through():
+    """An FMU whose ModelStructure lists no output on any of its states (ours once declared none) tells nothing:
+    its outputs without feed-through count as states, as before; one that lists them is taken at its word."""
+    from types import SimpleNamespace as Of
+
+    from mechfmu.master.algorithms.step_control import is_state
+    from mechfmu.master.slaves import VariableInfo
+
+    state = Of(name="state.s")
+    derivative = Of(variable=Of(name="der(state.s)", derivative=state))
+
+    def slave(dependencies):
+        md = Of(modelExchange=object(), derivatives=[derivative],
+                outputs=[Of(variable=Of(name=n), dependencies=d) for n, d in dependencies.items()])
+        variables = {n: VariableInfo(n, "output", depends_on=()) for n in dependencies}
+        return Of(model_description=md, variables=variables)
+
+    silent = slave({"s": [], "y": []})
+    assert is_state(silent, "s") and is_state(silent, "y")
+    told = slave({"s": [state], "y": []})
+    assert is_state(told, "s") and not is_state(told, "y")

@@ -286,3 +286,74 @@ def test_the_friction_indicator_changes_sign_where_sliding_stops():
     assert 10.0 - 1e-11 <= c.get("f") <= 10.0  # the preload acts at once
     c.do_step(0.0, 1e-4)
     assert c.get("frictionMode") == 0.0 and 0.0 <= c.get("indicator.friction") <= 1e-11
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("algorithm, options", [("auto", {}), ("jacobi", {"events": "on"})])
+def test_an_undamped_bump_stop_names_its_contact(algorithm, options):
+    """An ElastoGap with d = 0 has no damper clamp: its contact is named indicator.gap, not damperLimit (which went
+    from 0 to |f_c| > 0 at every contact: a crossing in FMI's domains z > 0, z <= 0), at the analytic times: contact
+    at (0.3 - 0.1)/1 = 0.2 s, lost half a period pi/sqrt(c/m) = pi/100 s later."""
+    from mechfmu import ElastoGap, Fixed, Mass, System
+    s = System("bump")
+    ground, stop = s.add("ground", Fixed()), s.add("bump_stop", ElastoGap(c=1e4, d=0.0, s_rel0=0.1))
+    mass = s.add("mass", Mass(m=1.0, s_start=0.3, v_start=-1.0))
+    s.connect(ground.flange, stop.flange_a)
+    s.connect(stop.flange_b, mass.flange_a)
+    s.experiment(stop_time=0.3, step_size=1e-3, algorithm=algorithm, **options)
+    r = s.run(local=True, estimate_error=False)
+    assert [what for _, what in r.events] == ["bump_stop.indicator.gap"] * 2, r.events
+    assert abs(r.events[0][0] - 0.2) < 1e-9 and abs(r.events[1][0] - (0.2 + math.pi / 100)) < 1e-4, r.events
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("algorithm, options", [("auto", {}), ("jacobi", {"events": "on"})])
+@pytest.mark.parametrize("rotational", [False, True])
+def test_each_switch_of_a_connector_with_several_indicators_is_named_by_itself(algorithm, options, rotational):
+    """CoordinateSpringDamperExt (and its rotational twin) has three indicators: a body bouncing between the limit
+    stops (no friction) makes stop events only, each at a stop, entering and leaving in turn; a friction contact
+    without stops makes friction events only (stick/slip), never a stop's."""
+    from mechfmu import CoordinateSpringDamperExt, Fixed, Inertia, Mass, RotationalFixed, RotationalSpringDamperExt, System
+
+    def run(parameters: dict, start: dict) -> list[tuple[float, str]]:
+        s = System("ext")
+        ground = s.add("ground", RotationalFixed() if rotational else Fixed())
+        ext = s.add("ext", (RotationalSpringDamperExt if rotational else CoordinateSpringDamperExt)(**parameters))
+        body = s.add("body", Inertia(J=1.0, w_start=start["v"]) if rotational else Mass(m=1.0, v_start=start["v"]))
+        s.connect(ground.flange, ext.flange_a)
+        s.connect(ext.flange_b, body.flange_a)
+        s.experiment(stop_time=0.5, step_size=1e-3, algorithm=algorithm, **options)
+        r = s.run(local=True, estimate_error=False)
+        assert r.ok, r.message
+        return r.events
+
+    stops = run(dict(useLimitStops=True, limitStopsLower=-0.05, limitStopsUpper=0.05, limitStopsStiffness=1e4,
+                     limitStopsDamping=1.0), {"v": 1.0})
+    # free flight 0.05 m at about 1 m/s to the upper stop, in, out, 0.1 m back to the lower stop, ...
+    assert [what for _, what in stops[:4]] == ["ext.indicator.upperStop"] * 2 + ["ext.indicator.lowerStop"] * 2
+    assert abs(stops[0][0] - 0.05) < 1e-6, stops
+    friction = run(dict(fDynamicFriction=1.0, fStaticFrictionOffset=0.5, stickingStiffness=1e4, stickingDamping=10.0,
+                        stiffness=100.0), {"v": 1.0})
+    assert friction and {what for _, what in friction} == {"ext.indicator.friction"}, friction
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("algorithm, options", [("auto", {}), ("jacobi", {"events": "on"})])
+def test_two_switches_at_one_instant_are_both_named(algorithm, options):
+    """A mass meets an ElastoGap's contact (s = 0.1 m) and an Ext's lower stop (3·s = 0.3 m) at the same instant,
+    (0.3 − 0.1)/0.7 s: the event names both (the monolithic master named only the indicator whose root it found
+    first, an ulp before the other's, and the gap's contact acted unnamed)."""
+    from mechfmu import CoordinateSpringDamperExt, ElastoGap, Fixed, Mass, System
+    s = System("two_stops")
+    ground, gap = s.add("ground", Fixed()), s.add("gap", ElastoGap(c=1e4, d=0.0, s_rel0=0.1))
+    stop = s.add("ext", CoordinateSpringDamperExt(factor1=3.0, useLimitStops=True, limitStopsLower=0.3,
+                                                  limitStopsUpper=10.0, limitStopsStiffness=1e4))
+    mass = s.add("mass", Mass(m=1.0, s_start=0.3, v_start=-0.7))
+    for element in (gap, stop):
+        s.connect(ground.flange, element.flange_a)
+        s.connect(element.flange_b, mass.flange_a)
+    s.experiment(stop_time=0.29, step_size=1e-3, algorithm=algorithm, **options)
+    r = s.run(local=True, estimate_error=False)
+    assert r.ok and len(r.events) == 1, r.events
+    assert abs(r.events[0][0] - 0.2 / 0.7) < 1e-9
+    assert set(r.events[0][1].split(", ")) == {"gap.indicator.gap", "ext.indicator.lowerStop"}, r.events

@@ -61,7 +61,10 @@ static int indicators(NativeInstance *n, double q, double v, double *out) {
     if (force(n, q, v, &f, &f_c, &f_d) != 0) return -1;
     const double s_rel0 = param(n, ElastoGap__s_rel0);
     out[0] = q - s_rel0;
-    out[1] = q < s_rel0 ? fabs(f_c) - fabs(param(n, ElastoGap__d) * v) : 0.0;
+    /* 0 while the clamp is off: out of contact, and without a damper (d = 0: f_d = 0, no clamp to switch; |f_c|
+     * would leave 0 for > 0 at every contact, a crossing in FMI's domains z > 0, z <= 0 named as a clamp) */
+    const double d = param(n, ElastoGap__d);
+    out[1] = q < s_rel0 && d != 0.0 ? fabs(f_c) - fabs(d * v) : 0.0;
     return 0;
 }
 

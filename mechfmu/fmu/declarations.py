@@ -21,6 +21,7 @@ class DeclaredVariable:
     min: float | None = None
     max: float | None = None
     declaredType: None = None
+    start: float | None = None  # an input's start value (kept while nothing drives it)
 
 
 def component_class(fmu: Path):
@@ -36,6 +37,6 @@ def component_class(fmu: Path):
 def declared_variables(cls) -> dict[str, DeclaredVariable]:
     variables = [DeclaredVariable(p.name, "parameter", p.type, p.unit or None if p.type == "Real" else None, p.min,
                                   p.max) for p in cls.parameters]
-    variables += [DeclaredVariable(i.name, "input", "Real", i.unit or None) for i in cls.inputs]
+    variables += [DeclaredVariable(i.name, "input", "Real", i.unit or None, start=i.start) for i in cls.inputs]
     variables += [DeclaredVariable(o.name, "output", "Real", o.unit or None) for o in cls.outputs]
     return {v.name: v for v in variables}

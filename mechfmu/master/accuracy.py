@@ -38,6 +38,7 @@ import numpy as np
 
 from mechfmu.components.number_text import number
 from mechfmu.master.algorithms.monolithic import Monolithic
+from mechfmu.master.algorithms.step_control import is_state
 from mechfmu.master.companion import Comparison, StateRows, configuration
 from mechfmu.master.fmu_slave import InstancePool
 from mechfmu.master.interrupt import INTERRUPT
@@ -59,11 +60,12 @@ MAX_SUBSTEPS = 64
 
 def body_positions(slaves: dict[str, Any]) -> list[str]:
     """Every body's position outputs, wired or not (a body whose position only a sensor or the result reads):
-    Real outputs without feed-through named ``s``, ``phi``, ``*.s``, ``*.phi``, ``position.*``, ``orientation.*``."""
+    Real outputs that are states (``is_state``: not a source's closed form of time) without feed-through named
+    ``s``, ``phi``, ``*.s``, ``*.phi``, ``position.*``, ``orientation.*``."""
     def is_position(name: str) -> bool:
         return name in ("s", "phi") or name.endswith((".s", ".phi")) or name.startswith(("position.", "orientation."))
-    return [f"{slave.name}.{n}" for slave in slaves.values() for n in slave.outputs()
-            if is_position(n) and not slave.variables[n].depends_on and slave.variables[n].type == "Real"]
+    return [f"{slave.name}.{n}" for slave in slaves.values() for n in slave.outputs() if is_position(n)
+            and not slave.variables[n].depends_on and slave.variables[n].type == "Real" and is_state(slave, n)]
 
 
 def controlled(run: Result, local_errors: dict[str, float], rtol: float, atol: float) -> Accuracy:

@@ -100,13 +100,13 @@ class FmuSlave(Slave):
         self.model_description = md
         #: the FMU can save and restore its state (rollback: iterative algorithms, event location)
         self.can_roll_back = bool(md.coSimulation.canGetAndSetFMUstate)
-        deps = {u.variable.name: u.dependencies for u in md.outputs}
+        deps = {u.variable.name: u.dependencies for u in md.outputs}  # feed-through: the inputs, not the states
         for v in md.modelVariables:
             dep = deps.get(v.name)
             self.variables[v.name] = VariableInfo(
                 v.name, v.causality, v.type, v.unit or (v.declaredType.unit if v.declaredType else None),
                 v.start, _num(v.min), _num(v.max),
-                None if dep is None else tuple(d.name for d in dep), v.valueReference)
+                None if dep is None else tuple(d.name for d in dep if d.causality == "input"), v.valueReference)
         self.messages: list[tuple[int, str]] = []
         self._serials: list[int] = []  # per message its serial (``log_serial`` before it was logged)
 

@@ -207,7 +207,7 @@ def _run(scenario: Scenario, algo: CouplingAlgorithm | None, opts: dict[str, Any
                                                          for name in slaves}, opts)
                 if algo.controller is not None:
                     algo.controller.check_interval(h)
-            system = CoupledSystem(slaves, algo.coupling_connections(scenario.connections, slaves))
+            system = CoupledSystem(slaves, algo.coupling_connections(scenario.connections + scenario.derived, slaves))
             states = [f"{slave.name}.{n}" for slave, names in state_outputs(system) for n in names]
             listed = set(states)
             states += [name for name in body_positions(slaves) if name not in listed]

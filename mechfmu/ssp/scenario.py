@@ -38,7 +38,7 @@ from mechfmu.ssp.parameters import NS as SSP_NS
 from mechfmu.ssp.parameters import binding_values, value_problem
 from mechfmu.ssp.system_bindings import apply_system_bindings
 from mechfmu.ssp.systems import flatten
-from mechfmu.ssp.unconnected import mark_problems, unconnected_inputs
+from mechfmu.ssp.unconnected import mark_problems, signal_derivatives, unconnected_inputs
 from mechfmu.ssp.units import parse_units
 from mechfmu.ssp.xsd_numbers import read_double
 
@@ -76,6 +76,8 @@ class Scenario:
     tolerance: tuple[float | None, float | None] | None = None
     #: likely mistakes found while loading, each naming the component and what to do (in ``Result.warnings`` too)
     warnings: list[str] = field(default_factory=list)
+    #: the connections every master adds: the derivatives of wired signals (``mechfmu.ssp.unconnected``)
+    derived: list[Connection] = field(default_factory=list)
 
 
 def declared_unit(spec: ComponentSpec, name: str) -> str | None:
@@ -210,6 +212,9 @@ def load_scenario(path: str | Path, check: bool = True, local: bool = False, bui
         raise ScenarioError(ssd, problems)
     if check:
         scenario.warnings += unconnected_inputs(components, connections)
+        scenario.derived, underived = signal_derivatives(components, scenario.connections,
+                                                         lambda spec: component_variables(spec, local))
+        scenario.warnings += underived
     return scenario
 
 

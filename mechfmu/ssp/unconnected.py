@@ -24,7 +24,15 @@ mass's position but not its velocity has no damping: 3.7e-3 m instead of 2.0e-3 
   the flanges and the lists below) that nothing drives keeps its start value, so the source does nothing
   (a ``Force`` whose ``f`` is not wired pushes with 0 N): warned, naming the value it keeps.
 
-Not warned: what a master wires itself (the tangents ``.a``, ``.c``, ``.d`` and every ``*_rate`` of
+- A signal's derivative (``signal_derivatives``): an input ``X_rate`` beside a signal input ``X`` (Position's
+  ``s_ref_rate`` and ``s_ref_rate_rate``, Speed's ``v_ref_rate``, Accelerate's ``a_ref_rate``, Force's ``f_rate``,
+  Torque's ``tau_rate``) is the time derivative of ``X``, as MSL's exact sources differentiate their reference.
+  Where ``X`` is wired from an output ``Y`` and ``X_rate`` is neither wired, given a value nor marked free, every
+  master wires ``Y_rate -> X_rate`` (times the wire's factor) if the source outputs ``Y_rate`` (a signal source's
+  ``y_rate``, ``y_rate_rate``), silently, as a Modelica tool differentiates the signal; if it does not, the input
+  keeps its start value in every master (a Position's velocity 0): warned, naming the input, the wire and the value.
+
+Not warned: what a master wires itself (the tangents ``.a``, ``.c``, ``.d`` and a port's ``*_rate`` of
 linear-implicit coupling, a constraint's ``lambda``) and a body's drive (``f_drive``, ``tau_drive``, which
 Modelica's bodies do not have: none is no force). An input with a value in the SSD is given, not
 unconnected.
@@ -37,15 +45,17 @@ or flanges meaning all their inputs, separated by spaces.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mechfmu.components.ports import ANGLE, ANGULAR_VELOCITY, FORCE, LAMBDA, POSITION, RATE, TORQUE, VELOCITY
+from mechfmu.ssp.elements import Connection
 
 if TYPE_CHECKING:
-    from mechfmu.ssp.elements import ComponentSpec, Connection
+    from mechfmu.ssp.elements import ComponentSpec
 
 MOTION, LOADS = (POSITION, VELOCITY, ANGLE, ANGULAR_VELOCITY), (FORCE, TORQUE)
 #: a 1D flange variable ``<flange>[k].<quantity>`` (port ``<flange>[k]``)
@@ -271,3 +281,68 @@ class Wiring:
                                 f"{element}; {connect}, or mark {it} free if that is meant: "
                                 f"{free_hint(name, loads)}")
         return warnings
+
+
+def derivative_inputs(inputs: Iterable[str]) -> dict[str, str]:
+    """A component's inputs that have a derivative among its inputs: ``X -> X_rate`` where ``X`` is a signal input
+    (no port: no '.'; not a constraint's ``lambda``) or itself such a derivative (``X_rate -> X_rate_rate``)."""
+    names = set(inputs)
+    pairs: dict[str, str] = {}
+    for name in sorted(names, key=len):
+        if name + RATE in names and "." not in name and name != LAMBDA and (RATE not in name or name in pairs.values()):
+            pairs[name] = name + RATE
+    return pairs
+
+
+def signal_derivatives(components: dict[str, ComponentSpec], connections: list[Connection],
+                       variables: Callable[[ComponentSpec], dict[str, Any]]) -> tuple[list[Connection], list[str]]:
+    """The connections every master adds for the derivatives of wired signals (module docstring), and a warning per
+    derivative that cannot be derived. ``variables`` gives a component's variables by name (each with its
+    ``causality``; ValueError if they cannot be read: that component is left out)."""
+    known: dict[str, dict[str, Any]] = {}
+    for name, spec in components.items():
+        try:
+            known[name] = variables(spec)
+        except ValueError:
+            continue
+
+    def has(component: str, variable: str, causality: str) -> bool:
+        v = known.get(component, {}).get(variable)
+        return v is not None and v.causality == causality
+
+    pairs = {name: derivative_inputs(n for n, v in found.items() if v.causality == "input")
+             for name, found in known.items()}
+    taken = {(c.target, c.target_variable) for c in connections}
+    derived: list[Connection] = []
+    warnings: list[str] = []
+    pending = list(connections)
+    for con in pending:  # grows while it is walked: a derived rate may have a derivative of its own
+        rate = pairs.get(con.target, {}).get(con.target_variable)
+        target = components.get(con.target)
+        if rate is None or target is None or (con.target, rate) in taken or rate in target.parameters or any(
+                covers(mark, rate) for mark in target.free):
+            continue
+        taken.add((con.target, rate))
+        if has(con.source, con.source_variable + RATE, "output"):
+            derived.append(Connection(con.source, con.source_variable + RATE, con.target, rate, con.factor))
+            pending.append(derived[-1])
+            continue
+        if con.source not in known:
+            continue  # a component whose variables cannot be read is reported where it is checked
+        value = start_text(known[con.target][rate])
+        warnings.append(f"{con.target}.{rate} is not connected, and {con} gives no derivative of the signal (no "
+                        f"output {con.source}.{con.source_variable + RATE}): {con.target}.{rate}, the time derivative "
+                        f"of {con.target}.{con.target_variable}, keeps its start value {value} in every master "
+                        f"(where the source gives its derivative, every master wires it); connect the signal's "
+                        f"derivative to it, give it a value, or, if holding {value} is meant, mark it free: "
+                        f"{free_hint(con.target, [rate])}")
+    return derived, warnings
+
+
+def start_text(variable: Any) -> str:
+    """A variable's start value with its unit (0 where it declares none, as FMI's default)."""
+    try:
+        start, unit = float(getattr(variable, "start", None) or 0.0), getattr(variable, "unit", None) or ""
+    except (TypeError, ValueError):
+        start, unit = 0.0, ""
+    return f"{start:g}{' ' + unit if unit else ''}"

@@ -18,6 +18,7 @@ from mechfmu.master.coupled_system import CoupledSystem
 from mechfmu.master.fused_step import fused_program, step_and_transfer
 from mechfmu.master.slaves import Slave
 from mechfmu.ssp.scenario import Connection
+from mechfmu.ssp.unconnected import derivative_inputs
 
 
 @register
@@ -88,12 +89,14 @@ def tangent_connections(connections: list[Connection], slaves: dict[str, Slave])
     """For every wired flange force ``A.x.f -> B.y.f`` (or ``.tau``) where A outputs the tangents
     ``x.c``, ``x.d`` and B accepts ``y.c``, ``y.d`` as inputs, for every wired flange position
     ``B.y.s -> A.x.s`` (or ``.phi``) where B outputs ``y.a`` and A accepts ``x.a``, and for every wire
-    ``A.X -> B.Y`` (these added ones too) where A outputs the rate ``X_rate`` and B accepts ``Y_rate``
-    (``x.f_rate -> y.f_rate``/``y.tau_rate``, a signal's ``y_rate -> f_rate`` and ``y_rate_rate ->
-    s_ref_rate_rate``), the connections that carry them, unless the scenario already wires them
-    (the port vocabulary: components/ports.py). A wire with a factor k (``Connection.factor``) passes its
-    rate and acceleration times k; a force wire's tangents are times k and the factor of the wire into the
-    connector's flange position (c) or velocity (d): ∂(k·f)/∂s_B = k·c·a for s = a·s_B + b."""
+    ``A.X -> B.Y`` (these added ones too) into a port of B where A outputs the rate ``X_rate`` and B accepts
+    ``Y_rate`` (``x.f_rate -> y.f_rate``/``y.tau_rate``), the connections that carry them, unless the scenario
+    already wires them (the port vocabulary: components/ports.py). A signal's derivative (``y_rate -> f_rate``,
+    ``y_rate_rate -> s_ref_rate_rate``) is not a coupling's: every master takes it from the scenario
+    (``Scenario.derived``, mechfmu.ssp.unconnected.signal_derivatives). A wire with a factor k
+    (``Connection.factor``) passes its rate and acceleration times k; a force wire's tangents are times k and the
+    factor of the wire into the connector's flange position (c) or velocity (d): ∂(k·f)/∂s_B = k·c·a for
+    s = a·s_B + b."""
     wired = {(c.target, c.target_variable) for c in connections}
     into = {(c.target, c.target_variable): c.factor for c in connections}
     extra: list[Connection] = []
@@ -122,7 +125,8 @@ def tangent_connections(connections: list[Connection], slaves: dict[str, Slave])
                               if (con.source, f"{source_flange}.{n}") in into), 1.0)
                 add(con.source, f"{source_flange}.{tangent}", con.target, f"{target_flange}.{tangent}",
                     con.factor * inner)
-        add(con.source, con.source_variable + RATE, con.target, con.target_variable + RATE, con.factor)
+        if con.target_variable not in derivative_inputs(slaves[con.target].inputs()):  # a signal's: the scenario's
+            add(con.source, con.source_variable + RATE, con.target, con.target_variable + RATE, con.factor)
     return extra
 
 
@@ -170,11 +174,12 @@ class LinearImplicit(Jacobi):
     A linear connector to ground then adds no coupling error and a stiff one stays stable at any
     step; between two bodies each predicts the other at constant velocity. The tangent connections
     are found by name (``x.f`` → ``x.c``, ``x.d``, ``x.f_rate``) and added to the scenario's; the
-    scenario file stays a plain one (libcosim runs it as explicit Jacobi). Any wire ``X -> Y`` carries
-    ``X_rate -> Y_rate`` where both exist: a signal source's slope reaches a ``Force`` and the body
-    behind it, which then integrates the force as a first-order hold (exact for a ramp). A connector that
-    outputs no tangents but provides directional derivatives (an FMU of another tool) has its stiffness and
-    damping tangents computed by the master before each step (``derived_tangents``); its force rate is then 0.
+    scenario file stays a plain one (libcosim runs it as explicit Jacobi). Any wire ``X -> Y`` into a port
+    carries ``X_rate -> Y_rate`` where both exist: a signal source's slope, which reaches a ``Force`` in every
+    master, reaches the body behind it, which then integrates the force as a first-order hold (exact for a ramp).
+    A connector that outputs no tangents but provides directional derivatives (an FMU of another tool) has its
+    stiffness and damping tangents computed by the master before each step (``derived_tangents``); its force rate
+    is then 0.
     """
 
     name = "linear-implicit"

@@ -27,9 +27,10 @@ There is no coupling to audit or to control a macro step for: the options events
 adaptive and energy_audit are refused, not ignored.
 
 Results are on the communication grid; the recorded outputs are those at each point after the exchange.
-Located events go to the run's events (time, indicator). The components run in-process (``--local``) or as
-FMUs instantiated as fmi2ModelExchange (``mechfmu.master.fmu_model_exchange``), bit for bit alike. A constraint (no
-ODE form) is an algebraic part: its force is solved at every point (``mechfmu.master.constraint_forces``).
+Located events go to the run's events (time, every indicator that switched there). The components run in-process
+(``--local``) or as FMUs instantiated as fmi2ModelExchange (``mechfmu.master.fmu_model_exchange``), bit for bit
+alike. A constraint (no ODE form) is an algebraic part: its force is solved at every point
+(``mechfmu.master.constraint_forces``).
 """
 from __future__ import annotations
 
@@ -326,7 +327,9 @@ class Monolithic(CouplingAlgorithm):
                 root, fired = self.pending
                 now, x = self._past_crossing(system, root, fired, min(solver.t, end))
                 self.counters["state_events"] += 1
-                self.events.append((now, ", ".join(self.labels[i] for i in fired)))
+                z = self._indicators(system, now, x)  # every switch there is named (also one whose root is an ulp on)
+                named = [i for i, v in enumerate(z) if i in fired or i not in ignored and (v > 0) != (self.z[i] > 0)]
+                self.events.append((now, ", ".join(self.labels[i] for i in named)))
                 for i in fired:
                     firings[i] += 1
                     if firings[i] > MAX_FIRINGS:

@@ -5,13 +5,24 @@ from typing import Any
 
 import numpy as np
 
-from mechfmu.components.ports import CONSTRAINT_EQUATION, LAMBDA, LAMBDA_RATE, VELOCITY_LEVEL, VELOCITY_RESIDUAL
+from mechfmu.components.ports import (
+    CONSTRAINT_EQUATION,
+    FORCE_SUFFIXES,
+    LAMBDA,
+    LAMBDA_RATE,
+    RATE,
+    VELOCITY_LEVEL,
+    VELOCITY_RESIDUAL,
+)
 from mechfmu.master.algorithms.base import Option, register
 from mechfmu.master.algorithms.fixed_step import tangent_connections
 from mechfmu.master.algorithms.iterative import INPUTS, IterativeAlgorithm
 from mechfmu.master.coupled_system import CoupledSystem
 from mechfmu.master.slaves import Slave
 from mechfmu.ssp.scenario import Connection
+
+#: a flange force's rate (``flange_b.f_rate``, ``.tau_rate``): wired, a constraint's lambda_rate is solved too
+FORCE_RATES = tuple(suffix + RATE for suffix in FORCE_SUFFIXES)
 
 
 @register
@@ -79,7 +90,7 @@ class Newton(IterativeAlgorithm):
                             if s.variables.get(LAMBDA) is not None and s.variables[LAMBDA].causality == "input"
                             and s.variables.get(residual_name) is not None]
         self.implicit = self.config["coupling"] == "implicit"
-        rate_wired = {c.source for c in system.connections if c.source_variable.endswith(".f_rate")}
+        rate_wired = {c.source for c in system.connections if c.source_variable.endswith(FORCE_RATES)}
         self.unknowns: list[tuple[Slave, str, str]] = []
         for s in self.constraints:
             self.unknowns.append((s, LAMBDA, residual_name))
@@ -88,7 +99,7 @@ class Newton(IterativeAlgorithm):
                     self.unknowns.append((s, LAMBDA_RATE, VELOCITY_RESIDUAL))
         self.lambdas = np.array([s.get([name])[0] for s, name, _ in self.unknowns], dtype=float)
         if not self.constraints and not self.implicit:
-            raise ValueError("algorithm 'newton': the scenario has no constraint (an input 'lambda') to solve for; "
+            raise ValueError(f"algorithm 'newton': the scenario has no constraint (an input {LAMBDA!r}) to solve for; "
                              "use coupling='implicit' to iterate on the connections")
 
     def start_values(self, system: CoupledSystem) -> list[float]:

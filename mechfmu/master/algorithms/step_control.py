@@ -43,6 +43,7 @@ from collections.abc import Callable
 from typing import Any
 
 from mechfmu.components.number_text import measured, number
+from mechfmu.components.ports import ANGLE, ANGULAR_VELOCITY, POSITION, VELOCITY
 from mechfmu.master.algorithms.stepping import SteppedAlgorithm
 from mechfmu.master.coupled_system import CoupledSystem
 from mechfmu.master.result import AcceptedSteps
@@ -52,9 +53,27 @@ SAFETY, GROW, SHRINK = 0.9, 5.0, 0.2
 STRETCH = 1e-3
 
 
+def is_state(slave: Any, name: str) -> bool:
+    """The output ``name`` of ``slave`` is a continuous state or computed from one (a body's position), not a signal
+    of time (a source's ``y``): by our component's ``output_states``, or by an FMU's ModelStructure (its output's
+    dependencies on a state) where it has a Model Exchange form and lists any; else, not knowing (an FMU that
+    declares no output on any state, as ours once did), an output without feed-through."""
+    component = getattr(slave, "component", None)
+    if component is not None and hasattr(type(component), "output_states"):
+        return bool(type(component).output_states().get(name))
+    md = getattr(slave, "model_description", None)
+    if md is not None and md.modelExchange is not None:
+        states = {u.variable.derivative.name for u in md.derivatives if u.variable.derivative is not None}
+        on = {u.variable.name for u in md.outputs for d in u.dependencies or () if d.name in states}
+        if on or not states:
+            return name in on
+    return not slave.variables[name].depends_on
+
+
 def state_outputs(system: CoupledSystem) -> list[tuple[Any, list[str]]]:
-    """Per slave, its connected Real outputs without feed-through: the bodies' states that couple
-    (positions, velocities, orientations), not a connector's switching diagnostics."""
+    """Per slave, its connected Real outputs that are states (``is_state``) without feed-through: the bodies'
+    states that couple (positions, velocities, orientations), not a connector's switching diagnostics or a
+    source's signal."""
     found = []
     wired_outputs: dict[str, set[str]] = {}
     for c in system.connections:
@@ -62,7 +81,7 @@ def state_outputs(system: CoupledSystem) -> list[tuple[Any, list[str]]]:
     for slave in system.slaves.values():
         wired = wired_outputs.get(slave.name, set())
         names = [n for n in slave.outputs() if n in wired and not slave.variables[n].depends_on
-                 and slave.variables[n].type == "Real"]
+                 and slave.variables[n].type == "Real" and is_state(slave, n)]
         if names:
             found.append((slave, names))
     return found
@@ -71,7 +90,7 @@ def state_outputs(system: CoupledSystem) -> list[tuple[Any, list[str]]]:
 def position_of(label: str) -> str:
     """The position a rate state's error is carried to: ``x.s`` for ``x.v``, ``x.phi`` for ``x.w``, else ""."""
     stem, _, name = label.rpartition(".")
-    position = {"v": "s", "w": "phi"}.get(name)
+    position = {VELOCITY: POSITION, ANGULAR_VELOCITY: ANGLE}.get(name)
     return f"{stem}.{position}" if position else ""
 
 
