@@ -15,6 +15,8 @@ Each is raised by setting its environment variable (an integer). Every unpacked 
 (``mechfmu_<name>_*`` in the temporary directory) holds a marker with its owner's process id and start
 time; it is removed when that process ends, and, should the process be killed, by the next process that
 unpacks an archive: a folder is removed only if it is ours (our user, our marker) and its owner is gone.
+A message never names such a folder: ``shown`` writes a path in it as a path in the archive the user gave
+(``/home/me/bad.ssp/SystemStructure.ssd``, as Python's zipimport names a module in a zip file).
 """
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ import atexit
 import errno
 import os
 import posixpath
+import re
 import shutil
 import tempfile
 import zipfile
@@ -180,6 +183,8 @@ def remove_orphans(directory: Path | None = None) -> list[Path]:
 
 
 _extracted: dict[tuple[str, float], Path] = {}
+#: unpacked folder (as made, and resolved) -> the archive it holds
+_origins: dict[str, str] = {}
 _checked: set[tuple[str, float, int]] = set()
 
 
@@ -220,4 +225,20 @@ def extract(archive: str | Path, kind: str = "SSP archive") -> Path:
         shutil.rmtree(folder, ignore_errors=True)
         raise
     _extracted[key] = folder
+    _origins[str(folder)] = _origins[str(folder.resolve())] = str(archive)
     return folder
+
+
+def shown(text: object) -> str:
+    """``text`` (a message or a path) with every unpacked folder in it written as the archive it holds: a path
+    inside one reads ``<archive>/<entry>`` (an FMU unpacked from an unpacked archive reads
+    ``bad.ssp/resources/Mass.fmu/...``). Text naming no such folder is returned as it is."""
+    text = str(text)
+    for _ in range(len(_origins) + 1):  # nested: an FMU's folder -> an archive's folder -> the archive
+        before = text
+        for folder in sorted(_origins, key=len, reverse=True):
+            if folder in text:
+                text = re.sub(re.escape(folder) + r"(?![\w.-])", lambda _m, f=folder: _origins[f], text)
+        if text == before:
+            break
+    return text
