@@ -32,7 +32,7 @@ from mechfmu.components.number_text import number
 from mechfmu.model.placed import Components, PlacedComponent, Port
 from mechfmu.ssp.export import safe_name
 from mechfmu.ssp.library import ComponentModel, unknown
-from mechfmu.ssp.scenario import Scenario, ScenarioError
+from mechfmu.ssp.scenario import STEP_SIZE, STOP_TIME, ScenarioError
 from mechfmu.ssp.writer import (
     NOT_IN_NAMES,
     NOT_XML,
@@ -45,9 +45,6 @@ from mechfmu.ssp.writer import (
 if TYPE_CHECKING:
     from mechfmu.master.result import Result
 
-#: the run of a system without ``experiment`` (and ``experiment``'s defaults): 1 s at a step of 1e-3 s, what a
-#: scenario without a ``DefaultExperiment`` runs (``mechfmu.ssp.scenario.Scenario``'s defaults)
-STOP_TIME, STEP_SIZE = float(Scenario.stop_time), float(Scenario.step_size)
 
 
 class System:

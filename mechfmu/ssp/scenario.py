@@ -48,6 +48,9 @@ NS = {
     "mechfmu": "https://mechfmu.org/SSP/MasterAnnotations",
 }
 SSD_NAME = "SystemStructure.ssd"
+#: the run of a scenario without an experiment [s]: an SSD without ``DefaultExperiment``/``baseStepSize``, a
+#: ``System`` without ``experiment`` (and ``experiment``'s defaults), ``write_scenario`` without stop or step
+STOP_TIME, STEP_SIZE = 1.0, 1e-3
 
 
 class ScenarioError(ValueError):
@@ -67,8 +70,8 @@ class Scenario:
     components: dict[str, ComponentSpec]
     connections: list[Connection]
     start_time: float = 0.0
-    stop_time: float = 1.0
-    step_size: float = 1e-3
+    stop_time: float = STOP_TIME
+    step_size: float = STEP_SIZE
     algorithm: str = "auto"  # without a mechfmu:Master (mechfmu.master.algorithms.auto)
     algorithm_options: dict[str, str] = field(default_factory=dict)
     #: a recorded output beyond this multiple of the run's scale is divergence (None: ``mechfmu.master.simulate``'s
