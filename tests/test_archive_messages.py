@@ -98,3 +98,29 @@ def test_override_and_name_name_the_archive(entries, tmp_path, capsys):
     err = capsys.readouterr().err
     assert f"scenario {arc.resolve()}" in err and "nosuch" in err, err
     assert not UNPACKED.search(err), err
+
+
+def _without_binaries(fmu: bytes) -> bytes:
+    """The FMU ``fmu`` with no binary for any platform (its modelDescription unchanged)."""
+    import io
+    source, target = zipfile.ZipFile(io.BytesIO(fmu)), io.BytesIO()
+    with zipfile.ZipFile(target, "w") as zf:
+        for name in source.namelist():
+            if not name.startswith("binaries/"):
+                zf.writestr(name, source.read(name))
+    return target.getvalue()
+
+
+@pytest.mark.slow
+def test_a_run_that_fails_in_an_archive_fmu_names_the_archive(entries, tmp_path, capsys):
+    """An FMU of the archive without this machine's binary (unpacked twice: the archive, then the FMU) is named
+    as the file in the archive, by ``simulate``'s result and by ``mechfmu run``."""
+    from mechfmu.master.simulate import simulate
+    arc = _archive(tmp_path, {**entries, MASS: _without_binaries(entries[MASS])})
+    result = simulate(arc, stop=0.01, estimate_error=False)
+    assert result.status == "error" and f"{arc.resolve()}/{MASS}/binaries/" in result.message, result.message
+    assert not UNPACKED.search(result.message)
+    assert main(["run", str(arc), "--stop", "0.01", "--no-error-estimate"]) != 0
+    printed = capsys.readouterr()
+    err = printed.err + printed.out
+    assert f"{arc.resolve()}/{MASS}/binaries/" in err and not UNPACKED.search(err), err
