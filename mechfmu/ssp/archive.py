@@ -239,7 +239,7 @@ def shown(text: object) -> str:
         before = text
         for folder in sorted(_origins, key=len, reverse=True):
             if folder in text:
-                text = re.sub(re.escape(folder) + r"(?![\w.-])", lambda _m, f=folder: _origins[f], text)
+                text = re.sub(re.escape(folder) + r"(?![\w.-])", _origins[folder].replace("\\", r"\\"), text)
         if text == before:
             break
     return text
