@@ -228,7 +228,7 @@ def test_ssv_sources_stay_inside_the_scenario_unless_allowed(fmus, tmp_path):
     folder = tmp_path / "sc"
     shutil.copytree(ROOT / "scenarios" / "oscillator", folder)
     rebind(folder / "SystemStructure.ssd", "mass", '<ssd:ParameterBinding source="../mass.ssv"/>')
-    with pytest.raises(ScenarioError, match=r"mass: parameter binding \.\./mass\.ssv: .*mass\.ssv is outside the "
+    with pytest.raises(ScenarioError, match=r"mass: parameter binding \.\./mass\.ssv: .*mass\.ssv, outside the "
                                             r"scenario's folder .*outside_sources=True"):
         load_scenario(folder, local=True)
     assert load_scenario(folder, local=True, outside_sources=True).components["mass"].parameters["m"] == 2.5

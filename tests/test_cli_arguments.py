@@ -135,3 +135,19 @@ def test_info_on_a_file_that_is_not_an_fmu_names_it(tmp_path):
     text.write_text("not a zip")
     proc = cli("info", str(text))
     assert proc.returncode == 2 and f"{text}: not an FMU that can be read" in proc.stderr
+
+
+def test_the_algorithms_listing_says_what_auto_chooses(capsys):
+    """`mechfmu algorithms` names, as auto's choice for a system of Model Exchange components, the master auto
+    runs it with (a mass and a spring to ground: every component has a Model Exchange form)."""
+    from mechfmu import CoordinateSpringDamper, Fixed, Mass, System
+    from mechfmu.cli.parser import print_algorithms
+    s = System("plain")
+    ground, spring, mass = s.add("ground", Fixed()), s.add("spring", CoordinateSpringDamper()), s.add("mass", Mass())
+    s.connect(ground.flange, spring.flange_a)
+    s.connect(spring.flange_b, mass.flange_a)
+    s.experiment(stop_time=0.01)
+    chosen = s.run(local=True).algorithm
+    print_algorithms()
+    auto = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("auto:"))
+    assert auto.split("; ")[1].startswith(f"chooses {chosen} "), (chosen, auto)

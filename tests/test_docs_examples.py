@@ -302,3 +302,91 @@ def test_readme_python_example_runs(tmp_path, monkeypatch):
     page.write_text("".join(f"```python\n{b.text}```\n\n" for b in found))
     (tmp_path / "work").mkdir()
     assert run_page(page, "README.md (its python blocks)", tmp_path / "work", monkeypatch) == len(found)
+
+
+#: every page a user reads: README.md and docs/ (command lines are checked on all of them, not only those run)
+ALL_PAGES = [ROOT / "README.md", *sorted(DOCS.rglob("*.md"))]
+#: a ``mechfmu ...`` command in an inline code span (not a usage line: those hold [ ] | ... < {)
+INLINE = re.compile(r"(?<!`)`(mechfmu [^`\[\]|<{…]+)`(?!`)")
+#: a placeholder the reader replaces (SCENARIO, NAME.ssp, FILE)
+PLACEHOLDER = re.compile(r"[A-Z][A-Z0-9_]*(\.\w+)?")
+
+
+def documented_commands() -> list[tuple[str, str, bool]]:
+    """(where, command line, whole) for every ``mechfmu`` command of the pages: whole for a command of a console
+    or bash block (run as shown: it must parse), not for one quoted in the text (it may name a command or an
+    option alone: ``mechfmu run --built-fmus``)."""
+    found = []
+    for page in ALL_PAGES:
+        name = page.relative_to(ROOT).as_posix()
+        lines = page.read_text(encoding="utf-8").splitlines()
+        inside = set()
+        for block in blocks(page):
+            inside.update(range(block.line, block.line + block.text.count("\n") + 2))
+            if block.language in ("console", "bash"):
+                for command in commands(block):
+                    for part in re.split(r"&&|\|\||;|\|", command.replace("\\\n", " ")):
+                        if part.strip().startswith("mechfmu "):
+                            found.append((f"{name}:{block.line}", part.strip(), True))
+        for number, line in enumerate(lines, 1):
+            if number not in inside:
+                found += [(f"{name}:{number}", m.group(1).strip(), False) for m in INLINE.finditer(line)
+                          if "..." not in m.group(1)]
+    return found
+
+
+def command_problem(command: str, whole: bool) -> str | None:
+    """Why the current command line parser refuses ``command`` (None if it takes it): a whole command must parse;
+    a quoted one must name a command and only options that command has, with a value among its choices."""
+    import argparse
+    import contextlib
+    import io
+
+    from mechfmu.cli.parser import joined_negative_values, make_parser
+
+    argv, parser = shlex.split(command)[1:], make_parser()
+    if whole:
+        errors = io.StringIO()
+        try:
+            with contextlib.redirect_stderr(errors), contextlib.redirect_stdout(io.StringIO()):
+                parser.parse_args(joined_negative_values(argv))
+        except SystemExit as exc:
+            return errors.getvalue().strip().splitlines()[-1] if exc.code else None
+        return None
+    if not argv or argv[0].startswith("-") or PLACEHOLDER.fullmatch(argv[0]):
+        return None  # mechfmu --help, mechfmu COMMAND --help
+    subcommands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+    if argv[0] not in subcommands:
+        return f"no command {argv[0]!r}"
+    options = subcommands[argv[0]]._option_string_actions  # argparse's table of a parser's options
+    for token, following in zip(argv[1:], [*argv[2:], None]):
+        if not token.startswith("-") or re.fullmatch(r"-[\d.]", token[:2]):
+            continue
+        option = options.get(token.split("=", 1)[0])
+        if option is None:
+            return f"mechfmu {argv[0]} has no option {token.split('=', 1)[0]}"
+        value = token.split("=", 1)[1] if "=" in token else following
+        if option.choices and value is not None and not PLACEHOLDER.fullmatch(value) \
+                and value not in option.choices:
+            return f"{token.split('=', 1)[0]} {value!r} is not one of {sorted(option.choices)}"
+    return None
+
+
+def test_every_command_line_of_the_docs_is_taken_by_the_parser():
+    """Every ``mechfmu ...`` shown in README.md and docs/ names a command and options the command line has (a
+    command of a console block parses as a whole), so no page teaches an option that was renamed or removed."""
+    found = documented_commands()
+    assert len(found) > 100 and any(whole for _, _, whole in found)
+    wrong = [f"{where}: {command}: {why}" for where, command, whole in found
+             if (why := command_problem(command, whole)) is not None]
+    assert not wrong, "\n".join(wrong)
+
+
+def test_a_command_line_the_parser_refuses_is_found():
+    assert command_problem("mechfmu run scenarios/oscillator --stop 1", True) is None
+    assert "unrecognized" in command_problem("mechfmu run scenarios/oscillator --stopp 1", True)
+    assert command_problem("mechfmu run --built-fmus", False) is None
+    assert command_problem("mechfmu run --algorithm NAME", False) is None
+    assert "no option --no-such" in command_problem("mechfmu run --no-such", False)
+    assert "not one of" in command_problem("mechfmu run --algorithm jacobbi", False)
+    assert "no command 'rn'" in command_problem("mechfmu rn x", False)

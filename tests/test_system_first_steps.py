@@ -52,6 +52,20 @@ def test_the_default_experiment_is_what_a_scenario_without_one_runs(tmp_path):
     assert (s.stop_time, s.step_size) == (2.0, read.step_size)
 
 
+def test_write_scenario_without_an_experiment_writes_the_one_default(tmp_path):
+    """write_scenario without stop or step writes the run of an SSD without a DefaultExperiment, System's."""
+    from mechfmu.ssp.writer import write_scenario
+    ssd = write_scenario(tmp_path / "written", "drop", [("mass", "Mass", {"m": 2.0})], [])
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    (bare / "SystemStructure.ssd").write_text(re.sub(r"<ssd:DefaultExperiment.*?</ssd:DefaultExperiment>", "",
+                                                     ssd.read_text(), flags=re.S))
+    written, default = load_scenario(ssd, local=True), load_scenario(bare, local=True)
+    assert "DefaultExperiment" in ssd.read_text() and "DefaultExperiment" not in (bare / ssd.name).read_text()
+    assert (written.stop_time, written.step_size) == (default.stop_time, default.step_size)
+    assert (written.stop_time, written.step_size) == (System("s").stop_time, System("s").step_size)
+
+
 def test_ctrl_c_in_a_script_raises_keyboard_interrupt_with_the_result_kept(monkeypatch):
     """A loop of three runs stops at the first Ctrl-C (sent at the run's 10th step): KeyboardInterrupt, its
     ``result`` the run's rows up to there, t_n = n·h; no later run starts."""

@@ -17,7 +17,7 @@ from mechfmu.cli.parser import joined_negative_values, make_parser, print_algori
 from mechfmu.fmu import build as fmu_build
 from mechfmu.fmu.extras import install_command
 from mechfmu.master.interrupt import INTERRUPT
-from mechfmu.ssp.archive import check_file
+from mechfmu.ssp.archive import check_file, shown
 
 
 def _build(args: argparse.Namespace) -> int:
@@ -97,7 +97,7 @@ def _run_with(args: argparse.Namespace, writer, plot: Path | None) -> int:
                              outside_sources=args.outside_sources)
     _check_variables(args, scenario, plot)
     for warning in scenario.warnings:  # likely modelling mistakes, before the run
-        print(f"warning: {warning}", file=sys.stderr)
+        print(f"warning: {shown(warning)}", file=sys.stderr)
     observers: list = [writer] if writer else []
     plotter = PlotWriter(plot, args.plot_variables) if plot else None
     observers += [plotter] if plotter else []
@@ -133,16 +133,16 @@ def _run_with(args: argparse.Namespace, writer, plot: Path | None) -> int:
         write_events(args.events_out, result.events)
         print(f"{len(result.events)} located event(s) written to {args.events_out}")
     if result.status == "interrupted":
-        print(f"{scenario.name}: {result.message}"
+        print(f"{scenario.name}: {shown(result.message)}"
               + (f"; results up to there written to {written}{earlier}" if written else ""))
         return 128 + INTERRUPT.signum
     result.warnings = [w for w in result.warnings if w not in scenario.warnings]  # said before the run
     print(f"{scenario.name} ({'in-process' if args.local else 'FMUs'}, {args.algorithm or scenario.algorithm}): "
-          f"{result.summary()}")
-    shown = [n for n in list(result.final)[1:] if n.split(".", 1)[1] in FINAL_NAMES][:12]
-    if shown:
+          f"{shown(result.summary())}")
+    finals = [n for n in list(result.final)[1:] if n.split(".", 1)[1] in FINAL_NAMES][:12]
+    if finals:
         print(f"final values at t = {result.final['time']:.6g} s: "
-              + ", ".join(f"{n} = {result.final[n]:.6g} {result.units.get(n, '')}".rstrip() for n in shown))
+              + ", ".join(f"{n} = {result.final[n]:.6g} {result.units.get(n, '')}".rstrip() for n in finals))
     if written:
         print(f"results written to {written}" if result.ok else f"results up to the failure written to {written}"
               + earlier)
@@ -350,7 +350,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"mechfmu {args.command}: interrupted", file=sys.stderr)
         return 130
     except Exception as exc:  # one clear line, no traceback
-        print(f"mechfmu {args.command}: error: {exc}", file=sys.stderr)
+        print(f"mechfmu {args.command}: error: {shown(exc)}", file=sys.stderr)
         return 2
 
 

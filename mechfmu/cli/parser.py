@@ -60,9 +60,11 @@ def print_algorithms() -> None:
         for key, option in cls.options.items():
             if key not in shared:
                 show(key, option)
-    print("auto: the default where neither --algorithm nor the scenario names one; chooses newton (implicit coupling) "
-          "for a constraint, else linear-implicit, with events=on where a component switches; the run says what it "
-          "chose and why; --option values go to the chosen algorithm")
+    print("auto: the default where neither --algorithm nor the scenario names one; chooses monolithic (one stiff "
+          "integrator over the Model Exchange forms) where every component has one, or is a constraint and every "
+          "component gives directional derivatives; else newton (implicit coupling) for a constraint, else "
+          "linear-implicit, with events=on where a component switches; the run says what it chose and why; --option "
+          "values go to the chosen algorithm")
     print("every algorithm:")
     for key in shared:
         show(key, classes[0].options[key])

@@ -47,6 +47,7 @@ from mechfmu.master.interrupt import INTERRUPT
 from mechfmu.master.observers import Observer, Recorder
 from mechfmu.master.result import Result, Run, declared_outputs, selector
 from mechfmu.master.slaves import LocalSlave, Slave, SlaveError
+from mechfmu.ssp.archive import shown
 from mechfmu.ssp.overrides import check_overrides
 from mechfmu.ssp.scenario import Scenario, ScenarioError, component_class, load_scenario
 
@@ -67,9 +68,11 @@ def instantiate(scenario: Scenario, local: bool = False, pool: InstancePool | No
                 slaves[spec.name] = pool.take(spec.name, spec.fmu, model_exchange)
             else:
                 slaves[spec.name] = FmuSlave(spec.name, spec.fmu, model_exchange)
-    except Exception:
+    except Exception as exc:
         for slave in slaves.values():
             slave.terminate()
+        if shown(exc) != str(exc):  # an archive's FMU: named in the archive, not in the folder it is unpacked to
+            raise ValueError(f"{spec.name}: {shown(exc)}") from exc
         raise
     return slaves
 
@@ -271,8 +274,9 @@ def _run(scenario: Scenario, algo: CouplingAlgorithm | None, opts: dict[str, Any
                     message = message or f"{slave.name}: terminate failed: {exc}"
         counters = dict(algo.counters) if algo is not None else {"steps": 0}
         counters["fmu_calls"] = sum(s.calls for s in slaves.values())
-        result = Result(status, message, recorder.array() if recorder is not None and recorder.rows else None,
-                        counters, end_time, warnings=warnings, units=run.units if run is not None else {},
+        result = Result(status, shown(message), recorder.array() if recorder is not None and recorder.rows else None,
+                        counters, end_time, warnings=[shown(w) for w in warnings],
+                        units=run.units if run is not None else {},
                         final=dict(zip(run.column_names, run.row)) if run is not None and run.row else {})
         if algo is not None:
             result.events = algo.located_events()

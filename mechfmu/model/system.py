@@ -23,6 +23,7 @@ import math
 import os
 import sys
 import tempfile
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -32,7 +33,8 @@ from mechfmu.components.number_text import number
 from mechfmu.model.placed import Components, PlacedComponent, Port
 from mechfmu.ssp.export import safe_name
 from mechfmu.ssp.library import ComponentModel, unknown
-from mechfmu.ssp.scenario import Scenario, ScenarioError
+from mechfmu.ssp.scenario import STEP_SIZE, STOP_TIME, ScenarioError
+from mechfmu.ssp.tool_notes import Exported, ExportWarning
 from mechfmu.ssp.writer import (
     NOT_IN_NAMES,
     NOT_XML,
@@ -45,9 +47,6 @@ from mechfmu.ssp.writer import (
 if TYPE_CHECKING:
     from mechfmu.master.result import Result
 
-#: the run of a system without ``experiment`` (and ``experiment``'s defaults): 1 s at a step of 1e-3 s, what a
-#: scenario without a ``DefaultExperiment`` runs (``mechfmu.ssp.scenario.Scenario``'s defaults)
-STOP_TIME, STEP_SIZE = float(Scenario.stop_time), float(Scenario.step_size)
 
 
 class System:
@@ -251,13 +250,25 @@ class System:
             raise RunInterrupted(result)
         return result
 
-    def export_ssp(self, target: str | Path, **options: Any) -> Path:
-        """An SSP archive of the system with its FMUs inside (``mechfmu.ssp.export.export_ssp`` with
-        ``options``), for other tools."""
-        from mechfmu.ssp.export import export_ssp
+    def export_ssp(self, target: str | Path, estimate: bool = True, **options: Any) -> Exported:
+        """Write an SSP archive of the system with its FMUs inside, for other tools (``mechfmu.ssp.export.export_ssp``
+        with ``options``, e.g. ``strongly_coupled=True``), and say what those tools make of it, as
+        ``mechfmu export-ssp`` does: the ``Exported`` notes (a path-like of the archive; ``print()`` it for the
+        summary). Each note where a named tool gives another answer than mechfmu (its first-order coupling, with
+        the error estimated by runs of the same coupling unless not ``estimate``; a name it refuses; fmpy's first
+        step) is also an ``ExportWarning`` (``mechfmu.ssp.tool_notes``)."""
+        from mechfmu.master.first_order import first_order_deviations
+        from mechfmu.ssp.export import export_notes, export_ssp
 
         with self._temporary() as temporary:
-            return export_ssp(self._write_for_fmus(Path(temporary)), target, **options)
+            written = self._write_for_fmus(Path(temporary))
+            path = export_ssp(written, target, **options)
+            strong = bool(options.get("strongly_coupled"))
+            notes = export_notes(path, bool(options.get("shared_fmus")), strong, written,
+                                 first_order_deviations(path) if estimate and not strong else None)
+        for note in notes.differing:
+            warnings.warn(note, ExportWarning, stacklevel=2)
+        return notes
 
     @contextmanager
     def _temporary(self) -> Iterator[str]:

@@ -5,8 +5,9 @@ modelDescription is read only from an FMU that passes them), and while unpacking
 are counted, so a header that understates a size gets no further. The same limits hold for an FMU inside an
 archive (stored 1:1, so the archive's own check never sees inside it) and for one in a scenario folder:
 
-- ``MECHFMU_SSP_MAX_BYTES`` (default 2 GiB) the total unpacked size; an archive of ours holds one FMU of
-  about 0.3 MB per instance (``mechfmu export-ssp``), so a 2,001-FMU archive unpacks to about 0.6 GB;
+- ``MECHFMU_SSP_MAX_BYTES`` (default 2 GiB) the total unpacked size; an archive of ours holds one FMU per
+  instance (``mechfmu export-ssp``), 0.12 to 0.16 MB built for this machine, 0.65 to 0.69 MB for four
+  platforms, so a 2,001-FMU archive unpacks to about 0.3 GB, or 1.4 GB;
 - ``MECHFMU_SSP_MAX_ENTRIES`` (default 100,000) the number of entries (2,001 FMUs are 2,005);
 - ``MECHFMU_SSP_MAX_RATIO`` (default 200) an entry's unpacked size over its packed size, for entries
   above 1 MiB; our FMUs pack 3:1, a 2,001-component SSD 48:1, zeros 1000:1.
@@ -15,6 +16,8 @@ Each is raised by setting its environment variable (an integer). Every unpacked 
 (``mechfmu_<name>_*`` in the temporary directory) holds a marker with its owner's process id and start
 time; it is removed when that process ends, and, should the process be killed, by the next process that
 unpacks an archive: a folder is removed only if it is ours (our user, our marker) and its owner is gone.
+A message never names such a folder: ``shown`` writes a path in it as a path in the archive the user gave
+(``/home/me/bad.ssp/SystemStructure.ssd``, as Python's zipimport names a module in a zip file).
 """
 from __future__ import annotations
 
@@ -22,6 +25,7 @@ import atexit
 import errno
 import os
 import posixpath
+import re
 import shutil
 import tempfile
 import zipfile
@@ -180,6 +184,8 @@ def remove_orphans(directory: Path | None = None) -> list[Path]:
 
 
 _extracted: dict[tuple[str, float], Path] = {}
+#: unpacked folder (as made, and resolved) -> the archive it holds
+_origins: dict[str, str] = {}
 _checked: set[tuple[str, float, int]] = set()
 
 
@@ -220,4 +226,20 @@ def extract(archive: str | Path, kind: str = "SSP archive") -> Path:
         shutil.rmtree(folder, ignore_errors=True)
         raise
     _extracted[key] = folder
+    _origins[str(folder)] = _origins[str(folder.resolve())] = str(archive)
     return folder
+
+
+def shown(text: object) -> str:
+    """``text`` (a message or a path) with every unpacked folder in it written as the archive it holds: a path
+    inside one reads ``<archive>/<entry>`` (an FMU unpacked from an unpacked archive reads
+    ``bad.ssp/resources/Mass.fmu/...``). Text naming no such folder is returned as it is."""
+    text = str(text)
+    for _ in range(len(_origins) + 1):  # nested: an FMU's folder -> an archive's folder -> the archive
+        before = text
+        for folder in sorted(_origins, key=len, reverse=True):
+            if folder in text:
+                text = re.sub(re.escape(folder) + r"(?![\w.-])", _origins[folder].replace("\\", r"\\"), text)
+        if text == before:
+            break
+    return text

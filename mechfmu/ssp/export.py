@@ -46,6 +46,7 @@ from mechfmu.ssp.system_bindings import nested_systems
 from mechfmu.ssp.systems import flatten
 from mechfmu.ssp.tool_notes import (
     COUPLING,
+    Exported,
     fmpy_first_step,
     oms_identifier,
     oms_refused_names,
@@ -260,11 +261,19 @@ IGNORING_TRANSFORMATIONS = ("fmpy's simulate_ssp", "OMSimulator 2.1.3")
 def export_summary(target: Path, shared_fmus: bool = False, strongly_coupled: bool = False,
                    scenario: str | Path | None = None, deviations: tuple[dict[str, float], str, float] | None = None
                    ) -> str:
+    """``export_notes`` as one text: the summary, then a note a line."""
+    return str(export_notes(target, shared_fmus, strongly_coupled, scenario, deviations))
+
+
+def export_notes(target: Path, shared_fmus: bool = False, strongly_coupled: bool = False,
+                 scenario: str | Path | None = None, deviations: tuple[dict[str, float], str, float] | None = None
+                 ) -> Exported:
     """What ``export_ssp`` wrote at ``target``, which tools run it as mechfmu does and how (one line each): a
     connection that transforms its value takes out the tools that ignore transformations, a name OMSimulator
     refuses takes it out (``mechfmu.ssp.tool_notes``); the coupling each tool runs, with ``deviations``
-    (``mechfmu.crosscheck.coupling.first_order_deviations``) its estimated distance from the accurate run; what
-    fmpy's first step gets wrong. ``scenario``: the exported one, to name a model name written otherwise."""
+    (``mechfmu.master.first_order.first_order_deviations``) its estimated distance from the accurate run; what
+    fmpy's first step gets wrong. ``scenario``: the exported one, to name a model name written otherwise.
+    ``differing``: the notes where a named tool gives another answer than mechfmu."""
     loaded = load_scenario(target)
     root = ET.parse(loaded.folder / SSD_NAME).getroot()
     transformed = [f"{c} (x {c.factor!r} + {c.offset!r})" for c in loaded.connections
@@ -276,8 +285,8 @@ def export_summary(target: Path, shared_fmus: bool = False, strongly_coupled: bo
         lines.append(f"the model is named {loaded.name!r} in the archive: OMSimulator 2.1.3 refuses {original!r} "
                      "(a name is an ASCII letter, then letters, digits and _)")
     if unsolved_constraints(loaded.components):
-        return "\n  ".join([f"wrote {target}: its constraint is solved only by mechfmu's newton master; not by "
-                             "other tools", *lines])
+        unsolved = f"wrote {target}: its constraint is solved only by mechfmu's newton master; not by other tools"
+        return Exported(Path(target), unsolved, tuple(lines), (unsolved,))
     if strongly_coupled:
         summary = (f"wrote {target}: a strongly coupled system of Model Exchange FMUs (OMSimulator: CVODE, as "
                    "mechfmu's monolithic master)")
@@ -289,20 +298,22 @@ def export_summary(target: Path, shared_fmus: bool = False, strongly_coupled: bo
         layout = ("SystemStructure.ssd + resources/<Model>.fmu; values in the bindings only" if shared_fmus else
                   "SystemStructure.ssd + resources/<instance>/<Model>.fmu carrying its values")
         summary = f"wrote {target} ({layout}: runs in {', '.join(runs[:-1])} and {runs[-1]})"
+    differing = []
     if transformed:
-        lines.append(f"{' and '.join(ignoring)} do not apply ssc:LinearTransformation: there "
-                     f"{'; '.join(transformed)} would deliver the output unchanged")
+        differing.append(f"{' and '.join(ignoring)} do not apply ssc:LinearTransformation: there "
+                         f"{'; '.join(transformed)} would deliver the output unchanged")
     if names:
-        lines.append(f"OMSimulator 2.1.3 refuses the names {', '.join(names)} (a name is an ASCII letter, then "
-                     "letters, digits and _; libcosim and fmpy take them): rename them to run the archive there")
-    if not strongly_coupled:
-        lines += _coupling_lines(loaded, runs, deviations)
-    return "\n  ".join([summary, *lines])
+        differing.append(f"OMSimulator 2.1.3 refuses the names {', '.join(names)} (a name is an ASCII letter, then "
+                         "letters, digits and _; libcosim and fmpy take them): rename them to run the archive there")
+    coupling, hint = _coupling_lines(loaded, runs, deviations) if not strongly_coupled else ([], [])
+    differing += coupling
+    return Exported(Path(target), summary, (*lines, *differing, *hint), tuple(differing))
 
 
 def _coupling_lines(loaded: Scenario, runs: list[str], deviations: tuple[dict[str, float], str, float] | None
-                    ) -> list[str]:
-    """The coupling each tool of ``runs`` runs (but mechfmu), with its estimated error; fmpy's first step."""
+                    ) -> tuple[list[str], list[str]]:
+    """The coupling each tool of ``runs`` runs (but mechfmu), with its estimated error, and fmpy's first step
+    (each gives another answer than mechfmu); how to get OMSimulator's accurate run."""
     found, unit, span = deviations if deviations is not None else ({}, "m", 0.0)
     lines = []
     for tool in (t for t in runs if t in COUPLING):
@@ -311,9 +322,11 @@ def _coupling_lines(loaded: Scenario, runs: list[str], deviations: tuple[dict[st
         estimate = (f", about {found[ours]:.2g} {unit} from the accurate run in a body's position over "
                     f"{span:.6g} s (mechfmu's {ours}, which it equals{but})" if ours in found else "")
         lines.append(f"{tool}: {coupling}{estimate}")
+    hint = []
     if "OMSimulator" in runs and lines:
-        lines.append("for OMSimulator's accurate run (CVODE on the Model Exchange FMUs) export with "
-                     "--strongly-coupled; mechfmu runs either archive with its own master")
+        hint.append("for OMSimulator's accurate run (CVODE on the Model Exchange FMUs) export with "
+                    "--strongly-coupled (export_ssp(..., strongly_coupled=True)); mechfmu runs either archive with "
+                    "its own master")
     if "fmpy's simulate_ssp" in runs and (jolt := fmpy_first_step(loaded)):
         lines.append(jolt)
-    return lines
+    return lines, hint

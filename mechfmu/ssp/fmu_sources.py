@@ -27,6 +27,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
+from mechfmu.ssp import archive
+
 #: the one value of ``mechfmu:Sources fallback``
 BUILT = "built"
 #: a URI scheme at the start of a source (RFC 3986, 3.1)
@@ -76,9 +78,17 @@ def confined(folder: Path, source: str, outside: bool = False, allowed: tuple[Pa
 
 def outside_note(name: str, source: str, folder: Path) -> str:
     """Why the source of component ``name`` is refused: it lies outside ``folder``, and what to do."""
-    return (f"{name}: source {source!r} is {(folder / source_path(source)).resolve()}, outside the scenario's folder "
-            f"{folder.resolve()}; put the file into the scenario's folder (or archive), or, if the scenario "
-            "is trusted, allow sources outside it: outside_sources=True")
+    return (f"{name}: source {leads_outside(folder, source)}; put the file into the scenario's folder (or archive), "
+            "or, if the scenario is trusted, allow sources outside it: outside_sources=True")
+
+
+def leads_outside(folder: Path, source: str) -> str:
+    """``'<source>' is <the path it names>, outside the scenario's folder <folder>``; for an unpacked archive
+    the folder is the archive, and a relative source's path is left out (it lies in the temporary directory)."""
+    shown, path = archive.shown(folder.resolve()), (folder / source_path(source)).resolve()
+    if shown != str(folder.resolve()) and not Path(source_path(source)).is_absolute():
+        return f"{source!r} leads outside the scenario's folder {shown}"
+    return f"{source!r} is {path}, outside the scenario's folder {shown}"
 
 
 def resolve_source(name: str, folder: Path, source: str, fallback: bool, outside: bool) -> tuple[Path, str]:

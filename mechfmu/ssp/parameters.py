@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from mechfmu.components.base import coerce
-from mechfmu.ssp.fmu_sources import confined, source_path
+from mechfmu.ssp.fmu_sources import confined, leads_outside, source_path
 from mechfmu.ssp.units import UnitDefinition, convert, parse_units
 from mechfmu.ssp.xsd_numbers import exact_decimal, read_boolean, read_double, read_integer, to_double
 
@@ -80,7 +80,7 @@ def source_file(folder: Path, source: str, outside: bool) -> Path:
     source = source_path(source)
     path = confined(folder, source, outside)
     if path is None:
-        raise ValueError(f"{(folder / source).resolve()} is outside the scenario's folder {folder.resolve()}; put "
+        raise ValueError(f"{leads_outside(folder, source)}; put "
                          "the file into the scenario's folder (or archive), or, if the scenario is trusted, allow "
                          "sources outside it: outside_sources=True")
     return path

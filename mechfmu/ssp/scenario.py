@@ -48,14 +48,19 @@ NS = {
     "mechfmu": "https://mechfmu.org/SSP/MasterAnnotations",
 }
 SSD_NAME = "SystemStructure.ssd"
+#: the run of a scenario without an experiment [s]: an SSD without ``DefaultExperiment``/``baseStepSize``, a
+#: ``System`` without ``experiment`` (and ``experiment``'s defaults), ``write_scenario`` without stop or step
+STOP_TIME, STEP_SIZE = 1.0, 1e-3
 
 
 class ScenarioError(ValueError):
     """Everything wrong with a scenario, one problem per line."""
 
     def __init__(self, source: Path | str, problems: list[str]):
-        self.problems = problems
-        super().__init__(f"scenario {source}: {len(problems)} problem(s)\n  - " + "\n  - ".join(problems))
+        # an unpacked archive's folder is named as the archive the user gave (``mechfmu.ssp.archive.shown``)
+        self.problems = [ssp_archive.shown(problem) for problem in problems]
+        super().__init__(f"scenario {ssp_archive.shown(source)}: {len(problems)} problem(s)\n  - "
+                         + "\n  - ".join(self.problems))
 
 
 @dataclass
@@ -65,8 +70,8 @@ class Scenario:
     components: dict[str, ComponentSpec]
     connections: list[Connection]
     start_time: float = 0.0
-    stop_time: float = 1.0
-    step_size: float = 1e-3
+    stop_time: float = STOP_TIME
+    step_size: float = STEP_SIZE
     algorithm: str = "auto"  # without a mechfmu:Master (mechfmu.master.algorithms.auto)
     algorithm_options: dict[str, str] = field(default_factory=dict)
     #: a recorded output beyond this multiple of the run's scale is divergence (None: ``mechfmu.master.simulate``'s
@@ -181,8 +186,10 @@ def load_scenario(path: str | Path, check: bool = True, local: bool = False, bui
             continue
         components[owner].free += free.get("inputs", "").split() or [""]
     connections = [Connection(*ends) for ends in flat_connections]  # with factor and offset
-    scenario = Scenario(root.get("name") or ssd.parent.name, ssd.parent, components, connections)
-    scenario.warnings += [stand_in_note(stood_in, built_fmus)] if stood_in else []
+    shown = Path(ssp_archive.shown(ssd.parent))  # an archive's, not the folder it is unpacked to
+    scenario = Scenario(root.get("name") or (shown.stem if shown != ssd.parent else shown.name), ssd.parent,
+                        components, connections)
+    scenario.warnings += [ssp_archive.shown(stand_in_note(stood_in, built_fmus))] if stood_in else []
     experiment = root.find("ssd:DefaultExperiment", NS)
     if experiment is not None:
         scenario.start_time = _number(experiment, "startTime", scenario.start_time, problems)
@@ -211,10 +218,10 @@ def load_scenario(path: str | Path, check: bool = True, local: bool = False, bui
     if problems:
         raise ScenarioError(ssd, problems)
     if check:
-        scenario.warnings += unconnected_inputs(components, connections)
+        scenario.warnings += [ssp_archive.shown(w) for w in unconnected_inputs(components, connections)]
         scenario.derived, underived = signal_derivatives(components, scenario.connections,
                                                          lambda spec: component_variables(spec, local))
-        scenario.warnings += underived
+        scenario.warnings += [ssp_archive.shown(w) for w in underived]
     return scenario
 
 
@@ -270,7 +277,7 @@ def component_variables(spec: ComponentSpec, local: bool = False) -> dict[str, A
     except ssp_archive.ArchiveError as exc:
         raise ValueError(f"{spec.name}: {exc}") from None
     except Exception as exc:  # a broken file must still be reported, not crash the loader
-        raise ValueError(f"{spec.name}: cannot read {spec.fmu.name}: {exc}") from None
+        raise ValueError(f"{spec.name}: cannot read {spec.fmu}: {exc}") from None
     return dict(variables)
 
 

@@ -7,7 +7,7 @@
   identifier (``oms_identifier``: nothing else refers to it); a component or nested system is named in
   connections and results, so it keeps its name and the summary names it among what OMSimulator refuses.
 - Coupling (``COUPLING``): each tool's master, and how far from the accurate answer it is where mechfmu can
-  estimate it (``mechfmu.crosscheck.coupling``: our own run of the same first-order coupling).
+  estimate it (``mechfmu.master.first_order``: our own run of the same first-order coupling).
 - fmpy's first step (``fmpy_first_step``): fmpy's ``simulate_ssp`` starts every connector at 0 and passes
   values only after a step, so its first step holds every connected input at 0 whatever the outputs
   are at the start: a preloaded system (weight, a prestressed spring, a body away from 0) starts with a jolt.
@@ -18,12 +18,41 @@
 """
 from __future__ import annotations
 
+import os
 import re
 import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from mechfmu.ssp.parameters import NS
 from mechfmu.ssp.scenario import Scenario, component_class
+
+
+class ExportWarning(UserWarning):
+    """A named tool will run an exported archive differently from mechfmu (a first-order coupling and its
+    estimated error, a transformation it ignores, a name it refuses, fmpy's first step): ``System.export_ssp``
+    warns with it (``warnings.simplefilter("ignore", ExportWarning)`` to keep quiet)."""
+
+
+@dataclass(frozen=True)
+class Exported(os.PathLike):
+    """What an export wrote and what other tools make of it: ``path`` the archive (an ``os.PathLike``, so
+    ``zipfile.ZipFile(exported)`` and ``simulate(exported)`` take it as the path), ``summary`` which tools run
+    it, ``notes`` one line each (``differing`` those where a tool gives another answer than mechfmu);
+    ``str()`` is what ``mechfmu export-ssp`` prints."""
+
+    path: Path
+    summary: str
+    notes: tuple[str, ...] = ()
+    differing: tuple[str, ...] = ()
+
+    def __fspath__(self) -> str:
+        return os.fspath(self.path)
+
+    def __str__(self) -> str:
+        return "\n  ".join((self.summary, *self.notes))
+
 
 #: what OMSimulator 2.1.3 accepts as a name (its ``is not a valid ident``)
 OMS_IDENT = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")

@@ -14,7 +14,7 @@ from typing import Any
 from mechfmu.components.ports import ANGLE, ANGULAR_VELOCITY, FORCE, POSITION, TORQUE, VELOCITY
 from mechfmu.ssp.files import replaced
 from mechfmu.ssp.library import checked_parameters, unknown
-from mechfmu.ssp.scenario import NS, SSD_NAME
+from mechfmu.ssp.scenario import NS, SSD_NAME, STEP_SIZE, STOP_TIME
 
 Components = list[tuple[str, str, dict[str, Any]]]
 #: a wire as (source component, output, target component, input)
@@ -207,13 +207,16 @@ def flange_connections(components: list[tuple[str, str, dict[str, Any]]], connec
 
 
 def write_scenario(folder: str | Path, name: str, components: list[tuple[str, str, dict[str, Any]]],
-                   connections: list[str], stop_time: float, step_size: float, description: str = "",
+                   connections: list[str], stop_time: float = STOP_TIME, step_size: float = STEP_SIZE,
+                   description: str = "",
                    algorithm: str = "auto", fmu_folder: str = "../../fmus", free: list[str] | tuple[str, ...] = (),
                    built_fmus: bool = True, tolerance: tuple[float, float] | None = None,
                    **algorithm_options: str) -> Path:
     """Write ``folder/SystemStructure.ssd``: ``components`` as (instance name, model, parameter
     values), ``connections`` as ``"source.output -> target.input"`` or as Modelica connects of two
-    flanges, ``"mass.flange_b <-> spring.flange_a"`` (``flange_connections``). The ssd:Connectors (with
+    flanges, ``"mass.flange_b <-> spring.flange_a"`` (``flange_connections``); ``stop_time`` and ``step_size``
+    [s] by default ``STOP_TIME`` = 1 s and ``STEP_SIZE`` = 1e-3 s, as ``System`` and an SSD without an experiment
+    (``mechfmu.ssp.scenario.STOP_TIME``). The ssd:Connectors (with
     their causality, from the component declarations) and both annotations are generated, so the
     file runs in this master and unchanged in libcosim. ``fmu_folder``: the FMUs' folder relative to
     ``folder`` (the default fits ``scenarios/NAME/``). ``free``: inputs left unconnected on purpose,
