@@ -110,3 +110,27 @@ def test_the_derivative_inputs_are_the_signal_inputs_with_a_rate():
     assert derivative_inputs(i.name for i in COMPONENTS["Force"].inputs) == {"f": "f_rate"}
     assert derivative_inputs(i.name for i in COMPONENTS["Mass"].inputs) == {}
     assert derivative_inputs(["lambda", "lambda_rate"]) == {}
+
+
+def test_an_exported_archive_carries_the_derived_wire_and_omsimulator_moves_the_road(fmus, tmp_path):
+    """Another tool derives nothing: the export writes the derivative every mechfmu master wires as a connection
+    of the archive, so the archive read back has it wired (and nothing left to derive), and OMSimulator moves the
+    road at the table's slope (it ran the road at 0 m/s from an archive without the wire)."""
+    from conftest import omsimulator_program
+
+    from mechfmu.crosscheck.omsimulator import run_omsimulator
+    system = quarter_car(False, "jacobi", {})
+    archive = system.export_ssp(tmp_path / "quarter_car.ssp")
+    archive = getattr(archive, "path", archive)
+    back = load_scenario(archive)
+    assert back.derived == []
+    wires = {str(c) for c in back.connections}
+    assert "road_table.y_rate -> road.s_ref_rate" in wires
+    ours = system.run(estimate_error=False)
+    assert ours.ok and np.max(np.abs(ours.data["road.v"])) == 0.5
+    run = run_omsimulator(omsimulator_program(), archive, tmp_path / "oms")
+    assert run.returncode == 0 and run.signals, run.output[-2000:]
+    speed = next(v for k, v in run.signals.items() if k.endswith("road.v"))
+    t = next(v for k, v in run.signals.items() if k == "time")
+    inside = (t > 0.12) & (t < 0.18)
+    assert np.allclose(speed[inside], 0.5, rtol=0, atol=1e-12), speed[inside]

@@ -51,6 +51,7 @@ from mechfmu.ssp.tool_notes import (
     oms_identifier,
     oms_refused_names,
     unconnected_input_connectors,
+    write_derived,
 )
 
 #: the name of the one parameter set each component's binding has in an archive: the set ecos applies with
@@ -228,6 +229,7 @@ def export_ssp(scenario: str | Path, target: str | Path, shared_fmus: bool = Fal
             connectors.remove(unfed)
     for named in (root, system):  # the model's name: OMSimulator refuses one that is not an identifier
         named.set("name", oms_identifier(named.get("name") or loaded.name))
+    write_derived(system, loaded)  # the signal derivatives every mechfmu master wires (Scenario.derived)
     write_conversions(system, loaded.connections)
     openmodelica_annotations(root, loaded.step_size, loaded.stop_time - loaded.start_time, root.get("name", ""),
                              strongly_coupled)

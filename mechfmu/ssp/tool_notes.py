@@ -15,6 +15,9 @@
   start, in-process, to a fixed point over the connections). An input declared as ``ssd:Connector`` but
   connected to nothing stops fmpy 0.3's reader (``UnboundLocalError``), or, after a connected one, wires it to
   that one's output: the export declares only connected inputs (``unconnected_input_connectors``).
+- Signal derivatives (``write_derived``): where a source's value input is wired and its derivative is not, every
+  mechfmu master wires the signal's derivative to it (``Scenario.derived``); another tool would hold it at its
+  start value (a road's speed 0), so the export writes those wires as connections of the archive.
 """
 from __future__ import annotations
 
@@ -138,6 +141,37 @@ def fmpy_first_step(scenario: Scenario, shown: int = 3) -> str:
 def unconnected_input_connectors(element: ET.Element, name: str, scenario: Scenario) -> list[ET.Element]:
     """The ``ssd:Connector`` declarations of inputs of the component ``element`` (``name`` in ``scenario``) that no
     connection feeds."""
-    fed = {c.target_variable for c in scenario.connections if c.target == name}
+    fed = {c.target_variable for c in scenario.connections + scenario.derived if c.target == name}
     return [c for c in element.iterfind("ssd:Connectors/ssd:Connector", NS)
             if c.get("kind") == "input" and c.get("name") not in fed]
+
+
+def write_derived(system: ET.Element, scenario: Scenario) -> None:
+    """Every wire of ``scenario.derived`` (a signal's derivative to a source's derivative input) written into the
+    top ``system`` of an SSD being exported as an ``ssd:Connection`` (its factor as an ``ssc:LinearTransformation``),
+    with the end connectors declared where they are not, so that another tool runs the physics every mechfmu master
+    runs. Raises ValueError naming a wire whose ends are not both components of the top system (a nested
+    system's component: its connection would need connectors on the systems between)."""
+    ssd, ssc = f"{{{NS['ssd']}}}", f"{{{NS['ssc']}}}"
+    elements = {e.get("name"): e for e in system.iterfind("ssd:Elements/ssd:Component", NS)}
+    connections = system.find("ssd:Connections", NS)
+    if connections is None and scenario.derived:
+        connections = ET.SubElement(system, f"{ssd}Connections")
+    for wire in scenario.derived:
+        ends = ((wire.source, wire.source_variable, "output"), (wire.target, wire.target_variable, "input"))
+        if any(name not in elements for name, _, _ in ends):
+            raise ValueError(f"cannot write the derived wire {wire.source}.{wire.source_variable} -> "
+                             f"{wire.target}.{wire.target_variable} into the archive: its ends are not both "
+                             "components of the top system; connect the derivative in the scenario")
+        for name, variable, kind in ends:
+            declared = elements[name].find("ssd:Connectors", NS)
+            if declared is None:
+                declared = ET.SubElement(elements[name], f"{ssd}Connectors")
+            if declared.find(f"ssd:Connector[@name='{variable}']", NS) is None:
+                ET.SubElement(ET.SubElement(declared, f"{ssd}Connector", name=variable, kind=kind), f"{ssc}Real")
+        assert connections is not None
+        connection = ET.SubElement(connections, f"{ssd}Connection", startElement=wire.source,
+                                   startConnector=wire.source_variable, endElement=wire.target,
+                                   endConnector=wire.target_variable)
+        if wire.factor != 1.0:
+            ET.SubElement(connection, f"{ssc}LinearTransformation", factor=repr(wire.factor), offset="0.0")
