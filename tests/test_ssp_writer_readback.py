@@ -4,11 +4,13 @@ import pytest
 from mechfmu.ssp import writer
 from mechfmu.ssp.scenario import load_scenario
 
-TABLE = "0, 0;\n1,\t2.5; 2, 1e-300  # a comment with \"quotes\", <tags> & ümlaute"
+TABLE = "0, 0;\n1,\t2.5; 2, 1e-300"
+FILE = "a name with \"quotes\", <tags> & ümlaute.csv"  # not read: the table is given as text
 
 
 def components():
-    return [("road", "Table", {"table": TABLE, "columns": 2, "tableOnFile": False, "offset": 0.1}),
+    return [("road", "Table", {"table": TABLE, "columns": 2, "tableOnFile": False, "fileName": FILE,
+                                "offset": 0.1}),
             ("mass", "Mass", {"m": 1 / 3, "s_start": -0.0, "v_start": 5e-324})]
 
 
@@ -18,7 +20,7 @@ def test_every_written_value_reads_back_as_written(tmp_path):
     ssd = writer.write_scenario(tmp_path / "s", "s", components(), [], stop_time=1.0, step_size=0.1)
     loaded = load_scenario(ssd, check=False)
     assert loaded.components["road"].parameters == {"table": TABLE, "columns": 2, "tableOnFile": False,
-                                                    "offset": 0.1}
+                                                    "fileName": FILE, "offset": 0.1}
     mass = loaded.components["mass"].parameters
     assert mass == {"m": 1 / 3, "s_start": 0.0, "v_start": 5e-324} and str(mass["s_start"]) == "-0.0"
 
