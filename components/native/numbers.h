@@ -108,12 +108,21 @@ static inline void native_c_decimal_point(char *text) {
     }
 }
 
+/* `text` into out[0, size), cut to fit and always terminated (size > 0). */
+static inline void native_copy_text(const char *text, char *out, size_t size) {
+    if (!size) return;
+    size_t length = strlen(text);
+    if (length >= size) length = size - 1;
+    memcpy(out, text, length);
+    out[length] = '\0';
+}
+
 /* snprintf(out, size, "%.*e", precision, x) with '.' for the decimal point whatever the locale. */
 static inline void native_format_e(double x, int precision, char *out, size_t size) {
     char text[64];
     snprintf(text, sizeof text, "%.*e", precision, x);
     native_c_decimal_point(text);
-    snprintf(out, size, "%s", text);
+    native_copy_text(text, out, size);
 }
 
 /* snprintf(out, size, "%.*g", precision, x) with '.' for the decimal point whatever the locale (for messages). */
@@ -121,7 +130,7 @@ static inline void native_format_g(double x, int precision, char *out, size_t si
     char text[64];
     snprintf(text, sizeof text, "%.*g", precision, x);
     native_c_decimal_point(text);
-    snprintf(out, size, "%s", text);
+    native_copy_text(text, out, size);
 }
 
 /* `value` as an FMI Integer (a C int) in [min, max]: 0 and *out, or -1 if it is not an integer there (NaN, a

@@ -178,7 +178,7 @@ static int interpolate(const TableData *table, double t, int extrapolation, doub
     }
     if (extrapolation == NO_EXTRAPOLATION && t != last) {
         char at[40], a[40], b[40];
-        native_repr(t, at, sizeof at), native_repr(first, a, sizeof a), native_repr(last, b, sizeof b);
+        native_measured(t, at, sizeof at), native_number(first, a, sizeof a), native_number(last, b, sizeof b);
         snprintf(why, size, "table time %s is outside the table [%s, %s] and extrapolation = 4 (NoExtrapolation)", at,
                  a, b);
         return -1;
@@ -208,7 +208,7 @@ static int waveform(NativeInstance *n, double t, double *out) {
     double y, slope;
     char why[512], problem[700], at[40];
     if (interpolate(table, (t - V(startTime)) / V(timeScale), extrapolation, &y, &slope, why, sizeof why)) {
-        native_repr(t, at, sizeof at);
+        native_measured(t, at, sizeof at);
         snprintf(problem, sizeof problem, "refuses t = %s: %s", at, why);
         return native_fail(n, "extrapolation", V(extrapolation), problem);
     }
