@@ -278,7 +278,6 @@ int native_read_decimal(const char *text, size_t length, double *value) {
     size_t i = 0, digits = 0;
     if (i < length && (text[i] == '+' || text[i] == '-')) ++i;
     for (; i < length && text[i] >= '0' && text[i] <= '9'; ++i) ++digits;
-    size_t point = i;
     if (i < length && text[i] == '.')
         for (++i; i < length && text[i] >= '0' && text[i] <= '9'; ++i) ++digits;
     if (!digits) return -1;
@@ -289,25 +288,8 @@ int native_read_decimal(const char *text, size_t length, double *value) {
         if (!exponent) return -1;
     }
     if (i != length) return -1;
-    /* strtod reads the decimal point of LC_NUMERIC, which snprintf writes in the same thread: "0.5" as it prints */
-    char sample[16], radix[8];
-    snprintf(sample, sizeof sample, "%.1f", 0.5);
-    size_t radix_length = strlen(sample) > 3 ? strlen(sample) - 2 : 1;
-    if (radix_length >= sizeof radix) return -1;
-    memcpy(radix, sample + 1, radix_length);
-    char local[128], *copy = length + radix_length < sizeof local ? local : malloc(length + radix_length + 1);
-    if (!copy) return -1;
-    size_t k = 0;
-    for (size_t p = 0; p < length; ++p) {
-        if (p == point && text[p] == '.') memcpy(copy + k, radix, radix_length), k += radix_length;
-        else copy[k++] = text[p];
-    }
-    copy[k] = '\0';
-    char *stop;
-    *value = strtod(copy, &stop);
-    int whole = stop == copy + k;
-    if (copy != local) free(copy);
-    return whole ? 0 : -1;
+    /* the syntax is checked: read with components/native/numbers.h (no locale, no copy, correctly rounded) */
+    return native_parse_decimal(text, length, value) == length ? 0 : -1;
 }
 
 /* --- an FMU variant's own defaults: resources/start_values.json (components/fmi.py START_VALUES) ------------------
