@@ -140,16 +140,6 @@ static double line_slope(const TableData *t, size_t i, size_t j) {
     return dt != 0.0 ? (t->values[j] - t->values[i]) / dt : 0.0;
 }
 
-static double py_mod(double x, double y) {
-    double mod = fmod(x, y);
-    if (mod) {
-        if ((y < 0) != (mod < 0)) mod += y;
-    } else {
-        mod = copysign(0.0, y);
-    }
-    return mod;
-}
-
 /* (y, dy/dT) at table time T; -1 with `why` outside a NoExtrapolation table */
 static int interpolate(const TableData *table, double t, int extrapolation, double *y, double *slope, char *why,
                        size_t size) {
@@ -161,7 +151,7 @@ static int interpolate(const TableData *table, double t, int extrapolation, doub
         return 0;
     }
     if (extrapolation == PERIODIC && !(first <= t && t < last)) {
-        t = first + py_mod(t - first, last - first);
+        t = first + native_py_mod(t - first, last - first);
         if (!(first <= t && t < last)) t = first;
     }
     if (first <= t && t < last) {

@@ -1196,15 +1196,10 @@ fmi2Status slave_model_exchange(Slave *s, const char *method, const char *what, 
     }
     if (!strcmp(method, "me_set_states")) {
         if (nin != c->continuous_count) {
-            char problem[2048], repr[40];
-            size_t used = (size_t)snprintf(problem, sizeof problem, "%s '%s': continuous states = [", c->name,
-                                           s->named.name);
-            for (size_t i = 0; i < nin && used < sizeof problem; ++i) {
-                native_repr(in[i], repr, sizeof repr);
-                used += (size_t)snprintf(problem + used, sizeof problem - used, "%s%s", i ? ", " : "", repr);
-            }
-            if (used < sizeof problem)
-                used += (size_t)snprintf(problem + used, sizeof problem - used, "] must be %zu values (", c->continuous_count);
+            char problem[2048], values[1536];
+            native_repr_sequence(in, nin, 1, values, sizeof values);
+            size_t used = (size_t)snprintf(problem, sizeof problem, "%s '%s': continuous states = %s must be %zu "
+                                           "values (", c->name, s->named.name, values, c->continuous_count);
             for (size_t i = 0; i < c->continuous_count && used < sizeof problem; ++i)
                 used += (size_t)snprintf(problem + used, sizeof problem - used, "%s%s", i ? ", " : "", c->continuous_names[i]);
             if (used < sizeof problem) snprintf(problem + used, sizeof problem - used, "%s)", c->continuous_count ? "" : "none");
