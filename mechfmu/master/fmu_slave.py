@@ -275,9 +275,8 @@ class FmuSlave(Slave):
         return self._call("reading outputs", self._get_reals, *plan)
 
     def do_step(self, current_time: float, step_size: float) -> bool:
-        def what() -> str:
-            return f"step at t={measured(current_time)} h={number(step_size)}"
-        return self._call(what, self._step, current_time, step_size, refusable=True) is not REFUSED
+        return self._call(lambda: f"step at t={measured(current_time)} h={number(step_size)}", self._step,
+                          current_time, step_size, refusable=True) is not REFUSED  # the text only on a failure
 
     def get_state(self) -> Any:
         return self._call("getFMUstate", self._fmu.getFMUstate)
