@@ -281,7 +281,7 @@ class Program:
     def _what(self, code: int, time: float, step: float) -> str:
         if code == DO_STEP:
             return f"step at t={measured(time)} h={number(step)}"
-        return f"fmi2SetTime({time!r})" if code == SET_TIME else CALLED[code]
+        return f"fmi2SetTime({measured(time)})" if code == SET_TIME else CALLED[code]
 
     def _logged_errors(self, mark: int, time: float, step: float) -> None:
         """An error an FMU logged during a program whose calls all returned well: its slave's SlaveError."""
