@@ -575,7 +575,8 @@ static int apply_member(Slave *s, const JsonMember *m, char *problem, size_t siz
         if (boolean) snprintf(repr, sizeof repr, "%s", m->kind == JSON_TRUE ? "True" : "False");
         else if (v->type == NATIVE_INTEGER && m->kind == JSON_INTEGER && fabs(m->number) < 1e17)
             snprintf(repr, sizeof repr, "%.0f", m->number);
-        else native_repr(m->number, repr, sizeof repr); /* as the file holds it: 1.0 is no Boolean where 1 is one */
+        else if (v->type == NATIVE_BOOLEAN) native_repr(m->number, repr, sizeof repr); /* 1.0 is none, 1 is one */
+        else native_number(m->number, repr, sizeof repr);
         snprintf(problem, size, "%s '%s': %s = %s %s", s->cls->name, s->named.name, v->name, repr, wrong);
         return -1;
     }
