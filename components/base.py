@@ -22,6 +22,7 @@ from typing import Any, ClassVar
 from .diagnostics import too_large
 from .model_exchange import ModelExchange
 from .modelica import ModelicaEquivalent
+from .number_text import number, with_unit
 from .partials import DirectionalDerivatives
 from .si_units import NO_UNIT, QUANTITIES, UNITS  # noqa: F401  (re-exported: the components' units)
 
@@ -257,7 +258,7 @@ class Component(ModelExchange, DirectionalDerivatives):
         (the master's first exchange) already show it."""
 
     def error(self, name: str, value: Any, problem: str) -> ComponentError:
-        return ComponentError(f"{type(self).__name__} '{self.instance_name}': {name} = {value!r} {problem}")
+        return ComponentError(f"{type(self).__name__} '{self.instance_name}': {name} = {number(value)} {problem}")
 
     def initialize(self, start_time: float = 0.0) -> None:
         """Validate all parameters and enter the stepping phase."""
@@ -272,9 +273,9 @@ class Component(ModelExchange, DirectionalDerivatives):
             raise self.error(p.name, value, "must be finite")
         if p.min is not None and (value < p.min or (p.min_exclusive and value == p.min)):
             rel = ">" if p.min_exclusive else ">="
-            raise self.error(p.name, value, f"is out of range: must be {rel} {p.min:g} {p.unit}")
+            raise self.error(p.name, value, f"is out of range: must be {rel} {with_unit(number(p.min), p.unit)}")
         if p.max is not None and value > p.max:
-            raise self.error(p.name, value, f"is out of range: must be <= {p.max:g} {p.unit}")
+            raise self.error(p.name, value, f"is out of range: must be <= {with_unit(number(p.max), p.unit)}")
 
     def check_parameters(self) -> None:
         """Ranges of every parameter, then the component's own ``validate``."""

@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from .number_text import number
+
 #: a magnitude whose square, or whose product with another large factor, leaves a double's range (1.8e308)
 HUGE = 1e150
 
@@ -26,4 +28,4 @@ def blame(values: dict[str, Any]) -> str:
     found = too_large(values)
     if found is None:
         return "inputs outside the range the law can handle?"
-    return f"{found[0]} = {found[1]!r} is beyond what the law can compute with (magnitude below {HUGE:g})"
+    return f"{found[0]} = {number(found[1])} is beyond what the law can compute with (magnitude below {number(HUGE)})"

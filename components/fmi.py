@@ -48,6 +48,7 @@ from .base import NO_UNIT, QUANTITIES, UNITS, Component, ComponentError, Param
 from .diagnostics import blame
 from .fmi_model_exchange import ModelExchangeFmu
 from .fmi_state import FmuStates
+from .number_text import measured, number
 from .si_units import DEFAULT_DISPLAY_UNITS, DISPLAY_UNITS
 from .start_values import LIMIT, apply_start_values
 
@@ -168,7 +169,7 @@ class ComponentFmu(FmuStates, ModelExchangeFmu, Fmi2SlaveApi):
             self.log(getattr(exc, "logged", "") or f"reading {name} failed: {exc}", Fmi2Status.error)
             return refused
         if kind == "Real" and not math.isfinite(value):
-            self.log(f"{self.instance_name}: {name} = {value!r} is not finite at t = {self.component.time!r} "
+            self.log(f"{self.instance_name}: {name} = {value!r} is not finite at t = {measured(self.component.time)} "
                      f"({blame(self.component.values)})", Fmi2Status.error)
         return value
 
@@ -298,8 +299,9 @@ class ComponentFmu(FmuStates, ModelExchangeFmu, Fmi2SlaveApi):
                 and abs(current_time - expected) <= TIME_TOLERANCE * max(1.0, abs(expected))):
             # refused before anything changed: logged as an error, which the loader returns (fmi2Error,
             # the FMI state unchanged); returning False would make it a failed step (fmi2Discard)
-            self.log(f"{self.instance_name}: fmi2DoStep refused: currentCommunicationPoint = {current_time!r}, "
-                     f"communicationStepSize = {step_size!r}; expected currentCommunicationPoint = {expected!r} "
+            self.log(f"{self.instance_name}: fmi2DoStep refused: currentCommunicationPoint = {number(current_time)}, "
+                     f"communicationStepSize = {number(step_size)}; expected currentCommunicationPoint = "
+                     f"{number(expected)} "
                      f"(the end of the last step or the restored state's time) and a finite step size > 0",
                      Fmi2Status.error)
             return True
@@ -310,7 +312,7 @@ class ComponentFmu(FmuStates, ModelExchangeFmu, Fmi2SlaveApi):
             self.component.do_step(current_time, step_size)
             warnings = self.component.step_warnings()
         except Exception as exc:  # never let pythonfmu turn this into fmi2Fatal
-            self.log(f"{self.instance_name}: step at t={current_time!r} h={step_size!r} failed: {exc}"
+            self.log(f"{self.instance_name}: step at t={measured(current_time)} h={number(step_size)} failed: {exc}"
                      + ("" if isinstance(exc, ComponentError) else "\n" + traceback.format_exc()), Fmi2Status.error)
             return False
         for warning in warnings:

@@ -25,6 +25,7 @@ import bisect
 import math
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from .number_text import number
 from .partials import derivative_variable, state_variable
 
 #: a saved time that is none (-inf, which a state's JSON cannot hold)
@@ -60,8 +61,8 @@ class ModelExchange:
         """The time of the next evaluations [s]; not before the last accepted point."""
         t = float(t)
         if not math.isfinite(t) or t < self._accepted_time:
-            raise self.error("time", t, f"must be finite and not before {self._accepted_time!r} s, the last event "
-                                        "or completed integrator step")
+            raise self.error("time", t, f"must be finite and not before {number(self._accepted_time)} s, the last "
+                                        "event or completed integrator step")
         self.time = t
         self.in_model_exchange = True
         self._cache = None

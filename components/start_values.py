@@ -82,6 +82,10 @@ def apply_start_values(component: Any, data: bytes) -> None:
     types = {**{p.name: p.type for p in component.parameters}, **{i.name: "Real" for i in component.inputs}}
     for name, value in read_start_values(data):
         problem = value_problem(types.get(name, ""), value)
+        if problem and types[name] == "Boolean" and isinstance(value, float):  # 1.0 is none, where 1 is one
+            from .base import ComponentError
+            raise ComponentError(f"{type(component).__name__} '{component.instance_name}': {name} = {value!r} "
+                                 f"{problem}")
         if problem:
             raise component.error(name, value, problem)
         component.set(name, value)

@@ -10,6 +10,7 @@ import math
 
 from .base import INT32, Component
 from .model_exchange import NO_TIME
+from .number_text import number
 
 
 def _number(value) -> bool:
@@ -47,7 +48,7 @@ def state_problem(component_cls: type[Component], snapshot) -> str | None:
     for name, value in snapshot["values"].items():
         if name in params:
             if params[name].type == "Integer" and not INT32[0] <= value <= INT32[1]:
-                return f"state.values.{name} = {value!r} is not an FMI Integer (an integer of 32 bits)"
+                return f"state.values.{name} = {number(value)} is not an FMI Integer (an integer of 32 bits)"
             scratch.check_range(params[name], value)  # raises ComponentError naming it
     accepted, event = snapshot["accepted"]
     time = snapshot["time"]

@@ -187,7 +187,7 @@ def test_missing_python_runtime_is_reported_through_the_logger(python_fmus, host
 
 
 @pytest.mark.parametrize("model, parameters, call, message", [
-    ("Mass", {"m": -1.0}, "fmi2SetReal", "Mass 'host': m = -1.0 is out of range: must be > 0 kg"),
+    ("Mass", {"m": -1.0}, "fmi2SetReal", "Mass 'host': m = -1 is out of range: must be > 0 kg"),
     ("CoordinateSpringDamper", {"springForceUserFunction": "k*u + mbs"}, "fmi2ExitInitializationMode",
      "springForceUserFunction = 'k*u + mbs' is invalid"),
 ])

@@ -38,9 +38,8 @@ def test_an_fmu_that_does_not_read_back_its_values_is_refused(fmus, tmp_path, mo
     from mechfmu.crosscheck import export as crosscheck_export
     from mechfmu.ssp.readback import ReadBackError
     variant = crosscheck_export._variant
-    monkeypatch.setattr(crosscheck_export, "_variant",
-                        lambda fmu, target, parameters: variant(fmu, target, {k: v for k, v in parameters.items()
-                                                                             if k != "m"}))
+    monkeypatch.setattr(crosscheck_export, "_variant", lambda fmu, target, parameters, *rest: variant(
+        fmu, target, {k: v for k, v in parameters.items() if k != "m"}, *rest))
     with pytest.raises(ReadBackError) as info:
         export_crosscheck("scenarios/oscillator", tmp_path)
     assert "resources/start_values.json: m = 5.0 reads back as nothing" in str(info.value), str(info.value)

@@ -84,7 +84,7 @@ def test_msl41_reference_force_parametrisation():
     """f_ref/s_ref (MSL 4.1): f_c = −f_ref·|Δs/s_ref|^n; the default f_ref = −1 means c·s_ref (MSL 4.0)."""
     assert evaluate(gap(c=10.0, n=2.0, s_ref=0.5), 1.0, 0.0)["f"] == pytest.approx(-10.0 * 0.5 * (0.5 / 0.5) ** 2)
     assert evaluate(gap(c=10.0, n=2.0, f_ref=3.0, s_ref=0.25), 1.0, 0.0)["f"] == pytest.approx(-3.0 * 2.0 ** 2)
-    with pytest.raises(ComponentError, match=r"ElastoGap 'gap': f_ref = -2.0 is out of range"):
+    with pytest.raises(ComponentError, match=r"ElastoGap 'gap': f_ref = -2 is out of range"):
         gap(f_ref=-2.0)
     with pytest.raises(ComponentError, match=r"ElastoGap 'gap': n = 0.5 is out of range: must be >= 1"):
         gap(n=0.5)

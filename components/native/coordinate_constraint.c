@@ -116,12 +116,15 @@ int native_CoordinateConstraint_step_warning(NativeInstance *n, char *out, size_
     if (!(fabs(residual) > tolerance)) return 0;
     n->flags[WARNED] = 1;
     const char *unit = V(velocityLevel) != 0.0 ? "m/s" : "m";
-    snprintf(out, size, "%s '%s': the constraint is violated by %.6g %s at t = %.9g s (residualTolerance %g %s) and "
+    char violation[40], time[40], bound[40];
+    native_measured(residual, violation, sizeof violation), native_measured(n->time, time, sizeof time);
+    native_number(tolerance, bound, sizeof bound);
+    snprintf(out, size, "%s '%s': the constraint is violated by %s %s at t = %s s (residualTolerance %s %s) and "
              "its force input lambda has not been driven since initialization. This FMU does not enforce its "
              "constraint: the master must solve lambda (and lambda_rate) at every step so that constraintEquation "
              "= 0, as mechfmu's 'newton' algorithm does; with lambda left at its start value the connected bodies "
-             "move unconstrained. (Warned once per instance.)", n->cls->name, native_instance_name(n), residual,
-             unit, n->time, tolerance, unit);
+             "move unconstrained. (Warned once per instance.)", n->cls->name, native_instance_name(n), violation,
+             unit, time, bound, unit);
     return 1;
 }
 

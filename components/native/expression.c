@@ -7,6 +7,7 @@
  * operators, `not`, `**`, `and`/`or` and comparisons are loops over heap stacks), and the evaluator once per level
  * of the syntax tree, whose depth the node limit bounds (each level is at least two nodes): every frame is small. */
 #include "expression.h"
+#include "numbers.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -1201,13 +1202,7 @@ static int py_pow(Run *r, double x, double y, double *out) {
 
 static int py_mod(Run *r, double x, double y, double *out) {
     if (y == 0.0) return error(r, "float modulo");
-    double mod = fmod(x, y);
-    if (mod) {
-        if ((y < 0) != (mod < 0)) mod += y;
-    } else {
-        mod = copysign(0.0, y);
-    }
-    *out = mod;
+    *out = native_py_mod(x, y);
     return 0;
 }
 

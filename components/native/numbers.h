@@ -108,20 +108,41 @@ static inline void native_c_decimal_point(char *text) {
     }
 }
 
-/* snprintf(out, size, "%.*e", precision, x) with '.' for the decimal point whatever the locale. */
-static inline void native_format_e(double x, int precision, char *out, size_t size) {
-    char text[64];
-    snprintf(text, sizeof text, "%.*e", precision, x);
-    native_c_decimal_point(text);
-    snprintf(out, size, "%s", text);
+/* `text` into out[0, size), cut to fit and always terminated (size > 0). */
+static inline void native_copy_text(const char *text, char *out, size_t size) {
+    if (!size) return;
+    size_t length = strlen(text);
+    if (length >= size) length = size - 1;
+    memcpy(out, text, length);
+    out[length] = '\0';
 }
 
-/* snprintf(out, size, "%.*g", precision, x) with '.' for the decimal point whatever the locale (for messages). */
-static inline void native_format_g(double x, int precision, char *out, size_t size) {
+/* snprintf(out, size, g ? "%.*g" : "%.*e", precision, x) with '.' for the decimal point whatever the locale. */
+static inline void native_format(double x, int precision, int g, char *out, size_t size) {
     char text[64];
-    snprintf(text, sizeof text, "%.*g", precision, x);
+    snprintf(text, sizeof text, g ? "%.*g" : "%.*e", precision, x);
     native_c_decimal_point(text);
-    snprintf(out, size, "%s", text);
+    native_copy_text(text, out, size);
+}
+
+static inline void native_format_e(double x, int precision, char *out, size_t size) {
+    native_format(x, precision, 0, out, size);
+}
+
+/* (for messages) */
+static inline void native_format_g(double x, int precision, char *out, size_t size) {
+    native_format(x, precision, 1, out, size);
+}
+
+/* Python's float x % y for y != 0: fmod with the sign of y (a zero result too) */
+static inline double native_py_mod(double x, double y) {
+    double mod = fmod(x, y);
+    if (mod) {
+        if ((y < 0) != (mod < 0)) mod += y;
+    } else {
+        mod = copysign(0.0, y);
+    }
+    return mod;
 }
 
 /* `value` as an FMI Integer (a C int) in [min, max]: 0 and *out, or -1 if it is not an integer there (NaN, a

@@ -6,6 +6,7 @@
 
 #include "fmi2_native.h"
 #include "native_variables.h"
+#include "numbers.h"
 #include "spatial.h"
 
 #define V(name) n->values[RigidBody__##name]
@@ -217,10 +218,11 @@ int native_RigidBody_advance(NativeInstance *n, double t, double step) {
     (void)t;
     double substeps = step / V(maxSubstepSize);
     if (!(substeps <= MAX_SUBSTEPS)) {
-        char problem[512], size[40];
-        native_repr(step, size, sizeof size);
-        snprintf(problem, sizeof problem, "needs %.3g rotation substeps in a step of %s s, more than %d: raise "
-                 "maxSubstepSize or take smaller communication steps", substeps, size, MAX_SUBSTEPS);
+        char problem[512], size[40], count[40];
+        native_number(step, size, sizeof size);
+        native_format_g(substeps, 3, count, sizeof count);
+        snprintf(problem, sizeof problem, "needs %s rotation substeps in a step of %s s, more than %d: raise "
+                 "maxSubstepSize or take smaller communication steps", count, size, MAX_SUBSTEPS);
         return native_fail(n, "maxSubstepSize", V(maxSubstepSize), problem);
     }
     const long count = (long)fmax(1.0, ceil(substeps - 1e-9));
@@ -247,7 +249,7 @@ int native_RigidBody_advance(NativeInstance *n, double t, double step) {
         char problem[512], size[40];
         quat_to_matrix(st + Q, rotation);
         mat_vec(rotation, st + W, omega);
-        native_repr(h, size, sizeof size);
+        native_measured(h, size, sizeof size);
         snprintf(problem, sizeof problem, "cannot be integrated over a substep of %s s (the rotation diverges): lower "
                  "maxSubstepSize or the torques", size);
         return native_fail_sequence(n, "angularVelocity", omega, 3, 0, problem);

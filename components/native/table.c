@@ -140,16 +140,6 @@ static double line_slope(const TableData *t, size_t i, size_t j) {
     return dt != 0.0 ? (t->values[j] - t->values[i]) / dt : 0.0;
 }
 
-static double py_mod(double x, double y) {
-    double mod = fmod(x, y);
-    if (mod) {
-        if ((y < 0) != (mod < 0)) mod += y;
-    } else {
-        mod = copysign(0.0, y);
-    }
-    return mod;
-}
-
 /* (y, dy/dT) at table time T; -1 with `why` outside a NoExtrapolation table */
 static int interpolate(const TableData *table, double t, int extrapolation, double *y, double *slope, char *why,
                        size_t size) {
@@ -161,7 +151,7 @@ static int interpolate(const TableData *table, double t, int extrapolation, doub
         return 0;
     }
     if (extrapolation == PERIODIC && !(first <= t && t < last)) {
-        t = first + py_mod(t - first, last - first);
+        t = first + native_py_mod(t - first, last - first);
         if (!(first <= t && t < last)) t = first;
     }
     if (first <= t && t < last) {
@@ -178,7 +168,7 @@ static int interpolate(const TableData *table, double t, int extrapolation, doub
     }
     if (extrapolation == NO_EXTRAPOLATION && t != last) {
         char at[40], a[40], b[40];
-        native_repr(t, at, sizeof at), native_repr(first, a, sizeof a), native_repr(last, b, sizeof b);
+        native_measured(t, at, sizeof at), native_number(first, a, sizeof a), native_number(last, b, sizeof b);
         snprintf(why, size, "table time %s is outside the table [%s, %s] and extrapolation = 4 (NoExtrapolation)", at,
                  a, b);
         return -1;
@@ -208,7 +198,7 @@ static int waveform(NativeInstance *n, double t, double *out) {
     double y, slope;
     char why[512], problem[700], at[40];
     if (interpolate(table, (t - V(startTime)) / V(timeScale), extrapolation, &y, &slope, why, sizeof why)) {
-        native_repr(t, at, sizeof at);
+        native_measured(t, at, sizeof at);
         snprintf(problem, sizeof problem, "refuses t = %s: %s", at, why);
         return native_fail(n, "extrapolation", V(extrapolation), problem);
     }

@@ -277,7 +277,7 @@ static int parse_rows(const unsigned char *text, size_t size, int column, int cs
         const double t = numbers[0], y = numbers[column - 1];
         if (rows->count && t < rows->times[rows->count - 1]) {
             char now[40], before[40];
-            native_repr(t, now, sizeof now), native_repr(rows->times[rows->count - 1], before, sizeof before);
+            native_number(t, now, sizeof now), native_number(rows->times[rows->count - 1], before, sizeof before);
             if (csv) snprintf(why, why_size, "time is not monotonic: line %zu has a time before the line above it", number);
             else snprintf(why, why_size, "time is not monotonic: row %zu has t = %s after t = %s", number, now, before);
             result = -1;
@@ -285,7 +285,7 @@ static int parse_rows(const unsigned char *text, size_t size, int column, int cs
         }
         if (rows->count >= 2 && t == rows->times[rows->count - 1] && t == rows->times[rows->count - 2]) {
             char now[40];
-            native_repr(t, now, sizeof now);
+            native_number(t, now, sizeof now);
             if (csv) snprintf(why, why_size, "line %zu is the third line at one time (two make a jump, no more)", number);
             else snprintf(why, why_size, "time t = %s appears three times (two rows make a jump, no more)", now);
             result = -1;

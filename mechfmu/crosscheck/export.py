@@ -18,13 +18,13 @@ stop time says how far), every point kept, so a zero-order-hold input replays ex
 """
 from __future__ import annotations
 
-import json
 import xml.etree.ElementTree as ET
 import zipfile
 from pathlib import Path
 
 from mechfmu import __version__
 from mechfmu.components import fmi
+from mechfmu.components.start_values import start_values_text
 from mechfmu.master.observers import Observer
 from mechfmu.master.result import Run
 from mechfmu.master.result_files import csv_header, csv_row
@@ -60,8 +60,14 @@ class StepProbe:
         slave.do_step = do_step  # type: ignore[method-assign]  # wraps this one slave's step (instance attribute)
 
 
-def _variant(fmu: Path, target: Path, parameters: dict) -> None:
-    """``fmu`` copied with ``parameters`` as its defaults (modelDescription start values + resources)."""
+def _variant(fmu: Path, target: Path, parameters: dict, component: str) -> None:
+    """``fmu`` copied with ``parameters`` as its defaults (modelDescription start values + resources); raises
+    ValueError naming ``component``, the parameter and the value where a value cannot be written so that the FMU
+    reads it back (not finite, a NUL or a lone surrogate in a string), before ``target`` is written."""
+    try:
+        start_values = start_values_text(parameters)  # what both readers take back, or refused here
+    except ValueError as exc:
+        raise ValueError(f"cannot export component {component!r}: its start value {exc}") from None
     with zipfile.ZipFile(fmu) as source, zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as out:
         for item in source.infolist():
             data = source.read(item)
@@ -75,7 +81,7 @@ def _variant(fmu: Path, target: Path, parameters: dict) -> None:
                         next(iter(variable)).set("start", text)
                 data = ET.tostring(root, encoding="UTF-8", xml_declaration=True)
             out.writestr(item, data)
-        out.writestr(START_VALUES, json.dumps(parameters))
+        out.writestr(START_VALUES, start_values)
 
 
 def export_crosscheck(path: str | Path, directory: str | Path) -> list[Path]:
@@ -108,7 +114,7 @@ def export_crosscheck(path: str | Path, directory: str | Path) -> list[Path]:
         spec = scenario.components[instance]
         folder = root / model
         folder.mkdir(parents=True, exist_ok=True)
-        _variant(spec.fmu, folder / f"{model}.fmu", dict(spec.parameters))
+        _variant(spec.fmu, folder / f"{model}.fmu", dict(spec.parameters), instance)
         if problems := check_fmu(folder / f"{model}.fmu", instance, dict(spec.parameters)):  # read back as written
             (folder / f"{model}.fmu").unlink()
             raise ReadBackError(f"cannot export {model}.fmu of {scenario.name}: it does not read back as written\n"

@@ -24,6 +24,7 @@
 #include "fmi2_native.h"
 #include "fmi2_platform.h"
 #include "fmi2_python.h"
+#include "numbers.h"
 
 /* |t - expected| allowed between a step's start and the instance's time, relative to max(1, |t|) (components/fmi.py) */
 #define TIME_TOLERANCE 1e-9
@@ -42,15 +43,16 @@ void native_repr(double x, char *out, size_t size) {
     if (isinf(x)) { snprintf(out, size, x > 0 ? "inf" : "-inf"); return; }
     char text[40];
     int precision = 1;
-    for (; precision < 17; ++precision) {
-        snprintf(text, sizeof text, "%.*e", precision - 1, x);
-        if (strtod(text, NULL) == x) break;
+    for (; precision < 17; ++precision) { /* written and read with '.', whatever the locale */
+        double back = 0.0;
+        native_format_e(x, precision - 1, text, sizeof text);
+        if (native_parse_decimal(text, strlen(text), &back) && back == x) break;
     }
-    snprintf(text, sizeof text, "%.*e", precision - 1, x);
+    native_format_e(x, precision - 1, text, sizeof text);
     char digits[24];
     size_t count = 0;
     const char *p = text + (text[0] == '-');
-    for (; *p && *p != 'e'; ++p) /* the digits (the decimal point is the locale's: one byte or more) */
+    for (; *p && *p != 'e'; ++p) /* the digits */
         if (*p >= '0' && *p <= '9' && count < sizeof digits - 1) digits[count++] = *p;
     while (count > 1 && digits[count - 1] == '0') --count;
     digits[count] = '\0';
@@ -69,6 +71,23 @@ void native_repr(double x, char *out, size_t size) {
         snprintf(out, size, "%s%c.%se%+03d", sign, digits[0], digits + 1, point - 1);
     }
 }
+
+void native_number(double x, char *out, size_t size) {
+    char text[40];
+    native_repr(x, text, sizeof text);
+    size_t length = strlen(text);
+    if (!isfinite(x)) { snprintf(out, size, "%s", text); return; }
+    if (length > 2 && !strcmp(text + length - 2, ".0")) text[length -= 2] = '\0'; /* 1, not 1.0 */
+    int significant = 0, leading = 1;
+    for (const char *c = text; *c && *c != 'e'; ++c) {
+        if (!native_is_digit(*c) || (leading && *c == '0')) continue;
+        leading = 0, ++significant;
+    }
+    if (significant <= NATIVE_NUMBER_DIGITS) snprintf(out, size, "%s", text);
+    else native_format_g(x, NATIVE_NUMBER_DIGITS, out, size);
+}
+
+void native_measured(double x, char *out, size_t size) { native_format_g(x, 6, out, size); }
 
 void native_repr_sequence(const double *values, size_t count, int list, char *out, size_t size) {
     size_t used = (size_t)snprintf(out, size, "%s", list ? "[" : "(");
@@ -108,7 +127,7 @@ int native_fail(NativeInstance *n, const char *name, double value, const char *p
         if (!strcmp(n->cls->variables[i].name, name)) type = n->cls->variables[i].type;
     if (type == NATIVE_INTEGER) snprintf(repr, sizeof repr, "%.0f", value);
     else if (type == NATIVE_BOOLEAN) snprintf(repr, sizeof repr, "%s", value != 0.0 ? "True" : "False");
-    else native_repr(value, repr, sizeof repr);
+    else native_number(value, repr, sizeof repr);
     return native_fail_text(n, 0, "%s '%s': %s = %s %s", n->cls->name, ((Named *)n)->name, name, repr, problem);
 }
 
@@ -259,7 +278,6 @@ int native_read_decimal(const char *text, size_t length, double *value) {
     size_t i = 0, digits = 0;
     if (i < length && (text[i] == '+' || text[i] == '-')) ++i;
     for (; i < length && text[i] >= '0' && text[i] <= '9'; ++i) ++digits;
-    size_t point = i;
     if (i < length && text[i] == '.')
         for (++i; i < length && text[i] >= '0' && text[i] <= '9'; ++i) ++digits;
     if (!digits) return -1;
@@ -270,25 +288,8 @@ int native_read_decimal(const char *text, size_t length, double *value) {
         if (!exponent) return -1;
     }
     if (i != length) return -1;
-    /* strtod reads the decimal point of LC_NUMERIC, which snprintf writes in the same thread: "0.5" as it prints */
-    char sample[16], radix[8];
-    snprintf(sample, sizeof sample, "%.1f", 0.5);
-    size_t radix_length = strlen(sample) > 3 ? strlen(sample) - 2 : 1;
-    if (radix_length >= sizeof radix) return -1;
-    memcpy(radix, sample + 1, radix_length);
-    char local[128], *copy = length + radix_length < sizeof local ? local : malloc(length + radix_length + 1);
-    if (!copy) return -1;
-    size_t k = 0;
-    for (size_t p = 0; p < length; ++p) {
-        if (p == point && text[p] == '.') memcpy(copy + k, radix, radix_length), k += radix_length;
-        else copy[k++] = text[p];
-    }
-    copy[k] = '\0';
-    char *stop;
-    *value = strtod(copy, &stop);
-    int whole = stop == copy + k;
-    if (copy != local) free(copy);
-    return whole ? 0 : -1;
+    /* the syntax is checked: read with components/native/numbers.h (no locale, no copy, correctly rounded) */
+    return native_parse_decimal(text, length, value) == length ? 0 : -1;
 }
 
 /* --- an FMU variant's own defaults: resources/start_values.json (components/fmi.py START_VALUES) ------------------
@@ -574,7 +575,8 @@ static int apply_member(Slave *s, const JsonMember *m, char *problem, size_t siz
         if (boolean) snprintf(repr, sizeof repr, "%s", m->kind == JSON_TRUE ? "True" : "False");
         else if (v->type == NATIVE_INTEGER && m->kind == JSON_INTEGER && fabs(m->number) < 1e17)
             snprintf(repr, sizeof repr, "%.0f", m->number);
-        else native_repr(m->number, repr, sizeof repr);
+        else if (v->type == NATIVE_BOOLEAN) native_repr(m->number, repr, sizeof repr); /* 1.0 is none, 1 is one */
+        else native_number(m->number, repr, sizeof repr);
         snprintf(problem, size, "%s '%s': %s = %s %s", s->cls->name, s->named.name, v->name, repr, wrong);
         return -1;
     }
@@ -671,14 +673,19 @@ fmi2Status slave_setup_experiment(Slave *s, fmi2Real startTime) {
 
 /* Component.check_range: a parameter value on its own. */
 static int check_range(NativeInstance *n, const NativeVariable *v, double value) {
-    char bound[64];
+    char bound[128], limit[40];
+    /* the unit once, none for a dimensionless one (components/number_text.py's with_unit) */
+    const char *space = v->unit && *v->unit && strcmp(v->unit, "1") ? " " : "", *unit = *space ? v->unit : "";
     if (v->type == NATIVE_REAL && !isfinite(value)) return native_fail(n, v->name, value, "must be finite");
     if (v->has_min && (value < v->min || (v->min_exclusive && value == v->min))) {
-        snprintf(bound, sizeof bound, "is out of range: must be %s %g %s", v->min_exclusive ? ">" : ">=", v->min, v->unit);
+        native_number(v->min, limit, sizeof limit);
+        snprintf(bound, sizeof bound, "is out of range: must be %s %s%s%s", v->min_exclusive ? ">" : ">=", limit,
+                 space, unit);
         return native_fail(n, v->name, value, bound);
     }
     if (v->has_max && value > v->max) {
-        snprintf(bound, sizeof bound, "is out of range: must be <= %g %s", v->max, v->unit);
+        native_number(v->max, limit, sizeof limit);
+        snprintf(bound, sizeof bound, "is out of range: must be <= %s%s%s", limit, space, unit);
         return native_fail(n, v->name, value, bound);
     }
     return 0;
@@ -837,15 +844,17 @@ static int read_value(Slave *s, fmi2ValueReference vr, double *value) {
     if (!isfinite(*value)) {
         char repr[40], time[40], blame[512];
         native_repr(*value, repr, sizeof repr);
-        native_repr(n->time, time, sizeof time);
+        native_measured(n->time, time, sizeof time);
         long huge = too_large(n);
         if (huge < 0) {
             snprintf(blame, sizeof blame, "inputs outside the range the law can handle?");
         } else {
             char big[40];
-            native_repr(n->values[huge], big, sizeof big);
-            snprintf(blame, sizeof blame, "%s = %s is beyond what the law can compute with (magnitude below %g)",
-                     s->cls->variables[huge].name, big, HUGE_VALUE);
+            char bound[40];
+            native_number(n->values[huge], big, sizeof big);
+            native_number(HUGE_VALUE, bound, sizeof bound);
+            snprintf(blame, sizeof blame, "%s = %s is beyond what the law can compute with (magnitude below %s)",
+                     s->cls->variables[huge].name, big, bound);
         }
         log_error(s, "%s: %s = %s is not finite at t = %s (%s)", s->named.name, v->name, repr, time, blame);
     }
@@ -872,8 +881,12 @@ fmi2Status slave_get_integer(Slave *s, const fmi2ValueReference vr[], size_t nvr
         values[i] = 0;
         if (!variable(s, vr[i], NATIVE_INTEGER, 0) || read_value(s, vr[i], &value) != 0) continue;
         if (value == floor(value) && value >= -2147483648.0 && value <= 2147483647.0) values[i] = (fmi2Integer)value;
-        else log_error(s, "%s: fmi2GetInteger: %s = %.17g is not an FMI Integer (32 bits)", s->named.name,
-                       s->cls->variables[vr[i]].name, value);
+        else {
+            char repr[40];
+            native_number(value, repr, sizeof repr);
+            log_error(s, "%s: fmi2GetInteger: %s = %s is not an FMI Integer (32 bits)", s->named.name,
+                      s->cls->variables[vr[i]].name, repr);
+        }
     }
     return fmi2OK;
 }
@@ -945,9 +958,9 @@ fmi2Status slave_do_step(Slave *s, fmi2Real t, fmi2Real h) {
     double expected = n->time;
     if (!(isfinite(t) && isfinite(h) && h > 0.0 && fabs(t - expected) <= TIME_TOLERANCE * fmax(1.0, fabs(expected)))) {
         char at[40], size[40], wanted[40];
-        native_repr(t, at, sizeof at);
-        native_repr(h, size, sizeof size);
-        native_repr(expected, wanted, sizeof wanted);
+        native_number(t, at, sizeof at);
+        native_number(h, size, sizeof size);
+        native_number(expected, wanted, sizeof wanted);
         log_error(s, "%s: fmi2DoStep refused: currentCommunicationPoint = %s, communicationStepSize = %s; expected "
                   "currentCommunicationPoint = %s (the end of the last step or the restored state's time) and a "
                   "finite step size > 0", s->named.name, at, size, wanted);
@@ -964,8 +977,8 @@ fmi2Status slave_do_step(Slave *s, fmi2Real t, fmi2Real h) {
         if (s->cls->advance(n, t, h) != 0) {
             char at[40], size[40];
             memcpy(n->state, saved, s->cls->state_count * sizeof *saved);
-            native_repr(t, at, sizeof at);
-            native_repr(h, size, sizeof size);
+            native_measured(t, at, sizeof at);
+            native_number(h, size, sizeof size);
             log_error(s, "%s: step at t=%s h=%s failed: %s", s->named.name, at, size, n->message);
             s->cached = 0;
             return fmi2Discard;
@@ -1171,7 +1184,7 @@ fmi2Status slave_model_exchange(Slave *s, const char *method, const char *what, 
         double t = in[0];
         if (!isfinite(t) || t < n->accepted_time) {
             char accepted[40], problem[400];
-            native_repr(n->accepted_time, accepted, sizeof accepted);
+            native_number(n->accepted_time, accepted, sizeof accepted);
             snprintf(problem, sizeof problem, "must be finite and not before %s s, the last event or completed "
                      "integrator step", accepted);
             native_fail(n, "time", t, problem);
@@ -1184,15 +1197,10 @@ fmi2Status slave_model_exchange(Slave *s, const char *method, const char *what, 
     }
     if (!strcmp(method, "me_set_states")) {
         if (nin != c->continuous_count) {
-            char problem[2048], repr[40];
-            size_t used = (size_t)snprintf(problem, sizeof problem, "%s '%s': continuous states = [", c->name,
-                                           s->named.name);
-            for (size_t i = 0; i < nin && used < sizeof problem; ++i) {
-                native_repr(in[i], repr, sizeof repr);
-                used += (size_t)snprintf(problem + used, sizeof problem - used, "%s%s", i ? ", " : "", repr);
-            }
-            if (used < sizeof problem)
-                used += (size_t)snprintf(problem + used, sizeof problem - used, "] must be %zu values (", c->continuous_count);
+            char problem[2048], values[1536];
+            native_repr_sequence(in, nin, 1, values, sizeof values);
+            size_t used = (size_t)snprintf(problem, sizeof problem, "%s '%s': continuous states = %s must be %zu "
+                                           "values (", c->name, s->named.name, values, c->continuous_count);
             for (size_t i = 0; i < c->continuous_count && used < sizeof problem; ++i)
                 used += (size_t)snprintf(problem + used, sizeof problem - used, "%s%s", i ? ", " : "", c->continuous_names[i]);
             if (used < sizeof problem) snprintf(problem + used, sizeof problem - used, "%s)", c->continuous_count ? "" : "none");
@@ -1491,7 +1499,9 @@ static const char *read_state(Slave *s, Reader *r, Saved *saved, char *why, size
         int type = c->variables[i].type;
         if ((type == NATIVE_INTEGER && !(v == floor(v) && v >= -2147483648.0 && v <= 2147483647.0))
             || (type == NATIVE_BOOLEAN && v != 0.0 && v != 1.0)) {
-            snprintf(why, size, "state.values.%s = %.17g is not %s", c->variables[i].name, v,
+            char repr[40];
+            native_number(v, repr, sizeof repr);
+            snprintf(why, size, "state.values.%s = %s is not %s", c->variables[i].name, repr,
                      type == NATIVE_INTEGER ? "an FMI Integer (an integer of 32 bits)" : "a Boolean (0 or 1)");
             return why;
         }

@@ -111,6 +111,13 @@ int native_fail(NativeInstance *n, const char *name, double value, const char *p
 int native_fail_text(NativeInstance *n, int arithmetic, const char *format, ...);
 /* Python's repr of a float ("1.0", "1e-05", "inf"): the shortest digits that read back as the same double. */
 void native_repr(double x, char *out, size_t size);
+/* components/number_text.py's number(): a value the user gave as an engineer writes it, the shortest text that
+ * reads back ("1", "0.003", "1e-09") unless that takes more than NATIVE_NUMBER_DIGITS significant digits (a value
+ * computed in floating point: -392.40000000000003 is "-392.4"); '.' whatever the locale. */
+#define NATIVE_NUMBER_DIGITS 12
+void native_number(double x, char *out, size_t size);
+/* components/number_text.py's measured(): a time or a computed value, %.6g with '.' whatever the locale. */
+void native_measured(double x, char *out, size_t size);
 /* Python's repr of a tuple ("(1.0, 2.0)") or, with `list`, a list ("[1.0, 2.0]") of `count` floats. */
 void native_repr_sequence(const double *values, size_t count, int list, char *out, size_t size);
 /* native_fail with a tuple or list value */

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from mechfmu.components.number_text import measured
+from mechfmu.components.number_text import measured, number
 from mechfmu.master.fmu_slave import FmuSlave, _logged
 
 if TYPE_CHECKING:
@@ -278,8 +278,8 @@ class Program:
 
     def _what(self, code: int, time: float, step: float) -> str:
         if code == DO_STEP:
-            return f"step at t={time!r} h={step!r}"
-        return f"fmi2SetTime({time!r})" if code == SET_TIME else CALLED[code]
+            return f"step at t={measured(time)} h={number(step)}"
+        return f"fmi2SetTime({measured(time)})" if code == SET_TIME else CALLED[code]
 
     def _logged_errors(self, mark: int, time: float, step: float) -> None:
         """An error an FMU logged during a program whose calls all returned well: its slave's SlaveError."""

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from mechfmu.components.base import coerce
+from mechfmu.components.number_text import measured, number
 from mechfmu.components.ports import LAMBDA
 from mechfmu.master.slaves import Slave, SlaveError, VariableInfo
 from mechfmu.ssp.archive import ArchiveError
@@ -244,8 +245,8 @@ class FmuSlave(Slave):
                 value = coerce(info.type, value)
             except (TypeError, ValueError, OverflowError) as exc:
                 problem = exc if isinstance(exc, ValueError) else f"is not a {info.type}"
-                raise SlaveError(f"{self.name}: {name} = {value!r} {problem}") from None
-            self._call(f"setting {name} = {value!r}", setter, vr, [value])
+                raise SlaveError(f"{self.name}: {name} = {number(value)} {problem}") from None
+            self._call(f"setting {name} = {number(value)}", setter, vr, [value])
 
     def enter_initialization(self, start_time: float, stop_time: float | None) -> None:
         self.stop_time = stop_time
@@ -274,9 +275,8 @@ class FmuSlave(Slave):
         return self._call("reading outputs", self._get_reals, *plan)
 
     def do_step(self, current_time: float, step_size: float) -> bool:
-        def what() -> str:
-            return f"step at t={current_time!r} h={step_size!r}"
-        return self._call(what, self._step, current_time, step_size, refusable=True) is not REFUSED
+        return self._call(lambda: f"step at t={measured(current_time)} h={number(step_size)}", self._step,
+                          current_time, step_size, refusable=True) is not REFUSED  # the text only on a failure
 
     def get_state(self) -> Any:
         return self._call("getFMUstate", self._fmu.getFMUstate)

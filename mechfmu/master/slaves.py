@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mechfmu.components.base import Component, ComponentError
+from mechfmu.components.number_text import measured, number
 
 
 class SlaveError(RuntimeError):
@@ -171,7 +172,7 @@ class LocalSlave(Slave):
         try:
             self.component.do_step(current_time, step_size)
         except Exception as exc:  # the FMU refuses the step (Discard) in the same situation
-            self.last_error = f"{self.name}: step at t={current_time!r} h={step_size!r} failed: {exc}"
+            self.last_error = f"{self.name}: step at t={measured(current_time)} h={number(step_size)} failed: {exc}"
             return False
         self._warnings.extend(self.component.step_warnings())
         return True

@@ -101,18 +101,25 @@ def _ours(fmu: Path) -> bool:
         return False
 
 
-def _carrying(fmu: Path, target: Path, values: dict[str, Any]) -> None:
+def _carrying(fmu: Path, target: Path, values: dict[str, Any], component: str) -> None:
     """``fmu`` copied to ``target`` with ``values`` as its own defaults: start attributes and
     ``resources/start_values.json`` (which it applies at instantiation, merged with any it has), and a GUID
     of its own, derived from the original's and the values: libcosim unpacks FMUs of one GUID only once,
-    so two instances with different values would read one instance's file."""
+    so two instances with different values would read one instance's file. Raises ValueError naming
+    ``component``, the parameter and the value where a value cannot be written so that the FMU reads it back (not
+    finite, a NUL or a lone surrogate in a string), before ``target`` is written."""
     from mechfmu.components.fmi import START_VALUES
+    from mechfmu.components.start_values import start_values_text
     from mechfmu.fmu.build import GUID_FILE
 
     member = f"resources/{START_VALUES}"
+    with zipfile.ZipFile(fmu) as source:
+        values = {**(json.loads(source.read(member)) if member in source.namelist() else {}), **values}
+    try:
+        text = start_values_text(values)  # what both readers take back, or refused here
+    except ValueError as exc:
+        raise ValueError(f"cannot export component {component!r}: its start value {exc}") from None
     with zipfile.ZipFile(fmu) as source, zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as out:
-        names = source.namelist()
-        values = {**(json.loads(source.read(member)) if member in names else {}), **values}
         guid = ""
         for item in source.infolist():
             data = source.read(item)
@@ -128,7 +135,7 @@ def _carrying(fmu: Path, target: Path, values: dict[str, Any]) -> None:
                 data = ET.tostring(root, encoding="UTF-8", xml_declaration=True)
             if item.filename not in (member, GUID_FILE):
                 out.writestr(item, data)
-        out.writestr(member, json.dumps(values))
+        out.writestr(member, text)
         out.writestr(GUID_FILE, guid)  # the GUID the FMU checks at fmi2Instantiate
 
 
@@ -245,7 +252,7 @@ def export_ssp(scenario: str | Path, target: str | Path, shared_fmus: bool = Fal
                     continue
                 variant = Path(work) / member
                 variant.parent.mkdir(parents=True)
-                _carrying(spec.fmu, variant, dict(spec.parameters))
+                _carrying(spec.fmu, variant, dict(spec.parameters), spec.name)
                 problems += check_fmu(variant, spec.name, dict(spec.parameters))
                 zf.write(variant, member)
         problems += check_bindings(temporary, loaded.components)
