@@ -12,6 +12,8 @@
   object, so every value went back to its default) refuses the export, naming the component and the value.
 """
 import shutil
+import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
@@ -184,3 +186,33 @@ def test_a_value_an_fmu_does_not_carry_refuses_the_export(fmus, tmp_path, monkey
         export_ssp(ROOT / "scenarios" / "oscillator", target)
     assert "mass (Mass.fmu) resources/start_values.json: m = 5.0 reads back as nothing" in str(info.value)
     assert target.read_bytes() == b"before"
+
+
+def test_an_export_leaves_fmpys_logging_to_the_fmus_loaded_after_it(fmus, tmp_path):
+    """The read-back's FMUs log to callbacks of their own, not through fmpy's logger proxy (one global of the
+    process, which would then call the read-back's callbacks after they are gone): an FMU instantiated with fmpy's
+    default callbacks after an export still prints its message through fmpy (it crashed the process, or its
+    messages went to the gone callbacks)."""
+    script = f"""
+import gc
+from fmpy import extract, read_model_description
+from fmpy.fmi2 import FMU2Slave
+from mechfmu.ssp.export import export_ssp
+export_ssp({str(ROOT / "scenarios" / "oscillator")!r}, {str(tmp_path / "o.ssp")!r})
+gc.collect()
+unzipped = extract({str(fmus["Mass"])!r})
+md = read_model_description(unzipped)
+m = next(v.valueReference for v in md.modelVariables if v.name == "m")
+for k in range(3):
+    slave = FMU2Slave(guid=md.guid, unzipDirectory=unzipped, modelIdentifier=md.coSimulation.modelIdentifier,
+                      instanceName=f"probe{{k}}")
+    slave.instantiate(loggingOn=True)
+    try:
+        slave.setReal([m], [-1.0])
+    except Exception:
+        pass
+    slave.freeInstance()
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert done.stdout.count("m = -1 is out of range") == 3, done.stdout[-2000:]

@@ -151,8 +151,6 @@ def _read_values(slave: Any, where: str, values: dict[str, Any], variables: dict
 
 def _callbacks(messages: list[str]) -> Any:
     """fmpy's FMI 2.0 callbacks with a logger that keeps each message in ``messages`` (nothing printed)."""
-    from ctypes import byref
-
     from fmpy import calloc, free
     from fmpy.fmi2 import (
         fmi2CallbackAllocateMemoryTYPE,
@@ -168,9 +166,7 @@ def _callbacks(messages: list[str]) -> Any:
     callbacks.logger = fmi2CallbackLoggerTYPE(logger)
     callbacks.allocateMemory = fmi2CallbackAllocateMemoryTYPE(calloc)
     callbacks.freeMemory = fmi2CallbackFreeMemoryTYPE(free)
-    try:
-        from fmpy.logging import addLoggerProxy
-        addLoggerProxy(byref(callbacks))  # formats a message's arguments (the FMU's logger is variadic)
-    except Exception:  # noqa: BLE001 - without the proxy the messages come unformatted
-        pass
+    # not fmpy.logging.addLoggerProxy: it keeps the last logger it is given in one global of the process, which
+    # every FMU instantiated with fmpy's default callbacks then calls, after these callbacks are gone (a crash);
+    # our FMUs log each message whole (its format holds no conversion), as FmuSlave reads them
     return callbacks
