@@ -619,18 +619,6 @@ fmi2Status fmi2SetString(fmi2Component c, const fmi2ValueReference vr[], size_t 
 #define MAGIC_SIZE (sizeof STATE_MAGIC - 1)
 #define HEADER_SIZE (MAGIC_SIZE + 1 + 4) /* magic, the FMI state's bit index, the checksum */
 
-/* CRC-32 (IEEE 802.3, as zip and PNG) of `size` bytes, continuing `crc` (0 to start): every change of one bit, and of
- * any run of up to 32 bits, changes it. */
-static uint32_t crc32_of(const void *data, size_t size, uint32_t crc) {
-    const unsigned char *p = data;
-    crc = ~crc;
-    for (size_t i = 0; i < size; ++i) {
-        crc ^= p[i];
-        for (int k = 0; k < 8; ++k) crc = (crc >> 1) ^ (0xedb88320u & (0u - (crc & 1u)));
-    }
-    return ~crc;
-}
-
 static unsigned char state_index(int state) {
     unsigned char index = 0;
     while (state > 1) {
@@ -747,7 +735,7 @@ fmi2Status fmi2SerializeFMUstate(fmi2Component c, fmi2FMUstate state, fmi2Byte b
                       HEADER_SIZE + n);
     }
     unsigned char index = state_index(saved->state);
-    uint32_t crc = crc32_of(body, n, crc32_of(&index, 1, 0));
+    uint32_t crc = platform_crc32(body, n, platform_crc32(&index, 1, 0));
     memcpy(bytes, STATE_MAGIC, MAGIC_SIZE);
     bytes[MAGIC_SIZE] = (fmi2Byte)index;
     for (int i = 0; i < 4; ++i) bytes[MAGIC_SIZE + 1 + i] = (fmi2Byte)(crc >> (8 * i));
@@ -801,7 +789,7 @@ fmi2Status fmi2DeSerializeFMUstate(fmi2Component c, const fmi2Byte bytes[], size
          "the %zu bytes are not a serialized state of this FMU (no mechfmu state header)", size);
     uint32_t stored = 0;
     for (int i = 3; i >= 0; --i) stored = stored << 8 | (unsigned char)bytes[MAGIC_SIZE + 1 + i];
-    NEED(crc32_of(bytes + HEADER_SIZE, size - HEADER_SIZE, crc32_of(bytes + MAGIC_SIZE, 1, 0)) == stored,
+    NEED(platform_crc32(bytes + HEADER_SIZE, size - HEADER_SIZE, platform_crc32(bytes + MAGIC_SIZE, 1, 0)) == stored,
          "fmi2DeSerializeFMUstate", "the state's checksum does not match its %zu bytes (changed or damaged after it "
          "was serialized): refused", size);
     NEED(kind & LIVE, "fmi2DeSerializeFMUstate", "the state header names no FMI state (%d)", index);

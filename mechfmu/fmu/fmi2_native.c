@@ -1348,18 +1348,6 @@ int slave_state_modes(void *state, int *initialized, int *model_exchange) {
     return 0;
 }
 
-/* CRC-32 (IEEE 802.3, the checksum of zip and PNG) of `size` bytes, continuing `crc` (0 to start): it detects every
- * change of one bit and of any run of up to 32 bits. */
-static uint32_t crc32_of(const void *data, size_t size, uint32_t crc) {
-    const unsigned char *p = data;
-    crc = ~crc;
-    for (size_t i = 0; i < size; ++i) {
-        crc ^= p[i];
-        for (int k = 0; k < 8; ++k) crc = (crc >> 1) ^ (0xedb88320u & (0u - (crc & 1u)));
-    }
-    return ~crc;
-}
-
 /* Serialized: SERIAL_MAGIC, the class name, the counts, then the doubles (times, phase flags, values, state) as 8
  * little-endian bytes each, then each String as its length (8 bytes) and bytes, then the CRC-32 of everything before
  * it (4 bytes, little-endian). */
@@ -1406,7 +1394,7 @@ fmi2Status slave_serialize(Slave *s, void *state, char **bytes, size_t *size) {
         put_double(&p, (double)length);
         if (length) put(&p, saved->strings[i], length);
     }
-    uint32_t crc = crc32_of(*bytes, total - 4, 0);
+    uint32_t crc = platform_crc32(*bytes, total - 4, 0);
     unsigned char sum[4] = {(unsigned char)crc, (unsigned char)(crc >> 8), (unsigned char)(crc >> 16),
                             (unsigned char)(crc >> 24)};
     put(&p, sum, 4);
@@ -1446,7 +1434,7 @@ static const char *read_state(Slave *s, Reader *r, Saved *saved, char *why, size
     if (memcmp(magic, SERIAL_MAGIC, sizeof magic) || r->end - r->p < 4) return "not a native mechfmu FMU state";
     const unsigned char *sum = (const unsigned char *)r->end - 4;
     uint32_t stored = (uint32_t)sum[0] | (uint32_t)sum[1] << 8 | (uint32_t)sum[2] << 16 | (uint32_t)sum[3] << 24;
-    if (crc32_of(start, (size_t)(r->end - 4 - start), 0) != stored)
+    if (platform_crc32(start, (size_t)(r->end - 4 - start), 0) != stored)
         return "its checksum does not match its bytes (changed or damaged after it was serialized)";
     r->end -= 4;
     size_t name_length = strlen(c->name) + 1;

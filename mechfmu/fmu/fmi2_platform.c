@@ -513,3 +513,13 @@ int platform_load_python(const char *version, char *error, size_t error_size, ch
 }
 #endif
 #endif
+
+uint32_t platform_crc32(const void *data, size_t size, uint32_t crc) {
+    const unsigned char *p = data;
+    crc = ~crc;
+    for (size_t i = 0; i < size; ++i) {
+        crc ^= p[i];
+        for (int k = 0; k < 8; ++k) crc = (crc >> 1) ^ (0xedb88320u & (0u - (crc & 1u)));
+    }
+    return ~crc;
+}

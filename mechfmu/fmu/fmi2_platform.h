@@ -6,6 +6,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #ifdef _WIN32
@@ -52,6 +53,10 @@ int platform_own_path(char *path, size_t size);
 /* This binary held open (an opaque handle, NULL if that failed), and let go. */
 void *platform_hold_own_library(void);
 void platform_release_library(void *handle);
+
+/* CRC-32 (IEEE 802.3, the checksum of zip and PNG) of `size` bytes, continuing `crc` (0 to start): it detects every
+ * change of one bit and of any run of up to 32 bits (the FMU states' checksums). */
+uint32_t platform_crc32(const void *data, size_t size, uint32_t crc);
 
 FILE *platform_fopen(const char *path, const char *mode);
 /* vsnprintf into a new malloc'd string (NULL if out of memory). */
