@@ -176,8 +176,8 @@ def test_a_value_an_fmu_does_not_carry_refuses_the_export(fmus, tmp_path, monkey
     value and what the file holds instead, and leaves the target as it was."""
     carrying = export_module._carrying
 
-    def dropping(fmu, target, values):
-        carrying(fmu, target, {k: v for k, v in values.items() if k != "m"})
+    def dropping(fmu, target, values, *rest):
+        carrying(fmu, target, {k: v for k, v in values.items() if k != "m"}, *rest)
 
     monkeypatch.setattr(export_module, "_carrying", dropping)
     target = tmp_path / "oscillator.ssp"
