@@ -302,7 +302,8 @@ def test_what_export_says_of_a_transformation_is_what_fmpy_and_ecos_do(kilonewto
     summary = export_summary(kilonewton)
     assert "runs in mechfmu, libcosim and ecos)" in summary, summary
     assert ("fmpy's simulate_ssp and OMSimulator 2.1.3 do not apply ssc:LinearTransformation: there sine.y -> "
-            "force.f (x 1000.0 + 0.0) would deliver the output unchanged") in summary, summary
+            "force.f (x 1000.0 + 0.0); sine.y_rate -> force.f_rate (x 1000.0 + 0.0) would deliver the output "
+            "unchanged") in summary, summary  # the force's derivative is wired from the sine's (Scenario.derived)
     assert "do not apply" not in export_summary(export_ssp(ROOT / "scenarios" / "oscillator",
                                                            kilonewton.with_name("plain.ssp")))
 
