@@ -14,6 +14,7 @@ from pathlib import Path
 from unittest import mock
 
 import pytest
+from conftest import missing_system_package
 from fmpy import read_model_description
 from fmpy.fmi2 import FMU2Slave
 
@@ -192,7 +193,8 @@ def german(tmp_path_factory) -> tuple[str, dict]:
         reason = made.stderr.strip()
     else:
         reason = "no localedef"
-    pytest.skip(f"no German locale on this machine and none can be made ({reason})")
+    missing_system_package("locales", f"no German locale on this machine and none can be made ({reason})")
+    raise AssertionError("unreachable")  # missing_system_package skips or fails
 
 
 @pytest.mark.parametrize("how", ["setlocale", "uselocale"])
