@@ -106,3 +106,18 @@ def omsimulator_program() -> str:
     if program is None:
         unavailable(f"OMSimulator not found: set {OMSIMULATOR_VARIABLE} to its program or put OMSimulator on PATH")
     return program
+
+
+def interpolated(rows: list[tuple[float, float]], steps: int, h: float) -> list[float]:
+    """y at t = 0, h, ..., steps h by linear interpolation in ``rows`` (time, y), held after the last row
+    (a Table's extrapolation 1), in the order of operations the law documents (components/table.py): the
+    independent expectation of a Table's run."""
+    ys = []
+    for k in range(steps + 1):
+        t = k * h
+        if t >= rows[-1][0]:
+            ys.append(rows[-1][1])
+            continue
+        (t0, y0), (t1, y1) = next((a, b) for a, b in zip(rows, rows[1:]) if a[0] <= t < b[0])
+        ys.append(y0 + (y1 - y0) * (t - t0) / (t1 - t0))
+    return ys

@@ -14,6 +14,7 @@ from pathlib import Path
 from unittest import mock
 
 import pytest
+from conftest import interpolated as interpolated_at
 from conftest import missing_system_package
 from fmpy import read_model_description
 from fmpy.fmi2 import FMU2Slave
@@ -36,17 +37,8 @@ OTHERS = {"Sine": ("y", {"amplitude": 10.0, "f": 0.5, "phase": 0.3, "offset": -1
 
 
 def interpolated(rows: list[tuple[float, float]]) -> list[float]:
-    """y at t = 0, H, ..., STEPS H by linear interpolation in ``rows`` (held after the last: extrapolation 1), in
-    the order of operations the law documents (components/table.py)."""
-    ys = []
-    for k in range(STEPS + 1):
-        t = k * H
-        if t >= rows[-1][0]:
-            ys.append(rows[-1][1])
-            continue
-        (t0, y0), (t1, y1) = next((a, b) for a, b in zip(rows, rows[1:]) if a[0] <= t < b[0])
-        ys.append(y0 + (y1 - y0) * (t - t0) / (t1 - t0))
-    return ys
+    """The Table's expected outputs at this module's steps (conftest.interpolated)."""
+    return interpolated_at(rows, STEPS, H)
 
 
 def fmpy_alone(unzipped: Path, md, output: str, parameters: dict) -> list[float]:

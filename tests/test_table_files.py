@@ -11,6 +11,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from conftest import interpolated as interpolated_at
 from mechfmu.components import COMPONENTS, ComponentError
 
 from mechfmu.master.fmu_slave import FmuSlave
@@ -236,17 +237,8 @@ def test_an_in_process_scenario_reads_its_table_from_the_scenario_folder(fmus, t
 
 
 def interpolated(rows: list[tuple[float, float]]) -> list[float]:
-    """y at t = 0, H, ..., 5 H by linear interpolation in ``rows``, held after the last one (extrapolation 1): the
-    independent expectation of a table file's run."""
-    ys = []
-    for k in range(6):
-        t = k * H
-        if t >= rows[-1][0]:
-            ys.append(rows[-1][1])
-            continue
-        (t0, y0), (t1, y1) = next((a, b) for a, b in zip(rows, rows[1:]) if a[0] <= t < b[0])
-        ys.append(y0 + (y1 - y0) * (t - t0) / (t1 - t0))
-    return ys
+    """The Table's expected outputs at this module's steps (conftest.interpolated)."""
+    return interpolated_at(rows, 5, H)
 
 
 def test_a_byte_order_mark_is_skipped_and_the_first_row_kept(workdir, table_fmu):
