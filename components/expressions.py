@@ -26,6 +26,7 @@ import warnings
 from collections.abc import Callable, Iterable
 
 from .dual import DUAL_FUNCTIONS, Dual
+from .number_text import measured
 
 MAX_LENGTH = 2000
 MAX_NODES = 400
@@ -182,7 +183,7 @@ class Expression:
                 return result
         except (ArithmeticError, ValueError, TypeError) as exc:
             raise ExpressionError(f"evaluation failed ({exc}) for "
-                                  + ", ".join(f"{k}={v!r}" for k, v in values.items())) from None
+                                  + ", ".join(f"{k}={measured(v)}" for k, v in values.items())) from None
         return self._real(result, values)
 
     @staticmethod
@@ -193,5 +194,5 @@ class Expression:
             raise ExpressionError(f"result {result!r} is not a real number") from None
         if not math.isfinite(result):
             raise ExpressionError("result is not finite for "
-                                  + ", ".join(f"{k}={v!r}" for k, v in values.items()))
+                                  + ", ".join(f"{k}={measured(v)}" for k, v in values.items()))
         return result

@@ -16,7 +16,10 @@ DIGITS = 12
 
 def number(x: Any) -> str:
     """``x`` as the user would write it (see the module): ``1`` (1 or 1.0), ``0.003``, ``-392.4``, ``1e-09``,
-    ``'text'``."""
+    ``'text'``; a list or tuple of numbers each so (``[0, 0.1, 1]``, ``(1,)``)."""
+    if isinstance(x, (list, tuple)):
+        inner = ", ".join(number(v) for v in x)
+        return f"[{inner}]" if isinstance(x, list) else f"({inner}{',' if len(x) == 1 else ''})"
     if isinstance(x, bool) or not isinstance(x, (int, float)):
         return repr(x)
     if isinstance(x, int):

@@ -32,6 +32,12 @@ CASES = {
                       [("doStep", 0.0, 0.125), ("getReal", "y")],
                       "Table 'probe': extrapolation = 4 refuses t = 0.125: table time 0.0416667 is outside the table "
                       "[0, 0.03] and extrapolation = 4 (NoExtrapolation)"),
+    "failed user function": ("CoordinateSpringDamper",
+                             {"springForceUserFunction": "sqrt(0.25 - t)", "stiffness": 1 / 3},
+                             [("doStep", 0.0, 0.1), ("doStep", 0.1, 0.2), ("getReal", "flange_a.f")],
+                             "springForceUserFunction = 'sqrt(0.25 - t)' evaluation failed (math domain error) for "
+                             "t=0.3, itemNumber=0, u=0, displacement=0, v=0, velocity=0, k=0.333333, "
+                             "stiffness=0.333333"),
 }
 
 

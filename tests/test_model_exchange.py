@@ -94,7 +94,7 @@ def test_a_periodic_table_has_time_events_in_every_period():
 
 
 @pytest.mark.parametrize("values, problem", [
-    ([0.0], "continuous states = [0.0] must be 2 values (s, v)"),
+    ([0.0], "continuous states = [0] must be 2 values (s, v)"),
     ([0.0, math.nan], "state v = nan must be finite"),
 ])
 def test_bad_states_are_refused_by_name_and_change_nothing(values, problem):

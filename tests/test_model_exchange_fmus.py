@@ -141,7 +141,7 @@ def test_calls_outside_the_state_machine_and_bad_states_are_refused_by_name(fmus
     fmu.enterContinuousTimeMode()
     before = (ctypes.c_double * 2)()
     fmu.getContinuousStates(before, 2)
-    for values, count, said in (((1.0,), 1, "continuous states = [1.0] must be 2 values (s, v)"),
+    for values, count, said in (((1.0,), 1, "continuous states = [1] must be 2 values (s, v)"),
                                 ((0.0, float("nan")), 2, "state v = nan must be finite")):
         with pytest.raises(FMICallException):
             fmu.setContinuousStates((ctypes.c_double * len(values))(*values), count)

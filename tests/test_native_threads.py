@@ -9,6 +9,7 @@ import os
 import shutil
 import struct
 import subprocess
+import sys
 import zipfile
 from pathlib import Path
 from unittest import mock
@@ -288,3 +289,38 @@ def test_a_message_in_a_host_with_a_german_locale_writes_its_numbers_with_a_poin
     plan.write_text("\n".join(lines) + "\n")
     proc = run_host(plain_host, plan, 1, 1, name, environment=environment)
     assert "time is not monotonic: row 3 has t = 0.125 after t = 0.25" in proc.stdout, proc.stdout
+
+
+SETUP_IN_A_GERMAN_HOST = """
+import locale, sys
+from fmpy import extract, read_model_description
+from fmpy.fmi1 import FMICallException
+from fmpy.fmi2 import FMU2Slave, fmi2CallbackFunctions, fmi2CallbackLoggerTYPE, fmi2CallbackAllocateMemoryTYPE, \\
+    fmi2CallbackFreeMemoryTYPE, calloc, free
+locale.setlocale(locale.LC_ALL, sys.argv[2])
+md = read_model_description(sys.argv[1])
+logged = []
+callbacks = fmi2CallbackFunctions()
+callbacks.logger = fmi2CallbackLoggerTYPE(lambda env, name, status, category, message: logged.append(message.decode()))
+callbacks.allocateMemory = fmi2CallbackAllocateMemoryTYPE(calloc)
+callbacks.freeMemory = fmi2CallbackFreeMemoryTYPE(free)
+fmu = FMU2Slave(guid=md.guid, unzipDirectory=extract(sys.argv[1]), modelIdentifier=md.coSimulation.modelIdentifier)
+fmu.instantiate(callbacks=callbacks)
+try:
+    fmu.setupExperiment(startTime=1.5, stopTime=0.25)
+except FMICallException as error:
+    assert error.status == 3, error  # fmi2Error
+    print(logged[-1])
+"""
+
+
+def test_a_refused_setup_in_a_host_with_a_german_locale_writes_its_times_with_a_point(fmus, german, tmp_path):
+    """The FMI layer's own messages (fmi2SetupExperiment's times) are written with '.', whatever the host's locale
+    (printf's %g wrote the German "0,25")."""
+    name, environment = german
+    script = tmp_path / "setup.py"
+    script.write_text(SETUP_IN_A_GERMAN_HOST)
+    proc = subprocess.run([sys.executable, str(script), str(fmus["Mass"]), name], capture_output=True, text=True,
+                          env={**os.environ, **environment}, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert "stopTime = 0.25 s is before startTime = 1.5 s" in proc.stdout, proc.stdout

@@ -137,7 +137,7 @@ def test_force_at_the_origin_with_offset_centre_of_mass_spins_the_body():
     ({"inertia.xx": 1.0, "inertia.yy": 1.0, "inertia.zz": 5.0}, "inertia = .* violates the triangle inequality"),
     ({"orientation_start.w": 0.0}, "orientation_start = .* is not a rotation quaternion"),
     ({"orientation_start.w": 1e200, "orientation_start.x": 1e200}, "orientation_start = .* is too large to normalize"),
-    ({"angularVelocity_start.x": 1e200}, r"angularVelocity_start = \(1e\+200, 0.0, 0.0\) gives a kinetic energy "
+    ({"angularVelocity_start.x": 1e200}, r"angularVelocity_start = \(1e\+200, 0, 0\) gives a kinetic energy "
                                           "beyond the largest real number"),  # was a raw "math domain error"
     ({"velocity_start.z": -1e160, "mass": 1e30}, "velocity_start = .* gives a kinetic energy beyond"),
     ({"mass": 0.0}, "mass = 0 is out of range: must be > 0 kg"),
@@ -161,7 +161,7 @@ def test_a_rotation_that_diverges_in_a_substep_is_named():
         b.set(name, value)
     b.initialize()
     before = dict(b.state)
-    with pytest.raises(ComponentError, match=r"RigidBody 'top': angularVelocity = \(1e\+150, 1e\+150, 0.0\) cannot be "
+    with pytest.raises(ComponentError, match=r"RigidBody 'top': angularVelocity = \(1e\+150, 1e\+150, 0\) cannot be "
                                              r"integrated over a substep of 0.001 s \(the rotation diverges\)"):
         b.do_step(0.0, 1e-3)
     assert b.state == before

@@ -1687,9 +1687,9 @@ static void arguments_text(const Expression *e, const double *args, const int *o
     out[0] = '\0';
     for (size_t k = 0; k < e->argument_count && used < size; ++k) {
         const size_t i = order ? (size_t)order[k] : k;
-        char repr[40];
-        native_repr(args[i], repr, sizeof repr);
-        used += (size_t)snprintf(out + used, size - used, "%s%s=%s", k ? ", " : "", e->names[i], repr);
+        char value[40];
+        native_measured(args[i], value, sizeof value);
+        used += (size_t)snprintf(out + used, size - used, "%s%s=%s", k ? ", " : "", e->names[i], value);
     }
 }
 

@@ -58,6 +58,7 @@
 #include "fmi2Functions.h"
 #include "fmi2_platform.h"
 #include "fmi2_python.h"
+#include "numbers.h"
 
 #if !defined(MECHFMU_PYTHON_VERSION) && !defined(MECHFMU_NATIVE)
 #error "MECHFMU_PYTHON_VERSION (or MECHFMU_NATIVE: the component in C, fmi2_native.c) must be defined"
@@ -363,6 +364,15 @@ static fmi2Status finish(Instance *w, fmi2Status returned, int next) {
 #define NEED(condition, function, ...)                                                               \
     if (!(condition)) return refuse(w, function, __VA_ARGS__)
 
+/* Two times as an engineer writes them (%.6g, '.' whatever the locale), with more digits where six show them equal. */
+static void times_apart(double a, double b, char *text_a, char *text_b, size_t size) {
+    int digits = 6;
+    do {
+        native_format_g(a, digits, text_a, size);
+        native_format_g(b, digits, text_b, size);
+    } while (!strcmp(text_a, text_b) && a != b && ++digits <= 17);
+}
+
 /* --- the fmi2 API --------------------------------------------------------------------------- */
 
 const char *fmi2GetTypesPlatform(void) { return fmi2TypesPlatform; }
@@ -524,9 +534,13 @@ fmi2Status fmi2SetupExperiment(fmi2Component c, fmi2Boolean toleranceDefined, fm
                                fmi2Real startTime, fmi2Boolean stopTimeDefined, fmi2Real stopTime) {
     ENTER("fmi2SetupExperiment", INSTANTIATED);
     NEED(startTime == startTime && startTime - startTime == 0, "fmi2SetupExperiment",
-         "startTime = %g must be finite", startTime);
-    NEED(!stopTimeDefined || stopTime >= startTime, "fmi2SetupExperiment", "stopTime = %g is before startTime = %g",
-         stopTime, startTime);
+         "startTime = %s must be finite", startTime > 0 ? "inf" : startTime < 0 ? "-inf" : "nan");
+    NEED(!stopTimeDefined || stopTime == stopTime, "fmi2SetupExperiment", "stopTime = nan must be a number");
+    if (stopTimeDefined && stopTime < startTime) {
+        char stop[40], start[40];
+        times_apart(stopTime, startTime, stop, start, sizeof stop);
+        return refuse(w, "fmi2SetupExperiment", "stopTime = %s s is before startTime = %s s", stop, start);
+    }
     (void)toleranceDefined, (void)tolerance; /* pythonfmu passes the start time only */
     return finish(w, slave_setup_experiment(w->slave, startTime), 0);
 }
@@ -976,7 +990,8 @@ fmi2Status fmi2CompletedIntegratorStep(fmi2Component c, fmi2Boolean noSetFMUStat
 
 fmi2Status fmi2SetTime(fmi2Component c, fmi2Real time) {
     ENTER_ME("fmi2SetTime", EVENT_MODE | CONTINUOUS_TIME_MODE);
-    NEED(time == time && time - time == 0, "fmi2SetTime", "time = %g must be finite", time);
+    NEED(time == time && time - time == 0, "fmi2SetTime", "time = %s must be finite",
+         time > 0 ? "inf" : time < 0 ? "-inf" : "nan");
     return finish(w, slave_model_exchange(w->slave, "me_set_time", "fmi2SetTime", &time, 1, NULL, 0), 0);
 }
 

@@ -89,12 +89,12 @@ void native_number(double x, char *out, size_t size) {
 
 void native_measured(double x, char *out, size_t size) { native_format_g(x, 6, out, size); }
 
-void native_repr_sequence(const double *values, size_t count, int list, char *out, size_t size) {
+void native_number_sequence(const double *values, size_t count, int list, char *out, size_t size) {
     size_t used = (size_t)snprintf(out, size, "%s", list ? "[" : "(");
     for (size_t i = 0; i < count && used < size; ++i) {
-        char repr[40];
-        native_repr(values[i], repr, sizeof repr);
-        used += (size_t)snprintf(out + used, size - used, "%s%s", i ? ", " : "", repr);
+        char text[40];
+        native_number(values[i], text, sizeof text);
+        used += (size_t)snprintf(out + used, size - used, "%s%s", i ? ", " : "", text);
     }
     if (used < size) snprintf(out + used, size - used, "%s", list ? "]" : count == 1 ? ",)" : ")");
 }
@@ -134,7 +134,7 @@ int native_fail(NativeInstance *n, const char *name, double value, const char *p
 int native_fail_sequence(NativeInstance *n, const char *name, const double *values, size_t count, int list,
                          const char *problem) {
     char repr[1024];
-    native_repr_sequence(values, count, list, repr, sizeof repr);
+    native_number_sequence(values, count, list, repr, sizeof repr);
     return native_fail_text(n, 0, "%s '%s': %s = %s %s", n->cls->name, ((Named *)n)->name, name, repr, problem);
 }
 
@@ -1198,7 +1198,7 @@ fmi2Status slave_model_exchange(Slave *s, const char *method, const char *what, 
     if (!strcmp(method, "me_set_states")) {
         if (nin != c->continuous_count) {
             char problem[2048], values[1536];
-            native_repr_sequence(in, nin, 1, values, sizeof values);
+            native_number_sequence(in, nin, 1, values, sizeof values);
             size_t used = (size_t)snprintf(problem, sizeof problem, "%s '%s': continuous states = %s must be %zu "
                                            "values (", c->name, s->named.name, values, c->continuous_count);
             for (size_t i = 0; i < c->continuous_count && used < sizeof problem; ++i)

@@ -118,8 +118,8 @@ void native_repr(double x, char *out, size_t size);
 void native_number(double x, char *out, size_t size);
 /* components/number_text.py's measured(): a time or a computed value, %.6g with '.' whatever the locale. */
 void native_measured(double x, char *out, size_t size);
-/* Python's repr of a tuple ("(1.0, 2.0)") or, with `list`, a list ("[1.0, 2.0]") of `count` floats. */
-void native_repr_sequence(const double *values, size_t count, int list, char *out, size_t size);
+/* number_text.py's number() of a tuple ("(1, 2.5)") or, with `list`, a list ("[1, 2.5]") of `count` floats */
+void native_number_sequence(const double *values, size_t count, int list, char *out, size_t size);
 /* native_fail with a tuple or list value */
 int native_fail_sequence(NativeInstance *n, const char *name, const double *values, size_t count, int list,
                          const char *problem);

@@ -134,8 +134,8 @@ def compile_binary(target: Path, runtime: dict[str, str] | None, platform: str =
     # -ffp-contract=off: no fused multiply-add, so every operation rounds as Python's does (the same bits)
     warnings = ["-O2", "-Wall", "-Wextra", "-Werror", "-ffp-contract=off", f"-I{headers}"]
     with tempfile.TemporaryDirectory(prefix="mechfmu_native_") as tmp:
+        from mechfmu.fmu import native_tables
         if runtime is None:
-            from mechfmu.fmu import native_tables
             generated = native_tables.write(Path(tmp))
             entry = [] if host_library else [SOURCES_DIR / "fmi2_loader.c"]
             sources = [*entry, *(p for p in NATIVE_SOURCES if p.name != "fmi2_loader.c"), *generated,
@@ -143,7 +143,7 @@ def compile_binary(target: Path, runtime: dict[str, str] | None, platform: str =
             warnings += ["-DMECHFMU_NATIVE", f"-I{SOURCES_DIR}", f"-I{tmp}", f"-I{native_tables.NATIVE_DIR}",
                          *(["-DMECHFMU_HOST_LIBRARY"] if host_library else [])]
         else:
-            sources, warnings = SOURCES, [*warnings, *_defines(spec, runtime)]
+            sources, warnings = SOURCES, [*warnings, f"-I{native_tables.NATIVE_DIR}", *_defines(spec, runtime)]
         libraries = ["-lm"] if runtime is None else ["-lpthread", "-ldl"]
         compile_for(platform, warnings, libraries, target, sources, Path(tmp), portable)
 

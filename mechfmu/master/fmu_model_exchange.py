@@ -13,6 +13,8 @@ from __future__ import annotations
 import ctypes
 from typing import Any
 
+from mechfmu.components.number_text import measured
+
 
 class ModelExchangeView:
     co_simulation_only = ""
@@ -46,7 +48,7 @@ class ModelExchangeView:
         return list(self._indicators)
 
     def set_time(self, t: float) -> None:
-        self.slave._call(f"fmi2SetTime({t!r})", self._fmu.setTime, t)
+        self.slave._call(lambda: f"fmi2SetTime({measured(t)} s)", self._fmu.setTime, t)
         self.time = t
 
     def set_continuous_states(self, values: list[float]) -> None:

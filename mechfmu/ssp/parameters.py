@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from mechfmu.components.base import coerce
+from mechfmu.components.number_text import number
 from mechfmu.ssp.fmu_sources import confined, leads_outside, source_path
 from mechfmu.ssp.units import UnitDefinition, convert, parse_units
 from mechfmu.ssp.xsd_numbers import exact_decimal, read_boolean, read_double, read_integer, to_double
@@ -201,9 +202,10 @@ def value_problem(component: str, name: str, value: Any, variable: Any, model: s
     exclusive = lo is not None and value == lo and exclusive_minimum(model, name)
     if (lo is not None and value < lo) or (hi is not None and value > hi) or exclusive:
         unit = f" {variable.unit}" if variable.unit else ""
-        return (f"{component}: parameter {name} = {value!r} is out of range "
-                f"{'(' if exclusive_minimum(model, name) else '['}{lo if lo is not None else '-inf'}, "
-                f"{hi if hi is not None else 'inf'}]{unit}" + (f": it must be > {lo:g}" if exclusive else ""))
+        return (f"{component}: parameter {name} = {number(value)} is out of range "
+                f"{'(' if exclusive_minimum(model, name) else '['}{number(lo) if lo is not None else '-inf'}, "
+                f"{number(hi) if hi is not None else 'inf'}]{unit}"
+                + (f": it must be > {number(lo)}" if exclusive else ""))
     return None
 
 
