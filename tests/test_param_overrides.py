@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 from test_bad_inputs import cli, edited
 
+from mechfmu import System, Table
 from mechfmu.master.simulate import simulate
 from mechfmu.ssp.scenario import ScenarioError
 
@@ -50,7 +51,7 @@ def test_bad_overrides_are_refused_with_every_problem(fmus):
                "--param", "stops.useLimitStops=maybe", "--param", "nobody.x=1", "--param", "mass.v_start=abc",
                "--param", "stops.itemNumber=2.5", "--param", "stops.s_rel=1")
     assert proc.returncode == 2 and "7 problem(s)" in proc.stderr, proc.stderr
-    for expected in ("mass: parameter m = -2.0 is out of range", "stops.foo: unknown parameter; the parameters of "
+    for expected in ("mass: parameter m = -2 is out of range", "stops.foo: unknown parameter; the parameters of "
                      "stops are activeConnector, damping,", "stops.useLimitStops = 'maybe': 'maybe' is not a Boolean",
                      "unknown component 'nobody'; the scenario's components are ground, mass, stops",
                      "mass.v_start = 'abc': not a Real", "stops.itemNumber = '2.5': not an Integer",
@@ -64,3 +65,28 @@ def test_bad_overrides_are_refused_with_every_problem(fmus):
 def test_simulate_checks_values_alike(value, message):
     with pytest.raises(ScenarioError, match=message):
         simulate("scenarios/limit_stops", local=True, stop=0.01, parameters={"mass": {"m": value}})
+
+
+@pytest.mark.parametrize("local", [True, False], ids=["in-process", "fmu"])
+def test_a_malformed_table_or_user_function_override_is_refused_before_the_run(fmus, tmp_path, local):
+    """A table's rows and a user function's syntax are checked where the override is given, with the scenario's
+    other values, as the component would at its initialization: a ScenarioError naming the component, parameter
+    and value, before any instance is made."""
+    s = System("road")
+    s.add("road", Table(table="0, 0; 1, 2"))
+    s.experiment(stop_time=0.5, step_size=0.1)
+    ssd = s.export_ssp(tmp_path / "road.ssp").path
+    assert simulate(ssd, local=local, estimate_error=False).ok
+    for parameters, said in (({"road": {"table": "0, 0; 1"}}, r"Table 'road': table = '0, 0; 1' is not a valid "
+                                                               r"table: .*row 2 has 1 values"),
+                             ({"road": {"table": "1, 0; 0, 1"}}, "Table 'road': table = '1, 0; 0, 1' .*not monotonic"),
+                             ({"road": {"timeScale": 2.0, "table": "0, 0; 0, 1; 0, 2"}}, "road.*table")):
+        with pytest.raises(ScenarioError, match=said):
+            simulate(ssd, local=local, estimate_error=False, parameters=parameters)
+
+
+def test_the_command_line_refuses_a_user_function_it_cannot_read_before_the_run(fmus):
+    proc = cli("run", "scenarios/oscillator", "--stop", "0.1", "--param", "spring.springForceUserFunction=k*u +")
+    assert proc.returncode == 2, proc.stderr
+    assert "CoordinateSpringDamper 'spring': springForceUserFunction = 'k*u +'" in proc.stderr, proc.stderr
+    assert "oscillator (" not in proc.stdout  # nothing ran

@@ -59,6 +59,17 @@ def test_a_strongly_coupled_export_warns_of_nothing(tmp_path):
     assert exported.differing == () and "strongly coupled" in str(exported)
 
 
+def test_an_unconnected_system_warns_of_no_coupling(tmp_path):
+    """No connection, nothing exchanged: every tool's master runs the components alike."""
+    s = System("lone")
+    s.add("mass", Mass(m=2.0, v_start=1.0))
+    s.experiment(stop_time=0.1, step_size=0.01)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", mechfmu.ExportWarning)
+        exported = s.export_ssp(tmp_path / "lone.ssp")
+    assert exported.differing == () and not any("exchange" in note for note in exported.notes), exported
+
+
 def test_the_export_warning_is_a_user_warning():
     assert issubclass(mechfmu.ExportWarning, UserWarning)
     exported = mechfmu.Exported(Path("a.ssp"), "wrote a.ssp", ("n1", "n2"), ("n2",))

@@ -314,7 +314,9 @@ def export_notes(target: Path, shared_fmus: bool = False, strongly_coupled: bool
     if names:
         differing.append(f"OMSimulator 2.1.3 refuses the names {', '.join(names)} (a name is an ASCII letter, then "
                          "letters, digits and _; libcosim and fmpy take them): rename them to run the archive there")
-    coupling, hint = _coupling_lines(loaded, runs, deviations) if not strongly_coupled else ([], [])
+    # nothing exchanged, nothing to differ in: every tool runs unconnected components alike
+    coupling, hint = _coupling_lines(loaded, runs, deviations) if loaded.connections and not strongly_coupled \
+        else ([], [])
     differing += coupling
     return Exported(Path(target), summary, (*lines, *differing, *hint), tuple(differing))
 

@@ -3,8 +3,9 @@
 bound values are (``mechfmu.ssp.scenario``): a text from the command line or a study is read as the
 variable's declared type (Real, Integer, Boolean: true/false/1/0, String), a Python value must be of
 it (``coerce``), a Real must be finite and lie in [min, max]; an
-unknown component or parameter is refused with the valid names listed. Every problem is reported at
-once, as a ``ScenarioError``, before anything runs.
+unknown component or parameter is refused with the valid names listed; one of our components is then checked as
+it would initialize with its values (``initialization_problem``: a table's rows, a user function's syntax). Every
+problem is reported at once, as a ``ScenarioError``, before anything runs.
 """
 from __future__ import annotations
 
@@ -12,7 +13,10 @@ import math
 from pathlib import Path
 from typing import Any
 
-from mechfmu.components.base import coerce
+from mechfmu.components.base import ComponentError, coerce
+from mechfmu.fmu.build import fmu_backend
+from mechfmu.fmu.declarations import component_class
+from mechfmu.ssp.elements import ComponentSpec
 from mechfmu.ssp.parameters import typed, value_problem
 from mechfmu.ssp.scenario import Scenario, ScenarioError, component_variables
 
@@ -85,9 +89,36 @@ def check_overrides(scenario: Scenario, overrides: dict[str, dict[str, Any]] | N
                 problems.append(problem)
                 continue
             checked.setdefault(component, {})[name] = value
+    for component, values in checked.items():
+        problem = initialization_problem(scenario.components[component], values, scenario.start_time, local)
+        if problem is not None:
+            problems.append(problem)
     if problems:
         raise ScenarioError(scenario.folder, problems)
     return checked
+
+
+def initialization_problem(spec: ComponentSpec, overrides: dict[str, Any], start_time: float,
+                           local: bool = False) -> str | None:
+    """Why one of our components, given its SSD values and ``overrides``, would refuse to initialize (a table's
+    rows, a user function's syntax, parameters checked together), None if it would not or is not ours (its FMU is
+    not mechfmu's, unless ``local``). A table read from a file is read where the run is: not checked here."""
+    if not local and fmu_backend(spec.fmu) is None:
+        return None
+    try:
+        implementation = component_class(spec.fmu)
+    except ValueError:
+        return None
+    probe = implementation(spec.name)
+    try:
+        for name, value in {**spec.parameters, **overrides}.items():
+            probe.set(name, value)
+        if probe.values.get("tableOnFile", False):
+            return None
+        probe.initialize(start_time)
+    except ComponentError as exc:
+        return str(exc)
+    return None
 
 
 def _split_at_components(scenario: Scenario, overrides: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
