@@ -109,15 +109,20 @@ def interrupt_at_point(monkeypatch, point: int) -> list[int]:
     return count
 
 
-@pytest.mark.parametrize("algorithm", ["jacobi", None])  # a companion at 4h; auto's monolithic at 1000x its rtol
-def test_ctrl_c_early_in_an_estimated_run_keeps_the_rows_the_run_computed(monkeypatch, algorithm):
-    """The run goes before its error estimate's companion: Ctrl-C at the 10th point computed stops the run there
+#: a companion at 4h; auto's monolithic at 1000x its rtol; auto's co-simulation (events on), whose companions at 4h
+#: and 2h say how many substeps it needs
+ESTIMATED = [("jacobi", {}), (None, {}), ("auto", {"events": "on"})]
+
+
+@pytest.mark.parametrize("algorithm, options", ESTIMATED, ids=["jacobi", "auto", "auto-co-simulation"])
+def test_ctrl_c_early_in_an_estimated_run_keeps_the_rows_the_run_computed(monkeypatch, algorithm, options):
+    """The run goes before its error estimate's companions: Ctrl-C at the 10th point computed stops the run there
     with the initial row and 10 steps kept, t_n = n·h (a companion run first kept the row at t = 0 only)."""
     from mechfmu.master.interrupt import INTERRUPT
     from mechfmu.master.simulate import simulate
     interrupt_at_point(monkeypatch, 10)
     try:
-        result = simulate(ROOT / "scenarios" / "oscillator_linear", algorithm, local=True, stop=0.1)
+        result = simulate(ROOT / "scenarios" / "oscillator_linear", algorithm, local=True, stop=0.1, **options)
     finally:
         INTERRUPT.requested = False
     assert result.status == "interrupted", result.summary()
@@ -125,21 +130,49 @@ def test_ctrl_c_early_in_an_estimated_run_keeps_the_rows_the_run_computed(monkey
     assert result.end_time == 10 * STEP
 
 
-@pytest.mark.parametrize("algorithm", ["jacobi", None])
-def test_ctrl_c_in_the_companion_keeps_the_whole_run_without_its_estimate(monkeypatch, algorithm):
+@pytest.mark.parametrize("algorithm, options", ESTIMATED, ids=["jacobi", "auto", "auto-co-simulation"])
+def test_ctrl_c_in_the_companion_keeps_the_whole_run_without_its_estimate(monkeypatch, algorithm, options):
     """Ctrl-C while the companion runs, after the run's 1,000 steps: every row of the run is kept, the status says
     interrupted (the request stands: the command line exits 130) and the estimate is absent, saying why."""
     from mechfmu.master.interrupt import INTERRUPT
     from mechfmu.master.simulate import simulate
     count = interrupt_at_point(monkeypatch, 1000 + 10)
     try:
-        result = simulate(ROOT / "scenarios" / "oscillator_linear", algorithm, local=True, stop=0.1)
+        result = simulate(ROOT / "scenarios" / "oscillator_linear", algorithm, local=True, stop=0.1, **options)
     finally:
         INTERRUPT.requested = False
     assert result.status == "interrupted" and "companion" in result.message, result.summary()
     assert np.array_equal(result.data["time"], np.arange(1001) * STEP) and result.end_time == 0.1
     assert math.isnan(result.accuracy.estimate) and "interrupted" in result.accuracy.note
     assert count[0] < 1000 + 20  # the companion stopped at the request
+
+
+def test_auto_running_again_with_substeps_writes_the_second_runs_rows(tmp_path, monkeypatch):
+    """auto's co-simulation of the two-mass oscillator needs 2 substeps for its tolerance, which its companions say
+    after its first run at the step: the run goes again with them, and the result file holds the second run's rows
+    (bit for bit the result's). Ctrl-C in the second run keeps its rows computed in x.partial.csv, and the whole
+    first run in x.csv."""
+    from mechfmu.master.interrupt import INTERRUPT
+    from mechfmu.master.result_files import CsvWriter
+    from mechfmu.master.simulate import simulate
+    scenario, steps = ROOT / "scenarios" / "two_mass_oscillator", 1000
+    writer = CsvWriter(tmp_path / "x.csv")
+    result = simulate(scenario, "auto", local=True, stop=steps * 1e-3, events="on", observers=[writer])
+    assert result.ok and "substeps=2" in result.choice and result.substeps == 2, result.choice
+    written = read_csv(tmp_path / "x.csv")
+    assert all(np.array_equal(written[n], result.data[n]) for n in result.data.dtype.names)
+    first = simulate(scenario, "auto", local=True, stop=steps * 1e-3, events="on", substeps=1, estimate_error=False)
+    # the steps: the first run's, its companions' at 4h and 2h, then 10 of the second run's
+    interrupt_at_point(monkeypatch, steps + steps // 4 + steps // 2 + 10)
+    try:
+        stopped = simulate(scenario, "auto", local=True, stop=steps * 1e-3, events="on",
+                           observers=[CsvWriter(tmp_path / "y.csv")])
+    finally:
+        INTERRUPT.requested = False
+    assert stopped.status == "interrupted" and len(stopped.data) == 11, stopped.summary()  # t = 0 and 10 steps
+    partial, whole = read_csv(tmp_path / "y.partial.csv"), read_csv(tmp_path / "y.csv")
+    assert np.array_equal(partial["mass1.s"], stopped.data["mass1.s"])
+    assert np.array_equal(whole["mass1.s"], first.data["mass1.s"])
 
 
 def test_the_run_shows_its_progress_first_then_the_estimates_companion_its_own():

@@ -188,7 +188,7 @@ def test_a_name_that_is_not_ascii_is_refused_for_mat_and_written_as_csv(tmp_path
     here on the format's own char matrix), so a run naming a component 'massé' refuses .mat, naming the names and
     the cure, writes no file, and writes .csv with the name as given (UTF-8)."""
     from mechfmu import Mass, System
-    from mechfmu.master.result_files import text_matrix
+    from mechfmu.master.mat_v4 import text_matrix
     name = "masse\u0301.s"
     (tmp_path / "names.mat").write_bytes(text_matrix("name", [name]))
     read = "".join(scipy.io.loadmat(tmp_path / "names.mat", chars_as_strings=False)["name"][:, 0]).rstrip("\0")

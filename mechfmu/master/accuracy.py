@@ -98,6 +98,16 @@ def substeps_for(coarse: Accuracy, coarse_ratio: int, order: int) -> int:
     return n
 
 
+def substeps_chosen(at_2h: Accuracy, order: int, opts: dict[str, Any], h: float) -> tuple[dict[str, Any], str]:
+    """``auto``'s co-simulation options with the substeps its tolerance needs (``substeps_for``, from the error its
+    companion at 2h has against the one at 4h), and the words for its choice ("" where it needs none)."""
+    n = substeps_for(at_2h, 2, order) if not math.isnan(at_2h.estimate) else 1
+    if n == 1:
+        return opts, ""
+    return {**opts, "substeps": str(n)}, (f"; {n} substeps of the step {h:g} s for the tolerance (the error at 2h and "
+                                           f"4h: {at_2h.estimate:.2g} {at_2h.unit} in {at_2h.variable} at 2h)")
+
+
 def warning(accuracy: Accuracy, algorithm: str, step: float, substeps: int, order: int, auto: bool,
             switching: list[str], events: bool, adaptive: bool = False) -> str:
     """The warning for an estimate beyond the tolerance: what was run, the estimate, the cause and the cure."""
@@ -178,8 +188,10 @@ def estimated(once: Callable[..., Result], algo: CouplingAlgorithm | None, opts:
     run's cost; at 2h if the one at 4h fails; ``confirmed`` at 2h where it says the run misses), and the two are
     compared from their files. So the run's rows come from its first step, and Ctrl-C at any moment keeps every row
     computed (during the companion: the whole run, without its estimate; status "interrupted"). ``auto`` choosing a
-    co-simulation master (``algo`` None) runs companions at 4h and 2h first, since it divides its step for the
-    tolerance by their estimate (``substeps_for``), then compares the run with the one at 2h as it runs. The
+    co-simulation master (``algo`` None) runs at the step first too, then companions at 4h and 2h, which say how
+    many substeps its tolerance needs (``substeps_for``); where it needs some, it runs again with them (its observers
+    start anew, the first run's file kept until the second replaces it), compared as it runs with the one at 2h.
+    A stream (a FIFO, a terminal) cannot take rows back: there the companions go first. The
     monolithic master's companion runs at ``LOOSENED`` times its integrator's tolerances on a grid ``GRID`` times
     coarser; a run with the adaptive step needs none (it sums its local errors). ``auto``: the algorithm is auto's
     choice (the warning says so)."""
@@ -206,6 +218,21 @@ def estimated(once: Callable[..., Result], algo: CouplingAlgorithm | None, opts:
         companions.append(ran)
         return ran, rows
 
+    def the_run(run_opts: dict[str, Any], comparing: Comparison | None, predicted: str) -> Result:
+        ran = once(algo, run_opts, h, t_stop, n_steps, [*observers, *([comparing] if comparing else [])],
+                   output_variables, every, output_accepted, pool)
+        ran.choice += predicted if ran.choice else ""
+        ran.accuracy = Accuracy(*tolerance, note="" if ran.ok else f"the run ended {ran.status}")
+        return ran
+
+    def at_4h_and_2h() -> tuple[Result | None, Comparison]:
+        """auto's companions at 4h, then at 2h compared with it (None where one failed)."""
+        coarser, coarser_rows = companion(4)
+        comparison = Comparison(coarser_rows, relay=StateRows())
+        files.append(comparison.relay)  # type: ignore[arg-type]
+        coarse, _ = companion(2, comparison) if coarser is not None and coarser.ok else (None, None)
+        return coarse, comparison
+
     try:
         itself = opts.get("adaptive", "off") == "on" or (algo and algo.controller)  # estimates its local errors
         predicted, factor, note = "", 4, ""
@@ -213,18 +240,13 @@ def estimated(once: Callable[..., Result], algo: CouplingAlgorithm | None, opts:
         monolithic = isinstance(algo, Monolithic)
         comparing: Comparison | None = None
         own_rows: StateRows | None = None
-        if not itself and not monolithic and algo is None and "substeps" not in opts:  # the companions go first
-            coarser, coarser_rows = companion(4)
-            comparison = Comparison(coarser_rows, relay=StateRows())
-            files.append(comparison.relay)  # type: ignore[arg-type]
-            coarse, _ = companion(2, comparison) if coarser is not None and coarser.ok else (None, None)
+        choosing = not itself and not monolithic and algo is None and "substeps" not in opts  # auto's substeps
+        streamed = any(getattr(o, "stream", False) for o in observers)  # rows a second pass cannot take back
+        if choosing and streamed:  # the companions go first, then the run with its substeps
+            coarse, comparison = at_4h_and_2h()
             if coarse is not None and coarse.ok:
                 at_2h = comparison.accuracy(coarse, 2, coarse.coupling_order, *tolerance, "")
-                n = substeps_for(at_2h, 2, coarse.coupling_order) if not math.isnan(at_2h.estimate) else 1
-                if n > 1:
-                    opts = {**opts, "substeps": str(n)}
-                    predicted = (f"; {n} substeps of the step {h:g} s for the tolerance (the error at 2h and 4h: "
-                                 f"{at_2h.estimate:.2g} {at_2h.unit} in {at_2h.variable} at 2h)")
+                opts, predicted = substeps_chosen(at_2h, coarse.coupling_order, opts, h)
                 reference, factor = (coarse, comparison.relay), 2
                 if comparison.relay is not None and comparison.relay.error:
                     note, reference = comparison.relay.error, None
@@ -234,14 +256,26 @@ def estimated(once: Callable[..., Result], algo: CouplingAlgorithm | None, opts:
             own_rows = StateRows()
             files.append(own_rows)
             comparing = Comparison(None, relay=own_rows)
-        result = once(algo, opts, h, t_stop, n_steps, [*observers, *([comparing] if comparing else [])],
-                      output_variables, every, output_accepted, pool)
-        result.choice += predicted if result.choice else ""
-        result.accuracy = Accuracy(*tolerance)
+        result = the_run(opts, comparing, predicted)
         if not result.ok:
-            result.accuracy.note = f"the run ended {result.status}"
             return result
-        if own_rows is not None and comparing is not None:
+        if own_rows is not None and comparing is not None and choosing:
+            coarse, comparison = at_4h_and_2h()
+            error = (comparison.relay.error if comparison.relay is not None else "") or own_rows.error
+            note, reference = error, None
+            if coarse is not None and coarse.ok and not error:
+                reference, factor = (coarse, comparison.relay), 2
+                at_2h = comparison.accuracy(coarse, 2, coarse.coupling_order, *tolerance, "")
+                opts, predicted = substeps_chosen(at_2h, coarse.coupling_order, opts, h)
+                if predicted:  # the run again, with the substeps its tolerance needs
+                    companions.append(result)
+                    comparing, own_rows = Comparison(comparison.relay), None
+                    result = the_run(opts, comparing, predicted)
+                    if not result.ok:
+                        return result
+                elif comparison.relay is not None:
+                    comparing.compare_with(comparison.relay)
+        elif own_rows is not None and comparing is not None:
             reference, factor, note = companion_after(companion, monolithic, n_steps, h)
             if reference is not None and (reference[1] is None or reference[1].error or own_rows.error):
                 note = reference[1].error if reference[1] is not None and reference[1].error else own_rows.error
@@ -251,7 +285,7 @@ def estimated(once: Callable[..., Result], algo: CouplingAlgorithm | None, opts:
         if result.local_errors:
             result.accuracy = controlled(result, result.local_errors, *tolerance)
         elif comparing is None or reference is None:
-            result.accuracy.note = note or "no companion run to compare with"
+            result.accuracy = Accuracy(*tolerance, note=note or "no companion run to compare with")
             if "failed" in note:
                 result.warnings.append(f"{note}; use --algorithm auto or a smaller --step")
         elif monolithic:
@@ -276,7 +310,7 @@ def estimated(once: Callable[..., Result], algo: CouplingAlgorithm | None, opts:
                               "estimate is not")
             result.accuracy = Accuracy(*tolerance, note="the companion run was interrupted")
         result.counters["estimate_fmu_calls"] = sum(r.counters.get("fmu_calls", 0) for r in companions)
-        if result.accuracy.exceeded:
+        if result.accuracy is not None and result.accuracy.exceeded:
             result.warnings.append(warning(result.accuracy, result.algorithm, h, result.substeps,
                                            result.coupling_order, auto, result.switching, result.events_on,
                                            bool(result.local_errors)))

@@ -22,6 +22,10 @@ if TYPE_CHECKING:
 
 
 class Observer:
+    """``initialized`` starts a run's rows: ``auto``'s co-simulation may run the scenario once at the step, then
+    (its companions finding that its tolerance needs substeps) again, with the same observers, ``initialized`` to
+    ``finished`` each time; the second run's rows replace the first's."""
+
     def initialized(self, run: Run) -> None: ...
     def step_completed(self, run: Run) -> None: ...
     def finished(self, run: Run, result: Result) -> None: ...

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mechfmu.master.interrupt import INTERRUPT
+from mechfmu.master.mat_v4 import DOUBLE, INT32, TEXT, matrix, text_matrix
 from mechfmu.master.observers import Observer, is_stream
 
 if TYPE_CHECKING:
@@ -71,6 +72,9 @@ class ResultFile(Observer, ABC):
       file, no rename, no lock and no partial file. A directory, a path ending in ``/``, a block device and a
       socket are refused at construction with a ``ValueError`` (``is_stream``).
     - A symbolic link is followed: the rows go to the file it names, and the link stays.
+    - A second run with the same writer (``initialized`` again after ``finished``: ``auto`` running again with the
+      substeps its tolerance needs) writes its rows anew, the first run's file left at ``path`` until the second
+      replaces it (an interrupted second run leaves its rows in the partial file); a stream takes one run only.
     - A regular file whose name does not end in ``SUFFIX`` is refused with a ``ValueError``."""
 
     #: bytes gathered before a write to the file
@@ -86,12 +90,7 @@ class ResultFile(Observer, ABC):
         self.written: Path | None = None
         self._fd: int | None = None
         self._tmp: Path | None = None
-        self._pending: list[bytes] = []
-        self._pending_size = 0
-        self._committed = 0
-        self._rows = 0  # pieces written whole: the header, then the rows
-        self._last = b""  # the last piece written whole
-        self._failed = False
+        self._fresh()
         self._started = False
         self._lock_fd: int | None = None
         self.stream = is_stream(path)
@@ -104,6 +103,11 @@ class ResultFile(Observer, ABC):
             self._open_stream()
         else:
             self._lock()
+
+    def _fresh(self) -> None:
+        self._pending: list[bytes] = []
+        self._pending_size = self._committed = self._rows = 0  # _rows: pieces written whole (the header, the rows)
+        self._last, self._failed = b"", False  # the last piece written whole
 
     @abstractmethod
     def header(self, run: Run) -> bytes:
@@ -154,6 +158,12 @@ class ResultFile(Observer, ABC):
             raise ValueError(f"{self.path}: names that are not ASCII ({refused[:200]}): a {self.FORMAT} file's readers "
                              "(scipy.io.loadmat, DyMat, Modelica tools) read one byte per character and give them back "
                              "garbled; rename with ASCII letters, or write .csv (UTF-8)")
+        if self._started:  # a second pass (auto's run with the substeps its tolerance needs): its rows anew
+            if self.stream:
+                raise ValueError(f"{self.path}: a stream takes one run's rows; this is a second run of the same file")
+            self.close()
+            self._lock()
+            self._fresh()
         self._started = True
         if not self.stream:
             fd, name = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
@@ -296,22 +306,21 @@ class MatWriter(ResultFile):
     #: tools: UTF-8 names would come back garbled (masse\u0301 as masseÌ\x81), so names must be ASCII
     ASCII = True
     #: the matrix types (MATLAB v4 ``MOPT``, little-endian): float64, int32, text as uint8
-    DOUBLE, INT32, TEXT = 0, 20, 51
 
     def header(self, run: Run) -> bytes:
         names = run.column_names
         described = ["Simulation time [s]"] + [f"[{run.units[n]}]" if run.units.get(n, "1") not in ("", "1") else ""
                                                for n in names[1:]]
         aclass = [text.ljust(11, "\0") for text in ("Atrajectory", "1.1", "", "binTrans")]
-        head = matrix("Aclass", self.TEXT, 4, 11, "".join(map("".join, zip(*aclass))).encode())
+        head = matrix("Aclass", TEXT, 4, 11, "".join(map("".join, zip(*aclass))).encode())
         head += text_matrix("name", names) + text_matrix("description", described)
         info = [(0, 1, 0, -1)] + [(2, k, 0, -1) for k in range(2, len(names) + 1)]
-        head += matrix("dataInfo", self.INT32, 4, len(names), struct.pack(f"<{4 * len(info)}i", *chain(*info)))
-        head += matrix("data_1", self.DOUBLE, 1, 2, struct.pack("<2d", run.row[0], run.row[0]))
+        head += matrix("dataInfo", INT32, 4, len(names), struct.pack(f"<{4 * len(info)}i", *chain(*info)))
+        head += matrix("data_1", DOUBLE, 1, 2, struct.pack("<2d", run.row[0], run.row[0]))
         self._data_1 = len(head) - 16  # where data_1's values are
         self._data_2 = len(head)  # where data_2's header is
         self._pack = struct.Struct(f"<{len(names)}d").pack
-        return head + matrix("data_2", self.DOUBLE, len(names), 0, b"")
+        return head + matrix("data_2", DOUBLE, len(names), 0, b"")
 
     def encode(self, row: tuple[float, ...]) -> bytes:
         return self._pack(*row)
@@ -325,21 +334,6 @@ class MatWriter(ResultFile):
         if rows:
             os.pwrite(self._fd, struct.pack("<d", struct.unpack_from("<d", last)[0]), self._data_1 + 8)
         os.pwrite(self._fd, struct.pack("<i", rows), self._data_2 + 8)
-
-
-def matrix(name: str, kind: int, rows: int, columns: int, data: bytes) -> bytes:
-    """One MATLAB v4 matrix: its header (type, rows, columns, no imaginary part, the name's length with its NUL),
-    its name and ``data``, the values column by column."""
-    label = name.encode() + b"\0"
-    return struct.pack("<5i", kind, rows, columns, 0, len(label)) + label + data
-
-
-def text_matrix(name: str, texts: list[str]) -> bytes:
-    """``texts`` as the columns of a char matrix, each UTF-8 and padded with NULs to the longest one's length and
-    one more (OpenModelica's padding)."""
-    encoded = [text.encode() for text in texts]
-    width = max(map(len, encoded)) + 1
-    return matrix(name, MatWriter.TEXT, width, len(encoded), b"".join(text.ljust(width, b"\0") for text in encoded))
 
 
 #: the result file's format by suffix
