@@ -313,14 +313,17 @@ def test_a_message_near_2_kb_keeps_its_reason(library):
 
 
 @pytest.mark.slow
-def test_an_fmu_message_on_a_2000_character_expression_keeps_its_reason():
-    """Through the master and the native FMU: the message names component and parameter, quotes the expression
-    abbreviated and ends with the whole reason (it was cut at 2 KB inside the quoted expression)."""
+def test_an_fmu_message_on_a_2000_character_expression_keeps_its_reason(fmus, tmp_path):
+    """Through the master and the native FMU (the SSD's value: an override is refused before the run, with the
+    component's own words): the message names component and parameter, quotes the expression abbreviated and ends
+    with the whole reason (it was cut at 2 KB inside the quoted expression)."""
+    from test_bad_inputs import edited
+
     from mechfmu.master.simulate import simulate
     law = "k*u + " * 331 + "nosuch"
     assert 1990 < len(law) <= MAX_LENGTH
-    result = simulate("scenarios/oscillator", stop=0.01, local=True,
-                      parameters={"spring": {"springForceUserFunction": law}})
+    folder = edited(tmp_path, lambda text: text.replace('value="0.1*k*u + k*u**3 + v*d"', f'value="{law}"'))
+    result = simulate(folder, stop=0.01)
     assert result.status == "error" and "springForceUserFunction" in result.message, result.message
     assert f"{repr(law[:120] + ' ... ' + law[-30:])} ({len(law)} characters) is invalid: unknown name 'nosuch'; " \
            "allowed names: " in result.message, result.message

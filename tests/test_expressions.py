@@ -86,11 +86,14 @@ def test_derivative_that_does_not_exist_is_an_error():
         Expression("sqrt(t)", ("t",)).derivative("t", t=0.0)
 
 
-def test_a_huge_integer_literal_in_a_user_function_is_a_named_error_through_the_master():
-    """It used to escape as a raw OverflowError traceback; now the run is refused naming component and parameter."""
+def test_a_huge_integer_literal_in_a_user_function_is_a_named_error_through_the_master(tmp_path):
+    """It used to escape as a raw OverflowError traceback; now the run is refused naming component and parameter
+    (the SSD's value, in-process: an override is refused before the run, in the same words)."""
+    from test_bad_inputs import edited
+
     from mechfmu.master.simulate import simulate
     law = "1" + "0" * 309 + "*k*u"
-    result = simulate("scenarios/oscillator", stop=0.01, local=True,
-                      parameters={"spring": {"springForceUserFunction": law}})
+    folder = edited(tmp_path, lambda text: text.replace('value="0.1*k*u + k*u**3 + v*d"', f'value="{law}"'))
+    result = simulate(folder, stop=0.01, local=True)
     assert result.status == "error" and "springForceUserFunction" in result.message, result.message
     assert "integer literal beyond the largest real number" in result.message

@@ -121,7 +121,7 @@ def test_a_failing_run_is_recorded_and_the_study_goes_on(tmp_path):
 def test_a_value_out_of_the_declared_range_is_refused_before_any_run(tmp_path):
     s = Study("scenarios/limit_stops", {"v": "final(mass.v)"}, grid={"mass.m": [1.0, -1.0, 2.0]},
               fixed={"stop": 0.05}, local=True)
-    with pytest.raises(ValueError, match=r"1 problem\(s\), nothing was run:\n  - mass: parameter m = -1.0 is out"):
+    with pytest.raises(ValueError, match=r"1 problem\(s\), nothing was run:\n  - mass: parameter m = -1 is out"):
         run_study(s, tmp_path / "t.csv", workers=0)
     assert not (tmp_path / "t.csv").exists()
 

@@ -42,10 +42,11 @@ def parse_assignments(items: list[str], option: str = "--param") -> dict[str, di
 
 
 def check_overrides(scenario: Scenario, overrides: dict[str, dict[str, Any]] | None,
-                    local: bool = False, texts: bool = False) -> dict[str, dict[str, Any]]:
+                    local: bool = False, texts: bool = False, initialization: bool = True) -> dict[str, dict[str, Any]]:
     """The overrides with typed values; ScenarioError listing every unknown name, mistyped or
-    out-of-range value. With ``texts`` (command line, study axes) a text is read as the parameter's
-    type; otherwise a value must already be of it (``True`` for a Boolean, not ``"true"``)."""
+    out-of-range value, and (``initialization``) what the component refuses as it initializes. With ``texts``
+    (command line, study axes) a text is read as the parameter's type; otherwise a value must already be of it
+    (``True`` for a Boolean, not ``"true"``)."""
     problems: list[str] = []
     checked: dict[str, dict[str, Any]] = {}
     for component, values in _split_at_components(scenario, overrides or {}).items():
@@ -89,7 +90,7 @@ def check_overrides(scenario: Scenario, overrides: dict[str, dict[str, Any]] | N
                 problems.append(problem)
                 continue
             checked.setdefault(component, {})[name] = value
-    for component, values in checked.items():
+    for component, values in checked.items() if initialization else ():
         problem = initialization_problem(scenario.components[component], values, scenario.start_time, local)
         if problem is not None:
             problems.append(problem)

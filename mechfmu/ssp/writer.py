@@ -11,7 +11,6 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from mechfmu.components.number_text import number
 from mechfmu.components.ports import ANGLE, ANGULAR_VELOCITY, FORCE, POSITION, TORQUE, VELOCITY
 from mechfmu.ssp.files import replaced
 from mechfmu.ssp.library import checked_parameters, unknown
@@ -331,9 +330,8 @@ def _read_back(ssd: Path, components: Components) -> None:
         for name, value in params.items():
             expected = value if isinstance(value, (bool, int, str)) else float(value)
             if name not in read or not same(expected, read[name]):
-                raise ValueError(f"component {instance!r}: {name} = {number(value)} does not read back from the "
-                                 f"written SSD (it reads {number(read[name]) if name in read else 'nothing'}); the "
-                                 "file is not written")
+                raise ValueError(f"component {instance!r}: {name} = {value!r} does not read back from the written "
+                                 f"SSD (it reads {read.get(name, 'nothing')!r}); the file is not written")
 
 
 def comment_text(text: str) -> str:

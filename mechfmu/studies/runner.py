@@ -98,7 +98,7 @@ def check_study(study: Study, points: list[dict[str, Any]]) -> None:
         for value in taken.values():
             try:
                 run, overrides, _ = split_settings({name: value})
-                check_overrides(scenario, overrides, study.local, texts=True)
+                check_overrides(scenario, overrides, study.local, texts=True, initialization=False)  # a refusal at initialization: that run fails
             except ScenarioError as exc:
                 problems += exc.problems
                 break  # one problem per setting
