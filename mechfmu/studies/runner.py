@@ -98,7 +98,8 @@ def check_study(study: Study, points: list[dict[str, Any]]) -> None:
         for value in taken.values():
             try:
                 run, overrides, _ = split_settings({name: value})
-                check_overrides(scenario, overrides, study.local, texts=True, initialization=False)  # a refusal at initialization: that run fails
+                # a value the component refuses as it initializes is that run's error, not the study's
+                check_overrides(scenario, overrides, study.local, texts=True, initialization=False)
             except ScenarioError as exc:
                 problems += exc.problems
                 break  # one problem per setting
