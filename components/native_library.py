@@ -77,8 +77,8 @@ def library() -> ctypes.CDLL:
 
 def _damage(path: str) -> str:
     """What is wrong with the library at ``path`` against the manifest beside it (``<path>.sha256``, as
-    ``mechfmu.fmu.integrity`` writes: its size and SHA-256 when built), "" if nothing or there is none (a library
-    mechfmu hands over is checked there; one from an FMU's resources came out of a zip, checked by its CRC-32)."""
+    ``mechfmu.fmu.integrity`` writes: its size and SHA-256 when built, in a Python-embedding FMU's resources too),
+    "" if nothing or there is none (a library mechfmu hands over is checked there)."""
     try:
         with open(path + ".sha256", encoding="utf-8") as file:
             manifest = json.load(file)

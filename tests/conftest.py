@@ -11,6 +11,13 @@ from mechfmu.fmu.native import PLATFORMS
 
 HERE = Path(__file__).resolve().parent
 HEADERS = Path(fmpy.__file__).parent / "c-code"  # the FMI 2.0 headers fmpy ships
+#: modules that take minutes (a wheel built for every platform), started first: pytest-xdist gives each worker a
+#: module at a time, so the workers end together instead of one running these alone at the end
+FIRST = ("test_install.py",)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    items.sort(key=lambda item: item.path.name not in FIRST)  # stable: every module keeps its own order
 
 
 @pytest.fixture(scope="session", autouse=True)

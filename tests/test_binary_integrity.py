@@ -182,3 +182,31 @@ def test_a_damaged_fmu_in_the_fmu_folder_is_named_and_built_anew(tmp_path, capsy
     assert line.startswith(f"mechfmu: warning: {fmu}: damaged: not a readable zip archive (") and \
         line.endswith("): built anew"), line
     assert integrity.zip_problem(fmu, [build.binary_name("Fixed", "linux64")]) is None and build.is_current(fmu)
+
+
+def test_a_python_fmus_host_library_carries_its_manifest_and_is_not_mapped_when_damaged(python_fmus, tmp_path):
+    """A Python-embedding FMU of a component with a C law carries the host library for each platform with its
+    manifest (size and SHA-256); an unpacked FMU whose library was cut short afterwards (an importer's cache) is
+    refused at instantiation naming the file and the damage, the host process unharmed (dlopen of a truncated
+    library ends it with SIGBUS)."""
+    from mechfmu.components.native_library import LIBRARY_STEM, RESOURCES_FOLDER
+    fmu = python_fmus["Mass"]
+    with zipfile.ZipFile(fmu) as zf:
+        names = set(zf.namelist())
+        for platform, extension in (("linux64", ".so"), ("win64", ".dll")):
+            library = f"resources/{RESOURCES_FOLDER}/{platform}/{LIBRARY_STEM}{extension}"
+            manifest = json.loads(zf.read(library + ".sha256"))
+            data = zf.read(library)
+            assert manifest == {"file": library.rsplit("/", 1)[1], "size": len(data),
+                                "sha256": hashlib.sha256(data).hexdigest()}, platform
+        zf.extractall(tmp_path / "unpacked")
+    assert f"resources/{RESOURCES_FOLDER}/linux64/{LIBRARY_STEM}.so.sha256" in names
+    library = tmp_path / "unpacked" / "resources" / RESOURCES_FOLDER / "linux64" / f"{LIBRARY_STEM}.so"
+    library.write_bytes(library.read_bytes()[:4096])
+    script = ("import sys; from fmpy import simulate_fmu\n"
+              "try:\n    simulate_fmu(sys.argv[1], stop_time=0.01, logger=lambda *a: print(a[-1].decode()))\n"
+              "except Exception as exc:\n    print('refused:', exc)\n")
+    proc = subprocess.run([sys.executable, "-c", script, str(tmp_path / "unpacked")], capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]  # not SIGBUS
+    assert f"host library {library} is not loaded: damaged: 4096 bytes where" in proc.stdout, proc.stdout[-2000:]

@@ -27,7 +27,7 @@ def system_tool_path() -> str:
 def test_tool_invocations_pass_without_the_environment_on_path(tmp_path):
     env = {key: value for key, value in os.environ.items() if key not in ("PATH", "VIRTUAL_ENV")}
     env["PATH"] = system_tool_path()
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--basetemp",
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-n0", "-p", "no:cacheprovider", "--basetemp",
                            str(tmp_path / "inner"), *TOOL_TESTS], capture_output=True, text=True, cwd=ROOT, env=env,
                           timeout=600)
     assert proc.returncode == 0 and f"{len(TOOL_TESTS)} passed" in proc.stdout, proc.stdout[-5000:] + proc.stderr

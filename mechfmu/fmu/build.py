@@ -316,8 +316,10 @@ def _host_libraries(tmp: Path, platforms: list[str]) -> dict[str, Path]:
         path = tmp / f"library_{platform}" / f"{LIBRARY_STEM}{PLATFORMS[platform].extension}"
         path.parent.mkdir()
         compile_library(path, platform)
-        if platform in platforms:
+        if platform in platforms:  # with its manifest, which the component checks before it loads the library
             libraries[f"resources/{RESOURCES_FOLDER}/{platform}/{path.name}"] = path
+            manifest = integrity.write_manifest(path)
+            libraries[f"resources/{RESOURCES_FOLDER}/{platform}/{manifest.name}"] = manifest
     os.environ[LIBRARY_VARIABLE] = str(tmp / f"library_{HOST_PLATFORM}" / f"{LIBRARY_STEM}.so")
     return libraries
 
