@@ -11,13 +11,16 @@ from mechfmu.fmu.native import PLATFORMS
 
 HERE = Path(__file__).resolve().parent
 HEADERS = Path(fmpy.__file__).parent / "c-code"  # the FMI 2.0 headers fmpy ships
-#: modules that take minutes (a wheel built for every platform), started first: pytest-xdist gives each worker a
-#: module at a time, so the workers end together instead of one running these alone at the end
-FIRST = ("test_install.py",)
+#: the modules that take longest (measured: the wheel built for every platform 3.5 min, then 1 to 1.5 min each),
+#: started first in this order: pytest-xdist gives each worker a module at a time (--dist loadfile, in collection
+#: order: --no-loadscope-reorder), so the workers end together instead of one running these alone at the end
+FIRST = ("test_install.py", "test_omsimulator.py", "test_constraints.py", "test_monolithic_msl.py",
+         "test_accuracy.py", "test_native_fuzzing.py")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    items.sort(key=lambda item: item.path.name not in FIRST)  # stable: every module keeps its own order
+    order = {name: i for i, name in enumerate(FIRST)}
+    items.sort(key=lambda item: order.get(item.path.name, len(FIRST)))  # stable: each module keeps its own order
 
 
 @pytest.fixture(scope="session", autouse=True)
