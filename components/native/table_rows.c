@@ -205,6 +205,7 @@ static int is_name(const unsigned char *s, const unsigned char *end) {
 /* parse_rows of table.py: 0 with the rows, or -1 with `why` (its words) */
 static int parse_rows(const unsigned char *text, size_t size, int column, int csv, Rows *rows, char *why,
                       size_t why_size) {
+    if (column < 1) return snprintf(why, why_size, "column %d is not a column (columns count from 1)", column), -1;
     const unsigned char *end = text + size;
     Tokens *tokens = malloc(sizeof *tokens);
     if (!tokens) return snprintf(why, why_size, "out of memory"), -1;
