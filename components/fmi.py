@@ -12,7 +12,7 @@
   (and a component with a C law the host library for this machine in it, ``native_library.use_resources``);
 - reports every error where it happens and never lets an exception escape a pythonfmu callback
   (pythonfmu turns it into fmi2Fatal and releases the instance's Python objects): the reason is
-  logged as an error, which the FMU's native loader (mechfmu/fmu/fmi2_loader.c, which also enforces the
+  logged as an error, which the FMU's native loader (components/native/fmi2_functions.c, which also enforces the
   FMI state machine and refuses null pointers and unknown FMU states) turns into fmi2Error of that
   call, the instance unchanged. Refused: a value reference that is unknown or of another type, a
   set of an output, a value out of its range or non-finite, a parameter after initialization

@@ -13,7 +13,7 @@ selects. The model description gets
   the states among the knowns, and an empty list means "none"), and the states and derivatives among the
   ``InitialUnknowns``.
 
-The native loader (mechfmu/fmu/fmi2_loader.c) enforces FMI 2.0's Model Exchange state machine and calls the
+The native loader (components/native/fmi2_functions.c) enforces FMI 2.0's Model Exchange state machine and calls the
 ``me_*`` methods below through one entry: ``me_<what>(values, count)`` returns a list of floats, or None after
 logging why the call is refused (a wrong count, a non-finite state, a time before the last accepted point),
 which the loader returns as fmi2Error with the instance unchanged.

@@ -4,7 +4,7 @@ class is a view of an instance of the host library, so the law runs as the same 
 The host library (``mechfmu.fmu.native.compile_library``) is the native FMUs' runtime and laws without the FMI entry
 points; ``components/native_library.py`` finds and loads it. A ``NativeComponent`` keeps nothing of its own: its
 values, hidden state, time and outputs are the C instance's (``values`` and ``state`` are views of its arrays), every
-call goes to the runtime's ``slave_*`` functions, and a refusal raises ``ComponentError`` with the runtime's words.
+call goes to the runtime's ``runtime_*`` functions, and a refusal raises ``ComponentError`` with the runtime's words.
 
 A shipped class is ``class Name(NativeComponent, DeclarationBase)``: the Python declares its parameters, ports,
 outputs and states (what the FMU's modelDescription and the C tables are generated from), the C computes. The
@@ -33,7 +33,7 @@ class _Saved:
 
     def __del__(self) -> None:
         if getattr(self, "handle", None) and self.owner._instance:
-            library().slave_free_state(self.owner._instance, self.handle)
+            library().runtime_free_state(self.owner._instance, self.handle)
             self.handle = None
 
     def __eq__(self, other: object) -> bool:
@@ -174,12 +174,12 @@ class NativeComponent(Component, metaclass=NativeLaw):
             value = float(value)
         lib, refs = library(), (ctypes.c_uint * 1)(index)
         if kind == "String":
-            status = lib.slave_set_string(self._instance, refs, 1, (ctypes.c_char_p * 1)(value.encode()))
+            status = lib.runtime_set_string(self._instance, refs, 1, (ctypes.c_char_p * 1)(value.encode()))
         elif kind in ("Integer", "Boolean"):
-            setter = lib.slave_set_integer if kind == "Integer" else lib.slave_set_boolean
+            setter = lib.runtime_set_integer if kind == "Integer" else lib.runtime_set_boolean
             status = setter(self._instance, refs, 1, (ctypes.c_int * 1)(int(value)))
         else:
-            status = lib.slave_set_real(self._instance, refs, 1, (ctypes.c_double * 1)(float(value)))
+            status = lib.runtime_set_real(self._instance, refs, 1, (ctypes.c_double * 1)(float(value)))
         self._checked(status)
 
     def set_many(self, names, values) -> None:
@@ -195,7 +195,7 @@ class NativeComponent(Component, metaclass=NativeLaw):
             return
         refs, buffer = batch
         buffer[:] = [float(v) for v in values]
-        self._checked(self._library.slave_set_real(self._instance, refs, len(refs), buffer))
+        self._checked(self._library.runtime_set_real(self._instance, refs, len(refs), buffer))
 
     def get(self, name: str) -> Any:
         if name in self._settable:
@@ -213,7 +213,7 @@ class NativeComponent(Component, metaclass=NativeLaw):
             batch = self._batches[key] = ((ctypes.c_uint * len(names))(*(self._outputs[n] for n in names)),
                                           (ctypes.c_double * len(names))())
         refs, out = batch
-        self._checked(self._library.slave_get_real(self._instance, refs, len(refs), out))
+        self._checked(self._library.runtime_get_real(self._instance, refs, len(refs), out))
         return out[:]
 
     def current_outputs(self) -> dict[str, Any]:
@@ -225,19 +225,19 @@ class NativeComponent(Component, metaclass=NativeLaw):
 
     def _get_string(self, index: int) -> str:
         out = (ctypes.c_char_p * 1)()
-        self._checked(library().slave_get_string(self._instance, (ctypes.c_uint * 1)(index), 1, out))
+        self._checked(library().runtime_get_string(self._instance, (ctypes.c_uint * 1)(index), 1, out))
         return (out[0] or b"").decode("utf-8")
 
     def initialize(self, start_time: float = 0.0) -> None:
         lib = library()
-        self._checked(lib.slave_setup_experiment(self._instance, float(start_time)))
-        self._checked(lib.slave_call(self._instance, b"enter_initialization_mode", b"fmi2EnterInitializationMode"))
-        self._checked(lib.slave_call(self._instance, b"exit_initialization_mode", b"fmi2ExitInitializationMode"))
+        self._checked(lib.runtime_setup_experiment(self._instance, float(start_time)))
+        self._checked(lib.runtime_call(self._instance, b"enter_initialization_mode", b"fmi2EnterInitializationMode"))
+        self._checked(lib.runtime_call(self._instance, b"exit_initialization_mode", b"fmi2ExitInitializationMode"))
 
     def do_step(self, current_time: float, step_size: float) -> None:
         if not (step_size > 0.0 and step_size < float("inf")):
             raise self.error("step_size", step_size, "must be positive and finite")
-        self._checked(self._library.slave_do_step(self._instance, current_time, step_size))
+        self._checked(self._library.runtime_do_step(self._instance, current_time, step_size))
 
     def step_warnings(self) -> list[str]:
         warnings, self._warnings = self._warnings, []
@@ -245,15 +245,15 @@ class NativeComponent(Component, metaclass=NativeLaw):
 
     def get_state(self) -> Any:
         handle = ctypes.c_void_p()
-        self._checked(library().slave_get_state(self._instance, ctypes.byref(handle)))
+        self._checked(library().runtime_get_state(self._instance, ctypes.byref(handle)))
         return _Saved(self, handle)
 
     def set_state(self, snapshot: Any) -> None:
-        self._checked(library().slave_set_state(self._instance, snapshot.handle))
+        self._checked(library().runtime_set_state(self._instance, snapshot.handle))
 
     def serialize_state(self, snapshot: Any) -> bytes:  # type: ignore[override]
         data, size = ctypes.POINTER(ctypes.c_char)(), ctypes.c_size_t()
-        self._checked(library().slave_serialize(self._instance, snapshot.handle, ctypes.byref(data),
+        self._checked(library().runtime_serialize(self._instance, snapshot.handle, ctypes.byref(data),
                                                 ctypes.byref(size)))
         try:
             return ctypes.string_at(data, size.value)
@@ -262,13 +262,13 @@ class NativeComponent(Component, metaclass=NativeLaw):
 
     def deserialize_state(self, data: bytes) -> Any:  # type: ignore[override]
         handle = ctypes.c_void_p()
-        self._checked(library().slave_deserialize(self._instance, data, len(data), ctypes.byref(handle)))
+        self._checked(library().runtime_deserialize(self._instance, data, len(data), ctypes.byref(handle)))
         return _Saved(self, handle)
 
     # --- Model Exchange and directional derivatives --------------------------------------------------------------
     def _exchange(self, method: str, what: str, values: list[float], count: int) -> list[float]:
         given, out = (ctypes.c_double * max(1, len(values)))(*values), (ctypes.c_double * max(1, count))()
-        self._checked(library().slave_model_exchange(self._instance, method.encode(), what.encode(), given,
+        self._checked(library().runtime_model_exchange(self._instance, method.encode(), what.encode(), given,
                                                      len(values), out, count))
         return list(out)[:count]
 

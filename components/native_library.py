@@ -24,7 +24,7 @@ library_path: str | None = None
 LIBRARY_VARIABLE = "MECHFMU_NATIVE_LIBRARY"
 #: a Python-embedding FMU's host libraries: resources/RESOURCES_FOLDER/<binaries folder>/LIBRARY_STEM<extension>
 RESOURCES_FOLDER, LIBRARY_STEM = "native", "mechfmu_components"
-#: fmi2Status values
+#: the runtime's status values (RuntimeStatus, components/native/runtime.h)
 OK, WARNING, DISCARD, ERROR = 0, 1, 2, 3
 
 _library: ctypes.CDLL | None = None
@@ -56,18 +56,18 @@ def library() -> ctypes.CDLL:
                 ("host_values", reals, [p]), ("host_state", reals, [p]), ("host_message", ctypes.c_char_p, [p]),
                 ("host_time", d, [p]), ("host_initialized", i, [p]), ("host_changed", None, [p]),
                 ("host_take_log", ctypes.c_char_p, [p]), ("host_set_resources", i, [p, ctypes.c_char_p]),
-                ("slave_setup_experiment", i, [p, d]), ("slave_call", i, [p, ctypes.c_char_p, ctypes.c_char_p]),
-                ("slave_do_step", i, [p, d, d]), ("slave_reset", i, [p]),
-                ("slave_get_real", i, [p, refs, u, reals]), ("slave_set_real", i, [p, refs, u, reals]),
-                ("slave_set_integer", i, [p, refs, u, ctypes.POINTER(ctypes.c_int)]),
-                ("slave_set_boolean", i, [p, refs, u, ctypes.POINTER(ctypes.c_int)]),
-                ("slave_get_string", i, [p, refs, u, ctypes.POINTER(ctypes.c_char_p)]),
-                ("slave_set_string", i, [p, refs, u, ctypes.POINTER(ctypes.c_char_p)]),
-                ("slave_model_exchange", i, [p, ctypes.c_char_p, ctypes.c_char_p, reals, u, reals, u]),
-                ("slave_get_state", i, [p, ctypes.POINTER(p)]), ("slave_set_state", i, [p, p]),
-                ("slave_free_state", None, [p, p]),
-                ("slave_serialize", i, [p, p, ctypes.POINTER(ctypes.POINTER(ctypes.c_char)), ctypes.POINTER(u)]),
-                ("slave_deserialize", i, [p, ctypes.c_char_p, u, ctypes.POINTER(p)]),
+                ("runtime_setup_experiment", i, [p, d]), ("runtime_call", i, [p, ctypes.c_char_p, ctypes.c_char_p]),
+                ("runtime_do_step", i, [p, d, d]), ("runtime_reset", i, [p]),
+                ("runtime_get_real", i, [p, refs, u, reals]), ("runtime_set_real", i, [p, refs, u, reals]),
+                ("runtime_set_integer", i, [p, refs, u, ctypes.POINTER(ctypes.c_int)]),
+                ("runtime_set_boolean", i, [p, refs, u, ctypes.POINTER(ctypes.c_int)]),
+                ("runtime_get_string", i, [p, refs, u, ctypes.POINTER(ctypes.c_char_p)]),
+                ("runtime_set_string", i, [p, refs, u, ctypes.POINTER(ctypes.c_char_p)]),
+                ("runtime_model_exchange", i, [p, ctypes.c_char_p, ctypes.c_char_p, reals, u, reals, u]),
+                ("runtime_get_state", i, [p, ctypes.POINTER(p)]), ("runtime_set_state", i, [p, p]),
+                ("runtime_free_state", None, [p, p]),
+                ("runtime_serialize", i, [p, p, ctypes.POINTER(ctypes.POINTER(ctypes.c_char)), ctypes.POINTER(u)]),
+                ("runtime_deserialize", i, [p, ctypes.c_char_p, u, ctypes.POINTER(p)]),
                 ("host_release", None, [p])):
             function = getattr(lib, name)
             function.restype, function.argtypes = result, arguments

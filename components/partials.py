@@ -15,7 +15,7 @@ the current point, with no side effect. An unknown is an output or the time deri
 - otherwise 0.
 
 Seeds of 0 are skipped, and the sum starts at 0.0 and adds the products in the order of ``knowns``, so the native
-FMU (mechfmu/fmu/fmi2_native.c) gives the same bits.
+FMU (components/native/runtime.c) gives the same bits.
 """
 from __future__ import annotations
 

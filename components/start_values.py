@@ -1,6 +1,6 @@
 """An FMU variant's own defaults, ``resources/start_values.json``: one JSON object (RFC 8259, read strictly) of
 parameter and input values, applied at instantiation as if the host had set them. The native runtime
-(mechfmu/fmu/fmi2_native.c ``native_json_object``) and a Python-embedding FMU (components/fmi.py) read it by the same
+(components/native/text.c ``native_json_object``) and a Python-embedding FMU (components/fmi.py) read it by the same
 rules, which ``start_values_text`` writes:
 
 - the file is valid UTF-8, at most ``LIMIT`` bytes (256 MiB), and one object with nothing after it;

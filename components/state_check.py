@@ -1,9 +1,9 @@
 """Checking a serialized FMU state before it is applied (``fmi2DeSerializeFMUstate``): it must have the
 structure and types of a fresh instance's state, finite numbers, every parameter in its range (an Integer within 32
-bits), times that agree with its phase (the native runtime's rules, mechfmu/fmu/fmi2_native.c read_state: before
+bits), times that agree with its phase (the native runtime's rules, components/native/runtime.c read_state: before
 initialization no accepted time or the start's, after it the last event <= the last accepted point <= the time)
 and, for an initialized state, pass the component's own rules; a state that does not is refused with the reason.
-The FMU's loader has already checked the blob's checksum (mechfmu/fmu/fmi2_loader.c)."""
+The FMU's loader has already checked the blob's checksum (components/native/fmi2_functions.c)."""
 from __future__ import annotations
 
 import math

@@ -1,4 +1,4 @@
-/* The runtime's JSON reader (mechfmu/fmu/fmi2_native.c native_json_object) as a program, for tests/test_start_values.py:
+/* The runtime's JSON reader (components/native/text.c native_json_object) as a program, for tests/test_start_values.py:
  * the file argv[1] holds cases, each an 8-byte little-endian length and that many bytes; for each case one line:
  * "refused <why>", or "object" and per member a tab, the name's bytes in hex, ':', its kind (i integer, n number,
  * t true, f false, s string) and ':' with the number's 64 bits in hex or the string's bytes in hex. The process

@@ -84,6 +84,95 @@ def test_rooms_import_only_from_their_layer_and_below():
     assert wrong == [], "\n".join(wrong)
 
 
+NATIVE = ROOT / "components" / "native"
+
+
+def native_includes() -> dict[str, set[str]]:
+    """Each file of the native folder and the files of that folder it includes (``#include "x.h"``)."""
+    found = {}
+    for path in sorted(NATIVE.glob("*.[ch]")):
+        named = set(re.findall(r'^\s*#\s*include\s+"([^"]+)"', path.read_text(), re.MULTILINE))
+        found[path.name] = {name for name in named if (NATIVE / name).is_file()}
+    return found
+
+
+def test_the_native_code_is_in_layers():
+    """The runtime knows no FMI version and the model knows neither the runtime's calls nor FMI: an FMI header is
+    included by a glue layer only, and no include circle."""
+    includes = native_includes()
+    for path in NATIVE.glob("*.[ch]"):
+        fmi_headers = re.findall(r'#\s*include\s+"(fmi[23]\w*\.h)"', path.read_text())
+        glue = re.fullmatch(r"fmi[23]_functions\.c", path.name)
+        assert glue or not fmi_headers, f"{path.name} includes {fmi_headers}: only a glue layer speaks FMI"
+    assert includes["text.h"] == includes["runtime.h"] == set(), includes
+    for name, included in includes.items():
+        if name.startswith("fmi"):
+            assert "model.h" not in included, f"{name} (a glue layer) reaches into the model"
+        elif name not in ("runtime.c", "python_runtime.c"):
+            assert "runtime.h" not in included, f"{name} (model code) calls the runtime's FMI-facing calls"
+
+    def reach(name: str, seen: tuple[str, ...]) -> None:
+        for child in includes.get(name, ()):
+            assert child not in seen, f"include circle: {' -> '.join((*seen, child))}"
+            reach(child, (*seen, child))
+
+    for name in includes:
+        reach(name, (name,))
+
+
+def native_links(tmp_path: Path) -> dict[str, set[str]]:
+    """Each C file of the native folder (and the generated class table) and the files whose functions or data it
+    uses, from the symbols of its object file (``nm``): the Python runtime, which gives the same calls as runtime.c,
+    is left out."""
+    import shutil
+    import subprocess
+
+    from conftest import HEADERS, unavailable
+    from mechfmu.fmu import native_tables
+    compiler = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    nm = shutil.which("nm")
+    if not (compiler and nm):
+        unavailable("a C compiler and nm (binutils) are needed to read the native code's links")
+    sources = [*native_tables.write(tmp_path), *(p for p in sorted(NATIVE.glob("*.c")) if p.name != "python_runtime.c")]
+    def symbols_of(source: Path) -> list[list[str]]:
+        target = tmp_path / f"{source.stem}.o"
+        subprocess.run([str(compiler), "-c", "-DMECHFMU_NATIVE", f"-I{NATIVE}", f"-I{tmp_path}", f"-I{HEADERS}",
+                        "-o", str(target), str(source)], check=True)
+        return [line.split() for line in subprocess.run([str(nm), str(target)], capture_output=True, text=True,
+                                                        check=True).stdout.splitlines()]
+
+    from concurrent.futures import ThreadPoolExecutor
+    defined, used = {}, {}
+    with ThreadPoolExecutor() as pool:
+        compiled = list(pool.map(symbols_of, sources))
+    for source, symbols in zip(sources, compiled):
+        defined[source.name] = {s[2] for s in symbols if len(s) == 3 and s[1] in "TDRBC"}
+        used[source.name] = {s[1] for s in symbols if len(s) == 2 and s[0] == "U"}
+    owner = {symbol: name for name, symbols in defined.items() for symbol in symbols}
+    return {name: {owner[s] for s in symbols if s in owner} - {name} for name, symbols in used.items()}
+
+
+def test_the_native_code_links_in_layers(tmp_path):
+    """No two files use each other, even through others: the laws and what they share use the model's services
+    (model.c) and text.c, never the runtime or a glue layer; the runtime no glue layer."""
+    links = native_links(tmp_path)
+    assert links["text.c"] == links["platform.c"] == set(), links
+    assert links["model.c"] <= {"text.c"}, links["model.c"]
+    runtime_side = {"runtime.c", "fmi2_functions.c", "fmi3_functions.c", "glue.c", "platform.c"}
+    for name, targets in links.items():
+        if name not in runtime_side:
+            assert not targets & runtime_side, f"{name} (model code) uses {sorted(targets & runtime_side)}"
+    assert not links["runtime.c"] & {"fmi2_functions.c", "fmi3_functions.c"}, links["runtime.c"]
+
+    def reach(name: str, path: tuple[str, ...]) -> None:
+        for target in links.get(name, ()):
+            assert target not in path, f"a circle of uses: {' -> '.join((*path, target))}"
+            reach(target, (*path, target))
+
+    for name in links:
+        reach(name, (name,))
+
+
 def test_modules_stay_readable():
     for path in modules().values():
         relative = path.relative_to(ROOT).as_posix()

@@ -24,11 +24,11 @@ MAX_LEN = 4096
 
 
 def sources(harness: Path) -> list[Path]:
-    """The repository's .c files the harness links with (its first line)."""
+    """The .c files of components/native the harness links with (its first line)."""
     first = harness.read_text().splitlines()[0]
     match = re.fullmatch(r"/\* sources: (.*) \*/", first.strip())
-    assert match, f"{harness.name}: the first line must be /* sources: <repo-relative .c files> */"
-    files = [ROOT / name for name in match.group(1).split()]
+    assert match, f"{harness.name}: the first line must be /* sources: <.c files of components/native> */"
+    files = [ROOT / "components" / "native" / name for name in match.group(1).split()]
     assert all(f.is_file() for f in files), files
     return files
 

@@ -1,5 +1,5 @@
 """resources/start_values.json, read strictly by the same rules on both sides: the native runtime's reader
-(mechfmu/fmu/fmi2_native.c native_json_object, compiled here with AddressSanitizer and UBSan into
+(components/native/text.c native_json_object, compiled here with AddressSanitizer and UBSan into
 tests/start_values_reader.c) held to Python's own ``json`` on a generated corpus (valid objects as ``json.dumps``
 writes them, with and without ASCII escapes, astral characters as surrogate pairs, NULs, every truncation and
 byte flip of some, non-JSON that a lax reader takes); the Python-embedding FMU's reader
@@ -20,7 +20,7 @@ from mechfmu.components.base import ComponentError
 from mechfmu.components.start_values import LIMIT, apply_start_values, read_start_values, start_values_text
 
 ROOT = Path(__file__).resolve().parent.parent
-SOURCES = ["mechfmu/fmu/fmi2_native.c", "mechfmu/fmu/fmi2_platform.c", "components/native/expression.c"]
+SOURCES = [f"components/native/{name}" for name in ("runtime.c", "model.c", "text.c", "platform.c", "expression.c")]
 
 
 @pytest.fixture(scope="module")

@@ -3,7 +3,7 @@
 #ifndef MECHFMU_NATIVE_CONNECTOR_H
 #define MECHFMU_NATIVE_CONNECTOR_H
 
-#include "fmi2_native.h"
+#include "model.h"
 
 typedef struct {
     /* f and the law's own outputs (parts, declared after f) at (q, v); 0, or -1 after native_fail */

@@ -4,7 +4,7 @@
 #include <stdio.h>
 
 #include "expression.h"
-#include "fmi2_native.h"
+#include "model.h"
 #include "native_variables.h"
 
 #define V(name) n->values[CoordinateConstraint__##name]

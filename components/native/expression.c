@@ -1733,26 +1733,6 @@ int expression_derivative(const Expression *e, const double *args, size_t seed, 
 
 /* --- in an instance ----------------------------------------------------------------------------------- */
 
-void native_repr_text(const char *text, char *out, size_t size) {
-    char quote = strchr(text, '\'') && !strchr(text, '"') ? '"' : '\'';
-    size_t used = 0;
-    if (size < 8) {
-        if (size) out[0] = '\0';
-        return;
-    }
-    out[used++] = quote;
-    for (const unsigned char *c = (const unsigned char *)text; *c && used + 6 < size; ++c) {
-        if (*c == '\\' || *c == (unsigned char)quote) used += (size_t)snprintf(out + used, size - used, "\\%c", *c);
-        else if (*c == '\n') used += (size_t)snprintf(out + used, size - used, "\\n");
-        else if (*c == '\r') used += (size_t)snprintf(out + used, size - used, "\\r");
-        else if (*c == '\t') used += (size_t)snprintf(out + used, size - used, "\\t");
-        else if (*c < 0x20 || *c == 0x7f) used += (size_t)snprintf(out + used, size - used, "\\x%02x", *c);
-        else out[used++] = (char)*c;
-    }
-    out[used++] = quote;
-    out[used] = '\0';
-}
-
 void expression_repr(const char *text, char *out, size_t size) {
     size_t bytes = strlen(text), count = characters(text, bytes);
     if (count <= EXPRESSION_SHOWN_TEXT) {

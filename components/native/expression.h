@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 
-#include "fmi2_native.h"
+#include "model.h"
 
 #define EXPRESSION_MAX_LENGTH 2000   /* characters (code points) of the text */
 #define EXPRESSION_MAX_NODES 400     /* syntax nodes, as Python's ast.walk counts them */
@@ -40,10 +40,11 @@ int native_user_function(NativeInstance *n, int slot, int parameter, const char 
  * arguments in `order` (indices into names: the order the Python component passes them), NULL: names' order. */
 int native_call_user_function(NativeInstance *n, int slot, int parameter, const char *const *names, size_t count,
                               const double *args, const int *order, double *result);
-/* Python's repr of a text ('abc', "it's") */
-void native_repr_text(const char *text, char *out, size_t size);
 /* an expression as messages quote it: its repr up to EXPRESSION_SHOWN_TEXT characters; a longer one as the repr of
  * its first 120 and last 30 characters joined by " ... ", then "(N characters)", so the reason after it is kept */
 void expression_repr(const char *text, char *out, size_t size);
+
+/* Release the instance's parsed user functions (the runtime, when it frees an instance). */
+void native_forget_user_functions(NativeInstance *n);
 
 #endif

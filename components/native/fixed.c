@@ -1,5 +1,5 @@
 /* Fixed and RotationalFixed (components/fixed.py): flange.s = s0 (phi0), flange.v = 0. */
-#include "fmi2_native.h"
+#include "model.h"
 
 int native_Fixed_outputs(NativeInstance *n, double *out) {
     out[0] = n->values[0];

@@ -3,7 +3,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "fmi2_native.h"
+#include "model.h"
 #include "native_variables.h"
 
 #define PORTS 4

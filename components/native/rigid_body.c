@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "fmi2_native.h"
+#include "model.h"
 #include "native_variables.h"
 #include "numbers.h"
 #include "spatial.h"

@@ -1,5 +1,5 @@
 /* Rod (components/rod.py): flange_b.s = flange_a.s + L, the motion and the load passed through. */
-#include "fmi2_native.h"
+#include "model.h"
 #include "native_variables.h"
 
 int native_Rod_outputs(NativeInstance *n, double *out) {

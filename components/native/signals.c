@@ -1,7 +1,7 @@
 /* Sine, Step, Ramp and Constant (components/signals.py): y, dy/dt and d2y/dt2 in closed form at the time. */
 #include <math.h>
 
-#include "fmi2_native.h"
+#include "model.h"
 #include "native_variables.h"
 
 static const double PI = 3.141592653589793; /* Python's math.pi */

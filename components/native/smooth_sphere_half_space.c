@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "fmi2_native.h"
+#include "model.h"
 #include "native_variables.h"
 #include "spatial.h"
 

@@ -1,6 +1,6 @@
 /* Force, Torque, ConstantForce, Position, ConstantSpeed, Speed and Accelerate (components/sources.py: the laws, the
  * exact steps). */
-#include "fmi2_native.h"
+#include "model.h"
 #include "native_variables.h"
 
 /* s, v, a and flange.s, flange.v, flange.a (sources.py: motion) */

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "expression.h"
-#include "fmi2_native.h"
+#include "model.h"
 #include "native_variables.h"
 #include "numbers.h"
 #include "table_rows.h"

@@ -27,7 +27,7 @@
 #endif
 
 #include "expression.h"
-#include "fmi2_native.h"
+#include "model.h"
 #include "numbers.h"
 #include "table_rows.h"
 

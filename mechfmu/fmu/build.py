@@ -8,8 +8,8 @@ everything that ends up in an FMU, so a loaded FMU always runs exactly the code 
 and an FMU whose hash differs from the current sources is stale and rebuilt.
 
 pythonfmu's Linux binary needs the host to provide the Python C API, and it crashes and bloats its
-hosts (see ``mechfmu/fmu/fmi2_python.c``). Each FMU's ``binaries/linux64/<model>.so`` is therefore our
-native binary (``mechfmu/fmu/fmi2_loader.c`` and ``fmi2_python.c``, package data so an installed mechfmu
+hosts (see ``components/native/python_runtime.c``). Each FMU's ``binaries/linux64/<model>.so`` is therefore our
+native binary (``components/native/fmi2_functions.c`` and ``python_runtime.c``, package data so an installed mechfmu
 builds too, compiled here with the system C compiler): it uses the Python already in the process, or
 loads this builder's libpython globally, and runs the pythonfmu slave class of the entry script in
 it, as pythonfmu's binary would; pythonfmu's Linux binary is not shipped. FMUs go to
@@ -102,8 +102,9 @@ def source_hash(components_dir: Path = COMPONENTS_DIR, runtime: bool = True) -> 
     which runs no Python) the Python runtime it is built for."""
     digest = hashlib.sha256(ENTRY_SCRIPT.encode())
     laws = sorted((Path(components_dir) / "native").glob("*.[ch]"))
-    extra = sorted(set(NATIVE_SOURCES) - set(SOURCES)) + [Path(__file__).with_name("native_tables.py")]
-    for path in sorted(Path(components_dir).glob("*.py")) + laws + [*SOURCES, *extra, DOCUMENTATION_SOURCE]:
+    runtime_sources = sorted((set(NATIVE_SOURCES) | set(SOURCES)) - set(laws))
+    extra = [*runtime_sources, Path(__file__).with_name("native_tables.py"), DOCUMENTATION_SOURCE]
+    for path in sorted(Path(components_dir).glob("*.py")) + laws + extra:
         digest.update(path.name.encode())
         digest.update(path.read_bytes())
     if runtime:

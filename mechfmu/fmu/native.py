@@ -1,4 +1,4 @@
-"""The FMU's native binary (``mechfmu/fmu/fmi2_loader.c``, ``fmi2_python.c``, ``fmi2_platform.c``) for every platform.
+"""The FMU's native binary (``components/native/``: the FMI glue, the runtime, the laws) for every platform.
 
 One binary per platform serves every FMU: it is named after the model when packed (the model identifier is the
 binary's name). linux64 is compiled with the system C compiler (``$CC``, ``cc`` or ``gcc``; zig if there is none)
@@ -37,13 +37,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mechfmu.fmu.extras import install_command
+from mechfmu.fmu.native_tables import NATIVE_DIR
 
 SOURCES_DIR = Path(__file__).resolve().parent
-#: the native binary's sources: the loader, the Python side it calls, the operating system under both
-SOURCES = [SOURCES_DIR / f"fmi2_{name}" for name in ("loader.c", "python.c", "python.h", "platform.c", "platform.h")]
-#: a native FMU's runtime in place of the Python side (its laws: components/native/, its tables generated)
-NATIVE_SOURCES = [SOURCES_DIR / f"fmi2_{name}" for name in ("loader.c", "native.c", "native.h", "python.h",
-                                                             "platform.c", "platform.h")]
+#: the FMI 2.0 glue layer of every FMU binary (the standard's state machine over the runtime of ``runtime.h``)
+FMI2_GLUE = NATIVE_DIR / "fmi2_functions.c"
+_SHARED = [NATIVE_DIR / name for name in ("runtime.h", "glue.c", "glue.h", "platform.c", "platform.h", "numbers.h")]
+#: a Python-embedding FMU's binary: the glue, the Python runtime, the operating system under both
+SOURCES = [FMI2_GLUE, NATIVE_DIR / "python_runtime.c", *_SHARED]
+#: a native FMU's binary but for its laws (``native_tables.law_sources``) and generated tables: the glue, the native
+#: runtime and its text layer
+NATIVE_SOURCES = [FMI2_GLUE, *(NATIVE_DIR / name for name in ("runtime.c", "text.c", "text.h")), *_SHARED]
 ZIG_VERSION = "0.17.1"  # the pinned cross compiler (pyproject.toml's cross extra: ziglang==ZIG_VERSION)
 NAME = "mechfmu_fmi2"  # the name a binary has inside (DLL export name, Mach-O install name), the same in every FMU
 MACOS_MINIMUM = "11.0"  # the oldest macOS the darwin64 binary loads on (the first with Apple silicon)
@@ -137,13 +141,12 @@ def compile_binary(target: Path, runtime: dict[str, str] | None, platform: str =
         from mechfmu.fmu import native_tables
         if runtime is None:
             generated = native_tables.write(Path(tmp))
-            entry = [] if host_library else [SOURCES_DIR / "fmi2_loader.c"]
-            sources = [*entry, *(p for p in NATIVE_SOURCES if p.name != "fmi2_loader.c"), *generated,
+            sources = [*(p for p in NATIVE_SOURCES if not (host_library and p == FMI2_GLUE)), *generated,
                        *native_tables.law_sources()]
-            warnings += ["-DMECHFMU_NATIVE", f"-I{SOURCES_DIR}", f"-I{tmp}", f"-I{native_tables.NATIVE_DIR}",
+            warnings += ["-DMECHFMU_NATIVE", f"-I{tmp}", f"-I{NATIVE_DIR}",
                          *(["-DMECHFMU_HOST_LIBRARY"] if host_library else [])]
         else:
-            sources, warnings = SOURCES, [*warnings, f"-I{native_tables.NATIVE_DIR}", *_defines(spec, runtime)]
+            sources, warnings = SOURCES, [*warnings, f"-I{NATIVE_DIR}", *_defines(spec, runtime)]
         libraries = ["-lm"] if runtime is None else ["-lpthread", "-ldl"]
         compile_for(platform, warnings, libraries, target, sources, Path(tmp), portable)
 
@@ -191,7 +194,7 @@ def exchange_arguments() -> tuple[list[str], list[Path]]:
 
 def compile_library(target: Path, platform: str = HOST_PLATFORM, portable: bool = False) -> None:
     """Compile the host library of the native components for ``platform`` into ``target``: the runtime and the laws
-    of the native FMUs without the FMI entry points, with ``host_*`` calls (``mechfmu/fmu/fmi2_native.c``) for the
+    of the native FMUs without the FMI entry points, with ``host_*`` calls (``components/native/runtime.c``) for the
     component objects (``components/native_component.py``), which run their laws as this C (``portable``:
     ``compile_for``)."""
     compile_binary(target, None, platform, host_library=True, portable=portable)

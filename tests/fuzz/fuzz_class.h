@@ -7,7 +7,7 @@
 
 #include <stddef.h>
 
-#include "fmi2_native.h"
+#include "model.h"
 
 static const NativeVariable fuzz_variables[] = {
     /* name, unit, type, causality, start, text, has_min, has_max, min_exclusive, min, max, moves_state */

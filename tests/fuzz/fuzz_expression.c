@@ -1,4 +1,4 @@
-/* sources: components/native/expression.c mechfmu/fmu/fmi2_native.c mechfmu/fmu/fmi2_platform.c */
+/* sources: expression.c model.c text.c */
 /* The user-function evaluator (expression_parse, expression_value, expression_derivative, expression_repr): any bytes
  * are an expression of the grammar, parsed, evaluated and differentiated at a few arguments, or refused with a
  * message; never a read outside the text, a leak, undefined behaviour or a deep recursion. */

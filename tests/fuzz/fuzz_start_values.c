@@ -1,4 +1,4 @@
-/* sources: mechfmu/fmu/fmi2_native.c mechfmu/fmu/fmi2_platform.c components/native/expression.c */
+/* sources: runtime.c model.c text.c platform.c expression.c */
 /* The reader of resources/start_values.json: any bytes are a JSON object of parameter values (applied, each checked as
  * the host's own fmi2Set would check it) or refused with a message; never a read outside the bytes, a leak or UB. */
 #include <stdint.h>
@@ -8,11 +8,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "fmi2_python.h"
+#include "runtime.h"
 #include "fuzz_class.h"
 
-static void quiet(fmi2ComponentEnvironment environment, fmi2String name, fmi2Status status, fmi2String category,
-                  fmi2String message, ...) {
+static void quiet(void *environment, const char *name, RuntimeStatus status, const char *category,
+                  const char *message) {
     (void)environment, (void)name, (void)status, (void)category, (void)message;
 }
 
@@ -28,22 +28,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (!folder[0]) {
         snprintf(folder, sizeof folder, "/tmp/mechfmu_fuzz_start_values_%ld", (long)getpid());
         mkdir(folder, 0700);
-        slave_load("Fuzz", why, sizeof why);
+        runtime_load("Fuzz", why, sizeof why);
     }
-    char path[300], uri[300];
+    char path[300];
     snprintf(path, sizeof path, "%s/start_values.json", folder);
     FILE *file = fopen(path, "wb");
     if (!file) return 0;
     fwrite(data, 1, size, file);
     fclose(file);
-    snprintf(uri, sizeof uri, "file://%s", folder);
-    fmi2CallbackFunctions functions = {quiet, calloc, free, NULL, NULL};
-    Slave *s = slave_instantiate("fuzz", uri, fmi2False, &functions);
+    RuntimeLogger functions = {quiet, NULL};
+    Runtime *s = runtime_instantiate("fuzz", folder, 0, &functions, 2);
     if (s) {
-        fmi2ValueReference all[] = {0, 1, 2, 5, 6, 7};
-        fmi2Real values[6];
-        slave_get_real(s, all, 6, values);
-        slave_free(s);
+        RuntimeReference all[] = {0, 1, 2, 5, 6, 7};
+        double values[6];
+        runtime_get_real(s, all, 6, values);
+        runtime_free(s);
     }
     return 0;
 }

@@ -1,5 +1,5 @@
-/* sources: mechfmu/fmu/fmi2_native.c mechfmu/fmu/fmi2_platform.c components/native/expression.c */
-/* The reader of serialized FMU states (slave_deserialize): any bytes are a state of the class, checked whole, or
+/* sources: runtime.c model.c text.c platform.c expression.c */
+/* The reader of serialized FMU states (runtime_deserialize): any bytes are a state of the class, checked whole, or
  * refused with a reason; an accepted state restores and steps. The first byte chooses how the rest is used:
  * even, the bytes as they are; odd, as changes (position, xor) to a valid state of an instance (set up by the next
  * byte), whose checksum is then made right again, so that the checks behind the checksum are reached too. */
@@ -7,11 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fmi2_python.h"
+#include "runtime.h"
 #include "fuzz_class.h"
 
-static void quiet(fmi2ComponentEnvironment environment, fmi2String name, fmi2Status status, fmi2String category,
-                  fmi2String message, ...) {
+static void quiet(void *environment, const char *name, RuntimeStatus status, const char *category,
+                  const char *message) {
     (void)environment, (void)name, (void)status, (void)category, (void)message;
 }
 
@@ -24,29 +24,29 @@ static uint32_t crc32_of(const unsigned char *p, size_t size) {
     return ~crc;
 }
 
-static void use(Slave *s, void *state) {
-    if (slave_set_state(s, state) != fmi2OK) return;
-    fmi2ValueReference reals[] = {0, 4, 5, 6, 7, 8, 9}, integer = 1, boolean = 2, text = 3;
-    fmi2Real values[7];
-    fmi2Integer n;
-    fmi2Boolean flag;
-    fmi2String string;
-    slave_get_real(s, reals, 7, values);
-    slave_get_integer(s, &integer, 1, &n);
-    slave_get_boolean(s, &boolean, 1, &flag);
-    slave_get_string(s, &text, 1, &string);
-    fmi2Real in[5] = {1, 1, 6, 5, 1}, out[1]; /* dy/du */
-    slave_model_exchange(s, "directional_derivative", "fuzz", in, 5, out, 1);
-    slave_do_step(s, 0.0, 1e-3);
+static void use(Runtime *s, void *state) {
+    if (runtime_set_state(s, state) != RUNTIME_OK) return;
+    RuntimeReference reals[] = {0, 4, 5, 6, 7, 8, 9}, integer = 1, boolean = 2, text = 3;
+    double values[7];
+    int n;
+    int flag;
+    const char *string;
+    runtime_get_real(s, reals, 7, values);
+    runtime_get_integer(s, &integer, 1, &n);
+    runtime_get_boolean(s, &boolean, 1, &flag);
+    runtime_get_string(s, &text, 1, &string);
+    double in[5] = {1, 1, 6, 5, 1}, out[1]; /* dy/du */
+    runtime_model_exchange(s, "directional_derivative", "fuzz", in, 5, out, 1);
+    runtime_do_step(s, 0.0, 1e-3);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     static int loaded;
     char why[256];
-    if (!loaded) loaded = 1, slave_load("Fuzz", why, sizeof why);
+    if (!loaded) loaded = 1, runtime_load("Fuzz", why, sizeof why);
     if (size < 2) return 0;
-    fmi2CallbackFunctions functions = {quiet, calloc, free, NULL, NULL};
-    Slave *s = slave_instantiate("fuzz", "", fmi2False, &functions);
+    RuntimeLogger functions = {quiet, NULL};
+    Runtime *s = runtime_instantiate("fuzz", "", 0, &functions, 2);
     if (!s) return 0;
     unsigned char *bytes = NULL;
     size_t length = 0;
@@ -55,18 +55,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         bytes = malloc(length ? length : 1);
         if (bytes) memcpy(bytes, data + 1, length);
     } else { /* a valid state, then changed */
-        fmi2ValueReference m = 0, text = 3, u = 5;
-        fmi2Real mass = 1.0 + data[1], force = (double)data[1] - 100.0;
-        fmi2String words[] = {data[1] & 1 ? "a longer text \xf0\x9f\x98\x80" : ""};
-        slave_set_real(s, &m, 1, &mass);
-        slave_set_string(s, &text, 1, words);
-        if (data[1] & 2) slave_call(s, "exit_initialization_mode", "fuzz");
-        if (data[1] & 4) slave_model_exchange(s, "me_open", "fuzz", NULL, 0, NULL, 0);
-        slave_set_real(s, &u, 1, &force);
-        if (data[1] & 8) slave_do_step(s, 0.0, 1e-3);
+        RuntimeReference m = 0, text = 3, u = 5;
+        double mass = 1.0 + data[1], force = (double)data[1] - 100.0;
+        const char *words[] = {data[1] & 1 ? "a longer text \xf0\x9f\x98\x80" : ""};
+        runtime_set_real(s, &m, 1, &mass);
+        runtime_set_string(s, &text, 1, words);
+        if (data[1] & 2) runtime_call(s, "exit_initialization_mode", "fuzz");
+        if (data[1] & 4) runtime_model_exchange(s, "me_open", "fuzz", NULL, 0, NULL, 0);
+        runtime_set_real(s, &u, 1, &force);
+        if (data[1] & 8) runtime_do_step(s, 0.0, 1e-3);
         void *state = NULL;
         char *serialized = NULL;
-        if (slave_get_state(s, &state) == fmi2OK && slave_serialize(s, state, &serialized, &length) == fmi2OK) {
+        if (runtime_get_state(s, &state) == RUNTIME_OK && runtime_serialize(s, state, &serialized, &length) == RUNTIME_OK) {
             bytes = (unsigned char *)serialized;
             for (size_t i = 2; i + 1 < size && length > 4; i += 2) bytes[data[i] % (length - 4)] ^= data[i + 1];
             if (length > 4) {
@@ -74,15 +74,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 for (int k = 0; k < 4; ++k) bytes[length - 4 + k] = (unsigned char)(crc >> (8 * k));
             }
         }
-        if (state) slave_free_state(s, state);
+        if (state) runtime_free_state(s, state);
     }
     void *restored = NULL;
-    if (bytes && slave_deserialize(s, (const char *)bytes, length, &restored) == fmi2OK && restored) {
+    if (bytes && runtime_deserialize(s, (const char *)bytes, length, &restored) == RUNTIME_OK && restored) {
         int initialized, model_exchange;
-        if (slave_state_modes(restored, &initialized, &model_exchange) == 0) use(s, restored);
-        slave_free_state(s, restored);
+        if (runtime_state_modes(restored, &initialized, &model_exchange) == 0) use(s, restored);
+        runtime_free_state(s, restored);
     }
     free(bytes);
-    slave_free(s);
+    runtime_free(s);
     return 0;
 }

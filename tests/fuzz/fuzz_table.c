@@ -1,4 +1,4 @@
-/* sources: components/native/table_rows.c components/native/expression.c mechfmu/fmu/fmi2_native.c mechfmu/fmu/fmi2_platform.c */
+/* sources: table_rows.c expression.c model.c text.c platform.c */
 /* A Table's rows from outside bytes (table_rows.c): the first byte chooses the column and the reader, the rest is
  * the table text (Modelica's matrix syntax) or a CSV file's bytes, given directly and read back from a file in a
  * folder of the harness's own (by a relative name); every input gives rows (times not decreasing, every value
@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "fmi2_native.h"
+#include "model.h"
 #include "table_rows.h"
 
 const NativeClass *const native_classes[] = {NULL}; /* the runtime's class list: none is instantiated here */

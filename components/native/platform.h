@@ -1,8 +1,8 @@
-/* What the FMU binary (fmi2_loader.c, fmi2_python.c) needs of its operating system, in one place: Linux (x86_64,
+/* What the FMU binary (the FMI glue, the runtimes) needs of its operating system, in one place: Linux (x86_64,
  * aarch64), macOS (x86_64, arm64) and Windows (x86_64). Paths are UTF-8 everywhere; on Windows they are converted
  * to UTF-16 at the system call. */
-#ifndef MECHFMU_FMI2_PLATFORM_H
-#define MECHFMU_FMI2_PLATFORM_H
+#ifndef MECHFMU_PLATFORM_H
+#define MECHFMU_PLATFORM_H
 
 #include <stdarg.h>
 #include <stddef.h>
@@ -43,7 +43,7 @@ void platform_unlock(platform_mutex_t *mutex);
 
 /* Make the Python runtime `version` ("3.11") available in this process: the one already in it (a Python host; of
  * another version `note` says so), else the first library found where this platform's Python installs put it (see
- * fmi2_platform.c). 0, or -1 with `error` listing what was tried and what to install. */
+ * platform.c). 0, or -1 with `error` listing what was tried and what to install. */
 int platform_load_python(const char *version, char *error, size_t error_size, char *note, size_t note_size);
 /* A function or object of the loaded Python runtime, NULL if it has none of that name. */
 void *platform_python_symbol(const char *name);

@@ -1,15 +1,18 @@
-/* The native side of a mechfmu FMU: a component class as C (components/native/), run by fmi2_native.c through the
- * slave_* functions the loader calls (fmi2_python.h). No Python anywhere: the C runtime (libc, libm) only.
+/* The model code of a native mechfmu FMU: a component class as C, run by the runtime (runtime.c, which knows no FMI
+ * version) under a glue layer per FMI version. No Python anywhere: the C runtime (libc, libm) only. The services a law
+ * calls (native_fail, native_current_outputs, ...) are the runtime's; the law knows nothing else of it.
  *
  * A class is its variable table (generated from the Python declarations at build time: mechfmu/fmu/native_tables.py,
  * in value-reference order: parameters, inputs, outputs, then the Model Exchange states and derivatives) and its
  * law: functions that read `values` (a double per variable; Integer and Boolean as exact doubles) and `state` (the
  * hidden state, doubles). A law that fails sets the message with native_fail and returns -1; the runtime logs it as
  * the Python component would have raised it, with the same words. */
-#ifndef MECHFMU_FMI2_NATIVE_H
-#define MECHFMU_FMI2_NATIVE_H
+#ifndef MECHFMU_MODEL_H
+#define MECHFMU_MODEL_H
 
 #include <stddef.h>
+
+#include "text.h"
 
 enum { NATIVE_REAL, NATIVE_INTEGER, NATIVE_BOOLEAN, NATIVE_STRING };
 enum { NATIVE_PARAMETER, NATIVE_INPUT, NATIVE_OUTPUT, NATIVE_LOCAL };
@@ -75,13 +78,15 @@ typedef struct NativeClass {
 } NativeClass;
 
 /* The fields a step reads come first and the per-variable arrays follow the instance in one block (see
- * fmi2_native.c instantiate): a chain of thousands of instances then touches few pages and cache lines per step. */
+ * runtime.c instantiate): a chain of thousands of instances then touches few pages and cache lines per step. */
 #define NATIVE_MESSAGE_SIZE 2048
 
 struct NativeInstance {
     const NativeClass *cls;
     double *values;       /* per variable (value reference) */
     double *state;
+    double *outputs;      /* per output, valid while `cached` (native_compute_outputs) */
+    int cached;
     double time, accepted_time, event_time;
     int initialized, in_model_exchange;
     int arithmetic;       /* the failure is Python's ArithmeticError or ValueError (blamed on a huge value) */
@@ -95,31 +100,35 @@ struct NativeInstance {
     const char *resources; /* the FMU's resources folder (relative file names in parameters are found there) */
     void *user_functions[NATIVE_USER_FUNCTIONS]; /* parsed expressions (components/native/expression.c) */
     char *user_texts[NATIVE_USER_FUNCTIONS];     /* the texts they were parsed from */
+    char *name;           /* the instance's name */
 };
+
+/* The outputs at the current point into n->outputs, unless they are cached (components/base.py current_outputs):
+ * 0, or -1 with the message set as Python would raise it (a failure before initialization blamed on a bad
+ * parameter first, an arithmetic one on a value of magnitude >= 1e150). Whoever changes values, state or time
+ * clears n->cached. */
+int native_compute_outputs(NativeInstance *n);
+/* a magnitude a law cannot compute with (components/diagnostics.py) */
+#define NATIVE_HUGE_VALUE 1e150
+/* The largest finite Real parameter or input if its magnitude is >= NATIVE_HUGE_VALUE: its index, else -1. */
+long native_too_large(const NativeInstance *n);
+/* Component.check_range: a parameter or input value on its own (finite, in its range): 0, or -1 after native_fail. */
+int native_check_range(NativeInstance *n, const NativeVariable *v, double value);
+/* Every parameter's range, then the class's rules: 0, or -1 after native_fail. */
+int native_check_parameters(NativeInstance *n);
+/* The first time event after the last event mode (event_time), in *next; 0 if there is none. */
+int native_next_time_event(NativeInstance *n, double *next);
 
 /* The outputs at the current point, computed if they are not (components/base.py current_outputs): 0 and
  * *outputs, or -1 with the message set. */
 int native_current_outputs(NativeInstance *n, const double **outputs);
 /* The instance's name (the message prefix "<Class> '<instance>'"). */
 const char *native_instance_name(const NativeInstance *n);
-/* Release the instance's parsed user functions (components/native/expression.c). */
-void native_forget_user_functions(NativeInstance *n);
 
 /* A failure of the law in the words of the Python component: "<Class> '<instance>': <name> = <repr> <problem>". */
 int native_fail(NativeInstance *n, const char *name, double value, const char *problem);
 /* A failure in free words; `arithmetic`: an ArithmeticError or ValueError of Python's arithmetic. */
 int native_fail_text(NativeInstance *n, int arithmetic, const char *format, ...);
-/* Python's repr of a float ("1.0", "1e-05", "inf"): the shortest digits that read back as the same double. */
-void native_repr(double x, char *out, size_t size);
-/* components/number_text.py's number(): a value the user gave as an engineer writes it, the shortest text that
- * reads back ("1", "0.003", "1e-09") unless that takes more than NATIVE_NUMBER_DIGITS significant digits (a value
- * computed in floating point: -392.40000000000003 is "-392.4"); '.' whatever the locale. */
-#define NATIVE_NUMBER_DIGITS 12
-void native_number(double x, char *out, size_t size);
-/* components/number_text.py's measured(): a time or a computed value, %.6g with '.' whatever the locale. */
-void native_measured(double x, char *out, size_t size);
-/* number_text.py's number() of a tuple ("(1, 2.5)") or, with `list`, a list ("[1, 2.5]") of `count` floats */
-void native_number_sequence(const double *values, size_t count, int list, char *out, size_t size);
 /* native_fail with a tuple or list value */
 int native_fail_sequence(NativeInstance *n, const char *name, const double *values, size_t count, int list,
                          const char *problem);
@@ -134,34 +143,8 @@ double native_output_time(const NativeInstance *n);
 int native_sin(NativeInstance *n, double x, double *result);
 int native_cos(NativeInstance *n, double x, double *result);
 
-/* Python's repr of a str ('text', quoted and escaped), cut to fit `size` (components/native/expression.c). */
-void native_repr_text(const char *text, char *out, size_t size);
 
-/* A decimal number ([+-]digits[.digits][e[+-]digits], digits on one side of the point at least; no hex, inf or
- * nan) read whole from the `length` bytes at `text` (no NUL needed) whatever the process's LC_NUMERIC, correctly
- * rounded (an overflow gives an infinity): 0 and *value, or -1 for any other text. Thread-safe. */
-int native_read_decimal(const char *text, size_t length, double *value);
 
-/* A member of a strict JSON object (native_json_object): its name and, for a string, its text, decoded (UTF-8,
- * NUL-terminated; the lengths count a \u0000 inside), the kind of its value and a number's value. */
-enum { JSON_NUMBER, JSON_INTEGER, JSON_TRUE, JSON_FALSE, JSON_STRING };
-typedef struct {
-    char *name, *text;
-    size_t name_length, text_length;
-    int kind;             /* JSON_INTEGER: a number without fraction or exponent */
-    double number;        /* a number's value (true 1, false 0) */
-} JsonMember;
-
-/* The members, in their order, of the JSON object (RFC 8259, read strictly) in the `size` bytes at `bytes`, whose
- * values are numbers, true, false or strings (null, arrays and objects refused), no name twice, nothing after it:
- * 0 with *members (native_json_free) and *count, or -1 with `why` set. */
-int native_json_object(const char *bytes, size_t size, JsonMember **members, size_t *count, char *why,
-                       size_t why_size);
-void native_json_free(JsonMember *members, size_t count);
-
-/* The phase of an FMU state (slave_get_state or slave_deserialize): 0 with its flags (initialized; in Model Exchange
- * use), or -1 for a refused serialized state. (The loader reads the same flags from the serialized body.) */
-int slave_state_modes(void *state, int *initialized, int *model_exchange);
 
 /* The classes of this binary (generated), and one by name. */
 extern const NativeClass *const native_classes[];

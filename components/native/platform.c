@@ -19,7 +19,7 @@
 #ifndef _WIN32
 #define _GNU_SOURCE /* RTLD_DEFAULT, RTLD_NOLOAD, dladdr */
 #endif
-#include "fmi2_platform.h"
+#include "platform.h"
 
 #include <stdlib.h>
 #include <string.h>

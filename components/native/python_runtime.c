@@ -1,7 +1,7 @@
 /*
- * The Python side of a mechfmu FMU: runs the model's pythonfmu slave class (the entry script in the
- * FMU's resources) in the process's Python and exposes it through fmi2 functions (slave_*), which
- * the loader (fmi2_loader.c) calls after its checks. It replaces pythonfmu 0.7.0's binary, whose
+ * The Python runtime of a mechfmu FMU built from a Python component: runs the model's pythonfmu slave class (the
+ * entry script in the FMU's resources) in the process's Python and exposes it through the runtime_* functions of
+ * runtime.h, which the FMI 2.0 glue (fmi2_functions.c) calls after its checks. It replaces pythonfmu 0.7.0's binary, whose
  * defects crash or bloat the host: it executes the entry script again at every instantiation (a new
  * class each time, kept alive: ~6 kB per instance), releases an instance's objects on an exception
  * and again in its destructor, and its library destructor runs after its static state was destroyed
@@ -12,9 +12,9 @@
  * (named after the model) instantiated per fmi2Instantiate, and every reference taken is released
  * once. Messages the slave queued (Fmi2Slave.log) go to the logger after every call. An exception
  * escaping the slave (a defect: the components log their errors) is logged with its traceback as
- * fatal and returns fmi2Fatal; the objects stay valid, so fmi2FreeInstance releases them.
+ * fatal and returns RUNTIME_FATAL; the objects stay valid, so fmi2FreeInstance releases them.
  *
- * The Python C API is resolved at run time (fmi2_platform.c has found the runtime) through the stable
+ * The Python C API is resolved at run time (platform.c has found the runtime) through the stable
  * function forms only (Py_IncRef/Py_DecRef, no macros): no Python headers, one binary for any
  * Python 3 build of the right version.
  */
@@ -24,8 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fmi2_platform.h"
-#include "fmi2_python.h"
+#include "platform.h"
+#include "runtime.h"
 
 typedef struct _object PyObject;
 typedef intptr_t Py_ssize_t_; /* Py_ssize_t: pointer-sized on every ABI (64 bits on Win64, where long has 32) */
@@ -77,7 +77,7 @@ static struct {
 
 static char model_identifier[256];
 
-int slave_load(const char *model, char *error, size_t size) {
+int runtime_load(const char *model, char *error, size_t size) {
 #define RESOLVE(field, symbol)                                                                       \
     if (!(*(void **)&py.field = platform_python_symbol(symbol))) {                                       \
         snprintf(error, size, "the Python runtime lacks %s", symbol);                                \
@@ -111,9 +111,9 @@ int slave_load(const char *model, char *error, size_t size) {
     return 0;
 }
 
-struct Slave {
+struct Runtime {
     PyObject *cls, *instance, *log_queue, *strings; /* strings: the last fmi2GetString's values */
-    fmi2CallbackFunctions functions;
+    RuntimeLogger logger;
     char *name, *resources;
     int visible;
 };
@@ -123,24 +123,23 @@ static void clear(PyObject **object) {
     *object = NULL;
 }
 
-static void log_text(const Slave *s, fmi2Status status, const char *category, const char *text) {
-    if (s->functions.logger)
-        s->functions.logger(s->functions.componentEnvironment, s->name, status, category, "%s", text);
+static void log_text(const Runtime *s, RuntimeStatus status, const char *category, const char *text) {
+    if (s->logger.log) s->logger.log(s->logger.environment, s->name, status, category, text);
 }
 
 /* The messages the slave queued (Fmi2Slave.log), to the logger; the queue emptied. */
-static void drain_log(const Slave *s) {
+static void drain_log(const Runtime *s) {
     if (!s->log_queue) return;
     Py_ssize_t_ n = py.ListSize(s->log_queue);
     for (Py_ssize_t_ i = 0; i < n; ++i) {
         PyObject *message = py.ListGetItem(s->log_queue, i); /* borrowed */
         PyObject *status = py.GetAttrString(message, "status"), *category = py.GetAttrString(message, "category"),
                  *text = py.GetAttrString(message, "msg");
-        long level = status ? py.LongAsLong(status) : fmi2Error;
+        long level = status ? py.LongAsLong(status) : RUNTIME_ERROR;
         const char *category_text = category && category != py.None ? py.UnicodeAsUTF8(category) : NULL;
         const char *message_text = text ? py.UnicodeAsUTF8(text) : NULL;
         if (py.ErrOccurred()) py.ErrClear();
-        log_text(s, level < fmi2OK || level > fmi2Fatal ? fmi2Error : (fmi2Status)level,
+        log_text(s, level < RUNTIME_OK || level > RUNTIME_FATAL ? RUNTIME_ERROR : (RuntimeStatus)level,
                  category_text ? category_text : "logAll", message_text ? message_text : "(unreadable message)");
         if (status) py.DecRef(status);
         if (category) py.DecRef(category);
@@ -170,24 +169,24 @@ static char *exception_text(void) {
     return text;
 }
 
-/* An exception escaped the slave during `what`: logged with its traceback; fmi2Fatal. */
-static fmi2Status escaped(const Slave *s, const char *what) {
+/* An exception escaped the slave during `what`: logged with its traceback; RUNTIME_FATAL. */
+static RuntimeStatus escaped(const Runtime *s, const char *what) {
     char *text = exception_text();
     size_t n = strlen(text) + strlen(what) + 64;
     char *message = malloc(n);
     if (message) {
         snprintf(message, n, "Python exception in %s:\n%s", what, text);
-        log_text(s, fmi2Fatal, "logStatusFatal", message);
+        log_text(s, RUNTIME_FATAL, "logStatusFatal", message);
     }
     free(message);
     free(text);
-    return fmi2Fatal;
+    return RUNTIME_FATAL;
 }
 
 /* The end of every call into Python: the queued messages out, the GIL released. `result` (a new
- * reference or NULL for an exception) is released; fmi2Fatal after an exception, else fmi2OK. */
-static fmi2Status done(const Slave *s, int gil, PyObject *result, const char *what) {
-    fmi2Status status = fmi2OK;
+ * reference or NULL for an exception) is released; RUNTIME_FATAL after an exception, else RUNTIME_OK. */
+static RuntimeStatus done(const Runtime *s, int gil, PyObject *result, const char *what) {
+    RuntimeStatus status = RUNTIME_OK;
     if (!result || py.ErrOccurred()) status = escaped(s, what);
     if (result) py.DecRef(result);
     drain_log(s);
@@ -210,7 +209,7 @@ static int read_first_line(const char *path, char *line, size_t size) {
 }
 
 /* A new instance of the slave class (pythonfmu's keyword arguments), its log queue taken. */
-static int construct(Slave *s) {
+static int construct(Runtime *s) {
     PyObject *args = py.TupleNew(0), *kwargs = py.DictNew();
     PyObject *name = py.UnicodeDecodeUTF8(s->name, (Py_ssize_t_)strlen(s->name), "replace");
     PyObject *resources = py.UnicodeDecodeFSDefault(s->resources);
@@ -236,18 +235,18 @@ static int construct(Slave *s) {
 
 /* The slave class: the model's entry module (named in resources/slavemodule.txt) imported once per
  * process with the resources folder on sys.path, its class named after the model. */
-static PyObject *slave_class(Slave *s) {
+static PyObject *slave_class(Runtime *s) {
     char module_name[512], path[4096];
     snprintf(path, sizeof path, "%s" PATH_SEPARATOR "slavemodule.txt", s->resources);
     if (read_first_line(path, module_name, sizeof module_name) != 0) {
         char text[4200];
         snprintf(text, sizeof text, "cannot read the model's module name from %s", path);
-        log_text(s, fmi2Fatal, "logStatusFatal", text);
+        log_text(s, RUNTIME_FATAL, "logStatusFatal", text);
         return NULL;
     }
     PyObject *sys_path = py.SysGetObject("path"); /* borrowed */
     if (!sys_path) {
-        log_text(s, fmi2Fatal, "logStatusFatal", "the Python runtime has no sys.path");
+        log_text(s, RUNTIME_FATAL, "logStatusFatal", "the Python runtime has no sys.path");
         return NULL;
     }
     PyObject *folder = py.UnicodeDecodeFSDefault(s->resources);
@@ -263,15 +262,15 @@ static PyObject *slave_class(Slave *s) {
     return cls;
 }
 
-Slave *slave_instantiate(fmi2String instanceName, fmi2String fmuResourceLocation, fmi2Boolean visible,
-                         const fmi2CallbackFunctions *functions) {
-    Slave *s = calloc(1, sizeof *s);
+Runtime *runtime_instantiate(const char *instanceName, const char *resources, int visible, const RuntimeLogger *logger,
+                             int fmi_version) {
+    (void)fmi_version; /* a Python-embedding FMU is an FMI 2.0 FMU */
+    Runtime *s = calloc(1, sizeof *s);
     if (!s) return NULL;
-    s->functions = *functions;
-    s->visible = visible != fmi2False;
+    s->logger = *logger;
+    s->visible = visible != 0;
     s->name = copy(instanceName);
-    char why[1024];
-    s->resources = platform_resource_path(fmuResourceLocation, why, sizeof why); /* checked by the loader */
+    s->resources = copy(resources ? resources : "");
     int gil = py.GILStateEnsure();
     s->cls = s->name && s->resources ? slave_class(s) : NULL;
     int ok = s->cls && construct(s) == 0;
@@ -279,13 +278,13 @@ Slave *slave_instantiate(fmi2String instanceName, fmi2String fmuResourceLocation
     drain_log(s);
     py.GILStateRelease(gil);
     if (!ok) {
-        slave_free(s);
+        runtime_free(s);
         return NULL;
     }
     return s;
 }
 
-void slave_free(Slave *s) {
+void runtime_free(Runtime *s) {
     int gil = py.GILStateEnsure();
     clear(&s->strings);
     clear(&s->log_queue);
@@ -297,36 +296,36 @@ void slave_free(Slave *s) {
     free(s);
 }
 
-fmi2Status slave_setup_experiment(Slave *s, fmi2Real startTime) {
+RuntimeStatus runtime_setup_experiment(Runtime *s, double startTime) {
     int gil = py.GILStateEnsure();
     return done(s, gil, py.CallMethod(s->instance, "setup_experiment", "(d)", startTime), "fmi2SetupExperiment");
 }
 
-fmi2Status slave_call(Slave *s, const char *method, const char *what) {
+RuntimeStatus runtime_call(Runtime *s, const char *method, const char *what) {
     int gil = py.GILStateEnsure();
     return done(s, gil, py.CallMethod(s->instance, method, NULL), what);
 }
 
 /* pythonfmu's reset: a new instance of the slave class in place of the old one. */
-fmi2Status slave_reset(Slave *s) {
+RuntimeStatus runtime_reset(Runtime *s) {
     int gil = py.GILStateEnsure();
     if (construct(s) != 0) return done(s, gil, NULL, "fmi2Reset");
     drain_log(s);
     py.GILStateRelease(gil);
-    return fmi2OK;
+    return RUNTIME_OK;
 }
 
-/* fmi2OK for a step taken (do_step true), fmi2Discard for a step refused (false). */
-fmi2Status slave_do_step(Slave *s, fmi2Real t, fmi2Real h) {
+/* RUNTIME_OK for a step taken (do_step true), RUNTIME_DISCARD for a step refused (false). */
+RuntimeStatus runtime_do_step(Runtime *s, double t, double h) {
     int gil = py.GILStateEnsure();
     PyObject *taken = py.CallMethod(s->instance, "do_step", "(dd)", t, h);
     int truth = taken ? py.ObjectIsTrue(taken) : -1;
-    fmi2Status status = done(s, gil, taken, "fmi2DoStep");
-    return status != fmi2OK || truth < 0 ? fmi2Fatal : truth ? fmi2OK : fmi2Discard;
+    RuntimeStatus status = done(s, gil, taken, "fmi2DoStep");
+    return status != RUNTIME_OK || truth < 0 ? RUNTIME_FATAL : truth ? RUNTIME_OK : RUNTIME_DISCARD;
 }
 
-fmi2Status slave_model_exchange(Slave *s, const char *method, const char *what, const fmi2Real in[], size_t nin,
-                                fmi2Real out[], size_t nout) {
+RuntimeStatus runtime_model_exchange(Runtime *s, const char *method, const char *what, const double in[], size_t nin,
+                                double out[], size_t nout) {
     int gil = py.GILStateEnsure();
     PyObject *values = py.ListNew((Py_ssize_t_)nin);
     for (size_t i = 0; values && i < nin; ++i) py.ListSetItem(values, (Py_ssize_t_)i, py.FloatFromDouble(in[i]));
@@ -338,19 +337,19 @@ fmi2Status slave_model_exchange(Slave *s, const char *method, const char *what, 
             for (size_t i = 0; i < nout && !py.ErrOccurred(); ++i)
                 out[i] = py.FloatAsDouble(py.ListGetItem(result, (Py_ssize_t_)i));
         else if (!py.ErrOccurred())
-            log_text(s, fmi2Fatal, "logStatusFatal", "the slave returned the wrong number of values");
+            log_text(s, RUNTIME_FATAL, "logStatusFatal", "the slave returned the wrong number of values");
     }
     return done(s, gil, result, what);
 }
 
-static PyObject *references(const fmi2ValueReference vr[], size_t nvr) {
+static PyObject *references(const RuntimeReference vr[], size_t nvr) {
     PyObject *list = py.ListNew((Py_ssize_t_)nvr);
     for (size_t i = 0; list && i < nvr; ++i) py.ListSetItem(list, (Py_ssize_t_)i, py.LongFromUnsignedLong(vr[i]));
     return list;
 }
 
 /* get_<kind>(references) -> a list of nvr values, each converted by `read` into values[i]. */
-static fmi2Status get(Slave *s, const char *method, const char *what, const fmi2ValueReference vr[], size_t nvr,
+static RuntimeStatus get(Runtime *s, const char *method, const char *what, const RuntimeReference vr[], size_t nvr,
                       void (*read)(PyObject *, void *, size_t), void *values) {
     int gil = py.GILStateEnsure();
     PyObject *refs = references(vr, nvr);
@@ -359,7 +358,7 @@ static fmi2Status get(Slave *s, const char *method, const char *what, const fmi2
     if (result && py.ListSize(result) == (Py_ssize_t_)nvr)
         for (size_t i = 0; i < nvr && !py.ErrOccurred(); ++i) read(py.ListGetItem(result, (Py_ssize_t_)i), values, i);
     else if (result && !py.ErrOccurred())
-        log_text(s, fmi2Fatal, "logStatusFatal", "the slave returned the wrong number of values");
+        log_text(s, RUNTIME_FATAL, "logStatusFatal", "the slave returned the wrong number of values");
     if (result && !py.ErrOccurred() && strcmp(method, "get_string") == 0) {
         clear(&s->strings); /* keeps the texts handed out valid until the next fmi2GetString */
         py.IncRef(result);
@@ -368,31 +367,31 @@ static fmi2Status get(Slave *s, const char *method, const char *what, const fmi2
     return done(s, gil, result, what);
 }
 
-static void read_real(PyObject *item, void *values, size_t i) { ((fmi2Real *)values)[i] = py.FloatAsDouble(item); }
+static void read_real(PyObject *item, void *values, size_t i) { ((double *)values)[i] = py.FloatAsDouble(item); }
 static void read_integer(PyObject *item, void *values, size_t i) {
-    ((fmi2Integer *)values)[i] = (fmi2Integer)py.LongAsLong(item);
+    ((int *)values)[i] = (int)py.LongAsLong(item);
 }
 static void read_boolean(PyObject *item, void *values, size_t i) {
     int truth = py.ObjectIsTrue(item);
-    ((fmi2Boolean *)values)[i] = truth > 0 ? fmi2True : fmi2False;
+    ((int *)values)[i] = truth > 0 ? 1 : 0;
 }
-static void read_string(PyObject *item, void *values, size_t i) { ((fmi2String *)values)[i] = py.UnicodeAsUTF8(item); }
+static void read_string(PyObject *item, void *values, size_t i) { ((const char **)values)[i] = py.UnicodeAsUTF8(item); }
 
-fmi2Status slave_get_real(Slave *s, const fmi2ValueReference vr[], size_t nvr, fmi2Real values[]) {
+RuntimeStatus runtime_get_real(Runtime *s, const RuntimeReference vr[], size_t nvr, double values[]) {
     return get(s, "get_real", "fmi2GetReal", vr, nvr, read_real, values);
 }
-fmi2Status slave_get_integer(Slave *s, const fmi2ValueReference vr[], size_t nvr, fmi2Integer values[]) {
+RuntimeStatus runtime_get_integer(Runtime *s, const RuntimeReference vr[], size_t nvr, int values[]) {
     return get(s, "get_integer", "fmi2GetInteger", vr, nvr, read_integer, values);
 }
-fmi2Status slave_get_boolean(Slave *s, const fmi2ValueReference vr[], size_t nvr, fmi2Boolean values[]) {
+RuntimeStatus runtime_get_boolean(Runtime *s, const RuntimeReference vr[], size_t nvr, int values[]) {
     return get(s, "get_boolean", "fmi2GetBoolean", vr, nvr, read_boolean, values);
 }
-fmi2Status slave_get_string(Slave *s, const fmi2ValueReference vr[], size_t nvr, fmi2String values[]) {
+RuntimeStatus runtime_get_string(Runtime *s, const RuntimeReference vr[], size_t nvr, const char *values[]) {
     return get(s, "get_string", "fmi2GetString", vr, nvr, read_string, values);
 }
 
 /* set_<kind>(references, values), values[i] made a Python object by `make`. */
-static fmi2Status set(Slave *s, const char *method, const char *what, const fmi2ValueReference vr[], size_t nvr,
+static RuntimeStatus set(Runtime *s, const char *method, const char *what, const RuntimeReference vr[], size_t nvr,
                       PyObject *(*make)(const void *, size_t), const void *values) {
     int gil = py.GILStateEnsure();
     PyObject *refs = references(vr, nvr), *list = py.ListNew((Py_ssize_t_)nvr);
@@ -404,48 +403,48 @@ static fmi2Status set(Slave *s, const char *method, const char *what, const fmi2
     return done(s, gil, result, what);
 }
 
-static PyObject *make_real(const void *values, size_t i) { return py.FloatFromDouble(((const fmi2Real *)values)[i]); }
+static PyObject *make_real(const void *values, size_t i) { return py.FloatFromDouble(((const double *)values)[i]); }
 static PyObject *make_integer(const void *values, size_t i) {
-    return py.LongFromLong(((const fmi2Integer *)values)[i]);
+    return py.LongFromLong(((const int *)values)[i]);
 }
 static PyObject *make_boolean(const void *values, size_t i) {
-    return py.BoolFromLong(((const fmi2Boolean *)values)[i]);
+    return py.BoolFromLong(((const int *)values)[i]);
 }
 static PyObject *make_string(const void *values, size_t i) {
-    return py.UnicodeFromString(((const fmi2String *)values)[i]);
+    return py.UnicodeFromString(((const char *const *)values)[i]);
 }
 
-fmi2Status slave_set_real(Slave *s, const fmi2ValueReference vr[], size_t nvr, const fmi2Real values[]) {
+RuntimeStatus runtime_set_real(Runtime *s, const RuntimeReference vr[], size_t nvr, const double values[]) {
     return set(s, "set_real", "fmi2SetReal", vr, nvr, make_real, values);
 }
-fmi2Status slave_set_integer(Slave *s, const fmi2ValueReference vr[], size_t nvr, const fmi2Integer values[]) {
+RuntimeStatus runtime_set_integer(Runtime *s, const RuntimeReference vr[], size_t nvr, const int values[]) {
     return set(s, "set_integer", "fmi2SetInteger", vr, nvr, make_integer, values);
 }
-fmi2Status slave_set_boolean(Slave *s, const fmi2ValueReference vr[], size_t nvr, const fmi2Boolean values[]) {
+RuntimeStatus runtime_set_boolean(Runtime *s, const RuntimeReference vr[], size_t nvr, const int values[]) {
     return set(s, "set_boolean", "fmi2SetBoolean", vr, nvr, make_boolean, values);
 }
-fmi2Status slave_set_string(Slave *s, const fmi2ValueReference vr[], size_t nvr, const fmi2String values[]) {
+RuntimeStatus runtime_set_string(Runtime *s, const RuntimeReference vr[], size_t nvr, const char *const values[]) {
     return set(s, "set_string", "fmi2SetString", vr, nvr, make_string, values);
 }
 
 /* --- FMU states: the slave's state objects (_get_fmu_state), serialized by its class ----------- */
 
-fmi2Status slave_get_state(Slave *s, void **state) {
+RuntimeStatus runtime_get_state(Runtime *s, void **state) {
     int gil = py.GILStateEnsure();
     PyObject *fresh = py.CallMethod(s->instance, "_get_fmu_state", NULL);
     if (fresh) py.IncRef(fresh); /* one reference for the caller, one released by done() */
-    fmi2Status status = done(s, gil, fresh, "fmi2GetFMUstate");
-    *state = status == fmi2OK ? fresh : NULL;
-    if (status != fmi2OK && fresh) slave_free_state(s, fresh);
+    RuntimeStatus status = done(s, gil, fresh, "fmi2GetFMUstate");
+    *state = status == RUNTIME_OK ? fresh : NULL;
+    if (status != RUNTIME_OK && fresh) runtime_free_state(s, fresh);
     return status;
 }
 
-fmi2Status slave_set_state(Slave *s, void *state) {
+RuntimeStatus runtime_set_state(Runtime *s, void *state) {
     int gil = py.GILStateEnsure();
     return done(s, gil, py.CallMethod(s->instance, "_set_fmu_state", "(O)", (PyObject *)state), "fmi2SetFMUstate");
 }
 
-void slave_free_state(Slave *s, void *state) {
+void runtime_free_state(Runtime *s, void *state) {
     (void)s;
     int gil = py.GILStateEnsure();
     py.DecRef((PyObject *)state);
@@ -453,7 +452,7 @@ void slave_free_state(Slave *s, void *state) {
 }
 
 /* The state's serialization (_fmu_state_to_bytes): copied into a new buffer (malloc) of *size bytes. */
-fmi2Status slave_serialize(Slave *s, void *state, char **bytes, size_t *size) {
+RuntimeStatus runtime_serialize(Runtime *s, void *state, char **bytes, size_t *size) {
     int gil = py.GILStateEnsure();
     PyObject *data = py.CallMethod(s->cls, "_fmu_state_to_bytes", "(O)", (PyObject *)state);
     char *buffer = NULL;
@@ -463,19 +462,19 @@ fmi2Status slave_serialize(Slave *s, void *state, char **bytes, size_t *size) {
         memcpy(*bytes, buffer, (size_t)n);
         *size = (size_t)n;
     }
-    fmi2Status status = done(s, gil, data, "fmi2SerializeFMUstate");
-    if (status == fmi2OK && !*bytes) status = fmi2Error;
+    RuntimeStatus status = done(s, gil, data, "fmi2SerializeFMUstate");
+    if (status == RUNTIME_OK && !*bytes) status = RUNTIME_ERROR;
     return status;
 }
 
-fmi2Status slave_deserialize(Slave *s, const char *bytes, size_t size, void **state) {
+RuntimeStatus runtime_deserialize(Runtime *s, const char *bytes, size_t size, void **state) {
     int gil = py.GILStateEnsure();
     PyObject *data = py.BytesFromStringAndSize(bytes, (Py_ssize_t_)size);
     PyObject *fresh = data ? py.CallMethod(s->cls, "_fmu_state_from_bytes", "(O)", data) : NULL;
     if (data) py.DecRef(data);
     if (fresh) py.IncRef(fresh);
-    fmi2Status status = done(s, gil, fresh, "fmi2DeSerializeFMUstate");
-    *state = status == fmi2OK ? fresh : NULL;
-    if (status != fmi2OK && fresh) slave_free_state(s, fresh);
+    RuntimeStatus status = done(s, gil, fresh, "fmi2DeSerializeFMUstate");
+    *state = status == RUNTIME_OK ? fresh : NULL;
+    if (status != RUNTIME_OK && fresh) runtime_free_state(s, fresh);
     return status;
 }

@@ -6,13 +6,13 @@
  * to provide them, so a C/C++ host (OMSimulator, the FMI compliance checker, ...) cannot load it,
  * and loading libpython next to it is not enough when the host opens the FMU with RTLD_LOCAL (the
  * interpreter's own extension modules then miss its symbols); it also crashes and bloats its hosts
- * (see fmi2_python.c) and is not used. This library is the FMU's binaries/<platform>/<modelIdentifier>.so
+ * (see python_runtime.c) and is not used. This library is the FMU's binaries/<platform>/<modelIdentifier>.so
  * (.dylib, .dll). On the first fmi2Instantiate it
- *   1. finds the Python runtime (fmi2_platform.c): the one already in the process (a Python host, also one
+ *   1. finds the Python runtime (platform.c): the one already in the process (a Python host, also one
  *      whose interpreter is linked statically, e.g. Debian's python3: no second interpreter is ever loaded),
  *      else the FMU's Python version where the platform's Python installs put it, made global on POSIX;
  *      if there is none, fmi2Instantiate fails with a message that lists what was tried and what to install;
- *   2. runs the model's pythonfmu slave class in that Python (fmi2_python.c), and passes every fmi2
+ *   2. runs the model's pythonfmu slave class in that Python (python_runtime.c), and passes every fmi2
  *      call that its checks accept to it.
  *
  * Errors reach every importer: this layer forwards the slave's warnings and errors always (info
@@ -56,12 +56,13 @@
 #include <string.h>
 
 #include "fmi2Functions.h"
-#include "fmi2_platform.h"
-#include "fmi2_python.h"
+#include "glue.h"
+#include "platform.h"
+#include "runtime.h"
 #include "numbers.h"
 
 #if !defined(MECHFMU_PYTHON_VERSION) && !defined(MECHFMU_NATIVE)
-#error "MECHFMU_PYTHON_VERSION (or MECHFMU_NATIVE: the component in C, fmi2_native.c) must be defined"
+#error "MECHFMU_PYTHON_VERSION (or MECHFMU_NATIVE: the component in C, runtime.c) must be defined"
 #endif
 
 #define PATH_SIZE 4096
@@ -97,7 +98,7 @@ static void load_python(void) {
     if (extension && (!strcmp(extension, ".so") || !strcmp(extension, ".dylib") || !strcmp(extension, ".dll")
                       || !strcmp(extension, ".DLL")))
         *extension = '\0';
-    slave_load(model, load_error, sizeof load_error);
+    runtime_load(model, load_error, sizeof load_error);
 }
 
 /* --- instances and their FMI 2.0 co-simulation state ------------------------------------------ */
@@ -134,133 +135,19 @@ typedef struct Saved {
 } Saved;
 
 typedef struct Instance {
-    Slave *slave;                /* first the fields every call reads (one cache line) */
+    Runtime *runtime;            /* first the fields every call reads (one cache line) */
     int state;                   /* one of the states above */
     fmi2Status logged;           /* worst status logged during the current call */
     int model_exchange;          /* instantiated as fmi2ModelExchange */
     fmi2Boolean debug_logging;   /* the host's wish for info messages */
     fmi2CallbackFunctions host;  /* the host's callbacks */
-    fmi2CallbackFunctions own;   /* what the slave gets: our logger, the host's memory */
+    RuntimeLogger own;           /* what the runtime gets: our logger */
     size_t n_categories;
     char **categories;           /* NULL = every category */
     char *name;
     Saved *saved;                /* the FMU states handed out and not freed */
     void *library;               /* this binary, held open while the instance lives (NULL if that failed) */
 } Instance;
-
-/* Every live instance of this process (calls on others are refused): a set of pointers, open addressing
- * with linear probing, so a handle is checked in O(1) whatever the number of instances, without ever reading
- * through the handle itself (a freed or foreign pointer is only compared, never dereferenced).
- *
- * Every call looks its handle up, so lookups take no lock: a slot never becomes empty again (a removed
- * instance leaves FREED, a tombstone, which a later instance may take), so a probe that stops at an empty slot
- * has passed every instance added before the call began. Adding and removing take the lock. A table more than
- * half used (instances and tombstones) is replaced by a new one of the live instances, published atomically; the
- * old ones are kept for the life of the process (a lookup may still be reading one), in a list: as tombstones
- * are taken again, a new table comes only as the number of live instances grows. */
-typedef struct Table {
-    struct Table *retired; /* the table before this one */
-    size_t capacity;       /* a power of two */
-    size_t used;           /* slots not empty: instances and tombstones */
-    _Atomic(Instance *) slots[];
-} Table;
-
-static platform_mutex_t instances_lock = PLATFORM_MUTEX_INIT;
-static _Atomic(Table *) live; /* NULL before the first instance */
-static size_t live_count;
-static char freed_slot;
-#define FREED ((Instance *)&freed_slot)
-
-static size_t home_slot(const void *p, size_t capacity) {
-    uint64_t x = (uint64_t)(uintptr_t)p; /* a 64-bit mix (MurmurHash3's finalizer): allocation addresses */
-    x ^= x >> 33;                         /* share their low bits */
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    return (size_t)x & (capacity - 1);
-}
-
-/* The slot holding `p`, or the empty slot where its probe ends. */
-static size_t find_slot(Table *table, const void *p) {
-    size_t i = home_slot(p, table->capacity);
-    for (;;) {
-        Instance *slot = atomic_load_explicit(&table->slots[i], memory_order_acquire);
-        if (!slot || slot == p) return i;
-        i = (i + 1) & (table->capacity - 1);
-    }
-}
-
-/* The instance behind a host's handle, or NULL for a handle that is not (or no more) a live instance. */
-static Instance *lookup(fmi2Component c) {
-    Table *table = atomic_load_explicit(&live, memory_order_acquire);
-    if (!c || !table) return NULL;
-    Instance *w = atomic_load_explicit(&table->slots[find_slot(table, c)], memory_order_acquire);
-    return w == FREED ? NULL : w;
-}
-
-/* Add a new instance to the live set (a new table when half used); -1 when out of memory. */
-static int add_live(Instance *w) {
-    platform_lock(&instances_lock);
-    Table *table = atomic_load_explicit(&live, memory_order_relaxed);
-    if (!table || 2 * (table->used + 1) > table->capacity) {
-        size_t capacity = 64;
-        while (2 * (live_count + 1) > capacity / 2) capacity *= 2; /* a quarter full at most, when new */
-        Table *fresh = calloc(1, sizeof *fresh + capacity * sizeof fresh->slots[0]);
-        if (!fresh) {
-            platform_unlock(&instances_lock);
-            return -1;
-        }
-        fresh->retired = table;
-        fresh->capacity = capacity;
-        for (size_t i = 0; table && i < table->capacity; ++i) {
-            Instance *slot = atomic_load_explicit(&table->slots[i], memory_order_relaxed);
-            if (slot && slot != FREED) {
-                atomic_store_explicit(&fresh->slots[find_slot(fresh, slot)], slot, memory_order_relaxed);
-                ++fresh->used;
-            }
-        }
-        atomic_store_explicit(&live, fresh, memory_order_release);
-        table = fresh;
-    }
-    size_t i = home_slot(w, table->capacity); /* the first tombstone or empty slot of its probe */
-    Instance *slot;
-    while ((slot = atomic_load_explicit(&table->slots[i], memory_order_relaxed)) && slot != FREED)
-        i = (i + 1) & (table->capacity - 1);
-    atomic_store_explicit(&table->slots[i], w, memory_order_release);
-    table->used += !slot;
-    ++live_count;
-    platform_unlock(&instances_lock);
-    return 0;
-}
-
-/* Take `w` out of the live set (its slot becomes a tombstone); 0 if it was not in it (freed twice, or not
- * ours). */
-static int remove_live(const void *w) {
-    platform_lock(&instances_lock);
-    Table *table = atomic_load_explicit(&live, memory_order_relaxed);
-    size_t slot = w && w != FREED && table ? find_slot(table, w) : 0;
-    if (!w || w == FREED || !table || !atomic_load_explicit(&table->slots[slot], memory_order_relaxed)) {
-        platform_unlock(&instances_lock);
-        return 0;
-    }
-    atomic_store_explicit(&table->slots[slot], FREED, memory_order_release);
-    --live_count;
-    platform_unlock(&instances_lock);
-    return 1;
-}
-
-/* When the library unloads (the host's last dlclose after the last fmi2FreeInstance), the tables go with it: a host
- * that loads and unloads the FMU for every instance (ecos does) would otherwise lose one per load. */
-#if defined(__GNUC__) || defined(__clang__)
-__attribute__((destructor)) static void release_tables(void) {
-    if (live_count) return; /* instances left at the process's exit: nothing to reclaim */
-    Table *table = atomic_exchange(&live, NULL);
-    while (table) {
-        Table *retired = table->retired;
-        free(table);
-        table = retired;
-    }
-}
-#endif
 
 static void *allocate(const fmi2CallbackFunctions *cb, size_t n, size_t size) {
     return cb && cb->allocateMemory ? cb->allocateMemory(n, size) : calloc(n, size);
@@ -319,17 +206,12 @@ static fmi2Status refuse(const Instance *w, const char *function, const char *fo
     return fmi2Error;
 }
 
-static void forward_log(fmi2ComponentEnvironment env, fmi2String instance, fmi2Status status,
-                        fmi2String category, fmi2String message, ...) {
+static void forward_log(void *env, const char *instance, RuntimeStatus status, const char *category,
+                        const char *message) {
     Instance *w = (Instance *)env;
-    if (status > w->logged) w->logged = status;
-    if (status == fmi2OK && !category_enabled(w, category)) return;
-    va_list args;
-    va_start(args, message);
-    char *text = platform_format(message ? message : "", args);
-    va_end(args);
-    host_log(w, instance, status, category, text ? text : "(message lost: out of memory)");
-    free(text);
+    if ((fmi2Status)status > w->logged) w->logged = (fmi2Status)status;
+    if (status == RUNTIME_OK && !category_enabled(w, category)) return;
+    host_log(w, instance, (fmi2Status)status, category, message);
 }
 
 /* The status of a call into the slave, and the state it leaves: an fmi2Fatal (or a logged fatal: an
@@ -337,7 +219,8 @@ static void forward_log(fmi2ComponentEnvironment env, fmi2String instance, fmi2S
  * (out of memory) puts it in the error state. An error
  * the component logged is a refusal: the component checks before it changes anything, so the call
  * returns fmi2Error and the state stays (a warning: fmi2Warning). Otherwise the state becomes `next`. */
-static fmi2Status finish(Instance *w, fmi2Status returned, int next) {
+static fmi2Status finish(Instance *w, RuntimeStatus status, int next) {
+    const fmi2Status returned = (fmi2Status)status; /* the same values */
     if (returned == fmi2Fatal || w->logged == fmi2Fatal) {
         w->state = FATAL;
         return fmi2Fatal;
@@ -354,7 +237,7 @@ static fmi2Status finish(Instance *w, fmi2Status returned, int next) {
 
 /* Every entry point starts here: a live instance in one of the `allowed` states, else fmi2Error. */
 #define ENTER(function, allowed)                                                                     \
-    Instance *w = lookup(c);                                                                         \
+    Instance *w = glue_find(c);                                                                         \
     if (!w) return fmi2Error; /* not an instance of this FMU (e.g. freed): nowhere to log */        \
     if (!(w->state & (allowed)))                                                                     \
         return refuse(w, function, "not allowed in state %s%s", state_name(w->state),               \
@@ -381,20 +264,19 @@ const char *fmi2GetVersion(void) { return fmi2Version; }
 
 /* Whether the host instantiates this FMU: fmuResourceLocation is a file URI and fmuGUID is the GUID the FMU
  * was packed with (resources/mechfmu_guid.txt, written with modelDescription.xml: a host need not unpack
- * the model description). 0, or -1 with `why` set. */
-static int check_location(const char *location, const char *guid, char *why, size_t size) {
+ * the model description). 0 with the resources folder in *resources (freed by the caller), or -1 with `why` set. */
+static int check_location(const char *location, const char *guid, char **resources, char *why, size_t size) {
     char *folder = platform_resource_path(location, why, size);
+    *resources = folder;
     if (!folder) return -1;
     static const char name[] = PATH_SEPARATOR "mechfmu_guid.txt";
     char *path = malloc(strlen(folder) + sizeof name);
     if (!path) {
-        free(folder);
         snprintf(why, size, "out of memory");
         return -1;
     }
     strcpy(path, folder);
     strcat(path, name);
-    free(folder);
     char own[128] = "";
     FILE *file = platform_fopen(path, "r");
     int read = file && fgets(own, sizeof own, file) != NULL;
@@ -429,9 +311,8 @@ fmi2Component fmi2Instantiate(fmi2String instanceName, fmi2Type fmuType, fmi2Str
     if (!w) return NULL;
     memset(w, 0, sizeof *w);
     if (functions) w->host = *functions;
-    w->own = w->host;
-    w->own.logger = forward_log;
-    w->own.componentEnvironment = w;
+    w->own.log = forward_log;
+    w->own.environment = w;
     w->debug_logging = loggingOn;
     w->name = copy_string(functions, instanceName);
     if ((fmuType != fmi2CoSimulation && fmuType != fmi2ModelExchange) || !instanceName || !fmuGUID
@@ -443,16 +324,18 @@ fmi2Component fmi2Instantiate(fmi2String instanceName, fmi2Type fmuType, fmi2Str
         release(functions, w);
         return NULL;
     }
-    char why[1024];
-    if (check_location(fmuResourceLocation, fmuGUID, why, sizeof why) != 0) {
+    char why[1024], *resources = NULL;
+    if (check_location(fmuResourceLocation, fmuGUID, &resources, why, sizeof why) != 0) {
         refuse(w, "fmi2Instantiate", "%s", why);
+        free(resources);
         release(functions, w->name);
         release(functions, w);
         return NULL;
     }
     if (python_note[0]) host_log(w, instanceName, fmi2Warning, "logStatusWarning", python_note);
-    w->slave = slave_instantiate(instanceName, fmuResourceLocation, visible, &w->own);
-    if (!w->slave) {
+    w->runtime = runtime_instantiate(instanceName, resources, visible, &w->own, 2);
+    free(resources);
+    if (!w->runtime) {
         release(functions, w->name);
         release(functions, w);
         return NULL;
@@ -461,9 +344,9 @@ fmi2Component fmi2Instantiate(fmi2String instanceName, fmi2Type fmuType, fmi2Str
     w->model_exchange = fmuType == fmi2ModelExchange;
     if (w->model_exchange) { /* a component without a Model Exchange form refuses it, saying why (logged) */
         w->logged = fmi2OK;
-        if (slave_model_exchange(w->slave, "me_open", "fmi2Instantiate", NULL, 0, NULL, 0) != fmi2OK
+        if (runtime_model_exchange(w->runtime, "me_open", "fmi2Instantiate", NULL, 0, NULL, 0) != RUNTIME_OK
             || w->logged >= fmi2Error) {
-            slave_free(w->slave);
+            runtime_free(w->runtime);
             release(functions, w->name);
             release(functions, w);
             return NULL;
@@ -474,9 +357,9 @@ fmi2Component fmi2Instantiate(fmi2String instanceName, fmi2Type fmuType, fmi2Str
      * live instances (every call on the first one refused) while their Python objects live on. So each
      * instance holds the library open; fmi2FreeInstance lets go. */
     w->library = platform_hold_own_library();
-    if (add_live(w) != 0) {
+    if (glue_add(w) != 0) {
         refuse(w, "fmi2Instantiate", "out of memory");
-        slave_free(w->slave);
+        runtime_free(w->runtime);
         if (w->library) platform_release_library(w->library);
         release(functions, w->name);
         release(functions, w);
@@ -493,15 +376,15 @@ static void free_categories(Instance *w) {
 }
 
 void fmi2FreeInstance(fmi2Component c) {
-    if (!remove_live(c)) return; /* NULL, freed twice or not ours: nothing to do */
+    if (!glue_remove(c)) return; /* NULL, freed twice or not ours: nothing to do */
     Instance *w = (Instance *)c;
     while (w->saved) { /* states the host did not free belong to the instance */
         Saved *s = w->saved;
         w->saved = s->next;
-        slave_free_state(w->slave, s->object);
+        runtime_free_state(w->runtime, s->object);
         release(&w->host, s);
     }
-    slave_free(w->slave);
+    runtime_free(w->runtime);
     free_categories(w);
     fmi2CallbackFunctions host = w->host;
     void *library = w->library;
@@ -542,18 +425,18 @@ fmi2Status fmi2SetupExperiment(fmi2Component c, fmi2Boolean toleranceDefined, fm
         return refuse(w, "fmi2SetupExperiment", "stopTime = %s s is before startTime = %s s", stop, start);
     }
     (void)toleranceDefined, (void)tolerance; /* pythonfmu passes the start time only */
-    return finish(w, slave_setup_experiment(w->slave, startTime), 0);
+    return finish(w, runtime_setup_experiment(w->runtime, startTime), 0);
 }
 
 fmi2Status fmi2EnterInitializationMode(fmi2Component c) {
     ENTER("fmi2EnterInitializationMode", INSTANTIATED);
-    return finish(w, slave_call(w->slave, "enter_initialization_mode", "fmi2EnterInitializationMode"), INITIALIZATION_MODE);
+    return finish(w, runtime_call(w->runtime, "enter_initialization_mode", "fmi2EnterInitializationMode"), INITIALIZATION_MODE);
 }
 
 /* An error logged here (a parameter rule) keeps initialization mode: the host may correct and retry. */
 fmi2Status fmi2ExitInitializationMode(fmi2Component c) {
     ENTER("fmi2ExitInitializationMode", INITIALIZATION_MODE);
-    return finish(w, slave_call(w->slave, "exit_initialization_mode", "fmi2ExitInitializationMode"),
+    return finish(w, runtime_call(w->runtime, "exit_initialization_mode", "fmi2ExitInitializationMode"),
                   w->model_exchange ? EVENT_MODE : STEP_COMPLETE);
 }
 
@@ -562,14 +445,14 @@ fmi2Status fmi2ExitInitializationMode(fmi2Component c) {
 fmi2Status fmi2Terminate(fmi2Component c) {
     ENTER("fmi2Terminate", INSTANTIATED | INITIALIZATION_MODE | STEP_COMPLETE | STEP_FAILED | ERROR | EVENT_MODE
                            | CONTINUOUS_TIME_MODE);
-    return finish(w, slave_call(w->slave, "terminate", "fmi2Terminate"), TERMINATED);
+    return finish(w, runtime_call(w->runtime, "terminate", "fmi2Terminate"), TERMINATED);
 }
 
 fmi2Status fmi2Reset(fmi2Component c) {
     ENTER("fmi2Reset", LIVE);
-    fmi2Status status = finish(w, slave_reset(w->slave), INSTANTIATED);
+    fmi2Status status = finish(w, runtime_reset(w->runtime), INSTANTIATED);
     if (status <= fmi2Warning && w->model_exchange) /* the new slave object is in Model Exchange use too */
-        status = finish(w, slave_model_exchange(w->slave, "me_open", "fmi2Reset", NULL, 0, NULL, 0), 0);
+        status = finish(w, runtime_model_exchange(w->runtime, "me_open", "fmi2Reset", NULL, 0, NULL, 0), 0);
     return status;
 }
 
@@ -584,19 +467,19 @@ fmi2Status fmi2Reset(fmi2Component c) {
     if (nvr == 0) return fmi2OK
 
 /* fmi2GetX / fmi2SetX for the types without extra checks (fmi2SetString validates its text below) */
-#define ACCESS(name, allowed, type, slave_function)                                                  \
+#define ACCESS(name, allowed, type, runtime_function)                                                  \
     fmi2Status fmi2##name(fmi2Component c, const fmi2ValueReference vr[], size_t nvr, type value[]) { \
         ENTER("fmi2" #name, allowed);                                                                \
         ARRAYS("fmi2" #name);                                                                        \
-        return finish(w, slave_function(w->slave, vr, nvr, value), 0);                               \
+        return finish(w, runtime_function(w->runtime, vr, nvr, value), 0);                               \
     }
-ACCESS(GetReal, GETTABLE, fmi2Real, slave_get_real)
-ACCESS(GetInteger, GETTABLE, fmi2Integer, slave_get_integer)
-ACCESS(GetBoolean, GETTABLE, fmi2Boolean, slave_get_boolean)
-ACCESS(GetString, GETTABLE, fmi2String, slave_get_string)
-ACCESS(SetReal, SETTABLE, const fmi2Real, slave_set_real)
-ACCESS(SetInteger, SETTABLE, const fmi2Integer, slave_set_integer)
-ACCESS(SetBoolean, SETTABLE, const fmi2Boolean, slave_set_boolean)
+ACCESS(GetReal, GETTABLE, fmi2Real, runtime_get_real)
+ACCESS(GetInteger, GETTABLE, fmi2Integer, runtime_get_integer)
+ACCESS(GetBoolean, GETTABLE, fmi2Boolean, runtime_get_boolean)
+ACCESS(GetString, GETTABLE, fmi2String, runtime_get_string)
+ACCESS(SetReal, SETTABLE, const fmi2Real, runtime_set_real)
+ACCESS(SetInteger, SETTABLE, const fmi2Integer, runtime_set_integer)
+ACCESS(SetBoolean, SETTABLE, const fmi2Boolean, runtime_set_boolean)
 #undef ACCESS
 
 /* Valid UTF-8 (Python decodes the text; an invalid byte sequence would reach pythonfmu as a NULL object). */
@@ -619,7 +502,7 @@ fmi2Status fmi2SetString(fmi2Component c, const fmi2ValueReference vr[], size_t 
         NEED(utf8_valid((const unsigned char *)value[i]), "fmi2SetString",
              "value[%zu] (valueReference %u) is not valid UTF-8", i, vr[i]);
     }
-    return finish(w, slave_set_string(w->slave, vr, nvr, value), 0);
+    return finish(w, runtime_set_string(w->runtime, vr, nvr, value), 0);
 }
 
 /* --- FMU states: only states handed out by this instance are accepted ------------------------- */
@@ -656,7 +539,7 @@ static Saved *find_saved(const Instance *w, fmi2FMUstate state) {
 static fmi2Status track(Instance *w, void *object, int state, fmi2FMUstate *out) {
     Saved *s = allocate(&w->host, 1, sizeof *s);
     if (!s) {
-        slave_free_state(w->slave, object);
+        runtime_free_state(w->runtime, object);
         return refuse(w, "fmi2GetFMUstate", "out of memory");
     }
     s->object = object;
@@ -672,11 +555,11 @@ fmi2Status fmi2GetFMUstate(fmi2Component c, fmi2FMUstate *state) {
     ENTER("fmi2GetFMUstate", LIVE);
     NEED(state, "fmi2GetFMUstate", "FMUstate* is NULL");
     void *fresh = NULL;
-    fmi2Status status = finish(w, slave_get_state(w->slave, &fresh), 0);
+    fmi2Status status = finish(w, runtime_get_state(w->runtime, &fresh), 0);
     if (status > fmi2Warning) return status;
     Saved *old = *state ? find_saved(w, *state) : NULL;
     if (old) { /* FMI: *state is a state of ours to be overwritten */
-        slave_free_state(w->slave, old->object);
+        runtime_free_state(w->runtime, old->object);
         old->object = fresh;
         old->state = w->state;
         old->object_size = 0;
@@ -689,7 +572,7 @@ fmi2Status fmi2GetFMUstate(fmi2Component c, fmi2FMUstate *state) {
 fmi2Status fmi2SetFMUstate(fmi2Component c, fmi2FMUstate state) {
     ENTER("fmi2SetFMUstate", LIVE);
     KNOWN_STATE("fmi2SetFMUstate", state);
-    return finish(w, slave_set_state(w->slave, saved->object), saved->state);
+    return finish(w, runtime_set_state(w->runtime, saved->object), saved->state);
 }
 
 fmi2Status fmi2FreeFMUstate(fmi2Component c, fmi2FMUstate *state) {
@@ -700,7 +583,7 @@ fmi2Status fmi2FreeFMUstate(fmi2Component c, fmi2FMUstate *state) {
     Saved **link = &w->saved;
     while (*link != saved) link = &(*link)->next;
     *link = saved->next;
-    slave_free_state(w->slave, saved->object);
+    runtime_free_state(w->runtime, saved->object);
     release(&w->host, saved);
     *state = NULL;
     return fmi2OK;
@@ -708,7 +591,7 @@ fmi2Status fmi2FreeFMUstate(fmi2Component c, fmi2FMUstate *state) {
 
 /* The slave's serialization of a state (a new buffer, freed by the caller) and its size. */
 static fmi2Status serialized(Instance *w, void *object, char **bytes, size_t *size) {
-    fmi2Status status = finish(w, slave_serialize(w->slave, object, bytes, size), 0);
+    fmi2Status status = finish(w, runtime_serialize(w->runtime, object, bytes, size), 0);
     if (status > fmi2Warning) {
         free(*bytes);
         *bytes = NULL;
@@ -758,36 +641,6 @@ fmi2Status fmi2SerializeFMUstate(fmi2Component c, fmi2FMUstate state, fmi2Byte b
     return status;
 }
 
-/* The phase a component's serialized state holds (the body as the component serializes it): a native body
- * (fmi2_native.c: "mechfmu-native-state 2", the class name, five doubles, then "initialized" and "in Model Exchange
- * use" as little-endian doubles) or a Python component's JSON (json.dumps of components/base.py get_state: the last
- * top-level key before "accepted" is "initialized"). 1 initialized, 0 not, -1 not known; *model_exchange likewise. */
-static int body_phase(const char *body, size_t n, int *model_exchange) {
-    static const char native[] = "mechfmu-native-state 2", key[] = ", \"initialized\": ";
-    *model_exchange = -1;
-    if (n > sizeof native && !memcmp(body, native, sizeof native)) {
-        const char *name_end = memchr(body + sizeof native, '\0', n - sizeof native);
-        size_t at = name_end ? (size_t)(name_end + 1 - body) + 5 * 8 : n;
-        if (at + 16 > n) return -1;
-        double flags[2];
-        for (int k = 0; k < 2; ++k) {
-            uint64_t bits = 0;
-            for (int i = 7; i >= 0; --i) bits = bits << 8 | (unsigned char)body[at + 8 * k + (size_t)i];
-            memcpy(&flags[k], &bits, sizeof bits);
-        }
-        *model_exchange = flags[1] == 1.0 ? 1 : flags[1] == 0.0 ? 0 : -1;
-        return flags[0] == 1.0 ? 1 : flags[0] == 0.0 ? 0 : -1;
-    }
-    if (n < sizeof key + 4 || body[0] != '{') return -1;
-    for (size_t i = n - (sizeof key - 1) - 4; i > 0; --i) /* the last occurrence: the top level's */
-        if (!memcmp(body + i, key, sizeof key - 1)) {
-            const char *value = body + i + sizeof key - 1;
-            size_t left = n - (i + sizeof key - 1);
-            return left >= 4 && !memcmp(value, "true", 4) ? 1 : left >= 5 && !memcmp(value, "false", 5) ? 0 : -1;
-        }
-    return -1;
-}
-
 /* The blob is checked here (header) and completely by the component (components/fmi.py), which hands
  * back a rejection, not a state, for a blob it does not accept: its serialization is a NUL byte and
  * the reason. Nothing touches the instance until fmi2SetFMUstate of an accepted state. */
@@ -812,7 +665,7 @@ fmi2Status fmi2DeSerializeFMUstate(fmi2Component c, const fmi2Byte bytes[], size
          w->model_exchange ? "Co-Simulation" : "Model Exchange", state_name(kind),
          w->model_exchange ? "Model Exchange" : "Co-Simulation");
     void *fresh = NULL;
-    fmi2Status status = finish(w, slave_deserialize(w->slave, bytes + HEADER_SIZE, size - HEADER_SIZE, &fresh), 0);
+    fmi2Status status = finish(w, runtime_deserialize(w->runtime, bytes + HEADER_SIZE, size - HEADER_SIZE, &fresh), 0);
     if (status > fmi2Warning) return status;
     char *check = NULL;
     size_t n = 0;
@@ -823,11 +676,11 @@ fmi2Status fmi2DeSerializeFMUstate(fmi2Component c, const fmi2Byte bytes[], size
             reason ? reason : "the component could not check the state");
         free(reason);
         free(check);
-        slave_free_state(w->slave, fresh);
+        runtime_free_state(w->runtime, fresh);
         return refused;
     }
     /* the body's phase agrees with the header's FMI state and with this instance's interface */
-    int model_exchange, initialized = body_phase(check, n, &model_exchange);
+    int model_exchange, initialized = glue_body_phase(check, n, &model_exchange);
     free(check);
     const char *contradiction =
         model_exchange >= 0 && model_exchange != w->model_exchange
@@ -836,7 +689,7 @@ fmi2Status fmi2DeSerializeFMUstate(fmi2Component c, const fmi2Byte bytes[], size
         : initialized == 0 && (kind & (STEP_COMPLETE | STEP_FAILED | EVENT_MODE | CONTINUOUS_TIME_MODE))
         ? "its body is not initialized" : NULL;
     if (contradiction) {
-        slave_free_state(w->slave, fresh);
+        runtime_free_state(w->runtime, fresh);
         return refuse(w, "fmi2DeSerializeFMUstate", "the state's header says %s, but %s: refused", state_name(kind),
                       contradiction);
     }
@@ -868,7 +721,7 @@ fmi2Status fmi2GetDirectionalDerivative(fmi2Component c, const fmi2ValueReferenc
     in[0] = (fmi2Real)nUnknown, in[1] = (fmi2Real)nKnown;
     for (size_t i = 0; i < nUnknown; ++i) in[2 + i] = vUnknown[i];
     for (size_t j = 0; j < nKnown; ++j) in[2 + nUnknown + j] = vKnown[j], in[2 + nUnknown + nKnown + j] = dvKnown[j];
-    fmi2Status status = finish(w, slave_model_exchange(w->slave, "directional_derivative",
+    fmi2Status status = finish(w, runtime_model_exchange(w->runtime, "directional_derivative",
                                                        "fmi2GetDirectionalDerivative", in, count, out, nUnknown), 0);
     if (status <= fmi2Warning && nUnknown) memcpy(dvUnknown, out, nUnknown * sizeof *out);
     free(in), free(out);
@@ -895,8 +748,8 @@ fmi2Status fmi2DoStep(fmi2Component c, fmi2Real currentCommunicationPoint, fmi2R
                       fmi2Boolean noSetFMUStatePriorToCurrentPoint) {
     ENTER("fmi2DoStep", STEP_COMPLETE);
     (void)noSetFMUStatePriorToCurrentPoint;
-    fmi2Status status = slave_do_step(w->slave, currentCommunicationPoint, communicationStepSize);
-    if (status == fmi2Discard && w->logged != fmi2Fatal) {
+    RuntimeStatus status = runtime_do_step(w->runtime, currentCommunicationPoint, communicationStepSize);
+    if (status == RUNTIME_DISCARD && w->logged != fmi2Fatal) {
         w->state = STEP_FAILED;
         return fmi2Discard;
     }
@@ -957,7 +810,7 @@ fmi2Status fmi2NewDiscreteStates(fmi2Component c, fmi2EventInfo *eventInfo) {
     ENTER_ME("fmi2NewDiscreteStates", EVENT_MODE);
     NEED(eventInfo, "fmi2NewDiscreteStates", "eventInfo is NULL");
     fmi2Real update[3] = {0.0, 0.0, 0.0}; /* states changed, next event time defined, next event time */
-    fmi2Status status = finish(w, slave_model_exchange(w->slave, "me_new_discrete_states", "fmi2NewDiscreteStates",
+    fmi2Status status = finish(w, runtime_model_exchange(w->runtime, "me_new_discrete_states", "fmi2NewDiscreteStates",
                                                        NULL, 0, update, 3), 0);
     if (status > fmi2Warning) return status;
     eventInfo->newDiscreteStatesNeeded = fmi2False;
@@ -981,7 +834,7 @@ fmi2Status fmi2CompletedIntegratorStep(fmi2Component c, fmi2Boolean noSetFMUStat
     NEED(enterEventMode && terminateSimulation, "fmi2CompletedIntegratorStep", "%s is NULL",
          enterEventMode ? "terminateSimulation" : "enterEventMode");
     (void)noSetFMUStatePriorToCurrentPoint;
-    fmi2Status status = finish(w, slave_model_exchange(w->slave, "me_completed_step", "fmi2CompletedIntegratorStep",
+    fmi2Status status = finish(w, runtime_model_exchange(w->runtime, "me_completed_step", "fmi2CompletedIntegratorStep",
                                                        NULL, 0, NULL, 0), 0);
     *enterEventMode = fmi2False;
     *terminateSimulation = fmi2False;
@@ -992,14 +845,14 @@ fmi2Status fmi2SetTime(fmi2Component c, fmi2Real time) {
     ENTER_ME("fmi2SetTime", EVENT_MODE | CONTINUOUS_TIME_MODE);
     NEED(time == time && time - time == 0, "fmi2SetTime", "time = %s must be finite",
          time > 0 ? "inf" : time < 0 ? "-inf" : "nan");
-    return finish(w, slave_model_exchange(w->slave, "me_set_time", "fmi2SetTime", &time, 1, NULL, 0), 0);
+    return finish(w, runtime_model_exchange(w->runtime, "me_set_time", "fmi2SetTime", &time, 1, NULL, 0), 0);
 }
 
 fmi2Status fmi2SetContinuousStates(fmi2Component c, const fmi2Real x[], size_t nx) {
     ENTER_ME("fmi2SetContinuousStates", CONTINUOUS_TIME_MODE);
     NEED(x || nx == 0, "fmi2SetContinuousStates", "x is NULL with nx = %zu", nx);
     NEED(nx <= MAX_VARIABLES, "fmi2SetContinuousStates", "nx = %zu: more than any FMU has (%d)", nx, MAX_VARIABLES);
-    return finish(w, slave_model_exchange(w->slave, "me_set_states", "fmi2SetContinuousStates", x, nx, NULL, 0), 0);
+    return finish(w, runtime_model_exchange(w->runtime, "me_set_states", "fmi2SetContinuousStates", x, nx, NULL, 0), 0);
 }
 
 /* fmi2GetDerivatives, fmi2GetEventIndicators, fmi2GetContinuousStates, fmi2GetNominalsOfContinuousStates: n values
@@ -1012,7 +865,7 @@ fmi2Status fmi2SetContinuousStates(fmi2Component c, const fmi2Real x[], size_t n
              MAX_VARIABLES);                                                                         \
         fmi2Real *values = count ? malloc(count * sizeof *values) : NULL;                            \
         NEED(values || count == 0, "fmi2" #name, "out of memory");                                   \
-        fmi2Status status = finish(w, slave_model_exchange(w->slave, method, "fmi2" #name, NULL, 0, values, count), 0); \
+        fmi2Status status = finish(w, runtime_model_exchange(w->runtime, method, "fmi2" #name, NULL, 0, values, count), 0); \
         if (status <= fmi2Warning && count) memcpy(array, values, count * sizeof *values);          \
         free(values);                                                                                \
         return status;                                                                               \
