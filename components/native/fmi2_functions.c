@@ -263,38 +263,11 @@ const char *fmi2GetTypesPlatform(void) { return fmi2TypesPlatform; }
 const char *fmi2GetVersion(void) { return fmi2Version; }
 
 /* Whether the host instantiates this FMU: fmuResourceLocation is a file URI and fmuGUID is the GUID the FMU
- * was packed with (resources/mechfmu_guid.txt, written with modelDescription.xml: a host need not unpack
- * the model description). 0 with the resources folder in *resources (freed by the caller), or -1 with `why` set. */
+ * was packed with (glue_check_token). 0 with the resources folder in *resources (freed by the caller), or -1 with
+ * `why` set. */
 static int check_location(const char *location, const char *guid, char **resources, char *why, size_t size) {
-    char *folder = platform_resource_path(location, why, size);
-    *resources = folder;
-    if (!folder) return -1;
-    static const char name[] = PATH_SEPARATOR "mechfmu_guid.txt";
-    char *path = malloc(strlen(folder) + sizeof name);
-    if (!path) {
-        snprintf(why, size, "out of memory");
-        return -1;
-    }
-    strcpy(path, folder);
-    strcat(path, name);
-    char own[128] = "";
-    FILE *file = platform_fopen(path, "r");
-    int read = file && fgets(own, sizeof own, file) != NULL;
-    if (file) fclose(file);
-    own[strcspn(own, "\r\n")] = '\0';
-    if (!read || !own[0]) {
-        snprintf(why, size, "cannot read this FMU's GUID from %.500s: fmuResourceLocation must be the resources "
-                 "folder of the unpacked FMU", path);
-        free(path);
-        return -1;
-    }
-    free(path);
-    if (strcmp(guid, own) != 0) {
-        snprintf(why, size, "fmuGUID '%.100s' is not this FMU's GUID '%s': the host passed the GUID of another FMU "
-                 "(or of another build of it)", guid, own);
-        return -1;
-    }
-    return 0;
+    *resources = platform_resource_path(location, why, size);
+    return *resources ? glue_check_token(*resources, guid, "fmuGUID", "GUID", "fmuResourceLocation", why, size) : -1;
 }
 
 fmi2Component fmi2Instantiate(fmi2String instanceName, fmi2Type fmuType, fmi2String fmuGUID,

@@ -2,6 +2,7 @@
  * before it is used, and the phase a serialized state's body holds. No FMI type: the glue layers (fmi2_functions.c,
  * fmi3_functions.c) call it with their own instances. */
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,4 +152,36 @@ int glue_body_phase(const char *body, size_t n, int *model_exchange) {
             return left >= 4 && !memcmp(value, "true", 4) ? 1 : left >= 5 && !memcmp(value, "false", 5) ? 0 : -1;
         }
     return -1;
+}
+
+int glue_check_token(const char *folder, const char *token, const char *token_name, const char *noun,
+                     const char *location_name, char *why, size_t size) {
+    static const char name[] = PATH_SEPARATOR "mechfmu_guid.txt";
+    size_t length = strlen(folder);
+    while (length && (folder[length - 1] == '/' || folder[length - 1] == '\\')) --length; /* FMI 3.0: a trailing one */
+    char *path = malloc(length + sizeof name);
+    if (!path) {
+        snprintf(why, size, "out of memory");
+        return -1;
+    }
+    memcpy(path, folder, length);
+    memcpy(path + length, name, sizeof name);
+    char own[128] = "";
+    FILE *file = platform_fopen(path, "r");
+    int read = file && fgets(own, sizeof own, file) != NULL;
+    if (file) fclose(file);
+    own[strcspn(own, "\r\n")] = '\0';
+    if (!read || !own[0]) {
+        snprintf(why, size, "cannot read this FMU's %s from %.500s: %s must be the resources folder of the unpacked "
+                 "FMU", noun, path, location_name);
+        free(path);
+        return -1;
+    }
+    free(path);
+    if (strcmp(token, own) != 0) {
+        snprintf(why, size, "%s '%.100s' is not this FMU's %s '%s': the host passed the %s of another FMU (or of "
+                 "another build of it)", token_name, token, noun, own, noun);
+        return -1;
+    }
+    return 0;
 }

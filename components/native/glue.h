@@ -14,4 +14,11 @@ int glue_remove(const void *instance); /* 1, or 0 if it was not live (freed twic
  * *model_exchange likewise (1 taken in Model Exchange use). */
 int glue_body_phase(const char *body, size_t n, int *model_exchange);
 
+/* Whether `token` is the one this FMU was packed with (resources/mechfmu_guid.txt in the resources `folder`, written
+ * with modelDescription.xml, so a host need not unpack the model description): 0, or -1 with `why` naming the
+ * token as the standard does (fmuGUID, instantiationToken), what it is (GUID, instantiation token) and the folder's argument (fmuResourceLocation,
+ * resourcePath). */
+int glue_check_token(const char *folder, const char *token, const char *token_name, const char *noun,
+                     const char *location_name, char *why, size_t size);
+
 #endif

@@ -51,6 +51,9 @@ struct Runtime {
     const char **returned; /* the String values handed out, valid until the next call */
     RuntimeLogger logger;
     int fmi_version;       /* 2 or 3: the functions messages name */
+    int step_kept;         /* the last step can be taken again shorter: it started at step_start from before[] */
+    double step_start, step_size;
+    double before[64];
 };
 
 static const NativeClass *loaded;
@@ -98,6 +101,7 @@ static void reset_values(Runtime *s) {
     n->time = 0.0;
     n->accepted_time = n->event_time = -INFINITY;
     n->initialized = n->in_model_exchange = 0;
+    s->step_kept = 0;
     memset(n->flags, 0, sizeof n->flags);
     free(s->initialization_error);
     s->initialization_error = NULL;
@@ -534,8 +538,9 @@ RuntimeStatus runtime_do_step(Runtime *s, double t, double h) {
         log_error(s, "initialization failed: %s", s->initialization_error);
         return RUNTIME_DISCARD;
     }
+    s->step_kept = 0;
     if (s->cls->advance) {
-        double saved[64];
+        double *saved = s->before;
         memcpy(saved, n->state, s->cls->state_count * sizeof *saved);
         n->arithmetic = 0;
         if (s->cls->advance(n, t, h) != 0) {
@@ -550,9 +555,26 @@ RuntimeStatus runtime_do_step(Runtime *s, double t, double h) {
     }
     n->time = t + h;
     s->base.cached = 0;
+    s->step_kept = 1, s->step_start = t, s->step_size = h;
     char warning[2048];
     if (s->cls->step_warning && s->cls->step_warning(n, warning, sizeof warning)) log_text(s, RUNTIME_WARNING, warning);
     return RUNTIME_OK;
+}
+
+RuntimeStatus runtime_shorten_step(Runtime *s, double h) {
+    NativeInstance *n = inst(s);
+    if (!(s->step_kept && isfinite(h) && h > 0.0 && h < s->step_size)) {
+        char size[40], last[40];
+        native_number(h, size, sizeof size);
+        native_number(s->step_size, last, sizeof last);
+        log_error(s, "%s: the last step cannot end earlier at a step size of %s s (%s%s)", s->base.name, size,
+                  s->step_kept ? "it was " : "no step to shorten", s->step_kept ? last : "");
+        return RUNTIME_OK;
+    }
+    if (s->cls->advance) memcpy(n->state, s->before, s->cls->state_count * sizeof *n->state);
+    n->time = s->step_start;
+    s->base.cached = 0;
+    return runtime_do_step(s, s->step_start, h);
 }
 
 /* --- Model Exchange ---------------------------------------------------------------------------------- */
@@ -808,6 +830,18 @@ RuntimeStatus runtime_model_exchange(Runtime *s, const char *method, const char 
         return RUNTIME_OK;
     }
     if (!strcmp(method, "directional_derivative")) return directional_derivative(s, what, in, nin, out, nout);
+    if (!strcmp(method, "sizes") && nout == 4) { /* variables, continuous states, event indicators; the time */
+        out[0] = (double)c->variable_count, out[1] = (double)c->continuous_count;
+        out[2] = (double)c->indicator_count, out[3] = n->time;
+        return RUNTIME_OK;
+    }
+    if (!strcmp(method, "next_time_event") && nout == 2) { /* co-simulation's event mode: no mode is committed */
+        double next = 0.0;
+        int defined = native_next_time_event(n, &next);
+        n->accepted_time = n->event_time = n->time;
+        out[0] = defined ? 1.0 : 0.0, out[1] = defined ? next : 0.0;
+        return RUNTIME_OK;
+    }
     if (!strcmp(method, "me_completed_step")) {
         n->accepted_time = n->time;
         return RUNTIME_OK;
@@ -895,6 +929,7 @@ RuntimeStatus runtime_set_state(Runtime *s, void *state) {
     if (copy_strings(c, n->strings, saved->strings) != 0) return RUNTIME_ERROR;
     memcpy(n->values, saved->values, c->variable_count * sizeof *n->values);
     memcpy(n->state, saved->state, c->state_count * sizeof *n->state);
+    s->step_kept = 0;
     n->time = saved->time;
     n->accepted_time = saved->accepted_time;
     n->event_time = saved->event_time;

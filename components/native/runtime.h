@@ -55,6 +55,9 @@ RUNTIME_API RuntimeStatus runtime_setup_experiment(Runtime *s, double startTime)
 RUNTIME_API RuntimeStatus runtime_call(Runtime *s, const char *method, const char *what);
 RUNTIME_API RuntimeStatus runtime_reset(Runtime *s);
 RUNTIME_API RuntimeStatus runtime_do_step(Runtime *s, double t, double h);
+/* The last step again from its start, to end earlier: at t + h with 0 < h < its size (FMI 3.0's early return, just
+ * after runtime_do_step; runtime.c only). */
+RUNTIME_API RuntimeStatus runtime_shorten_step(Runtime *s, double h);
 
 RUNTIME_API RuntimeStatus runtime_get_real(Runtime *s, const RuntimeReference vr[], size_t nvr, double values[]);
 RUNTIME_API RuntimeStatus runtime_get_integer(Runtime *s, const RuntimeReference vr[], size_t nvr, int values[]);
@@ -72,7 +75,9 @@ RUNTIME_API RuntimeStatus runtime_set_string(Runtime *s, const RuntimeReference 
 
 /* A Model Exchange call: the instance's `method`(values of in[0..nin), nout) returns nout values into out, or
  * refuses after logging why (the returned status is then that of the logged error); `what` names the FMI function
- * in messages. */
+ * in messages. runtime.c also answers, in any mode, "sizes" (nout 4: the numbers of variables, continuous states and
+ * event indicators, and the time) and "next_time_event" (nout 2: whether a time event follows the current time,
+ * and when; the current time becomes the last event). */
 RUNTIME_API RuntimeStatus runtime_model_exchange(Runtime *s, const char *method, const char *what, const double in[],
                                                  size_t nin, double out[], size_t nout);
 

@@ -28,7 +28,15 @@ def _build(args: argparse.Namespace) -> int:
     except ValueError as error:
         print(f"mechfmu build: --platforms: {error}", file=sys.stderr)
         return 2
-    built = fmu_build.build(directory=directory, force=args.force, platforms=platforms, backend=args.backend)
+    if args.fmi_version == "3":
+        from mechfmu.fmu import fmi3
+        if args.backend != "native":
+            print("mechfmu build: --fmi-version 3 builds native FMUs only (--backend native)", file=sys.stderr)
+            return 2
+        directory = fmi3.fmu_dir(Path(args.dir) if args.dir else None)
+        built = fmi3.build(directory=directory, force=args.force, platforms=platforms)
+    else:
+        built = fmu_build.build(directory=directory, force=args.force, platforms=platforms, backend=args.backend)
     print("\n".join(f"built {p}" for p in built) if built else f"all FMUs in {directory} are current")
     return 0
 

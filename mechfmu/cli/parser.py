@@ -95,6 +95,10 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--platforms", default="host", metavar="LIST",
                    help="binaries to build: host (default: this machine's), all (linux64, aarch64-linux, win64, "
                         f"darwin64: needs zig, {install_command('cross')}), or folder names separated by commas")
+    p.add_argument("--fmi-version", choices=("2", "3"), default="2",
+                   help="2 (default): the FMI 2.0 FMUs, into the FMU folder; 3: the FMI 3.0 FMUs (Model Exchange and "
+                        "co-simulation with event mode and early return, of the components with a law in C), into its "
+                        "fmi3/ folder")
     p.add_argument("--backend", choices=fmu_build.BACKENDS, default="native",
                    help="native (default): a component whose law is in C (every shipped one) runs as native code and "
                         "needs no Python where the FMU runs; python: every component runs in the Python the FMU "

@@ -40,8 +40,8 @@ from mechfmu.fmu.extras import install_command
 from mechfmu.fmu.native_tables import NATIVE_DIR
 
 SOURCES_DIR = Path(__file__).resolve().parent
-#: the FMI 2.0 glue layer of every FMU binary (the standard's state machine over the runtime of ``runtime.h``)
-FMI2_GLUE = NATIVE_DIR / "fmi2_functions.c"
+#: the glue layer of each FMI version (the standard's state machine over the runtime of ``runtime.h``)
+FMI2_GLUE, FMI3_GLUE = NATIVE_DIR / "fmi2_functions.c", NATIVE_DIR / "fmi3_functions.c"
 _SHARED = [NATIVE_DIR / name for name in ("runtime.h", "glue.c", "glue.h", "platform.c", "platform.h", "numbers.h")]
 #: a Python-embedding FMU's binary: the glue, the Python runtime, the operating system under both
 SOURCES = [FMI2_GLUE, NATIVE_DIR / "python_runtime.c", *_SHARED]
@@ -126,7 +126,7 @@ def _compile(compiler: list[str], arguments: list[str], target: Path, sources: l
 
 
 def compile_binary(target: Path, runtime: dict[str, str] | None, platform: str = HOST_PLATFORM,
-                   host_library: bool = False, portable: bool = False) -> None:
+                   host_library: bool = False, portable: bool = False, fmi_version: int = 2) -> None:
     """Compile the native binary for ``platform`` (a PLATFORMS key) into ``target``: for the Python ``runtime``
     (``mechfmu.fmu.build.python_runtime``), or with ``runtime=None`` the native components (their laws in C,
     ``mechfmu.fmu.native_tables``), which need no Python; with ``host_library`` their host library
@@ -134,15 +134,15 @@ def compile_binary(target: Path, runtime: dict[str, str] | None, platform: str =
     (``compile_for``)."""
     import fmpy
     spec = PLATFORMS[platform]
-    headers = Path(fmpy.__file__).parent / "c-code"  # the FMI 2.0 headers fmpy ships
+    headers = Path(fmpy.__file__).parent / "c-code"  # the FMI 2.0 and 3.0 headers fmpy ships
     # -ffp-contract=off: no fused multiply-add, so every operation rounds as Python's does (the same bits)
     warnings = ["-O2", "-Wall", "-Wextra", "-Werror", "-ffp-contract=off", f"-I{headers}"]
     with tempfile.TemporaryDirectory(prefix="mechfmu_native_") as tmp:
         from mechfmu.fmu import native_tables
         if runtime is None:
             generated = native_tables.write(Path(tmp))
-            sources = [*(p for p in NATIVE_SOURCES if not (host_library and p == FMI2_GLUE)), *generated,
-                       *native_tables.law_sources()]
+            glue = [] if host_library else [FMI3_GLUE if fmi_version == 3 else FMI2_GLUE]
+            sources = [*glue, *(p for p in NATIVE_SOURCES if p != FMI2_GLUE), *generated, *native_tables.law_sources()]
             warnings += ["-DMECHFMU_NATIVE", f"-I{tmp}", f"-I{NATIVE_DIR}",
                          *(["-DMECHFMU_HOST_LIBRARY"] if host_library else [])]
         else:

@@ -1,0 +1,1049 @@
+/*
+ * The FMI 3.0 glue of a native mechfmu FMU: the binary's fmi3 entry points over the runtime of runtime.h, as
+ * fmi2_functions.c is for FMI 2.0 (the same runtime and laws, so the same numbers).
+ *
+ * Every call is checked against the state machine of FMI 3.0 (Model Exchange: instantiated, initialization mode,
+ * event mode, continuous-time mode, terminated; co-simulation: step mode in place of continuous-time mode, and event
+ * mode only where the importer asked for it with eventModeUsed). A refused call logs an error naming the function
+ * and why (the state, a NULL pointer, a count, an FMU state that is not this instance's) and returns fmi3Error with
+ * the instance unchanged; so does a value the runtime refuses. An error of the runtime itself (out of memory) puts
+ * the instance in the error state, a fatal one makes it fatal: every later call but fmi3FreeInstance is refused.
+ * Two relaxations, as in the FMI 2.0 glue: the fmi3Get functions also in the instantiated state (they read the
+ * start values), fmi3Terminate also before initialization ended and in the error state (a cleanup call).
+ *
+ * Co-simulation: a step calls the importer's intermediate update at its end (intermediateStepFinished; the outputs
+ * may be read there, no input set), and returns early where the importer asks it to (earlyReturnAllowed): the
+ * step is taken again from its start to the requested time, as a step of that size would have been, and
+ * lastSuccessfulTime says where it ended. Event mode (eventModeUsed) gives the sources' next time event from
+ * fmi3UpdateDiscreteStates. Handles are checked (glue.c): a freed or foreign instance or FMU state is refused, never
+ * read. FMU states serialize with a header (magic, FMI state, CRC-32) and are checked whole before use.
+ *
+ * Not supported, refused with fmi3Error: scheduled execution, configuration mode (no structural parameters),
+ * clocks, per-element dependencies, output derivatives; variables of types the FMU has none of (Float32, the
+ * integers other than Int32, Binary, Clock).
+ */
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fmi3Functions.h"
+#include "glue.h"
+#include "numbers.h"
+#include "platform.h"
+#include "runtime.h"
+
+#define MESSAGE_SIZE 12288
+/* more entries than a call's array may have: far above any component's, far below an overflow of the sizes */
+#define MAX_VARIABLES 1000000
+
+static platform_once_t load_once = PLATFORM_ONCE_INIT;
+static char load_error[MESSAGE_SIZE]; /* empty when loading succeeded */
+
+/* The runtime's class: the model identifier is this binary's name without its folder and extension. */
+static void load_class(void) {
+    char path[4096], model[4096];
+    if (platform_own_path(path, sizeof path) != 0) {
+        snprintf(load_error, sizeof load_error, "cannot locate this FMU binary");
+        return;
+    }
+    const char *base = path;
+    for (const char *p = path; *p; ++p)
+        if (*p == '/' || *p == '\\') base = p + 1;
+    snprintf(model, sizeof model, "%s", base);
+    char *extension = strrchr(model, '.');
+    if (extension && (!strcmp(extension, ".so") || !strcmp(extension, ".dylib") || !strcmp(extension, ".dll")
+                      || !strcmp(extension, ".DLL")))
+        *extension = '\0';
+    runtime_load(model, load_error, sizeof load_error);
+}
+
+/* --- instances and their FMI 3.0 state ---------------------------------------------------------------------- */
+
+enum {
+    INSTANTIATED = 1, INITIALIZATION_MODE = 2, EVENT_MODE = 4, STEP_MODE = 8, CONTINUOUS_TIME_MODE = 16,
+    TERMINATED = 32, ERROR = 64, FATAL = 128, STEP_DISCARDED = 256
+};
+#define LIVE (INSTANTIATED | INITIALIZATION_MODE | EVENT_MODE | STEP_MODE | CONTINUOUS_TIME_MODE | TERMINATED | ERROR \
+              | STEP_DISCARDED)
+
+static const char *state_name(int state) {
+    switch (state) {
+    case INSTANTIATED: return "instantiated";
+    case INITIALIZATION_MODE: return "initialization mode";
+    case EVENT_MODE: return "event mode";
+    case STEP_MODE: return "step mode";
+    case CONTINUOUS_TIME_MODE: return "continuous-time mode";
+    case TERMINATED: return "terminated";
+    case ERROR: return "error";
+    case FATAL: return "fatal";
+    case STEP_DISCARDED: return "step mode after a discarded step";
+    default: return "unknown";
+    }
+}
+
+typedef struct Saved {
+    void *object; /* the runtime's state */
+    int state;    /* the FMI state it was taken in */
+    size_t object_size;
+    struct Saved *next;
+} Saved;
+
+typedef struct {
+    Runtime *runtime;
+    int state;
+    fmi3Status logged;         /* worst status logged during the current call */
+    int model_exchange;
+    int event_mode_used, early_return_allowed;
+    int in_intermediate_update; /* inside the importer's callback: only the fmi3Get functions */
+    fmi3Boolean debug_logging;
+    size_t n_categories;
+    char **categories;         /* NULL = every category */
+    char *name;
+    fmi3InstanceEnvironment environment;
+    fmi3LogMessageCallback log_message;
+    fmi3IntermediateUpdateCallback intermediate_update;
+    RuntimeLogger own;
+    Saved *saved;
+    size_t variable_count;     /* the runtime's variables; the independent variable time follows them */
+    void *library;
+} Instance;
+
+static int category_enabled(const Instance *w, const char *category) {
+    if (!w->debug_logging) return 0;
+    if (!w->categories) return 1;
+    for (size_t i = 0; i < w->n_categories; ++i)
+        if (!strcmp(w->categories[i], "logAll") || (category && !strcmp(w->categories[i], category))) return 1;
+    return 0;
+}
+
+static void host_log(const Instance *w, fmi3Status status, const char *category, const char *text) {
+    if (w->log_message) w->log_message(w->environment, status, category, text);
+}
+
+static fmi3Status refuse(const Instance *w, const char *function, const char *format, ...) PRINTF_LIKE(3, 4);
+static fmi3Status refuse(const Instance *w, const char *function, const char *format, ...) {
+    char text[MESSAGE_SIZE];
+    int n = snprintf(text, sizeof text, "%s: %s: ", w->name, function);
+    va_list args;
+    va_start(args, format);
+    vsnprintf(text + n, sizeof text - (size_t)n, format, args);
+    va_end(args);
+    host_log(w, fmi3Error, "logStatusError", text);
+    return fmi3Error;
+}
+
+static void forward_log(void *environment, const char *instance, RuntimeStatus status, const char *category,
+                        const char *message) {
+    (void)instance;
+    Instance *w = environment;
+    if ((fmi3Status)status > w->logged) w->logged = (fmi3Status)status;
+    if (status == RUNTIME_OK && !category_enabled(w, category)) return;
+    host_log(w, (fmi3Status)status, category, message);
+}
+
+/* The status of a call into the runtime and the state it leaves (as fmi2_functions.c finish). */
+static fmi3Status finish(Instance *w, RuntimeStatus status, int next) {
+    const fmi3Status returned = (fmi3Status)status; /* the same values */
+    if (returned == fmi3Fatal || w->logged == fmi3Fatal) {
+        w->state = FATAL;
+        return fmi3Fatal;
+    }
+    if (returned == fmi3Error) {
+        w->state = ERROR;
+        return fmi3Error;
+    }
+    if (returned == fmi3Discard) return fmi3Discard;
+    if (w->logged >= fmi3Error) return fmi3Error;
+    if (next) w->state = next;
+    return w->logged == fmi3Warning ? fmi3Warning : returned;
+}
+
+#define ENTER(function, allowed)                                                                     \
+    Instance *w = glue_find(instance);                                                               \
+    if (!w) return fmi3Error; /* not an instance of this FMU (e.g. freed): nowhere to log */        \
+    if (w->in_intermediate_update && !((allowed) & GETTABLE_IN_CALLBACK))                              \
+        return refuse(w, function, "not allowed in the intermediate update callback");              \
+    if (!(w->state & (allowed)))                                                                     \
+        return refuse(w, function, "not allowed in state %s%s", state_name(w->state),               \
+                      w->state == FATAL ? " (after a fatal error only fmi3FreeInstance is allowed)" : ""); \
+    w->logged = fmi3OK
+
+#define NEED(condition, function, ...)                                                               \
+    if (!(condition)) return refuse(w, function, __VA_ARGS__)
+
+/* a flag of the allowed states that only the fmi3Get functions carry: they may be called in the callback */
+#define GETTABLE_IN_CALLBACK 4096
+
+#define ENTER_ME(function, allowed)                                                                  \
+    ENTER(function, allowed);                                                                        \
+    NEED(w->model_exchange, function, "the instance was instantiated with fmi3InstantiateCoSimulation")
+#define ENTER_CS(function, allowed)                                                                  \
+    ENTER(function, allowed);                                                                        \
+    NEED(!w->model_exchange, function, "the instance was instantiated with fmi3InstantiateModelExchange")
+
+/* --- instantiation --------------------------------------------------------------------------------------------- */
+
+const char *fmi3GetVersion(void) { return fmi3Version; }
+
+static Instance *instantiate(const char *function, fmi3String instanceName, fmi3String instantiationToken,
+                             fmi3String resourcePath, fmi3Boolean visible, fmi3Boolean loggingOn,
+                             fmi3InstanceEnvironment environment, fmi3LogMessageCallback logMessage,
+                             int model_exchange) {
+    platform_once(&load_once, load_class);
+    if (load_error[0]) {
+        if (logMessage) logMessage(environment, fmi3Fatal, "logStatusFatal", load_error);
+        return NULL;
+    }
+    Instance *w = calloc(1, sizeof *w);
+    if (!w) return NULL;
+    w->environment = environment;
+    w->log_message = logMessage;
+    w->debug_logging = loggingOn;
+    w->model_exchange = model_exchange;
+    w->own.log = forward_log;
+    w->own.environment = w;
+    w->name = platform_strndup(instanceName ? instanceName : "", SIZE_MAX);
+    char why[1024];
+    const char *problem = !w->name ? "out of memory"
+                          : !instanceName || !instantiationToken ? "instanceName and instantiationToken are required"
+                          : !resourcePath ? "resourcePath is NULL, but this FMU has resources" : NULL;
+    if (!problem && glue_check_token(resourcePath, instantiationToken, "instantiationToken", "instantiation token",
+                                     "resourcePath", why, sizeof why) != 0)
+        problem = why;
+    if (problem) {
+        if (w->name) refuse(w, function, "%s", problem);
+        free(w->name);
+        free(w);
+        return NULL;
+    }
+    w->runtime = runtime_instantiate(instanceName, resourcePath, visible, &w->own, 3);
+    if (w->runtime && model_exchange) {
+        w->logged = fmi3OK;
+        if (runtime_model_exchange(w->runtime, "me_open", function, NULL, 0, NULL, 0) != RUNTIME_OK
+            || w->logged >= fmi3Error) {
+            runtime_free(w->runtime);
+            w->runtime = NULL;
+        }
+    }
+    double sizes[4];
+    if (w->runtime && runtime_model_exchange(w->runtime, "sizes", function, NULL, 0, sizes, 4) == RUNTIME_OK)
+        w->variable_count = (size_t)sizes[0];
+    w->library = w->runtime ? platform_hold_own_library() : NULL;
+    if (!w->runtime || glue_add(w) != 0) {
+        if (w->runtime) refuse(w, function, "out of memory");
+        runtime_free(w->runtime);
+        if (w->library) platform_release_library(w->library);
+        free(w->name);
+        free(w);
+        return NULL;
+    }
+    w->state = INSTANTIATED;
+    return w;
+}
+
+fmi3Instance fmi3InstantiateModelExchange(fmi3String instanceName, fmi3String instantiationToken,
+                                          fmi3String resourcePath, fmi3Boolean visible, fmi3Boolean loggingOn,
+                                          fmi3InstanceEnvironment instanceEnvironment,
+                                          fmi3LogMessageCallback logMessage) {
+    return instantiate("fmi3InstantiateModelExchange", instanceName, instantiationToken, resourcePath, visible,
+                       loggingOn, instanceEnvironment, logMessage, 1);
+}
+
+fmi3Instance fmi3InstantiateCoSimulation(fmi3String instanceName, fmi3String instantiationToken,
+                                         fmi3String resourcePath, fmi3Boolean visible, fmi3Boolean loggingOn,
+                                         fmi3Boolean eventModeUsed, fmi3Boolean earlyReturnAllowed,
+                                         const fmi3ValueReference requiredIntermediateVariables[],
+                                         size_t nRequiredIntermediateVariables,
+                                         fmi3InstanceEnvironment instanceEnvironment,
+                                         fmi3LogMessageCallback logMessage,
+                                         fmi3IntermediateUpdateCallback intermediateUpdate) {
+    (void)requiredIntermediateVariables, (void)nRequiredIntermediateVariables; /* every output is one */
+    Instance *w = instantiate("fmi3InstantiateCoSimulation", instanceName, instantiationToken, resourcePath, visible,
+                              loggingOn, instanceEnvironment, logMessage, 0);
+    if (w) {
+        w->event_mode_used = eventModeUsed;
+        w->early_return_allowed = earlyReturnAllowed;
+        w->intermediate_update = intermediateUpdate;
+    }
+    return w;
+}
+
+fmi3Instance fmi3InstantiateScheduledExecution(fmi3String instanceName, fmi3String instantiationToken,
+                                               fmi3String resourcePath, fmi3Boolean visible, fmi3Boolean loggingOn,
+                                               fmi3InstanceEnvironment instanceEnvironment,
+                                               fmi3LogMessageCallback logMessage, fmi3ClockUpdateCallback clockUpdate,
+                                               fmi3LockPreemptionCallback lockPreemption,
+                                               fmi3UnlockPreemptionCallback unlockPreemption) {
+    (void)instantiationToken, (void)resourcePath, (void)visible, (void)loggingOn, (void)clockUpdate;
+    (void)lockPreemption, (void)unlockPreemption;
+    char text[512];
+    snprintf(text, sizeof text, "%.200s: fmi3InstantiateScheduledExecution: this FMU provides Model Exchange and "
+             "co-simulation only", instanceName ? instanceName : "?");
+    if (logMessage) logMessage(instanceEnvironment, fmi3Error, "logStatusError", text);
+    return NULL;
+}
+
+static void free_categories(Instance *w) {
+    for (size_t i = 0; i < w->n_categories; ++i) free(w->categories[i]);
+    free(w->categories);
+    w->categories = NULL;
+    w->n_categories = 0;
+}
+
+void fmi3FreeInstance(fmi3Instance instance) {
+    Instance *w = glue_find(instance);
+    if (!w || w->in_intermediate_update || !glue_remove(w)) return;
+    while (w->saved) {
+        Saved *s = w->saved;
+        w->saved = s->next;
+        runtime_free_state(w->runtime, s->object);
+        free(s);
+    }
+    runtime_free(w->runtime);
+    free_categories(w);
+    void *library = w->library;
+    free(w->name);
+    free(w);
+    if (library) platform_release_library(library);
+}
+
+fmi3Status fmi3SetDebugLogging(fmi3Instance instance, fmi3Boolean loggingOn, size_t nCategories,
+                               const fmi3String categories[]) {
+    ENTER("fmi3SetDebugLogging", LIVE);
+    NEED(nCategories == 0 || categories, "fmi3SetDebugLogging", "categories is NULL with nCategories = %zu",
+         nCategories);
+    NEED(nCategories <= MAX_VARIABLES, "fmi3SetDebugLogging", "nCategories = %zu: more than any host has (%d)",
+         nCategories, MAX_VARIABLES);
+    for (size_t i = 0; i < nCategories; ++i) NEED(categories[i], "fmi3SetDebugLogging", "categories[%zu] is NULL", i);
+    w->debug_logging = loggingOn;
+    free_categories(w);
+    if (loggingOn && nCategories > 0) {
+        w->categories = calloc(nCategories, sizeof *w->categories);
+        NEED(w->categories, "fmi3SetDebugLogging", "out of memory");
+        w->n_categories = nCategories;
+        for (size_t i = 0; i < nCategories; ++i) {
+            w->categories[i] = platform_strndup(categories[i], SIZE_MAX);
+            NEED(w->categories[i], "fmi3SetDebugLogging", "out of memory");
+        }
+    }
+    return fmi3OK;
+}
+
+/* --- the phases ------------------------------------------------------------------------------------------------ */
+
+fmi3Status fmi3EnterInitializationMode(fmi3Instance instance, fmi3Boolean toleranceDefined, fmi3Float64 tolerance,
+                                       fmi3Float64 startTime, fmi3Boolean stopTimeDefined, fmi3Float64 stopTime) {
+    ENTER("fmi3EnterInitializationMode", INSTANTIATED);
+    (void)toleranceDefined, (void)tolerance;
+    NEED(startTime == startTime && startTime - startTime == 0, "fmi3EnterInitializationMode",
+         "startTime = %s must be finite", startTime > 0 ? "inf" : startTime < 0 ? "-inf" : "nan");
+    NEED(!stopTimeDefined || stopTime == stopTime, "fmi3EnterInitializationMode", "stopTime = nan must be a number");
+    if (stopTimeDefined && stopTime < startTime) {
+        char stop[40], start[40];
+        int digits = 6;
+        do {
+            native_format_g(stopTime, digits, stop, sizeof stop);
+            native_format_g(startTime, digits, start, sizeof start);
+        } while (!strcmp(stop, start) && ++digits <= 17);
+        return refuse(w, "fmi3EnterInitializationMode", "stopTime = %s s is before startTime = %s s", stop, start);
+    }
+    fmi3Status status = finish(w, runtime_setup_experiment(w->runtime, startTime), 0);
+    if (status > fmi3Warning) return status;
+    return finish(w, runtime_call(w->runtime, "enter_initialization_mode", "fmi3EnterInitializationMode"),
+                  INITIALIZATION_MODE);
+}
+
+/* An error logged here (a parameter rule) keeps initialization mode: the importer may correct and retry. */
+fmi3Status fmi3ExitInitializationMode(fmi3Instance instance) {
+    ENTER("fmi3ExitInitializationMode", INITIALIZATION_MODE);
+    return finish(w, runtime_call(w->runtime, "exit_initialization_mode", "fmi3ExitInitializationMode"),
+                  w->model_exchange || w->event_mode_used ? EVENT_MODE : STEP_MODE);
+}
+
+fmi3Status fmi3EnterEventMode(fmi3Instance instance) {
+    ENTER("fmi3EnterEventMode", EVENT_MODE | CONTINUOUS_TIME_MODE | STEP_MODE);
+    NEED(w->model_exchange || w->event_mode_used, "fmi3EnterEventMode",
+         "the instance was instantiated with eventModeUsed = false");
+    NEED(w->model_exchange ? w->state != STEP_MODE : w->state != CONTINUOUS_TIME_MODE, "fmi3EnterEventMode",
+         "not allowed in state %s", state_name(w->state));
+    w->state = EVENT_MODE;
+    return fmi3OK;
+}
+
+fmi3Status fmi3Terminate(fmi3Instance instance) {
+    ENTER("fmi3Terminate", INSTANTIATED | INITIALIZATION_MODE | EVENT_MODE | STEP_MODE | CONTINUOUS_TIME_MODE | ERROR
+                           | STEP_DISCARDED);
+    return finish(w, runtime_call(w->runtime, "terminate", "fmi3Terminate"), TERMINATED);
+}
+
+fmi3Status fmi3Reset(fmi3Instance instance) {
+    ENTER("fmi3Reset", LIVE);
+    fmi3Status status = finish(w, runtime_reset(w->runtime), INSTANTIATED);
+    if (status <= fmi3Warning && w->model_exchange)
+        status = finish(w, runtime_model_exchange(w->runtime, "me_open", "fmi3Reset", NULL, 0, NULL, 0), 0);
+    return status;
+}
+
+fmi3Status fmi3EnterConfigurationMode(fmi3Instance instance) {
+    ENTER("fmi3EnterConfigurationMode", LIVE);
+    return refuse(w, "fmi3EnterConfigurationMode", "this FMU has no structural parameters");
+}
+
+fmi3Status fmi3ExitConfigurationMode(fmi3Instance instance) {
+    ENTER("fmi3ExitConfigurationMode", LIVE);
+    return refuse(w, "fmi3ExitConfigurationMode", "this FMU has no structural parameters");
+}
+
+/* --- variables ------------------------------------------------------------------------------------------------- */
+
+#define GETTABLE (INSTANTIATED | INITIALIZATION_MODE | EVENT_MODE | STEP_MODE | CONTINUOUS_TIME_MODE | TERMINATED \
+                  | ERROR | STEP_DISCARDED | GETTABLE_IN_CALLBACK)
+#define SETTABLE (INSTANTIATED | INITIALIZATION_MODE | EVENT_MODE | STEP_MODE | CONTINUOUS_TIME_MODE)
+#define ARRAYS(function)                                                                             \
+    NEED(nValueReferences == 0 || (valueReferences && values), function, "%s is NULL with nValueReferences = %zu", \
+         valueReferences ? "values" : "valueReferences", nValueReferences);                          \
+    NEED(nValueReferences <= MAX_VARIABLES, function, "nValueReferences = %zu: more than any FMU has (%d)", \
+         nValueReferences, MAX_VARIABLES);                                                           \
+    NEED(nValues == nValueReferences, function, "nValues = %zu, but this FMU's variables are scalars: %zu values " \
+         "for %zu value references", nValues, nValueReferences, nValueReferences);                   \
+    if (nValueReferences == 0) return fmi3OK
+
+fmi3Status fmi3GetFloat64(fmi3Instance instance, const fmi3ValueReference valueReferences[], size_t nValueReferences,
+                          fmi3Float64 values[], size_t nValues) {
+    ENTER("fmi3GetFloat64", GETTABLE);
+    ARRAYS("fmi3GetFloat64");
+    size_t time_at = nValueReferences;
+    for (size_t i = 0; i < nValueReferences && time_at == nValueReferences; ++i)
+        if (valueReferences[i] == w->variable_count) time_at = i;
+    if (time_at == nValueReferences) /* the common case: no time among them */
+        return finish(w, runtime_get_real(w->runtime, valueReferences, nValueReferences, values), 0);
+    fmi3Status worst = fmi3OK;
+    for (size_t i = 0; i < nValueReferences && worst <= fmi3Warning; ++i) { /* one by one around the time */
+        double sizes[4];
+        fmi3Status status = valueReferences[i] == w->variable_count
+            ? finish(w, runtime_model_exchange(w->runtime, "sizes", "fmi3GetFloat64", NULL, 0, sizes, 4), 0)
+            : finish(w, runtime_get_real(w->runtime, &valueReferences[i], 1, &values[i]), 0);
+        if (valueReferences[i] == w->variable_count && status <= fmi3Warning) values[i] = sizes[3];
+        if (status > worst) worst = status;
+    }
+    return worst;
+}
+
+fmi3Status fmi3SetFloat64(fmi3Instance instance, const fmi3ValueReference valueReferences[], size_t nValueReferences,
+                          const fmi3Float64 values[], size_t nValues) {
+    ENTER("fmi3SetFloat64", SETTABLE);
+    ARRAYS("fmi3SetFloat64");
+    for (size_t i = 0; i < nValueReferences; ++i)
+        NEED(valueReferences[i] != w->variable_count, "fmi3SetFloat64", "valueReference %u is time, the independent "
+             "variable: it cannot be set", valueReferences[i]);
+    return finish(w, runtime_set_real(w->runtime, valueReferences, nValueReferences, values), 0);
+}
+
+_Static_assert(sizeof(fmi3Int32) == sizeof(int), "an FMI Int32 is the runtime's int");
+
+fmi3Status fmi3GetInt32(fmi3Instance instance, const fmi3ValueReference valueReferences[], size_t nValueReferences,
+                        fmi3Int32 values[], size_t nValues) {
+    ENTER("fmi3GetInt32", GETTABLE);
+    ARRAYS("fmi3GetInt32");
+    return finish(w, runtime_get_integer(w->runtime, valueReferences, nValueReferences, (int *)values), 0);
+}
+
+fmi3Status fmi3SetInt32(fmi3Instance instance, const fmi3ValueReference valueReferences[], size_t nValueReferences,
+                        const fmi3Int32 values[], size_t nValues) {
+    ENTER("fmi3SetInt32", SETTABLE);
+    ARRAYS("fmi3SetInt32");
+    return finish(w, runtime_set_integer(w->runtime, valueReferences, nValueReferences, (const int *)values), 0);
+}
+
+fmi3Status fmi3GetBoolean(fmi3Instance instance, const fmi3ValueReference valueReferences[], size_t nValueReferences,
+                          fmi3Boolean values[], size_t nValues) {
+    ENTER("fmi3GetBoolean", GETTABLE);
+    ARRAYS("fmi3GetBoolean");
+    int *truth = malloc(nValueReferences * sizeof *truth);
+    NEED(truth, "fmi3GetBoolean", "out of memory");
+    fmi3Status status = finish(w, runtime_get_boolean(w->runtime, valueReferences, nValueReferences, truth), 0);
+    if (status <= fmi3Warning)
+        for (size_t i = 0; i < nValueReferences; ++i) values[i] = truth[i] != 0;
+    free(truth);
+    return status;
+}
+
+fmi3Status fmi3SetBoolean(fmi3Instance instance, const fmi3ValueReference valueReferences[], size_t nValueReferences,
+                          const fmi3Boolean values[], size_t nValues) {
+    ENTER("fmi3SetBoolean", SETTABLE);
+    ARRAYS("fmi3SetBoolean");
+    int *truth = malloc(nValueReferences * sizeof *truth);
+    NEED(truth, "fmi3SetBoolean", "out of memory");
+    for (size_t i = 0; i < nValueReferences; ++i) truth[i] = values[i] ? 1 : 0;
+    fmi3Status status = finish(w, runtime_set_boolean(w->runtime, valueReferences, nValueReferences, truth), 0);
+    free(truth);
+    return status;
+}
+
+fmi3Status fmi3GetString(fmi3Instance instance, const fmi3ValueReference valueReferences[], size_t nValueReferences,
+                         fmi3String values[], size_t nValues) {
+    ENTER("fmi3GetString", GETTABLE);
+    ARRAYS("fmi3GetString");
+    return finish(w, runtime_get_string(w->runtime, valueReferences, nValueReferences, values), 0);
+}
+
+/* Valid UTF-8 (the runtime keeps texts as UTF-8, messages quote them). */
+static int utf8_valid(const unsigned char *s) {
+    while (*s) {
+        int n = *s < 0x80 ? 0 : (*s >> 5) == 6 ? 1 : (*s >> 4) == 14 ? 2 : (*s >> 3) == 30 ? 3 : -1;
+        if (n < 0) return 0;
+        ++s;
+        while (n-- > 0)
+            if ((*s++ & 0xC0) != 0x80) return 0;
+    }
+    return 1;
+}
+
+fmi3Status fmi3SetString(fmi3Instance instance, const fmi3ValueReference valueReferences[], size_t nValueReferences,
+                         const fmi3String values[], size_t nValues) {
+    ENTER("fmi3SetString", SETTABLE);
+    ARRAYS("fmi3SetString");
+    for (size_t i = 0; i < nValueReferences; ++i) {
+        NEED(values[i], "fmi3SetString", "values[%zu] (valueReference %u) is NULL", i, valueReferences[i]);
+        NEED(utf8_valid((const unsigned char *)values[i]), "fmi3SetString",
+             "values[%zu] (valueReference %u) is not valid UTF-8", i, valueReferences[i]);
+    }
+    return finish(w, runtime_set_string(w->runtime, valueReferences, nValueReferences, values), 0);
+}
+
+/* The types this FMU has no variable of: a call with value references is refused, naming the type. */
+#define NONE_OF(name, type, allowed, kind)                                                           \
+    fmi3Status fmi3##name(fmi3Instance instance, const fmi3ValueReference valueReferences[],         \
+                          size_t nValueReferences, type values[], size_t nValues) {                  \
+        ENTER("fmi3" #name, allowed);                                                                \
+        (void)valueReferences, (void)values, (void)nValues;                                         \
+        NEED(nValueReferences == 0, "fmi3" #name, "valueReference %u: this FMU has no " kind " variables", \
+             valueReferences ? valueReferences[0] : 0u);                                             \
+        return fmi3OK;                                                                               \
+    }
+NONE_OF(GetFloat32, fmi3Float32, GETTABLE, "Float32")
+NONE_OF(GetInt8, fmi3Int8, GETTABLE, "Int8")
+NONE_OF(GetUInt8, fmi3UInt8, GETTABLE, "UInt8")
+NONE_OF(GetInt16, fmi3Int16, GETTABLE, "Int16")
+NONE_OF(GetUInt16, fmi3UInt16, GETTABLE, "UInt16")
+NONE_OF(GetUInt32, fmi3UInt32, GETTABLE, "UInt32")
+NONE_OF(GetInt64, fmi3Int64, GETTABLE, "Int64")
+NONE_OF(GetUInt64, fmi3UInt64, GETTABLE, "UInt64")
+NONE_OF(SetFloat32, const fmi3Float32, SETTABLE, "Float32")
+NONE_OF(SetInt8, const fmi3Int8, SETTABLE, "Int8")
+NONE_OF(SetUInt8, const fmi3UInt8, SETTABLE, "UInt8")
+NONE_OF(SetInt16, const fmi3Int16, SETTABLE, "Int16")
+NONE_OF(SetUInt16, const fmi3UInt16, SETTABLE, "UInt16")
+NONE_OF(SetUInt32, const fmi3UInt32, SETTABLE, "UInt32")
+NONE_OF(SetInt64, const fmi3Int64, SETTABLE, "Int64")
+NONE_OF(SetUInt64, const fmi3UInt64, SETTABLE, "UInt64")
+#undef NONE_OF
+
+fmi3Status fmi3GetClock(fmi3Instance instance, const fmi3ValueReference valueReferences[], size_t nValueReferences,
+                        fmi3Clock values[]) {
+    ENTER("fmi3GetClock", GETTABLE);
+    (void)values;
+    NEED(nValueReferences == 0, "fmi3GetClock", "valueReference %u: this FMU has no clocks",
+         valueReferences ? valueReferences[0] : 0u);
+    return fmi3OK;
+}
+
+fmi3Status fmi3SetClock(fmi3Instance instance, const fmi3ValueReference valueReferences[], size_t nValueReferences,
+                        const fmi3Clock values[]) {
+    ENTER("fmi3SetClock", SETTABLE);
+    (void)values;
+    NEED(nValueReferences == 0, "fmi3SetClock", "valueReference %u: this FMU has no clocks",
+         valueReferences ? valueReferences[0] : 0u);
+    return fmi3OK;
+}
+
+fmi3Status fmi3GetBinary(fmi3Instance instance, const fmi3ValueReference valueReferences[], size_t nValueReferences,
+                         size_t valueSizes[], fmi3Binary values[], size_t nValues) {
+    ENTER("fmi3GetBinary", GETTABLE);
+    (void)valueSizes, (void)values, (void)nValues;
+    NEED(nValueReferences == 0, "fmi3GetBinary", "valueReference %u: this FMU has no Binary variables",
+         valueReferences ? valueReferences[0] : 0u);
+    return fmi3OK;
+}
+
+fmi3Status fmi3SetBinary(fmi3Instance instance, const fmi3ValueReference valueReferences[], size_t nValueReferences,
+                         const size_t valueSizes[], const fmi3Binary values[], size_t nValues) {
+    ENTER("fmi3SetBinary", SETTABLE);
+    (void)valueSizes, (void)values, (void)nValues;
+    NEED(nValueReferences == 0, "fmi3SetBinary", "valueReference %u: this FMU has no Binary variables",
+         valueReferences ? valueReferences[0] : 0u);
+    return fmi3OK;
+}
+
+fmi3Status fmi3GetNumberOfVariableDependencies(fmi3Instance instance, fmi3ValueReference valueReference,
+                                               size_t *nDependencies) {
+    ENTER("fmi3GetNumberOfVariableDependencies", LIVE);
+    (void)valueReference, (void)nDependencies;
+    return refuse(w, "fmi3GetNumberOfVariableDependencies", "not supported (providesPerElementDependencies = false: "
+                  "the model description's ModelStructure holds the dependencies)");
+}
+
+fmi3Status fmi3GetVariableDependencies(fmi3Instance instance, fmi3ValueReference dependent,
+                                       size_t elementIndicesOfDependent[], fmi3ValueReference independents[],
+                                       size_t elementIndicesOfIndependents[], fmi3DependencyKind dependencyKinds[],
+                                       size_t nDependencies) {
+    ENTER("fmi3GetVariableDependencies", LIVE);
+    (void)dependent, (void)elementIndicesOfDependent, (void)independents, (void)elementIndicesOfIndependents;
+    (void)dependencyKinds, (void)nDependencies;
+    return refuse(w, "fmi3GetVariableDependencies", "not supported (providesPerElementDependencies = false: the "
+                  "model description's ModelStructure holds the dependencies)");
+}
+
+/* --- FMU states ------------------------------------------------------------------------------------------------ */
+
+/* A serialized state: this header (magic, the FMI state's bit index, the CRC-32 of that index and the body, 4 bytes
+ * little-endian), then the runtime's bytes. */
+#define STATE_MAGIC "mechfmu3"
+#define MAGIC_SIZE (sizeof STATE_MAGIC - 1)
+#define HEADER_SIZE (MAGIC_SIZE + 1 + 4)
+
+static unsigned char state_index(int state) {
+    unsigned char index = 0;
+    while (state > 1) state >>= 1, ++index;
+    return index;
+}
+
+static Saved *find_saved(const Instance *w, fmi3FMUState state) {
+    Saved *s = w->saved;
+    while (s && s != (Saved *)state) s = s->next;
+    return s;
+}
+
+#define KNOWN_STATE(function, state)                                                                 \
+    Saved *saved = find_saved(w, state);                                                             \
+    NEED(saved, function, "%s is not an FMU state of this instance (never handed out, or already freed)", \
+         state ? "the FMUState" : "FMUState NULL")
+
+static fmi3Status track(Instance *w, void *object, int state, fmi3FMUState *out) {
+    Saved *s = calloc(1, sizeof *s);
+    if (!s) {
+        runtime_free_state(w->runtime, object);
+        return refuse(w, "fmi3GetFMUState", "out of memory");
+    }
+    s->object = object;
+    s->state = state;
+    s->next = w->saved;
+    w->saved = s;
+    *out = s;
+    return fmi3OK;
+}
+
+#define STATEFUL (LIVE & ~(ERROR))
+
+fmi3Status fmi3GetFMUState(fmi3Instance instance, fmi3FMUState *FMUState) {
+    ENTER("fmi3GetFMUState", STATEFUL);
+    NEED(FMUState, "fmi3GetFMUState", "FMUState* is NULL");
+    void *fresh = NULL;
+    fmi3Status status = finish(w, runtime_get_state(w->runtime, &fresh), 0);
+    if (status > fmi3Warning) return status;
+    Saved *old = *FMUState ? find_saved(w, *FMUState) : NULL;
+    if (old) { /* FMI: *FMUState is a state of ours to be overwritten */
+        runtime_free_state(w->runtime, old->object);
+        old->object = fresh, old->state = w->state, old->object_size = 0;
+        return status;
+    }
+    fmi3Status tracked = track(w, fresh, w->state, FMUState);
+    return tracked > status ? tracked : status;
+}
+
+fmi3Status fmi3SetFMUState(fmi3Instance instance, fmi3FMUState FMUState) {
+    ENTER("fmi3SetFMUState", STATEFUL);
+    KNOWN_STATE("fmi3SetFMUState", FMUState);
+    return finish(w, runtime_set_state(w->runtime, saved->object), saved->state);
+}
+
+fmi3Status fmi3FreeFMUState(fmi3Instance instance, fmi3FMUState *FMUState) {
+    ENTER("fmi3FreeFMUState", LIVE);
+    NEED(FMUState, "fmi3FreeFMUState", "FMUState* is NULL");
+    if (!*FMUState) return fmi3OK;
+    KNOWN_STATE("fmi3FreeFMUState", *FMUState);
+    Saved **link = &w->saved;
+    while (*link != saved) link = &(*link)->next;
+    *link = saved->next;
+    runtime_free_state(w->runtime, saved->object);
+    free(saved);
+    *FMUState = NULL;
+    return fmi3OK;
+}
+
+static fmi3Status serialized(Instance *w, void *object, char **bytes, size_t *size) {
+    fmi3Status status = finish(w, runtime_serialize(w->runtime, object, bytes, size), 0);
+    if (status > fmi3Warning) free(*bytes), *bytes = NULL;
+    return status;
+}
+
+fmi3Status fmi3SerializedFMUStateSize(fmi3Instance instance, fmi3FMUState FMUState, size_t *size) {
+    ENTER("fmi3SerializedFMUStateSize", LIVE);
+    KNOWN_STATE("fmi3SerializedFMUStateSize", FMUState);
+    NEED(size, "fmi3SerializedFMUStateSize", "size is NULL");
+    if (!saved->object_size) {
+        char *bytes = NULL;
+        size_t n = 0;
+        fmi3Status status = serialized(w, saved->object, &bytes, &n);
+        free(bytes);
+        if (status > fmi3Warning) return status;
+        saved->object_size = n;
+    }
+    *size = HEADER_SIZE + saved->object_size;
+    return fmi3OK;
+}
+
+fmi3Status fmi3SerializeFMUState(fmi3Instance instance, fmi3FMUState FMUState, fmi3Byte serializedState[],
+                                 size_t size) {
+    ENTER("fmi3SerializeFMUState", LIVE);
+    KNOWN_STATE("fmi3SerializeFMUState", FMUState);
+    NEED(serializedState, "fmi3SerializeFMUState", "serializedState is NULL");
+    char *body = NULL;
+    size_t n = 0;
+    fmi3Status status = serialized(w, saved->object, &body, &n);
+    if (status > fmi3Warning) return status;
+    if (size != HEADER_SIZE + n) {
+        free(body);
+        return refuse(w, "fmi3SerializeFMUState", "size = %zu, but fmi3SerializedFMUStateSize gives %zu", size,
+                      HEADER_SIZE + n);
+    }
+    unsigned char index = state_index(saved->state);
+    uint32_t crc = platform_crc32(body, n, platform_crc32(&index, 1, 0));
+    memcpy(serializedState, STATE_MAGIC, MAGIC_SIZE);
+    serializedState[MAGIC_SIZE] = index;
+    for (int i = 0; i < 4; ++i) serializedState[MAGIC_SIZE + 1 + i] = (fmi3Byte)(crc >> (8 * i));
+    memcpy(serializedState + HEADER_SIZE, body, n);
+    free(body);
+    return status;
+}
+
+/* The header, then the body wholly by the runtime (which hands back a rejection, not a state, for one it does not
+ * accept: its serialization is a NUL byte and the reason), then the body's phase against the header's state and this
+ * instance's interface. Nothing touches the instance until fmi3SetFMUState of an accepted state. */
+fmi3Status fmi3DeserializeFMUState(fmi3Instance instance, const fmi3Byte serializedState[], size_t size,
+                                   fmi3FMUState *FMUState) {
+    ENTER("fmi3DeserializeFMUState", LIVE);
+    NEED(serializedState && FMUState, "fmi3DeserializeFMUState", "%s is NULL",
+         serializedState ? "FMUState*" : "serializedState");
+    NEED(size > HEADER_SIZE && !memcmp(serializedState, STATE_MAGIC, MAGIC_SIZE), "fmi3DeserializeFMUState",
+         "the %zu bytes are not a serialized state of this FMU (no mechfmu FMI 3.0 state header)", size);
+    const char *bytes = (const char *)serializedState;
+    uint32_t stored = 0;
+    for (int i = 3; i >= 0; --i) stored = stored << 8 | serializedState[MAGIC_SIZE + 1 + i];
+    NEED(platform_crc32(bytes + HEADER_SIZE, size - HEADER_SIZE, platform_crc32(bytes + MAGIC_SIZE, 1, 0)) == stored,
+         "fmi3DeserializeFMUState", "the state's checksum does not match its %zu bytes (changed or damaged after it "
+         "was serialized): refused", size);
+    int index = serializedState[MAGIC_SIZE], kind = index < 16 ? 1 << index : 0;
+    NEED(kind & STATEFUL, "fmi3DeserializeFMUState", "the state header names no FMI state (%d)", index);
+    NEED(!(kind & (w->model_exchange ? (STEP_MODE | STEP_DISCARDED) : CONTINUOUS_TIME_MODE)),
+         "fmi3DeserializeFMUState", "the state was saved by a %s instance (in %s); this instance is %s",
+         w->model_exchange ? "co-simulation" : "Model Exchange", state_name(kind),
+         w->model_exchange ? "Model Exchange" : "co-simulation");
+    void *fresh = NULL;
+    fmi3Status status = finish(w, runtime_deserialize(w->runtime, bytes + HEADER_SIZE, size - HEADER_SIZE, &fresh),
+                               0);
+    if (status > fmi3Warning) return status;
+    char *check = NULL;
+    size_t n = 0;
+    status = serialized(w, fresh, &check, &n);
+    if (status > fmi3Warning || n == 0 || check[0] == '\0') {
+        char *reason = status <= fmi3Warning && n > 1 ? platform_strndup(check + 1, n - 1) : NULL;
+        fmi3Status refused = w->state == FATAL ? fmi3Fatal : refuse(w, "fmi3DeserializeFMUState", "%s",
+            reason ? reason : "the component could not check the state");
+        free(reason), free(check);
+        runtime_free_state(w->runtime, fresh);
+        return refused;
+    }
+    int model_exchange, initialized = glue_body_phase(check, n, &model_exchange);
+    free(check);
+    const char *contradiction =
+        model_exchange >= 0 && model_exchange != w->model_exchange
+        ? "its body is of the other interface (Model Exchange / co-simulation)"
+        : initialized == 1 && (kind & (INSTANTIATED | INITIALIZATION_MODE)) ? "its body is initialized"
+        : initialized == 0 && (kind & (EVENT_MODE | STEP_MODE | STEP_DISCARDED | CONTINUOUS_TIME_MODE))
+        ? "its body is not initialized" : NULL;
+    if (contradiction) {
+        runtime_free_state(w->runtime, fresh);
+        return refuse(w, "fmi3DeserializeFMUState", "the state's header says %s, but %s: refused", state_name(kind),
+                      contradiction);
+    }
+    fmi3Status tracked = track(w, fresh, kind, FMUState);
+    if (tracked == fmi3OK) ((Saved *)*FMUState)->object_size = n;
+    return tracked > status ? tracked : status;
+}
+
+/* --- derivatives ----------------------------------------------------------------------------------------------- */
+
+#define DIFFERENTIABLE (INITIALIZATION_MODE | EVENT_MODE | STEP_MODE | CONTINUOUS_TIME_MODE | TERMINATED)
+
+/* The runtime's directional derivative: d unknowns / d knowns in the direction `seed`, into `out`. */
+static fmi3Status directional(Instance *w, const char *function, const fmi3ValueReference unknowns[], size_t nUnknowns,
+                              const fmi3ValueReference knowns[], size_t nKnowns, const double seed[], double out[]) {
+    size_t count = 2 + nUnknowns + 2 * nKnowns;
+    double *in = malloc(count * sizeof *in);
+    NEED(in, function, "out of memory");
+    in[0] = (double)nUnknowns, in[1] = (double)nKnowns;
+    for (size_t i = 0; i < nUnknowns; ++i) in[2 + i] = unknowns[i];
+    for (size_t j = 0; j < nKnowns; ++j) in[2 + nUnknowns + j] = knowns[j], in[2 + nUnknowns + nKnowns + j] = seed[j];
+    fmi3Status status = finish(w, runtime_model_exchange(w->runtime, "directional_derivative", function, in, count,
+                                                         out, nUnknowns), 0);
+    free(in);
+    return status;
+}
+
+#define DERIVATIVE_ARRAYS(function)                                                                  \
+    NEED((unknowns || nUnknowns == 0) && (knowns || nKnowns == 0) && (seed || nSeed == 0)           \
+         && (sensitivity || nSensitivity == 0), function, "an array is NULL with its count > 0");   \
+    NEED(nUnknowns <= MAX_VARIABLES && nKnowns <= MAX_VARIABLES, function,                           \
+         "nUnknowns = %zu, nKnowns = %zu: more than any FMU has (%d)", nUnknowns, nKnowns, MAX_VARIABLES)
+
+fmi3Status fmi3GetDirectionalDerivative(fmi3Instance instance, const fmi3ValueReference unknowns[], size_t nUnknowns,
+                                        const fmi3ValueReference knowns[], size_t nKnowns, const fmi3Float64 seed[],
+                                        size_t nSeed, fmi3Float64 sensitivity[], size_t nSensitivity) {
+    ENTER("fmi3GetDirectionalDerivative", DIFFERENTIABLE);
+    DERIVATIVE_ARRAYS("fmi3GetDirectionalDerivative");
+    NEED(nSeed == nKnowns && nSensitivity == nUnknowns, "fmi3GetDirectionalDerivative", "nSeed = %zu and "
+         "nSensitivity = %zu must equal nKnowns = %zu and nUnknowns = %zu (this FMU's variables are scalars)", nSeed,
+         nSensitivity, nKnowns, nUnknowns);
+    if (!nUnknowns) return fmi3OK;
+    double *out = malloc(nUnknowns * sizeof *out);
+    NEED(out, "fmi3GetDirectionalDerivative", "out of memory");
+    fmi3Status status = directional(w, "fmi3GetDirectionalDerivative", unknowns, nUnknowns, knowns, nKnowns, seed,
+                                    out);
+    if (status <= fmi3Warning) memcpy(sensitivity, out, nUnknowns * sizeof *out);
+    free(out);
+    return status;
+}
+
+/* The transposed product: sensitivity[j] = sum over i of seed[i] * d unknowns[i] / d knowns[j], a column of
+ * partials per known (the runtime's analytic ones where it has them). */
+fmi3Status fmi3GetAdjointDerivative(fmi3Instance instance, const fmi3ValueReference unknowns[], size_t nUnknowns,
+                                    const fmi3ValueReference knowns[], size_t nKnowns, const fmi3Float64 seed[],
+                                    size_t nSeed, fmi3Float64 sensitivity[], size_t nSensitivity) {
+    ENTER("fmi3GetAdjointDerivative", DIFFERENTIABLE);
+    DERIVATIVE_ARRAYS("fmi3GetAdjointDerivative");
+    NEED(nSeed == nUnknowns && nSensitivity == nKnowns, "fmi3GetAdjointDerivative", "nSeed = %zu and nSensitivity = "
+         "%zu must equal nUnknowns = %zu and nKnowns = %zu (this FMU's variables are scalars)", nSeed, nSensitivity,
+         nUnknowns, nKnowns);
+    if (!nKnowns) return fmi3OK;
+    double *column = nUnknowns ? malloc(nUnknowns * sizeof *column) : NULL, *result = malloc(nKnowns * sizeof *result);
+    if ((nUnknowns && !column) || !result) {
+        free(column), free(result);
+        return refuse(w, "fmi3GetAdjointDerivative", "out of memory");
+    }
+    const double one = 1.0;
+    fmi3Status worst = fmi3OK;
+    for (size_t j = 0; j < nKnowns && worst <= fmi3Warning; ++j) {
+        fmi3Status status = nUnknowns ? directional(w, "fmi3GetAdjointDerivative", unknowns, nUnknowns, &knowns[j], 1,
+                                                    &one, column) : fmi3OK;
+        double sum = 0.0;
+        for (size_t i = 0; i < nUnknowns && status <= fmi3Warning; ++i) sum += seed[i] * column[i];
+        result[j] = sum;
+        if (status > worst) worst = status;
+    }
+    if (worst <= fmi3Warning) memcpy(sensitivity, result, nKnowns * sizeof *result);
+    free(column), free(result);
+    return worst;
+}
+
+fmi3Status fmi3GetOutputDerivatives(fmi3Instance instance, const fmi3ValueReference valueReferences[],
+                                    size_t nValueReferences, const fmi3Int32 orders[], fmi3Float64 values[],
+                                    size_t nValues) {
+    ENTER("fmi3GetOutputDerivatives", GETTABLE);
+    (void)valueReferences, (void)nValueReferences, (void)orders, (void)values, (void)nValues;
+    return refuse(w, "fmi3GetOutputDerivatives", "not supported (maxOutputDerivativeOrder = 0)");
+}
+
+/* --- clocks and partitions: none ------------------------------------------------------------------------------- */
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter" /* the arguments of the calls this FMU refuses whole */
+
+#define NO_CLOCKS(name, ...)                                                                         \
+    fmi3Status fmi3##name(fmi3Instance instance, __VA_ARGS__) {                                      \
+        ENTER("fmi3" #name, LIVE);                                                                   \
+        return refuse(w, "fmi3" #name, "this FMU has no clocks");                                    \
+    }
+NO_CLOCKS(GetIntervalDecimal, const fmi3ValueReference valueReferences[], size_t nValueReferences,
+          fmi3Float64 intervals[], fmi3IntervalQualifier qualifiers[])
+NO_CLOCKS(GetIntervalFraction, const fmi3ValueReference valueReferences[], size_t nValueReferences,
+          fmi3UInt64 counters[], fmi3UInt64 resolutions[], fmi3IntervalQualifier qualifiers[])
+NO_CLOCKS(GetShiftDecimal, const fmi3ValueReference valueReferences[], size_t nValueReferences, fmi3Float64 shifts[])
+NO_CLOCKS(GetShiftFraction, const fmi3ValueReference valueReferences[], size_t nValueReferences,
+          fmi3UInt64 counters[], fmi3UInt64 resolutions[])
+NO_CLOCKS(SetIntervalDecimal, const fmi3ValueReference valueReferences[], size_t nValueReferences,
+          const fmi3Float64 intervals[])
+NO_CLOCKS(SetIntervalFraction, const fmi3ValueReference valueReferences[], size_t nValueReferences,
+          const fmi3UInt64 counters[], const fmi3UInt64 resolutions[])
+NO_CLOCKS(SetShiftDecimal, const fmi3ValueReference valueReferences[], size_t nValueReferences,
+          const fmi3Float64 shifts[])
+NO_CLOCKS(SetShiftFraction, const fmi3ValueReference valueReferences[], size_t nValueReferences,
+          const fmi3UInt64 counters[], const fmi3UInt64 resolutions[])
+NO_CLOCKS(ActivateModelPartition, fmi3ValueReference clockReference, fmi3Float64 activationTime)
+#undef NO_CLOCKS
+#pragma GCC diagnostic pop
+
+fmi3Status fmi3EvaluateDiscreteStates(fmi3Instance instance) {
+    ENTER("fmi3EvaluateDiscreteStates", INITIALIZATION_MODE | EVENT_MODE | STEP_MODE | CONTINUOUS_TIME_MODE);
+    return fmi3OK; /* no clocked partitions: nothing to evaluate */
+}
+
+/* --- event mode ------------------------------------------------------------------------------------------------ */
+
+fmi3Status fmi3UpdateDiscreteStates(fmi3Instance instance, fmi3Boolean *discreteStatesNeedUpdate,
+                                    fmi3Boolean *terminateSimulation, fmi3Boolean *nominalsOfContinuousStatesChanged,
+                                    fmi3Boolean *valuesOfContinuousStatesChanged, fmi3Boolean *nextEventTimeDefined,
+                                    fmi3Float64 *nextEventTime) {
+    ENTER("fmi3UpdateDiscreteStates", EVENT_MODE);
+    NEED(discreteStatesNeedUpdate && terminateSimulation && nominalsOfContinuousStatesChanged
+         && valuesOfContinuousStatesChanged && nextEventTimeDefined && nextEventTime, "fmi3UpdateDiscreteStates",
+         "an output argument is NULL");
+    double update[3] = {0.0, 0.0, 0.0}; /* states changed, next event time defined, next event time */
+    fmi3Status status = w->model_exchange
+        ? finish(w, runtime_model_exchange(w->runtime, "me_new_discrete_states", "fmi3UpdateDiscreteStates", NULL, 0,
+                                           update, 3), 0)
+        : finish(w, runtime_model_exchange(w->runtime, "next_time_event", "fmi3UpdateDiscreteStates", NULL, 0,
+                                           update + 1, 2), 0);
+    if (status > fmi3Warning) return status;
+    *discreteStatesNeedUpdate = *terminateSimulation = *nominalsOfContinuousStatesChanged = false;
+    *valuesOfContinuousStatesChanged = update[0] != 0.0;
+    *nextEventTimeDefined = update[1] != 0.0;
+    *nextEventTime = update[2];
+    return status;
+}
+
+/* --- Model Exchange -------------------------------------------------------------------------------------------- */
+
+fmi3Status fmi3EnterContinuousTimeMode(fmi3Instance instance) {
+    ENTER_ME("fmi3EnterContinuousTimeMode", EVENT_MODE);
+    w->state = CONTINUOUS_TIME_MODE;
+    return fmi3OK;
+}
+
+fmi3Status fmi3CompletedIntegratorStep(fmi3Instance instance, fmi3Boolean noSetFMUStatePriorToCurrentPoint,
+                                       fmi3Boolean *enterEventMode, fmi3Boolean *terminateSimulation) {
+    ENTER_ME("fmi3CompletedIntegratorStep", CONTINUOUS_TIME_MODE);
+    NEED(enterEventMode && terminateSimulation, "fmi3CompletedIntegratorStep", "%s is NULL",
+         enterEventMode ? "terminateSimulation" : "enterEventMode");
+    (void)noSetFMUStatePriorToCurrentPoint;
+    fmi3Status status = finish(w, runtime_model_exchange(w->runtime, "me_completed_step", "fmi3CompletedIntegratorStep",
+                                                         NULL, 0, NULL, 0), 0);
+    *enterEventMode = *terminateSimulation = false;
+    return status;
+}
+
+fmi3Status fmi3SetTime(fmi3Instance instance, fmi3Float64 time) {
+    ENTER_ME("fmi3SetTime", EVENT_MODE | CONTINUOUS_TIME_MODE);
+    NEED(time == time && time - time == 0, "fmi3SetTime", "time = %s must be finite",
+         time > 0 ? "inf" : time < 0 ? "-inf" : "nan");
+    return finish(w, runtime_model_exchange(w->runtime, "me_set_time", "fmi3SetTime", &time, 1, NULL, 0), 0);
+}
+
+fmi3Status fmi3SetContinuousStates(fmi3Instance instance, const fmi3Float64 continuousStates[],
+                                   size_t nContinuousStates) {
+    ENTER_ME("fmi3SetContinuousStates", CONTINUOUS_TIME_MODE);
+    NEED(continuousStates || nContinuousStates == 0, "fmi3SetContinuousStates",
+         "continuousStates is NULL with nContinuousStates = %zu", nContinuousStates);
+    NEED(nContinuousStates <= MAX_VARIABLES, "fmi3SetContinuousStates", "nContinuousStates = %zu: more than any FMU "
+         "has (%d)", nContinuousStates, MAX_VARIABLES);
+    return finish(w, runtime_model_exchange(w->runtime, "me_set_states", "fmi3SetContinuousStates", continuousStates,
+                                            nContinuousStates, NULL, 0), 0);
+}
+
+#define EVALUABLE (INITIALIZATION_MODE | EVENT_MODE | CONTINUOUS_TIME_MODE | TERMINATED | ERROR)
+#define EVALUATE(name, array, count, method, allowed)                                                \
+    fmi3Status fmi3##name(fmi3Instance instance, fmi3Float64 array[], size_t count) {                \
+        ENTER_ME("fmi3" #name, allowed);                                                             \
+        NEED(array || count == 0, "fmi3" #name, #array " is NULL with " #count " = %zu", count);      \
+        NEED(count <= MAX_VARIABLES, "fmi3" #name, #count " = %zu: more than any FMU has (%d)", count, \
+             MAX_VARIABLES);                                                                         \
+        double *values = count ? malloc(count * sizeof *values) : NULL;                              \
+        NEED(values || count == 0, "fmi3" #name, "out of memory");                                   \
+        fmi3Status status = finish(w, runtime_model_exchange(w->runtime, method, "fmi3" #name, NULL, 0, values, \
+                                                             count), 0);                             \
+        if (status <= fmi3Warning && count) memcpy(array, values, count * sizeof *values);          \
+        free(values);                                                                                \
+        return status;                                                                               \
+    }
+EVALUATE(GetContinuousStateDerivatives, derivatives, nContinuousStates, "me_derivatives", EVALUABLE)
+EVALUATE(GetEventIndicators, eventIndicators, nEventIndicators, "me_indicators", EVALUABLE)
+EVALUATE(GetContinuousStates, continuousStates, nContinuousStates, "me_get_states", EVALUABLE | INSTANTIATED)
+EVALUATE(GetNominalsOfContinuousStates, nominals, nContinuousStates, "me_nominals", EVALUABLE | INSTANTIATED)
+#undef EVALUATE
+
+/* The number of continuous states (`which` 1) or of event indicators (2). */
+static fmi3Status count_of(fmi3Instance instance, const char *function, int which, size_t *count) {
+    ENTER(function, LIVE);
+    NEED(count, function, "the count's pointer is NULL");
+    double sizes[4];
+    fmi3Status status = finish(w, runtime_model_exchange(w->runtime, "sizes", function, NULL, 0, sizes, 4), 0);
+    if (status <= fmi3Warning) *count = (size_t)sizes[which];
+    return status;
+}
+
+fmi3Status fmi3GetNumberOfContinuousStates(fmi3Instance instance, size_t *nContinuousStates) {
+    return count_of(instance, "fmi3GetNumberOfContinuousStates", 1, nContinuousStates);
+}
+
+fmi3Status fmi3GetNumberOfEventIndicators(fmi3Instance instance, size_t *nEventIndicators) {
+    return count_of(instance, "fmi3GetNumberOfEventIndicators", 2, nEventIndicators);
+}
+
+/* --- co-simulation --------------------------------------------------------------------------------------------- */
+
+fmi3Status fmi3EnterStepMode(fmi3Instance instance) {
+    ENTER_CS("fmi3EnterStepMode", EVENT_MODE);
+    w->state = STEP_MODE;
+    return fmi3OK;
+}
+
+/* A step the runtime cannot take returns fmi3Discard (step mode after a discarded step: restore a state, or
+ * terminate); arguments it refuses return fmi3Error with the state unchanged. At the step's end the importer's
+ * intermediate update sees the outputs there; an early return it asks for ends the step at that time instead. */
+fmi3Status fmi3DoStep(fmi3Instance instance, fmi3Float64 currentCommunicationPoint, fmi3Float64 communicationStepSize,
+                      fmi3Boolean noSetFMUStatePriorToCurrentPoint, fmi3Boolean *eventHandlingNeeded,
+                      fmi3Boolean *terminateSimulation, fmi3Boolean *earlyReturn, fmi3Float64 *lastSuccessfulTime) {
+    ENTER_CS("fmi3DoStep", STEP_MODE);
+    NEED(eventHandlingNeeded && terminateSimulation && earlyReturn && lastSuccessfulTime, "fmi3DoStep",
+         "an output argument is NULL");
+    (void)noSetFMUStatePriorToCurrentPoint;
+    *eventHandlingNeeded = *terminateSimulation = *earlyReturn = false;
+    *lastSuccessfulTime = currentCommunicationPoint;
+    RuntimeStatus done = runtime_do_step(w->runtime, currentCommunicationPoint, communicationStepSize);
+    if (done == RUNTIME_DISCARD && w->logged != fmi3Fatal) {
+        w->state = STEP_DISCARDED;
+        return fmi3Discard;
+    }
+    fmi3Status status = finish(w, done, STEP_MODE);
+    if (status > fmi3Warning) return status;
+    const double end = currentCommunicationPoint + communicationStepSize;
+    *lastSuccessfulTime = end;
+    if (!w->intermediate_update) return status;
+    fmi3Boolean requested = false;
+    fmi3Float64 at = end;
+    fmi3Status logged = w->logged;
+    w->in_intermediate_update = 1;
+    w->intermediate_update(w->environment, end, false, true, true, w->early_return_allowed, &requested, &at);
+    w->in_intermediate_update = 0;
+    w->logged = logged;
+    if (!(requested && w->early_return_allowed) || !(at < end)) return status;
+    if (!(at > currentCommunicationPoint)) { /* not inside the step: it stays whole */
+        char when[40], start[40], text[400];
+        native_format_g(at, 17, when, sizeof when);
+        native_format_g(currentCommunicationPoint, 17, start, sizeof start);
+        snprintf(text, sizeof text, "%s: fmi3DoStep: earlyReturnTime = %s is not after the step's start %s: the step "
+                 "ends at its end", w->name, when, start);
+        host_log(w, fmi3Warning, "logStatusWarning", text);
+        return fmi3Warning;
+    }
+    fmi3Status shortened = finish(w, runtime_shorten_step(w->runtime, at - currentCommunicationPoint), STEP_MODE);
+    if (shortened > fmi3Warning) return shortened;
+    double sizes[4];
+    if (runtime_model_exchange(w->runtime, "sizes", "fmi3DoStep", NULL, 0, sizes, 4) == RUNTIME_OK)
+        at = sizes[3]; /* the time the step ended at, to the bit */
+    *earlyReturn = true;
+    *lastSuccessfulTime = at;
+    return shortened > status ? shortened : status;
+}

@@ -1,0 +1,218 @@
+"""The FMI 3.0 FMUs: every native component also as an FMI 3.0 FMU, Model Exchange and co-simulation in one archive,
+from the same model code as its FMI 2.0 FMU (the same runtime and laws under ``components/native/fmi3_functions.c``).
+
+Its model description is the FMI 2.0 FMU's, said in FMI 3.0 (``model_description``): typed variables (Float64,
+Int32, Boolean, String), the value references unchanged and the independent variable ``time`` after them, a
+variable that shares another's value reference as its ``<Alias>``, dependencies and derivatives by value reference,
+the ``indicator.*`` outputs as the event indicators, and co-simulation with event mode, early return and
+intermediate update. ``terminalsAndIcons/terminalsAndIcons.xml`` declares each 1-D flange as a terminal of its
+MSL interface (``terminals``). Binaries go to FMI 3.0's platform folders (``FOLDERS``): x86_64-linux,
+aarch64-linux, x86_64-windows, and x86_64-darwin and aarch64-darwin, which both hold the universal Mach-O binary.
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+import xml.etree.ElementTree as ET
+import zipfile
+from pathlib import Path
+
+from mechfmu.fmu import build as fmu_build
+from mechfmu.fmu.native import HOST_PLATFORM, PLATFORMS, compile_binary
+
+#: our platforms (``mechfmu.fmu.native.PLATFORMS``) and the FMI 3.0 platform folders their binary goes to
+FOLDERS = {"linux64": ("x86_64-linux",), "aarch64-linux": ("aarch64-linux",), "win64": ("x86_64-windows",),
+           "darwin64": ("x86_64-darwin", "aarch64-darwin")}
+TERMINALS_FILE = "terminalsAndIcons/terminalsAndIcons.xml"
+#: FMI 2.0's type elements and FMI 3.0's variable and type elements for them
+TYPES = {"Real": "Float64", "Integer": "Int32", "Boolean": "Boolean", "String": "String",
+         "Enumeration": "Enumeration"}
+#: the MSL interface a flange stands for: (translational, rotational) by the flange's name
+FLANGE_KINDS = {"flange_a": "Flange_a", "flange_b": "Flange_b", "flange": "Flange_b"}
+#: a flange's members in a terminal: signal (potential) and inflow (Modelica's flow, positive into the component)
+MEMBERS = {"Translational": (("s", "signal"), ("v", "signal"), ("f", "inflow")),
+           "Rotational": (("phi", "signal"), ("w", "signal"), ("tau", "inflow"))}
+
+
+def fmu_dir(directory: Path | None = None) -> Path:
+    """Where the FMI 3.0 FMUs go: ``fmi3/`` in the FMU folder (``mechfmu.fmu.build.FMU_DIR``) unless given."""
+    return Path(directory) if directory is not None else fmu_build.FMU_DIR / "fmi3"
+
+
+def binary_names(model: str, platform: str) -> list[str]:
+    """The FMU's binaries for one of our ``platform`` folders: one per FMI 3.0 platform folder."""
+    return [f"binaries/{folder}/{model}{PLATFORMS[platform].extension}" for folder in FOLDERS[platform]]
+
+
+def is_current(path: Path, digest: str, platforms: list[str]) -> bool:
+    """Whether the FMI 3.0 FMU at ``path`` was built from the sources of ``digest`` with every platform's binaries."""
+    try:
+        with zipfile.ZipFile(path) as zf:
+            names = set(zf.namelist())
+            stamp = zf.read(fmu_build.NATIVE_STAMP).decode().strip()
+    except (OSError, KeyError, zipfile.BadZipFile):
+        return False
+    return stamp == f"mechfmu_native_{digest}" and all(name in names for platform in platforms
+                                                       for name in binary_names(path.stem, platform))
+
+
+def _attributes(element: ET.Element, names: tuple[str, ...]) -> dict[str, str]:
+    return {name: element.attrib[name] for name in names if name in element.attrib}
+
+
+def model_description(fmi2: bytes) -> bytes:
+    """The FMI 3.0 model description of a native FMU from its FMI 2.0 one (module docstring); ValueError for an
+    FMI 2.0 construct it has no FMI 3.0 form for here."""
+    source = ET.fromstring(fmi2)
+    root = ET.Element("fmiModelDescription", {
+        "fmiVersion": "3.0", "modelName": source.attrib["modelName"], "instantiationToken": source.attrib["guid"],
+        **_attributes(source, ("description", "author", "version", "copyright", "license", "generationTool",
+                               "generationDateAndTime", "variableNamingConvention"))})
+    interface = ("modelIdentifier", "canGetAndSetFMUstate", "canSerializeFMUstate")
+    common = {"needsExecutionTool": "false", "providesDirectionalDerivatives": "true",
+              "providesAdjointDerivatives": "true"}
+    for kind in ("ModelExchange", "CoSimulation"):
+        if (element := source.find(kind)) is None:
+            continue
+        attributes = {name.replace("FMUstate", "FMUState"): value
+                      for name, value in _attributes(element, interface).items()}
+        extra = ({"needsCompletedIntegratorStep": "true"} if kind == "ModelExchange" else
+                 {"canHandleVariableCommunicationStepSize": "true", "hasEventMode": "true",
+                  "mightReturnEarlyFromDoStep": "true", "providesIntermediateUpdate": "true",
+                  "canReturnEarlyAfterIntermediateUpdate": "true"})
+        ET.SubElement(root, kind, {**attributes, **common, **extra})
+    if (units := source.find("UnitDefinitions")) is not None:
+        root.append(units)  # FMI 3.0's Unit, BaseUnit and DisplayUnit have FMI 2.0's attributes
+    if (types := source.find("TypeDefinitions")) is not None:
+        converted = ET.SubElement(root, "TypeDefinitions")
+        for simple in types:
+            typed = simple[0]
+            if typed.tag == "Enumeration":
+                raise ValueError(f"type {simple.attrib['name']}: an enumeration type has no FMI 3.0 form here")
+            ET.SubElement(converted, f"{TYPES[typed.tag]}Type", {"name": simple.attrib["name"], **typed.attrib})
+    for name in ("LogCategories", "DefaultExperiment"):
+        if (element := source.find(name)) is not None:
+            root.append(element)
+    variables = list(source.find("ModelVariables") or [])
+    references = [int(v.attrib["valueReference"]) for v in variables]
+    index_to_reference = {i + 1: reference for i, reference in enumerate(references)}
+    model_variables = ET.SubElement(root, "ModelVariables")
+    first_of: dict[int, ET.Element] = {}
+    for variable, reference in zip(variables, references):
+        typed = variable[0]
+        if reference in first_of:  # FMI 2.0's alias: one value reference, several names
+            alias = ET.SubElement(first_of[reference], "Alias", {"name": variable.attrib["name"]})
+            if "description" in variable.attrib:
+                alias.set("description", variable.attrib["description"])
+            continue
+        attributes = _attributes(variable, ("name", "valueReference", "description", "causality", "variability",
+                                            "initial", "canHandleMultipleSetPerTimeInstant"))
+        typed_attributes = {k: v for k, v in typed.attrib.items() if k not in ("start", "derivative")}
+        if "derivative" in typed.attrib:
+            typed_attributes["derivative"] = str(index_to_reference[int(typed.attrib["derivative"])])
+        element = ET.SubElement(model_variables, TYPES[typed.tag], {**attributes, **typed_attributes})
+        if "start" in typed.attrib:
+            if typed.tag == "String":
+                ET.SubElement(element, "Start", {"value": typed.attrib["start"]})
+            else:
+                element.set("start", {"1": "true", "0": "false"}.get(typed.attrib["start"], typed.attrib["start"])
+                            if typed.tag == "Boolean" else typed.attrib["start"])
+        first_of[reference] = element
+    time_reference = max(references, default=-1) + 1
+    ET.SubElement(model_variables, "Float64", {"name": "time", "valueReference": str(time_reference),
+                                               "causality": "independent", "variability": "continuous",
+                                               "description": "Simulation time", "unit": "s"})
+    structure = ET.SubElement(root, "ModelStructure")
+    fmi2_structure = source.find("ModelStructure")
+
+    def unknowns(section: str, tag: str) -> None:
+        for unknown in (fmi2_structure.find(section) if fmi2_structure is not None else None) or []:
+            attributes = {"valueReference": str(index_to_reference[int(unknown.attrib["index"])])}
+            if "dependencies" in unknown.attrib:
+                attributes["dependencies"] = " ".join(str(index_to_reference[int(i)])
+                                                      for i in unknown.attrib["dependencies"].split())
+                if "dependenciesKind" in unknown.attrib:
+                    attributes["dependenciesKind"] = unknown.attrib["dependenciesKind"]
+            ET.SubElement(structure, tag, attributes)
+
+    unknowns("Outputs", "Output")
+    unknowns("Derivatives", "ContinuousStateDerivative")
+    unknowns("InitialUnknowns", "InitialUnknown")
+    for variable, reference in zip(variables, references):
+        if variable.attrib["name"].startswith("indicator.") and variable.attrib.get("causality") == "output":
+            ET.SubElement(structure, "EventIndicator", {"valueReference": str(reference)})
+    ET.indent(root, "\t")
+    return b'<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="utf-8") + b"\n"
+
+
+def terminals(description: bytes) -> bytes | None:
+    """terminalsAndIcons.xml declaring each 1-D flange of the model description as a terminal of the MSL interface
+    it stands for (Modelica.Mechanics.Translational.Interfaces.Flange_a, ...), its members by name ("plug");
+    None for a component without one."""
+    names = {v.attrib["name"] for v in ET.fromstring(description).find("ModelVariables") or []}
+    root = ET.Element("fmiTerminalsAndIcons", {"fmiVersion": "3.0"})
+    found = ET.SubElement(root, "Terminals")
+    for flange, kind in FLANGE_KINDS.items():
+        for domain, members in MEMBERS.items():
+            if not all(f"{flange}.{member}" in names for member, _ in members):
+                continue
+            terminal = ET.SubElement(found, "Terminal", {
+                "name": flange, "matchingRule": "plug",
+                "terminalKind": f"Modelica.Mechanics.{domain}.Interfaces.{kind}",
+                "description": f"the {domain.lower()} flange {flange} (Modelica's {kind})"})
+            for member, variable_kind in members:
+                ET.SubElement(terminal, "TerminalMemberVariable", {
+                    "variableName": f"{flange}.{member}", "memberName": member, "variableKind": variable_kind})
+    if not len(found):
+        return None
+    ET.indent(root, "\t")
+    return b'<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="utf-8") + b"\n"
+
+
+def build(models: list[str] | None = None, directory: Path | None = None, force: bool = False,
+          platforms: list[str] | None = None, portable: bool = False) -> list[Path]:
+    """Build the FMI 3.0 FMUs of ``models`` (default: every native one) into ``directory`` (``fmu_dir``) unless
+    current, with the binaries of ``platforms`` (default: this machine's); return the built paths. The FMI 2.0
+    FMUs (``mechfmu.fmu.build.build``, into the FMU folder) are built first where stale: their model descriptions
+    and documentation are the FMI 3.0 FMUs' source. ValueError for a component without a law in C."""
+    from mechfmu.fmu.native_tables import NATIVE_HOOKS
+    platforms = list(platforms or [HOST_PLATFORM])
+    names = models or [m for m in fmu_build.model_names() if m in NATIVE_HOOKS]
+    python_only = [m for m in names if m not in NATIVE_HOOKS]
+    if python_only:
+        raise ValueError(f"{', '.join(python_only)}: an FMI 3.0 FMU is built for a component with a law in C only "
+                         "(its FMI 2.0 FMU embeds Python)")
+    fmu_build.build(names, fmu_build.FMU_DIR)
+    target_dir = fmu_dir(directory)
+    target_dir.mkdir(parents=True, exist_ok=True)
+    digest = fmu_build.source_hash(runtime=False)
+    with fmu_build.build_lock(target_dir), tempfile.TemporaryDirectory(prefix="mechfmu_fmi3_") as tmp_name:
+        todo = [m for m in names if force or not is_current(target_dir / f"{m}.fmu", digest, platforms)]
+        binaries = {}
+        for platform in platforms if todo else []:
+            binaries[platform] = Path(tmp_name) / f"binary_{platform}{PLATFORMS[platform].extension}"
+            compile_binary(binaries[platform], None, platform, portable=portable, fmi_version=3)
+        for model in todo:
+            _package(model, fmu_build.fmu_path(model, fmu_build.FMU_DIR), target_dir / f"{model}.fmu", binaries,
+                     digest)
+    return [target_dir / f"{m}.fmu" for m in todo]
+
+
+def _package(model: str, fmi2_fmu: Path, target: Path, binaries: dict[str, Path], digest: str) -> None:
+    """The FMI 3.0 FMU of ``model`` from its FMI 2.0 FMU, written beside ``target`` and renamed to it."""
+    with zipfile.ZipFile(fmi2_fmu) as source:
+        description = model_description(source.read("modelDescription.xml"))
+        documentation = source.read("documentation/index.html")
+    token = ET.fromstring(description).attrib["instantiationToken"]
+    packed = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    with zipfile.ZipFile(packed, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("modelDescription.xml", description)
+        zf.writestr(fmu_build.GUID_FILE, token)  # what fmi3Instantiate* checks instantiationToken against
+        zf.writestr(fmu_build.NATIVE_STAMP, f"mechfmu_native_{digest}\n")
+        for platform, binary in binaries.items():
+            for name in binary_names(model, platform):
+                zf.write(binary, name)
+        zf.writestr("documentation/index.html", documentation)
+        if (terminal_file := terminals(description)) is not None:
+            zf.writestr(TERMINALS_FILE, terminal_file)
+    packed.replace(target)
