@@ -160,11 +160,14 @@ static fmi3Status finish(Instance *w, RuntimeStatus status, int next) {
     return w->logged == fmi3Warning ? fmi3Warning : returned;
 }
 
-#define ENTER(function, allowed)                                                                     \
+#define ENTER(function, allowed) ENTER_AS(function, allowed, 1, "")
+/* ENTER for a call of one interface: `interface` holds, else `why` */
+#define ENTER_AS(function, allowed, interface, why)                                                  \
     Instance *w = glue_find(instance);                                                               \
     if (!w) return fmi3Error; /* not an instance of this FMU (e.g. freed): nowhere to log */        \
-    if (w->in_intermediate_update && !((allowed) & GETTABLE_IN_CALLBACK))                              \
+    if (w->in_intermediate_update && !((allowed) & GETTABLE_IN_CALLBACK))                            \
         return refuse(w, function, "not allowed in the intermediate update callback");              \
+    if (!(interface)) return refuse(w, function, "%s", why);                                         \
     if (!(w->state & (allowed)))                                                                     \
         return refuse(w, function, "not allowed in state %s%s", state_name(w->state),               \
                       w->state == FATAL ? " (after a fatal error only fmi3FreeInstance is allowed)" : ""); \
@@ -177,11 +180,10 @@ static fmi3Status finish(Instance *w, RuntimeStatus status, int next) {
 #define GETTABLE_IN_CALLBACK 4096
 
 #define ENTER_ME(function, allowed)                                                                  \
-    ENTER(function, allowed);                                                                        \
-    NEED(w->model_exchange, function, "the instance was instantiated with fmi3InstantiateCoSimulation")
+    ENTER_AS(function, allowed, w->model_exchange, "the instance was instantiated with fmi3InstantiateCoSimulation")
 #define ENTER_CS(function, allowed)                                                                  \
-    ENTER(function, allowed);                                                                        \
-    NEED(!w->model_exchange, function, "the instance was instantiated with fmi3InstantiateModelExchange")
+    ENTER_AS(function, allowed, !w->model_exchange,                                                  \
+             "the instance was instantiated with fmi3InstantiateModelExchange")
 
 /* --- instantiation --------------------------------------------------------------------------------------------- */
 

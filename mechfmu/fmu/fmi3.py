@@ -11,6 +11,7 @@ aarch64-linux, x86_64-windows, and x86_64-darwin and aarch64-darwin, which both 
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import tempfile
 import xml.etree.ElementTree as ET
@@ -29,7 +30,8 @@ TYPES = {"Real": "Float64", "Integer": "Int32", "Boolean": "Boolean", "String": 
          "Enumeration": "Enumeration"}
 #: the MSL interface a flange stands for: (translational, rotational) by the flange's name
 FLANGE_KINDS = {"flange_a": "Flange_a", "flange_b": "Flange_b", "flange": "Flange_b"}
-#: a flange's members in a terminal: signal (potential) and inflow (Modelica's flow, positive into the component)
+#: a flange's members in a terminal, those of them the component has: signal (potential) and inflow (Modelica's
+#: flow, positive into the component)
 MEMBERS = {"Translational": (("s", "signal"), ("v", "signal"), ("f", "inflow")),
            "Rotational": (("phi", "signal"), ("w", "signal"), ("tau", "inflow"))}
 
@@ -58,6 +60,12 @@ def is_current(path: Path, digest: str, platforms: list[str]) -> bool:
 
 def _attributes(element: ET.Element, names: tuple[str, ...]) -> dict[str, str]:
     return {name: element.attrib[name] for name in names if name in element.attrib}
+
+
+def source_digest() -> str:
+    """The digest of what an FMI 3.0 FMU is built from: the FMI 2.0 FMU's sources and this module."""
+    text = fmu_build.source_hash(runtime=False) + Path(__file__).read_text(encoding="utf-8")
+    return hashlib.sha256(text.encode()).hexdigest()[:10]
 
 
 def model_description(fmi2: bytes) -> bytes:
@@ -154,13 +162,14 @@ def terminals(description: bytes) -> bytes | None:
     found = ET.SubElement(root, "Terminals")
     for flange, kind in FLANGE_KINDS.items():
         for domain, members in MEMBERS.items():
-            if not all(f"{flange}.{member}" in names for member, _ in members):
+            present = [(member, kind_) for member, kind_ in members if f"{flange}.{member}" in names]
+            if not present or present[0][0] != members[0][0]:  # a flange has its position at least
                 continue
             terminal = ET.SubElement(found, "Terminal", {
                 "name": flange, "matchingRule": "plug",
                 "terminalKind": f"Modelica.Mechanics.{domain}.Interfaces.{kind}",
                 "description": f"the {domain.lower()} flange {flange} (Modelica's {kind})"})
-            for member, variable_kind in members:
+            for member, variable_kind in present:
                 ET.SubElement(terminal, "TerminalMemberVariable", {
                     "variableName": f"{flange}.{member}", "memberName": member, "variableKind": variable_kind})
     if not len(found):
@@ -185,7 +194,7 @@ def build(models: list[str] | None = None, directory: Path | None = None, force:
     fmu_build.build(names, fmu_build.FMU_DIR)
     target_dir = fmu_dir(directory)
     target_dir.mkdir(parents=True, exist_ok=True)
-    digest = fmu_build.source_hash(runtime=False)
+    digest = source_digest()
     with fmu_build.build_lock(target_dir), tempfile.TemporaryDirectory(prefix="mechfmu_fmi3_") as tmp_name:
         todo = [m for m in names if force or not is_current(target_dir / f"{m}.fmu", digest, platforms)]
         binaries = {}

@@ -1,0 +1,341 @@
+"""The FMI 3.0 FMUs (``mechfmu build --fmi-version 3``): every native component also as an FMI 3.0 FMU that fmpy
+validates and simulates as Model Exchange and as co-simulation (also with event mode and early return), giving the
+bits of its FMI 2.0 FMU, which runs the same runtime and law; its model description the FMI 2.0 one in FMI 3.0
+terms; early return ends a step where the importer asks, as a step of that size would; directional and adjoint
+derivatives equal central differences; states that serialize and are checked; calls outside the state machine
+refused by name."""
+import ctypes
+import random
+import xml.etree.ElementTree as ET
+import zipfile
+
+import numpy as np
+import pytest
+from conftest import slow_but
+from fmpy import extract, read_model_description, simulate_fmu
+from fmpy.fmi1 import FMICallException
+from fmpy.fmi3 import FMU3Model, FMU3Slave
+from fmpy.validation import validate_fmu
+from mechfmu.components import COMPONENTS
+from mechfmu.fmu import fmi3
+from mechfmu.fmu.build import fmu_path
+
+MODELS = sorted(COMPONENTS)
+WITH_MODEL_EXCHANGE = [m for m in MODELS if not COMPONENTS[m].co_simulation_only]
+
+
+@pytest.fixture(scope="session")
+def fmi3_fmus(fmus):
+    """Every FMI 3.0 FMU, for this machine (built if stale): {model: path}."""
+    fmi3.build()
+    return {m: fmi3.fmu_dir() / f"{m}.fmu" for m in MODELS}
+
+
+def inputs_of(model: str, stop: float) -> np.ndarray | None:
+    """A smooth signal on each Real input (fmpy's input table), different per input; None without inputs."""
+    names = [i.name for i in COMPONENTS[model].inputs]
+    if not names:
+        return None
+    t = np.linspace(0.0, stop, 41)
+    rows = [(ti, *(0.2 * np.sin(3.0 * ti + k) + 0.05 * k for k in range(len(names)))) for ti in t]
+    return np.array(rows, dtype=[("time", np.float64), *((n, np.float64) for n in names)])
+
+
+def simulated(path, model: str, fmi_type: str, **options) -> np.ndarray:
+    return simulate_fmu(str(path), fmi_type=fmi_type, stop_time=0.5, output_interval=0.0125,
+                        start_values=dict(COMPONENTS[model].example_parameters), input=inputs_of(model, 0.5),
+                        **options)
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_fmpy_validates_every_fmi3_fmu(fmi3_fmus, model):
+    assert validate_fmu(str(fmi3_fmus[model])) == []
+
+
+CASES = [(m, "ModelExchange", False) for m in WITH_MODEL_EXCHANGE] + [(m, "CoSimulation", e) for m in MODELS
+                                                                         for e in (False, True)]
+
+
+@pytest.mark.parametrize("model, fmi_type, event_mode",
+                         slow_but(CASES, ("Mass", "ModelExchange", False), ("ElastoGap", "CoSimulation", True)))
+def test_an_fmi3_fmu_gives_the_bits_of_its_fmi2_fmu_in_fmpy(fmi3_fmus, fmus, model, fmi_type, event_mode):
+    """With its example parameters and a signal on every input; co-simulation also with event mode and early
+    return allowed (fmpy then steps through event mode): every variable's every row equal."""
+    options = {"use_event_mode": True, "early_return_allowed": True} if event_mode else {}
+    three = simulated(fmi3_fmus[model], model, fmi_type, **options)
+    two = simulated(fmus[model], model, fmi_type)
+    assert three.dtype.names == two.dtype.names and len(three) == len(two) > 10
+    for name in two.dtype.names:
+        assert np.array_equal(three[name], two[name]), (model, fmi_type, name)
+
+
+def description(path) -> ET.Element:
+    with zipfile.ZipFile(path) as zf:
+        return ET.fromstring(zf.read("modelDescription.xml"))
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_the_model_description_is_the_fmi2_one_in_fmi3_terms(fmi3_fmus, fmus, model):
+    """The variables with their value references, types, causalities and starts; time the one independent variable;
+    derivatives, dependencies and event indicators by value reference; co-simulation with event mode and early
+    return."""
+    two, three = read_model_description(str(fmus[model])), read_model_description(str(fmi3_fmus[model]))
+    by_name = {v.name: v for v in three.modelVariables}
+    kinds = {"Real": "Float64", "Integer": "Int32", "Boolean": "Boolean", "String": "String"}
+    for v in two.modelVariables:
+        w = by_name[v.name]
+        assert (w.valueReference, w.type, w.causality, w.variability, w.unit) == (
+            v.valueReference, kinds[v.type], v.causality, v.variability, v.unit), v.name
+        assert (w.start == v.start) if v.type != "Boolean" else (w.start in (None, v.start)), v.name
+        if v.derivative is not None:
+            assert w.derivative.name == v.derivative.name, v.name
+    independent = [v for v in three.modelVariables if v.causality == "independent"]
+    assert [(v.name, v.valueReference) for v in independent] == [("time", max(v.valueReference
+                                                                               for v in two.modelVariables) + 1)]
+    pairs = {"outputs": "outputs", "derivatives": "derivatives", "initialUnknowns": "initialUnknowns"}
+    for fmi2_list, fmi3_list in pairs.items():
+        assert [(u.variable.name, None if u.dependencies is None else [d.name for d in u.dependencies])
+                for u in getattr(two, fmi2_list)] == [
+            (u.variable.name, None if u.dependencies is None else [d.name for d in u.dependencies])
+            for u in getattr(three, fmi3_list)], fmi2_list
+    indicators = [u.variable.name for u in three.eventIndicators]
+    assert len(indicators) == two.numberOfEventIndicators
+    assert all(name.startswith("indicator.") for name in indicators)
+    cosimulation = description(fmi3_fmus[model]).find("CoSimulation").attrib
+    for flag in ("hasEventMode", "mightReturnEarlyFromDoStep", "providesIntermediateUpdate",
+                 "providesAdjointDerivatives", "canSerializeFMUState"):
+        assert cosimulation[flag] == "true", flag
+
+
+@pytest.mark.parametrize("model, terminals", [
+    ("ElastoGap", {"flange_a": "Translational.Interfaces.Flange_a", "flange_b": "Translational.Interfaces.Flange_b"}),
+    ("Inertia", {"flange_a": "Rotational.Interfaces.Flange_a", "flange_b": "Rotational.Interfaces.Flange_b"}),
+    ("Fixed", {"flange": "Translational.Interfaces.Flange_b"}),  # its position and speed: it takes no force
+    ("Step", {}),
+])
+def test_each_flange_is_a_terminal_of_its_msl_interface(fmi3_fmus, model, terminals):
+    with zipfile.ZipFile(fmi3_fmus[model]) as zf:
+        names = set(zf.namelist())
+        if not terminals:
+            assert fmi3.TERMINALS_FILE not in names
+            return
+        root = ET.fromstring(zf.read(fmi3.TERMINALS_FILE))
+    found = {t.attrib["name"]: t for t in root.iter("Terminal")}
+    assert {n: t.attrib["terminalKind"].removeprefix("Modelica.Mechanics.") for n, t in found.items()} == terminals
+    variables = {v.name: v for v in read_model_description(str(fmi3_fmus[model])).modelVariables}
+    for name, terminal in found.items():
+        members = {m.attrib["memberName"]: m.attrib["variableKind"] for m in terminal.iter("TerminalMemberVariable")}
+        rotational = "Rotational" in terminal.attrib["terminalKind"]
+        expected = ({"phi": "signal", "w": "signal", "tau": "inflow"} if rotational
+                    else {"s": "signal", "v": "signal", "f": "inflow"})
+        assert members == {m: k for m, k in expected.items() if f"{name}.{m}" in variables}, (model, name)
+        assert "s" in members or "phi" in members
+        assert all(f"{name}.{member}" in variables for member in members)
+
+
+def slave(path, model: str, early: list | None = None, messages: list | None = None) -> tuple[FMU3Slave, dict]:
+    """An fmpy co-simulation instance with event mode; ``early``: [time] requested as the early return time at each
+    step's intermediate update (the update times are appended to it), else no callback."""
+    md = read_model_description(str(path))
+    fmu = FMU3Slave(guid=md.guid, unzipDirectory=extract(str(path)), modelIdentifier=model, instanceName="probe")
+
+    def update(environment, time, set_requested, get_allowed, finished, can_return, requested, when):
+        early.append(time)
+        if can_return and early[0] is not None:
+            requested[0], when[0] = True, early[0]
+
+    def log(environment, status, category, message):
+        if messages is not None:
+            messages.append((status, message.decode()))
+
+    fmu.instantiate(eventModeUsed=True, earlyReturnAllowed=True, logMessage=log,
+                    intermediateUpdate=update if early is not None else None)
+    return fmu, {v.name: v.valueReference for v in md.modelVariables}
+
+
+def started(fmu, vr, model: str, **inputs) -> None:
+    cls = COMPONENTS[model]
+    fmu.enterInitializationMode(startTime=0.0)
+    for name, value in cls.example_parameters.items():
+        if isinstance(value, float):
+            fmu.setFloat64([vr[name]], [value])
+    fmu.exitInitializationMode()
+    fmu.updateDiscreteStates()
+    fmu.enterStepMode()
+    for name, value in inputs.items():
+        fmu.setFloat64([vr[name]], [value])
+
+
+def test_an_early_return_ends_the_step_where_asked_as_a_step_of_that_size(fmi3_fmus):
+    """A mass under a force, asked at its step's end to return at 37 % of the step: it says so, lastSuccessfulTime
+    is that time, and its state is to the bit that of a step of that size; the next step starts there."""
+    outputs = ["flange_a.s", "flange_a.v", "flange_a.a"]
+    h, ask = 0.01, 0.0037
+    early = [ask]
+    fmu, vr = slave(fmi3_fmus["Mass"], "Mass", early)
+    started(fmu, vr, "Mass", **{"flange_a.f": 3.0, "flange_b.f": -1.0})
+    event, terminate, returned, last = fmu.doStep(0.0, h)
+    assert (event, terminate, returned, last) == (False, False, True, ask) and early[1] == h
+    shortened = fmu.getFloat64([vr[o] for o in outputs])
+    reference, vr2 = slave(fmi3_fmus["Mass"], "Mass")
+    started(reference, vr2, "Mass", **{"flange_a.f": 3.0, "flange_b.f": -1.0})
+    assert reference.doStep(0.0, ask)[2:] == (False, ask)
+    assert shortened == reference.getFloat64([vr2[o] for o in outputs])
+    early[0] = None  # no more early returns: the next step starts where the early one ended
+    assert fmu.doStep(ask, h)[2:] == (False, ask + h)
+    assert reference.doStep(ask, h)[2:] == (False, ask + h)
+    assert fmu.getFloat64([vr[o] for o in outputs]) == reference.getFloat64([vr2[o] for o in outputs])
+    assert fmu.getFloat64([vr["time"]]) == [ask + h]
+
+
+def test_a_call_outside_the_state_machine_is_refused_by_name(fmi3_fmus):
+    messages: list = []
+    fmu, vr = slave(fmi3_fmus["Mass"], "Mass", messages=messages)
+
+    def refused(call, *arguments) -> str:
+        with pytest.raises(FMICallException, match="status 3"):
+            call(*arguments)
+        return messages[-1][1]
+
+    assert refused(fmu.doStep, 0.0, 0.01) == "probe: fmi3DoStep: not allowed in state instantiated"
+    assert refused(fmu.fmi3EnterStepMode, fmu.component) == (
+        "probe: fmi3EnterStepMode: not allowed in state instantiated")
+    started(fmu, vr, "Mass")
+    assert refused(fmu.fmi3EnterContinuousTimeMode, fmu.component) == (
+        "probe: fmi3EnterContinuousTimeMode: the instance was instantiated with fmi3InstantiateCoSimulation")
+    assert refused(fmu.setFloat64, [vr["time"]], [1.0]) == (
+        f"probe: fmi3SetFloat64: valueReference {vr['time']} is time, the independent variable: it cannot be set")
+    assert refused(fmu.fmi3GetFloat32, fmu.component, (ctypes.c_uint * 1)(0), 1, (ctypes.c_float * 1)(), 1) == (
+        "probe: fmi3GetFloat32: valueReference 0: this FMU has no Float32 variables")
+    assert refused(fmu.getFloat64, [vr["flange_a.s"]], 3) == (
+        "probe: fmi3GetFloat64: nValues = 3, but this FMU's variables are scalars: 1 values for 1 value references")
+    assert refused(fmu.enterInitializationMode) == "probe: fmi3EnterInitializationMode: not allowed in state step mode"
+
+
+def test_states_serialize_and_a_changed_or_foreign_one_is_refused(fmi3_fmus, fmus):
+    messages: list = []
+    fmu, vr = slave(fmi3_fmus["Mass"], "Mass", messages=messages)
+    started(fmu, vr, "Mass", **{"flange_a.f": 2.0})
+    fmu.doStep(0.0, 0.1)
+    state = fmu.getFMUState()
+    blob = fmu.serializeFMUState(state)
+    s = fmu.getFloat64([vr["flange_a.s"]])
+    fmu.doStep(0.1, 0.1)
+    restored = fmu.deserializeFMUState(blob)
+    fmu.setFMUState(restored)
+    assert fmu.getFloat64([vr["flange_a.s"]]) == s and fmu.getFloat64([vr["time"]]) == [0.1]
+    changed = bytearray(blob)
+    changed[-3] ^= 1
+    with pytest.raises(FMICallException):
+        fmu.deserializeFMUState(bytes(changed))
+    assert "the state's checksum does not match" in messages[-1][1]
+    me = FMU3Model(guid=fmu.guid, unzipDirectory=fmu.unzipDirectory, modelIdentifier="Mass", instanceName="me")
+    me.instantiate(logMessage=lambda env, status, category, message: messages.append((status, message.decode())))
+    with pytest.raises(FMICallException):
+        me.deserializeFMUState(blob)
+    assert messages[-1][1] == ("me: fmi3DeserializeFMUState: the state was saved by a co-simulation instance (in "
+                               "step mode); this instance is Model Exchange")
+
+
+class Probe:
+    """An FMI 3.0 instance of a model at a random point (its example parameters, random inputs; Model Exchange:
+    random states in continuous-time mode), its unknowns (outputs, state derivatives) and knowns (inputs, states)."""
+
+    def __init__(self, path, model: str, seed: int, model_exchange: bool):
+        cls = COMPONENTS[model]
+        md = read_model_description(str(path))
+        kind = FMU3Model if model_exchange else FMU3Slave
+        self.fmu = kind(guid=md.guid, unzipDirectory=extract(str(path)), modelIdentifier=model, instanceName="p")
+        self.fmu.instantiate()
+        self.vr = {v.name: v.valueReference for v in md.modelVariables}
+        rng = random.Random(seed)
+        self.fmu.enterInitializationMode(startTime=0.0)
+        for name, value in cls.example_parameters.items():
+            if isinstance(value, float):
+                self.fmu.setFloat64([self.vr[name]], [value])
+        self.fmu.exitInitializationMode()
+        self.inputs = [i.name for i in cls.inputs]
+        self.states = [f"state.{s}" for s in cls.continuous_states] if model_exchange else []
+        if model_exchange:  # through event mode into continuous-time mode; co-simulation is in step mode
+            self.fmu.updateDiscreteStates()
+            self.fmu.enterContinuousTimeMode()
+            x = (ctypes.c_double * len(self.states))()
+            self.fmu.getContinuousStates(x, len(x))
+            self.x = [value + rng.uniform(-0.3, 0.3) for value in x]
+            self._set_states()
+        for name in self.inputs:
+            self.fmu.setFloat64([self.vr[name]], [rng.uniform(-0.5, 0.5)])
+        self.unknowns = [o.name for o in cls.outputs] + [f"der({s})" for s in self.states]
+        self.knowns = self.inputs + self.states
+
+    def _set_states(self) -> None:
+        self.fmu.setContinuousStates((ctypes.c_double * len(self.x))(*self.x), len(self.x))
+
+    def move(self, known: str, value: float) -> None:
+        if known in self.states:
+            self.x[self.states.index(known)] = value
+            self._set_states()
+        else:
+            self.fmu.setFloat64([self.vr[known]], [value])
+
+    def value(self, known: str) -> float:
+        return self.x[self.states.index(known)] if known in self.states else self.fmu.getFloat64([self.vr[known]])[0]
+
+    def values(self) -> np.ndarray:
+        return np.array(self.fmu.getFloat64([self.vr[u] for u in self.unknowns]))
+
+    def difference(self, known: str) -> np.ndarray:
+        """d unknowns / d known by central differences, Richardson-extrapolated (error of order h^4)."""
+        x = self.value(known)
+
+        def central(h: float) -> np.ndarray:
+            self.move(known, x + h)
+            up = self.values()
+            self.move(known, x - h)
+            down = self.values()
+            self.move(known, x)
+            return (up - down) / (2 * h)
+
+        h = 1e-3 * max(1.0, abs(x))
+        return (4 * central(h / 2) - central(h)) / 3
+
+
+MODES = [(m, True) for m in WITH_MODEL_EXCHANGE] + [(m, False) for m in MODELS]
+
+
+@pytest.mark.parametrize("model, model_exchange", slow_but(MODES, ("Mass", True), ("ElastoGap", False)))
+def test_directional_and_adjoint_derivatives_equal_central_differences(fmi3_fmus, model, model_exchange):
+    """At three random points: each known's column of the Jacobian from fmi3GetDirectionalDerivative against
+    central differences (1e-7 of the column's largest entry, 1e-9 absolute), and every row from
+    fmi3GetAdjointDerivative equal to the columns' entries."""
+    for seed in range(3):
+        probe = Probe(fmi3_fmus[model], model, seed, model_exchange)
+        if not probe.knowns:
+            return
+        unknowns = [probe.vr[u] for u in probe.unknowns]
+        knowns = [probe.vr[k] for k in probe.knowns]
+        jacobian = np.array([probe.fmu.getDirectionalDerivative(unknowns, knowns, [1.0 if j == k else 0.0
+                                                                                  for j in range(len(knowns))])
+                             for k in range(len(knowns))]).T
+        for k, known in enumerate(probe.knowns):
+            expected = probe.difference(known)
+            scale = max(1.0, float(np.max(np.abs(expected))))
+            assert np.allclose(jacobian[:, k], expected, rtol=0, atol=1e-7 * scale + 1e-9), (
+                model, seed, known, dict(zip(probe.unknowns, jacobian[:, k] - expected)))
+        for i in range(len(unknowns)):
+            row = probe.fmu.getAdjointDerivative(unknowns, knowns, [1.0 if j == i else 0.0
+                                                                    for j in range(len(unknowns))],
+                                                 nSensitivity=len(knowns))  # fmpy's default is one per unknown
+            assert list(row) == list(jacobian[i]), (model, seed, probe.unknowns[i])
+        probe.fmu.terminate()
+        probe.fmu.freeInstance()
+
+
+def test_mechfmu_build_writes_the_fmi3_fmus_to_their_folder(fmi3_fmus, fmus, tmp_path):
+    from mechfmu.cli import main
+    assert main(["build", "--fmi-version", "3", "--dir", str(tmp_path)]) == 0
+    assert sorted(p.stem for p in tmp_path.glob("*.fmu")) == MODELS
+    with zipfile.ZipFile(tmp_path / "Mass.fmu") as zf:
+        names = set(zf.namelist())
+    assert {"binaries/x86_64-linux/Mass.so", "modelDescription.xml", "resources/mechfmu_guid.txt"} <= names
+    assert fmu_path("Mass").is_file()
