@@ -5,13 +5,16 @@ terms; early return ends a step where the importer asks, as a step of that size 
 derivatives equal central differences; states that serialize and are checked; calls outside the state machine
 refused by name."""
 import ctypes
+import os
 import random
+import re
+import subprocess
 import xml.etree.ElementTree as ET
 import zipfile
 
 import numpy as np
 import pytest
-from conftest import slow_but
+from conftest import HEADERS, HERE, compile_c_host, slow_but
 from fmpy import extract, read_model_description, simulate_fmu
 from fmpy.fmi1 import FMICallException
 from fmpy.fmi3 import FMU3Model, FMU3Slave
@@ -339,3 +342,52 @@ def test_mechfmu_build_writes_the_fmi3_fmus_to_their_folder(fmi3_fmus, fmus, tmp
         names = set(zf.namelist())
     assert {"binaries/x86_64-linux/Mass.so", "modelDescription.xml", "resources/mechfmu_guid.txt"} <= names
     assert fmu_path("Mass").is_file()
+
+
+def host_arguments(fmu, folder) -> list[str]:
+    """tests/fmi3_host.c's arguments for the Mass FMU unpacked in ``folder``: resources, token, value references."""
+    with zipfile.ZipFile(fmu) as zf:
+        zf.extractall(folder)
+    md = read_model_description(str(folder))
+    vr = {v.name: str(v.valueReference) for v in md.modelVariables}
+    return [str(folder / "resources") + "/", md.guid, vr["flange_a.f"], vr["flange_a.s"], vr["flange_a.v"], vr["time"]]
+
+
+def checked_host(host, binary, arguments: list[str], **options) -> str:
+    proc = subprocess.run([str(host), str(binary), *arguments], capture_output=True, text=True, timeout=300,
+                          **options)
+    reports = re.findall(r"==\d+==ERROR.*|runtime error:.*|SUMMARY: .*", proc.stderr)
+    assert proc.returncode == 0 and not reports and proc.stdout.rstrip().endswith("violations 0"), (
+        "\n".join(reports) + proc.stdout[-3000:] + proc.stderr[-3000:])
+    return proc.stdout
+
+
+def test_a_c_host_runs_the_fmi3_fmu_through_early_returns_event_mode_and_states(fmi3_fmus, tmp_path):
+    """The shipped binary in a C host: early returns equal exact steps to the bit, event mode, states taken, restored,
+    serialized and deserialized, and every careless call refused."""
+    host = compile_c_host("fmi3_host", tmp_path / "fmi3_host")
+    arguments = host_arguments(fmi3_fmus["Mass"], tmp_path / "Mass")
+    out = checked_host(host, tmp_path / "Mass" / "binaries" / "x86_64-linux" / "Mass.so", arguments)
+    assert out.count("\nok ") >= 35, out
+
+
+@pytest.mark.slow
+def test_the_fmi3_glue_under_address_sanitizer_and_ubsan(fmi3_fmus, tmp_path):
+    """The same host and the FMU binary built from the sources with AddressSanitizer and UBSan (any report aborts):
+    no report, no leak."""
+    from mechfmu.fmu import native_tables
+    from mechfmu.fmu.native import FMI2_GLUE, FMI3_GLUE, NATIVE_SOURCES
+    from test_fmi_null_arguments import SANITIZERS, compiler
+    clang = compiler()
+    library = tmp_path / "Mass.so"  # the glue finds its class by the binary's name
+    sources = [FMI3_GLUE, *(p for p in NATIVE_SOURCES if p.suffix == ".c" and p != FMI2_GLUE),
+               *native_tables.write(tmp_path), *native_tables.law_sources()]
+    subprocess.run([clang, *SANITIZERS, "-shared", "-fPIC", "-ffp-contract=off", "-DMECHFMU_NATIVE",
+                    f"-I{tmp_path}", f"-I{native_tables.NATIVE_DIR}", f"-I{HEADERS}", "-o", str(library),
+                    *map(str, sources), "-lm", "-lpthread"], check=True)
+    host = tmp_path / "fmi3_host"
+    subprocess.run([clang, *SANITIZERS, f"-I{HEADERS}", "-o", str(host), str(HERE / "fmi3_host.c"), "-ldl"],
+                   check=True)
+    arguments = host_arguments(fmi3_fmus["Mass"], tmp_path / "Mass")
+    checked_host(host, library, arguments, env=dict(os.environ, ASAN_OPTIONS="detect_leaks=1",
+                                                    UBSAN_OPTIONS="print_stacktrace=1"))
