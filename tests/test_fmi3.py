@@ -22,7 +22,10 @@ from fmpy.validation import validate_fmu
 from mechfmu.components import COMPONENTS
 from mechfmu.fmu import fmi3
 from mechfmu.fmu.build import fmu_path
+from mechfmu.master.fmu_slave import FmuSlave
+from mechfmu.master.simulate import simulate
 
+ROOT = HERE.parent
 MODELS = sorted(COMPONENTS)
 WITH_MODEL_EXCHANGE = [m for m in MODELS if not COMPONENTS[m].co_simulation_only]
 
@@ -391,3 +394,39 @@ def test_the_fmi3_glue_under_address_sanitizer_and_ubsan(fmi3_fmus, tmp_path):
     arguments = host_arguments(fmi3_fmus["Mass"], tmp_path / "Mass")
     checked_host(host, library, arguments, env=dict(os.environ, ASAN_OPTIONS="detect_leaks=1",
                                                     UBSAN_OPTIONS="print_stacktrace=1"))
+
+
+SCENARIOS = sorted(str(p.parent.relative_to(ROOT / "scenarios")) for p in (ROOT / "scenarios").rglob("SystemStructure.ssd"))
+
+
+@pytest.mark.parametrize("scenario", slow_but(SCENARIOS, "oscillator", "elastogap"))
+def test_a_shipped_scenario_through_the_fmi3_fmus_gives_the_fmi2_runs_bits(fmi3_fmus, scenario):
+    """Under the scenario's own master (auto: monolithic Model Exchange or a co-simulation master): every recorded
+    value equal, row by row, and the same error estimate."""
+    two = simulate(ROOT / "scenarios" / scenario)
+    three = simulate(ROOT / "scenarios" / scenario, fmi_version=3)
+    assert three.data.dtype.names == two.data.dtype.names and len(three.data) == len(two.data)
+    for name in two.data.dtype.names:
+        assert np.array_equal(three.data[name], two.data[name]), (scenario, name)
+    assert three.accuracy.estimate == two.accuracy.estimate
+
+
+def test_a_scenario_mixing_fmi2_and_fmi3_fmus_runs_and_equals_either(fmi3_fmus, tmp_path):
+    """The oscillator with its mass an FMI 3.0 FMU and its spring and ground FMI 2.0 ones, as an SSD names them."""
+    from test_bad_inputs import edited
+    folder = edited(tmp_path, lambda text: text.replace("/fmus/Mass.fmu", "/fmus/fmi3/Mass.fmu"))
+    mixed = simulate(folder)
+    assert FmuSlave.unpacked(str(fmi3_fmus["Mass"]))[0].fmiVersion == "3.0"
+    two = simulate(ROOT / "scenarios" / "oscillator")
+    for name in two.data.dtype.names:
+        assert np.array_equal(mixed.data[name], two.data[name]), name
+
+
+def test_mechfmu_run_takes_the_fmi_version(fmi3_fmus, tmp_path, capsys):
+    from mechfmu.cli import main
+    assert main(["run", str(ROOT / "scenarios" / "oscillator"), "--fmi-version", "3", "--stop", "0.1",
+                 "--out", str(tmp_path / "three.csv")]) == 0
+    assert main(["run", str(ROOT / "scenarios" / "oscillator"), "--stop", "0.1", "--out", str(tmp_path / "two.csv")]) == 0
+    assert (tmp_path / "three.csv").read_bytes() == (tmp_path / "two.csv").read_bytes()
+    with pytest.raises(ValueError, match="FMI version 4: mechfmu's FMUs are built for FMI 2 and 3"):
+        simulate(ROOT / "scenarios" / "oscillator", fmi_version=4)

@@ -130,7 +130,7 @@ def _run_with(args: argparse.Namespace, writer, plot: Path | None) -> int:
                 raise ValueError(f"--{key} and --option {key}= both given: the run's tolerance is one, use --{key}")
             options[key] = getattr(args, key)
     result = simulate(scenario, algorithm=args.algorithm, step=args.step, stop=args.stop, observers=observers,
-                      local=args.local,
+                      local=args.local, fmi_version=int(args.fmi_version),
                       parameters=check_overrides(scenario, parse_assignments(args.param or []), args.local, texts=True),
                       output_variables=args.output_variables, output_interval=args.output_interval,
                       record=plotter is not None, estimate_error=not args.no_error_estimate, **guards, **options)

@@ -112,6 +112,9 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--param", action="append", metavar="COMPONENT.PARAMETER=VALUE",
                    help="override a parameter, repeatable, typed and range-checked, e.g. --param mass.m=2.5")
     p.add_argument("--exchange", choices=("ordered", "strict"), help="Jacobi exchange order")
+    p.add_argument("--fmi-version", choices=("2", "3"), default="2",
+                   help="2 (default): mechfmu's FMUs as FMI 2.0 FMUs; 3: as their FMI 3.0 builds (built if stale); "
+                        "another tool's FMU runs as it is, FMI 2.0 or 3.0")
     p.add_argument("--step", type=float, help="macro step size [s]")
     p.add_argument("--stop", type=float, help="stop time [s]")
     p.add_argument("--rtol", type=float, help="relative tolerance (default: the scenario's, 1e-6)")

@@ -40,7 +40,7 @@ from mechfmu.components.number_text import number
 from mechfmu.master.algorithms.monolithic import Monolithic
 from mechfmu.master.algorithms.step_control import is_state
 from mechfmu.master.companion import Comparison, StateRows, configuration
-from mechfmu.master.fmu_slave import InstancePool
+from mechfmu.master.instance_pool import InstancePool
 from mechfmu.master.interrupt import INTERRUPT
 from mechfmu.master.observers import Observer
 from mechfmu.master.progress import ProgressBar

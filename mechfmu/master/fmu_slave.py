@@ -1,5 +1,6 @@
-"""``FmuSlave``: an FMI 2.0 co-simulation FMU as a ``Slave`` (mechfmu/master/slaves.py), through fmpy's library
-loading and the FMU's own functions; ``InstancePool``: instances kept for the next run of a process.
+"""``FmuSlave``: an FMI 2.0 or 3.0 FMU as a ``Slave`` (mechfmu/master/slaves.py), through fmpy's library loading and the
+FMU's own functions (an FMI 3.0 one through ``mechfmu.master.fmi3_instance``); ``InstancePool``
+(``mechfmu.master.instance_pool``): instances kept for the next run of a process.
 
 The one way into the FMU is ``FmuSlave._call``: it counts the call and turns an error status or a logged
 error into a ``SlaveError`` with the FMU's messages (a discarded step is a refusal, not an error). Batched
@@ -15,6 +16,7 @@ from typing import Any
 from mechfmu.components.base import coerce
 from mechfmu.components.number_text import measured, number
 from mechfmu.components.ports import LAMBDA
+from mechfmu.master.fmi3_instance import TYPES, Fmi3Instance, read_fmi3_interfaces
 from mechfmu.master.slaves import Slave, SlaveError, VariableInfo
 from mechfmu.ssp.archive import ArchiveError
 
@@ -30,7 +32,7 @@ def log_serial() -> int:
 
 
 class FmuSlave(Slave):
-    """An FMI 2.0 co-simulation FMU loaded with fmpy (unzipped once per FMU file and process)."""
+    """An FMI 2.0 or 3.0 FMU loaded with fmpy (unzipped once per FMU file and process)."""
 
     _unzipped: dict[str, tuple[Any, str]] = {}
     _calls = 0
@@ -66,7 +68,10 @@ class FmuSlave(Slave):
         if fmu not in cls._unzipped:
             archive.check_file(fmu)
             md = fmpy.read_model_description(fmu)
-            cls._unzipped[fmu] = (md, str(archive.extract(fmu, "FMU")))
+            folder = str(archive.extract(fmu, "FMU"))
+            if md.fmiVersion.startswith("3"):
+                read_fmi3_interfaces(md, folder)
+            cls._unzipped[fmu] = (md, folder)
         return cls._unzipped[fmu]
 
     def __init__(self, name: str, fmu: str | Path, model_exchange: bool = False):
@@ -102,10 +107,14 @@ class FmuSlave(Slave):
         #: the FMU can save and restore its state (rollback: iterative algorithms, event location)
         self.can_roll_back = bool(md.coSimulation.canGetAndSetFMUstate)
         deps = {u.variable.name: u.dependencies for u in md.outputs}  # feed-through: the inputs, not the states
+        self.fmi_version = int(md.fmiVersion[0])
         for v in md.modelVariables:
+            if v.causality == "independent":  # FMI 3.0's time
+                continue
             dep = deps.get(v.name)
             self.variables[v.name] = VariableInfo(
-                v.name, v.causality, v.type, v.unit or (v.declaredType.unit if v.declaredType else None),
+                v.name, v.causality, TYPES.get(v.type, v.type),
+                v.unit or (v.declaredType.unit if v.declaredType else None),
                 v.start, _num(v.min), _num(v.max),
                 None if dep is None else tuple(d.name for d in dep if d.causality == "input"), v.valueReference)
         self.messages: list[tuple[int, str]] = []
@@ -120,8 +129,16 @@ class FmuSlave(Slave):
         self._callbacks.logger = fmi2CallbackLoggerTYPE(log)
         self._callbacks.allocateMemory = fmi2CallbackAllocateMemoryTYPE(fmpy.calloc)
         self._callbacks.freeMemory = fmi2CallbackFreeMemoryTYPE(fmpy.free)
-        self._fmu = (FMU2Model if model_exchange else FMU2Slave)(
-            guid=md.guid, unzipDirectory=unzipped, modelIdentifier=md.coSimulation.modelIdentifier, instanceName=name)
+        if self.fmi_version == 3:
+            def log3(status: int, text: str) -> None:
+                self.messages.append((status, text))
+                self._serials.append(_logged[0])
+                _logged[0] += 1
+            self._fmu = Fmi3Instance(md, unzipped, name, model_exchange, log3)
+        else:
+            self._fmu = (FMU2Model if model_exchange else FMU2Slave)(guid=md.guid, unzipDirectory=unzipped,
+                                                                     modelIdentifier=md.coSimulation.modelIdentifier,
+                                                                     instanceName=name)
         try:
             self._call("instantiate", lambda: self._fmu.instantiate(callbacks=self._callbacks, loggingOn=True))
         except SlaveError:
@@ -321,40 +338,3 @@ def _num(text: Any) -> float | None:
     except (TypeError, ValueError):
         return None
     return value if math.isfinite(value) else None
-
-
-class InstancePool:
-    """FMU instances kept in this process for the next run (a study's worker, the error estimate's companion run
-    and the run it judges): after a run that ended well they are reset (``FmuSlave.reset``: fmi2Reset, back to
-    their start values) instead of freed, so the next run of a scenario skips loading and instantiating. Keyed by
-    FMU file, instance name and interface (co-simulation or Model Exchange, as asked); a run that failed frees
-    its instances (an FMU in error is not trusted again)."""
-
-    def __init__(self) -> None:
-        self._free: dict[tuple[str, str, bool], list[FmuSlave]] = {}
-        self.reused = 0
-
-    def take(self, name: str, fmu: str | Path, model_exchange: bool = False) -> FmuSlave:
-        kept = self._free.get((str(Path(fmu).resolve()), name, model_exchange))
-        if kept:
-            self.reused += 1
-            slave = kept.pop()
-            slave.restart_count(1)  # its fmi2Reset stands for fmi2Instantiate: a run's counters do not depend on reuse
-            return slave
-        return FmuSlave(name, fmu, model_exchange)
-
-    def give_back(self, slave: FmuSlave) -> None:
-        """Reset the slave and keep it; if the reset fails it is freed and the error raised."""
-        try:
-            slave.reset()
-        except SlaveError:
-            slave._call("freeInstance", slave._fmu.freeInstance)
-            raise
-        self._free.setdefault((slave.fmu, slave.name, slave.instantiated_for_model_exchange), []).append(slave)
-
-    def close(self) -> None:
-        """Free every kept instance."""
-        for kept in self._free.values():
-            for slave in kept:
-                slave.terminate()
-        self._free.clear()

@@ -34,7 +34,7 @@ from mechfmu.master.algorithms.auto import Choice, chosen_algorithm, offers_mode
 from mechfmu.master.algorithms.base import is_constraint
 from mechfmu.master.algorithms.step_control import state_outputs
 from mechfmu.master.coupled_system import AlgebraicLoopError, CoupledSystem
-from mechfmu.master.fmu_slave import FmuSlave, InstancePool
+from mechfmu.master.fmu_slave import FmuSlave
 from mechfmu.master.grid import (  # noqa: F401 (DIVIDES, dividing_steps: named here before the grid had a module)
     DIVERGENCE_FACTOR,
     DIVIDES,
@@ -43,11 +43,13 @@ from mechfmu.master.grid import (  # noqa: F401 (DIVIDES, dividing_steps: named 
     output_every,
     step_count,
 )
+from mechfmu.master.instance_pool import InstancePool
 from mechfmu.master.interrupt import INTERRUPT
 from mechfmu.master.observers import Observer, Recorder
 from mechfmu.master.result import Result, Run, declared_outputs, selector
 from mechfmu.master.slaves import LocalSlave, Slave, SlaveError
 from mechfmu.ssp.archive import shown
+from mechfmu.ssp.fmi_version import with_fmi_version
 from mechfmu.ssp.overrides import check_overrides
 from mechfmu.ssp.scenario import Scenario, ScenarioError, component_class, load_scenario
 
@@ -108,7 +110,7 @@ def simulate(scenario: Scenario | str | Path, algorithm: str | CouplingAlgorithm
              divergence_factor: float | None = None, output_accepted: bool = False,
              pool: InstancePool | None = None, built_fmus: bool | None = None, outside_sources: bool = False,
              rtol: float | str | None = None, atol: float | str | None = None,
-             estimate_error: bool = True,
+             estimate_error: bool = True, fmi_version: int = 2,
              **options: Any) -> Result:
     """Run a scenario. ``parameters`` overrides values per component: ``{"mass": {"m": 2.0}}``.
     ``options`` go to the algorithm (e.g. ``exchange="strict"``). With ``record`` a ``Recorder`` is
@@ -129,10 +131,13 @@ def simulate(scenario: Scenario | str | Path, algorithm: str | CouplingAlgorithm
     ``estimate_error`` the run's error is estimated (``Result.accuracy``, ``mechfmu.master.accuracy``: a companion run
     at 4 times the step, or at 1000 times the monolithic master's integrator tolerance, compared as the run goes;
     ``auto`` under a co-simulation master also divides its step for the tolerance, so it estimates even without
-    ``estimate_error``: the run is the same) and a run beyond its tolerance ends with a warning naming the cure."""
+    ``estimate_error``: the run is the same) and a run beyond its tolerance ends with a warning naming the cure.
+    ``fmi_version`` 3 runs mechfmu's FMUs as their FMI 3.0 builds (``mechfmu.ssp.fmi_version``)."""
     t_wall = _time.perf_counter()
     if not isinstance(scenario, Scenario):
         scenario = load_scenario(scenario, local=local, built_fmus=built_fmus, outside_sources=outside_sources)
+    if not local:
+        scenario = with_fmi_version(scenario, fmi_version)
     algo: CouplingAlgorithm | None = None  # auto: chosen once the slaves are there
     opts: dict[str, Any] = {}
     if isinstance(algorithm, CouplingAlgorithm):

@@ -48,6 +48,8 @@ NS = {
     "mechfmu": "https://mechfmu.org/SSP/MasterAnnotations",
 }
 SSD_NAME = "SystemStructure.ssd"
+#: an FMI 3.0 variable's type as SSP 1.0 (and FMI 2.0) names it
+FMI3_TYPES = {"Float64": "Real", "Int32": "Integer"}
 #: the run of a scenario without an experiment [s]: an SSD without ``DefaultExperiment``/``baseStepSize``, a
 #: ``System`` without ``experiment`` (and ``experiment``'s defaults), ``write_scenario`` without stop or step
 STOP_TIME, STEP_SIZE = 1.0, 1e-3
@@ -256,7 +258,10 @@ def _fmu_variables(fmu: str, stamp: tuple[int, int, int]) -> dict[str, Any]:
     (read only, never changed); a failure is not kept, each component reports it."""
     from fmpy import read_model_description
     ssp_archive.check_file(fmu)
-    return {v.name: v for v in read_model_description(fmu).modelVariables}
+    variables = read_model_description(fmu).modelVariables
+    for v in variables:  # an FMI 3.0 FMU's types as SSP 1.0 names them (ssc:Real for a Float64, ...)
+        v.type = FMI3_TYPES.get(v.type, v.type)
+    return {v.name: v for v in variables if v.causality != "independent"}  # not FMI 3.0's time
 
 
 def component_variables(spec: ComponentSpec, local: bool = False) -> dict[str, Any]:

@@ -1,0 +1,166 @@
+"""``Fmi3Instance``: an FMI 3.0 FMU instance (fmpy's ``FMU3Slave`` or ``FMU3Model``) under the names of fmpy's FMI 2.0
+instances, so that ``FmuSlave`` and its Model Exchange view drive FMI 2.0 and 3.0 FMUs alike, and a scenario mixes
+them. What differs is said here:
+
+- co-simulation is instantiated with event mode used and early return allowed (an FMU that never returns early
+  steps as before); leaving initialization mode it passes through event mode (fmi3UpdateDiscreteStates) into step
+  mode, as FMI 3.0 asks;
+- ``setupExperiment``'s tolerance and times are kept for ``fmi3EnterInitializationMode``, which takes them;
+- fmi3UpdateDiscreteStates answers ``newDiscreteStates`` with FMI 2.0's event info;
+- the types: Float64 is Real, Int32 Integer (``TYPES``), as ``FmuSlave`` reads variables.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+#: an FMI 3.0 variable's type as FMI 2.0 names it (the master's types)
+TYPES = {"Float64": "Real", "Int32": "Integer", "Boolean": "Boolean", "String": "String"}
+
+
+@dataclass
+class EventInfo:
+    """FMI 2.0's fmi2EventInfo of an fmi3UpdateDiscreteStates."""
+    newDiscreteStatesNeeded: bool
+    terminateSimulation: bool
+    nominalsOfContinuousStatesChanged: bool
+    valuesOfContinuousStatesChanged: bool
+    nextEventTimeDefined: bool
+    nextEventTime: float
+
+
+def read_fmi3_interfaces(md: Any, folder: str) -> None:
+    """What fmpy leaves out of an FMI 3.0 model description (unpacked in ``folder``), set on ``md``'s interfaces:
+    providesDirectionalDerivative from FMI 3.0's providesDirectionalDerivatives (fmpy reads FMI 2.0's name only)."""
+    import xml.etree.ElementTree as ET
+    from pathlib import Path
+    root = ET.parse(Path(folder) / "modelDescription.xml").getroot()
+    for interface, tag in ((md.modelExchange, "ModelExchange"), (md.coSimulation, "CoSimulation")):
+        element = root.find(tag)
+        if interface is not None and element is not None:
+            interface.providesDirectionalDerivative = element.get("providesDirectionalDerivatives") == "true"
+
+
+class Fmi3Instance:
+    """An FMI 3.0 instance of the FMU unpacked in ``unzipped`` (``md`` its model description); ``log(status, text)``
+    takes its messages."""
+
+    #: the FMI 2.0 functions the compiled exchange calls directly (``mechfmu.master.exchange``): none, it steps an
+    #: FMI 3.0 FMU through Python
+    _functions: dict[str, Any] = {}
+
+    def __init__(self, md: Any, unzipped: str, name: str, model_exchange: bool, log: Any):
+        from fmpy.fmi3 import FMU3Model, FMU3Slave
+        interface = md.modelExchange if model_exchange else md.coSimulation
+        self.model_exchange = model_exchange
+        self._fmu = (FMU3Model if model_exchange else FMU3Slave)(
+            guid=md.guid, unzipDirectory=unzipped, modelIdentifier=interface.modelIdentifier, instanceName=name)
+        self._log = log
+        self._experiment: tuple[float | None, float, float | None] = (None, 0.0, None)
+        self.component = None
+
+    def instantiate(self, callbacks: Any = None, loggingOn: bool = False) -> None:
+        def log(_environment, status, _category, message):
+            self._log(status, message.decode("utf-8", "replace"))
+
+        if self.model_exchange:
+            self._fmu.instantiate(loggingOn=loggingOn, logMessage=log)
+        else:
+            self._fmu.instantiate(loggingOn=loggingOn, eventModeUsed=True, earlyReturnAllowed=True, logMessage=log)
+        self.component = self._fmu.component
+
+    def setupExperiment(self, tolerance: float | None, startTime: float, stopTime: float | None) -> None:
+        self._experiment = (tolerance, startTime, stopTime)
+
+    def enterInitializationMode(self) -> None:
+        tolerance, start, stop = self._experiment
+        self._fmu.enterInitializationMode(tolerance=tolerance, startTime=start, stopTime=stop)
+
+    def exitInitializationMode(self) -> None:
+        self._fmu.exitInitializationMode()
+        if not self.model_exchange:  # from event mode into step mode
+            self._fmu.updateDiscreteStates()
+            self._fmu.enterStepMode()
+
+    def doStep(self, currentCommunicationPoint: float, communicationStepSize: float) -> None:
+        self._fmu.doStep(currentCommunicationPoint, communicationStepSize)
+
+    def getReal(self, vr: list[int]) -> list[float]:
+        return self._fmu.getFloat64(vr)
+
+    def setReal(self, vr: list[int], values: list[float]) -> None:
+        self._fmu.setFloat64(vr, values)
+
+    def getInteger(self, vr: list[int]) -> list[int]:
+        return self._fmu.getInt32(vr)
+
+    def setInteger(self, vr: list[int], values: list[int]) -> None:
+        self._fmu.setInt32(vr, values)
+
+    def getBoolean(self, vr: list[int]) -> list[bool]:
+        return self._fmu.getBoolean(vr)
+
+    def setBoolean(self, vr: list[int], values: list[bool]) -> None:
+        self._fmu.setBoolean(vr, values)
+
+    def getString(self, vr: list[int]) -> list[str]:
+        return [v.decode("utf-8") if isinstance(v, bytes) else v for v in self._fmu.getString(vr)]
+
+    def setString(self, vr: list[int], values: list[str]) -> None:
+        self._fmu.setString(vr, values)
+
+    def getDirectionalDerivative(self, vUnknown_ref: list[int], vKnown_ref: list[int], dvKnown: list[float]) -> Any:
+        return self._fmu.getDirectionalDerivative(vUnknown_ref, vKnown_ref, dvKnown)
+
+    def getFMUstate(self) -> Any:
+        return self._fmu.getFMUState()
+
+    def setFMUstate(self, state: Any) -> None:
+        self._fmu.setFMUState(state)
+
+    def freeFMUstate(self, state: Any) -> None:
+        self._fmu.freeFMUState(state)
+
+    def serializeFMUstate(self, state: Any) -> bytes:
+        return self._fmu.serializeFMUState(state)
+
+    def deSerializeFMUstate(self, data: bytes) -> Any:
+        return self._fmu.deserializeFMUState(data)
+
+    def terminate(self) -> None:
+        self._fmu.terminate()
+
+    def freeInstance(self) -> None:
+        self._fmu.freeInstance()
+
+    def reset(self) -> None:
+        self._fmu.reset()
+
+    # Model Exchange
+
+    def setTime(self, time: float) -> None:
+        self._fmu.setTime(time)
+
+    def setContinuousStates(self, x: Any, nx: int) -> None:
+        self._fmu.setContinuousStates(x, nx)
+
+    def getContinuousStates(self, x: Any, nx: int) -> None:
+        self._fmu.getContinuousStates(x, nx)
+
+    def getDerivatives(self, dx: Any, nx: int) -> None:
+        self._fmu.getContinuousStateDerivatives(dx, nx)
+
+    def getEventIndicators(self, z: Any, nz: int) -> None:
+        self._fmu.getEventIndicators(z, nz)
+
+    def enterEventMode(self) -> None:
+        self._fmu.enterEventMode()
+
+    def newDiscreteStates(self) -> EventInfo:
+        return EventInfo(*self._fmu.updateDiscreteStates())
+
+    def enterContinuousTimeMode(self) -> None:
+        self._fmu.enterContinuousTimeMode()
+
+    def completedIntegratorStep(self, noSetFMUStatePriorToCurrentPoint: bool = True) -> tuple[bool, bool]:
+        return self._fmu.completedIntegratorStep(noSetFMUStatePriorToCurrentPoint)

@@ -1,0 +1,44 @@
+"""``InstancePool``: FMU instances kept in this process for the next run."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from mechfmu.master.fmu_slave import FmuSlave
+from mechfmu.master.slaves import SlaveError
+
+
+class InstancePool:
+    """FMU instances kept in this process for the next run (a study's worker, the error estimate's companion run
+    and the run it judges): after a run that ended well they are reset (``FmuSlave.reset``: fmi2Reset, back to
+    their start values) instead of freed, so the next run of a scenario skips loading and instantiating. Keyed by
+    FMU file, instance name and interface (co-simulation or Model Exchange, as asked); a run that failed frees
+    its instances (an FMU in error is not trusted again)."""
+
+    def __init__(self) -> None:
+        self._free: dict[tuple[str, str, bool], list[FmuSlave]] = {}
+        self.reused = 0
+
+    def take(self, name: str, fmu: str | Path, model_exchange: bool = False) -> FmuSlave:
+        kept = self._free.get((str(Path(fmu).resolve()), name, model_exchange))
+        if kept:
+            self.reused += 1
+            slave = kept.pop()
+            slave.restart_count(1)  # its fmi2Reset stands for fmi2Instantiate: a run's counters do not depend on reuse
+            return slave
+        return FmuSlave(name, fmu, model_exchange)
+
+    def give_back(self, slave: FmuSlave) -> None:
+        """Reset the slave and keep it; if the reset fails it is freed and the error raised."""
+        try:
+            slave.reset()
+        except SlaveError:
+            slave._call("freeInstance", slave._fmu.freeInstance)
+            raise
+        self._free.setdefault((slave.fmu, slave.name, slave.instantiated_for_model_exchange), []).append(slave)
+
+    def close(self) -> None:
+        """Free every kept instance."""
+        for kept in self._free.values():
+            for slave in kept:
+                slave.terminate()
+        self._free.clear()
