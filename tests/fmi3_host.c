@@ -7,15 +7,16 @@
  * state cut or changed, the other interface's calls), each of which must be refused without a crash.
  *
  * Usage: fmi3_host BINARY RESOURCE_PATH TOKEN VR_F VR_S VR_V VR_TIME
- * Prints a line per check ("ok <what>" or "violation: <what>") and at the end "violations <n>"; exit status 0 if
- * there is none, 1 otherwise, 2 for a bad command line or a missing symbol.
+ * Prints a line per check ("ok <what>" or "violation: <what>"), the motion after the early returns ("motion" and s,
+ * v and the time in C99's hexadecimal floats, to compare platforms bit for bit) and at the end "violations <n>";
+ * exit status 0 if there is none, 1 otherwise, 2 for a bad command line or a missing symbol.
  */
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fmi3Functions.h"
+#include "host_dl.h"
 
 static int violations;
 static unsigned logged;
@@ -129,6 +130,7 @@ int main(int argc, char **argv) {
         t = last;
     }
     ask = 0.0;
+    printf("motion %a %a %a\n", a[0], a[1], a[2]);
     check(early_everywhere, "every step returned early at the time asked, lastSuccessfulTime that time");
     check(equal, "the early-returned steps equal steps of that size, to the bit");
     check(read_in_callback == fmi3OK, "the outputs are read inside the intermediate update");

@@ -8,13 +8,14 @@ import ctypes
 import os
 import random
 import re
+import shutil
 import subprocess
 import xml.etree.ElementTree as ET
 import zipfile
 
 import numpy as np
 import pytest
-from conftest import HEADERS, HERE, compile_c_host, slow_but
+from conftest import HEADERS, HERE, compile_c_host, slow_but, unavailable
 from fmpy import extract, read_model_description, simulate_fmu
 from fmpy.fmi1 import FMICallException
 from fmpy.fmi3 import FMU3Model, FMU3Slave
@@ -430,3 +431,68 @@ def test_mechfmu_run_takes_the_fmi_version(fmi3_fmus, tmp_path, capsys):
     assert (tmp_path / "three.csv").read_bytes() == (tmp_path / "two.csv").read_bytes()
     with pytest.raises(ValueError, match="FMI version 4: mechfmu's FMUs are built for FMI 2 and 3"):
         simulate(ROOT / "scenarios" / "oscillator", fmi_version=4)
+
+
+@pytest.fixture(scope="module")
+def mass_everywhere(fmus, tmp_path_factory):
+    """The Mass as an FMI 3.0 FMU with every platform's binaries, unpacked: (folder, host arguments)."""
+    from mechfmu.fmu.native import PLATFORMS
+    directory = tmp_path_factory.mktemp("fmi3_everywhere")
+    fmi3.build(["Mass"], directory=directory, platforms=list(PLATFORMS))
+    folder = directory / "Mass"
+    return folder, host_arguments(directory / "Mass.fmu", folder)
+
+
+def motion(out: str) -> str:
+    return next(line for line in out.splitlines() if line.startswith("motion "))
+
+
+@pytest.mark.slow
+def test_the_windows_binary_under_wine_gives_the_linux_bits(mass_everywhere, tmp_path):
+    """tests/fmi3_host.c built for Windows with zig, run under Wine on the x86_64-windows binary: every check holds
+    and the motion after the early returns is the Linux binary's to the bit."""
+    from windows_host import Wine, compile_windows_host, windows_path
+    folder, arguments = mass_everywhere
+    linux = checked_host(compile_c_host("fmi3_host", tmp_path / "fmi3_host"),
+                         folder / "binaries" / "x86_64-linux" / "Mass.so", arguments)
+    wine = Wine(tmp_path / "prefix")
+    try:
+        host = compile_windows_host("fmi3_host", tmp_path)
+        proc = wine.run(host, [windows_path(folder / "binaries" / "x86_64-windows" / "Mass.dll"),
+                               windows_path(folder / "resources") + "\\", *arguments[1:]])
+    finally:
+        wine.close()
+    assert proc.returncode == 0 and proc.stdout.rstrip().endswith("violations 0"), proc.stdout + proc.stderr
+    assert motion(proc.stdout) == motion(linux)
+
+
+@pytest.mark.slow
+def test_the_aarch64_binary_under_qemu_gives_the_x86_64_bits(mass_everywhere, tmp_path):
+    from mechfmu.fmu.native import zig
+    from test_aarch64 import SYSROOT
+    folder, arguments = mass_everywhere
+    linux = checked_host(compile_c_host("fmi3_host", tmp_path / "fmi3_host"),
+                         folder / "binaries" / "x86_64-linux" / "Mass.so", arguments)
+    qemu = shutil.which("qemu-aarch64-static") or shutil.which("qemu-aarch64")
+    if not qemu or not (SYSROOT / "lib" / "libc.so.6").is_file():
+        unavailable("the AArch64 test needs QEMU's user-mode emulation and the AArch64 C library (apt-get install "
+                    "qemu-user-static libc6-arm64-cross; .ci/run installs them)")
+    executable = tmp_path / "fmi3_host_aarch64"
+    # -ffp-contract=off: the host's own times without AArch64's fused multiply-add, as the FMU is built
+    subprocess.run([*zig(), "cc", "-target", "aarch64-linux-gnu", "-O2", "-ffp-contract=off", "-Wall", "-Wextra",
+                    "-Werror", f"-I{HEADERS}", "-o", str(executable), str(HERE / "fmi3_host.c"), "-ldl"], check=True)
+    proc = subprocess.run([qemu, "-L", str(SYSROOT), str(executable),
+                           str(folder / "binaries" / "aarch64-linux" / "Mass.so"), *arguments], env={},
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0 and proc.stdout.rstrip().endswith("violations 0"), proc.stdout + proc.stderr
+    assert motion(proc.stdout) == motion(linux)
+
+
+@pytest.mark.slow
+def test_every_platform_folder_holds_its_binary(mass_everywhere):
+    """FMI 3.0's platform tuples; the macOS ones both the universal binary (its two slices)."""
+    folder, _ = mass_everywhere
+    found = sorted(str(p.relative_to(folder / "binaries")) for p in (folder / "binaries").rglob("Mass.*"))
+    assert found == ["aarch64-darwin/Mass.dylib", "aarch64-linux/Mass.so", "x86_64-darwin/Mass.dylib",
+                     "x86_64-linux/Mass.so", "x86_64-windows/Mass.dll"]
+    assert validate_fmu(str(folder.with_suffix(".fmu"))) == []
