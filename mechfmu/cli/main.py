@@ -1,5 +1,5 @@
-"""Command line: ``mechfmu build | run | algorithms | sweep | plot-study | export-ssp | crosscheck |
-export-crosscheck | draw | gallery | validate | info``.
+"""Command line: ``mechfmu build | run | algorithms | sweep | plot-study | export-ssp | crosscheck | export-crosscheck |
+draw | gallery | validate | info``.
 
 Every failure ends with one clear message on stderr and a non-zero exit code, never a traceback:
 2 for a refused command (bad arguments, scenario, paths), 1 for a run that failed, 130 after Ctrl-C
@@ -15,6 +15,7 @@ from pathlib import Path
 
 from mechfmu.cli.parser import joined_negative_values, make_parser, print_algorithms
 from mechfmu.fmu import build as fmu_build
+from mechfmu.fmu import fmi3
 from mechfmu.fmu.extras import install_command
 from mechfmu.master.interrupt import INTERRUPT
 from mechfmu.ssp.archive import check_file, shown
@@ -23,20 +24,10 @@ from mechfmu.ssp.archive import check_file, shown
 def _build(args: argparse.Namespace) -> int:
     from mechfmu.fmu.native import parse_platforms
     directory = Path(args.dir) if args.dir else fmu_build.FMU_DIR
-    try:
-        platforms = parse_platforms(args.platforms)
-    except ValueError as error:
-        print(f"mechfmu build: --platforms: {error}", file=sys.stderr)
-        return 2
-    if args.fmi_version == "3":
-        from mechfmu.fmu import fmi3
-        if args.backend != "native":
-            print("mechfmu build: --fmi-version 3 builds native FMUs only (--backend native)", file=sys.stderr)
-            return 2
-        directory = fmi3.fmu_dir(Path(args.dir) if args.dir else None)
-        built = fmi3.build(directory=directory, force=args.force, platforms=platforms)
-    else:
-        built = fmu_build.build(directory=directory, force=args.force, platforms=platforms, backend=args.backend)
+    platforms = parse_platforms(args.platforms)  # a ValueError naming --platforms: refused (main)
+    builder = fmi3.build if args.fmi_version == "3" else fmu_build.build
+    directory = fmi3.fmu_dir(Path(args.dir) if args.dir else None) if args.fmi_version == "3" else directory
+    built = builder(directory=directory, force=args.force, platforms=platforms, backend=args.backend)
     print("\n".join(f"built {p}" for p in built) if built else f"all FMUs in {directory} are current")
     return 0
 

@@ -179,12 +179,15 @@ def terminals(description: bytes) -> bytes | None:
 
 
 def build(models: list[str] | None = None, directory: Path | None = None, force: bool = False,
-          platforms: list[str] | None = None, portable: bool = False) -> list[Path]:
+          platforms: list[str] | None = None, portable: bool = False, backend: str = "native") -> list[Path]:
     """Build the FMI 3.0 FMUs of ``models`` (default: every native one) into ``directory`` (``fmu_dir``) unless
     current, with the binaries of ``platforms`` (default: this machine's); return the built paths. The FMI 2.0
     FMUs (``mechfmu.fmu.build.build``, into the FMU folder) are built first where stale: their model descriptions
-    and documentation are the FMI 3.0 FMUs' source. ValueError for a component without a law in C."""
+    and documentation are the FMI 3.0 FMUs' source. ValueError for a component without a law in C, or a ``backend``
+    other than native (an FMI 3.0 FMU runs its law in C, never Python)."""
     from mechfmu.fmu.native_tables import NATIVE_HOOKS
+    if backend != "native":
+        raise ValueError(f"backend {backend!r}: an FMI 3.0 FMU is built native only (the backend native)")
     platforms = list(platforms or [HOST_PLATFORM])
     names = models or [m for m in fmu_build.model_names() if m in NATIVE_HOOKS]
     python_only = [m for m in names if m not in NATIVE_HOOKS]

@@ -94,7 +94,8 @@ def parse_platforms(text: str) -> list[str]:
     names = [HOST_PLATFORM if name.strip() == "host" else name.strip() for name in text.split(",") if name.strip()]
     unknown = [name for name in names if name not in PLATFORMS]
     if unknown:
-        raise ValueError(f"unknown platform {unknown[0]!r}: the platforms are {', '.join(PLATFORMS)} (or all, host)")
+        raise ValueError(f"--platforms: unknown platform {unknown[0]!r}: the platforms are {', '.join(PLATFORMS)} "
+                         "(or all, host)")
     return list(dict.fromkeys(names))
 
 
