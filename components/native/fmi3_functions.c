@@ -106,7 +106,6 @@ typedef struct {
     fmi3IntermediateUpdateCallback intermediate_update;
     RuntimeLogger own;
     Saved *saved;
-    size_t variable_count;     /* the runtime's variables; the independent variable time follows them */
     void *library;
 } Instance;
 
@@ -160,24 +159,31 @@ static fmi3Status finish(Instance *w, RuntimeStatus status, int next) {
     return w->logged == fmi3Warning ? fmi3Warning : returned;
 }
 
+/* a flag of the allowed states that only the fmi3Get functions carry: they may be called in the callback */
+#define GETTABLE_IN_CALLBACK 4096
+
+/* Why a call is refused on entry: inside the intermediate update, the other interface's, or in the wrong state. */
+static fmi3Status refused_entry(const Instance *w, const char *function, int allowed, int interface, const char *why) {
+    if (w->in_intermediate_update && !(allowed & GETTABLE_IN_CALLBACK))
+        return refuse(w, function, "not allowed in the intermediate update callback");
+    if (!interface) return refuse(w, function, "%s", why);
+    return refuse(w, function, "not allowed in state %s%s", state_name(w->state),
+                  w->state == FATAL ? " (after a fatal error only fmi3FreeInstance is allowed)" : "");
+}
+
 #define ENTER(function, allowed) ENTER_AS(function, allowed, 1, "")
-/* ENTER for a call of one interface: `interface` holds, else `why` */
+/* ENTER for a call of one interface: `interface` holds, else `why`; one test on the common path */
 #define ENTER_AS(function, allowed, interface, why)                                                  \
     Instance *w = glue_find(instance);                                                               \
     if (!w) return fmi3Error; /* not an instance of this FMU (e.g. freed): nowhere to log */        \
-    if (w->in_intermediate_update && !((allowed) & GETTABLE_IN_CALLBACK))                            \
-        return refuse(w, function, "not allowed in the intermediate update callback");              \
-    if (!(interface)) return refuse(w, function, "%s", why);                                         \
-    if (!(w->state & (allowed)))                                                                     \
-        return refuse(w, function, "not allowed in state %s%s", state_name(w->state),               \
-                      w->state == FATAL ? " (after a fatal error only fmi3FreeInstance is allowed)" : ""); \
+    if (!((w->state & (allowed)) && (interface)                                                      \
+          && (!w->in_intermediate_update || ((allowed) & GETTABLE_IN_CALLBACK))))                    \
+        return refused_entry(w, function, (allowed), (interface), why);                              \
     w->logged = fmi3OK
 
 #define NEED(condition, function, ...)                                                               \
     if (!(condition)) return refuse(w, function, __VA_ARGS__)
 
-/* a flag of the allowed states that only the fmi3Get functions carry: they may be called in the callback */
-#define GETTABLE_IN_CALLBACK 4096
 
 #define ENTER_ME(function, allowed)                                                                  \
     ENTER_AS(function, allowed, w->model_exchange, "the instance was instantiated with fmi3InstantiateCoSimulation")
@@ -229,9 +235,6 @@ static Instance *instantiate(const char *function, fmi3String instanceName, fmi3
             w->runtime = NULL;
         }
     }
-    double sizes[4];
-    if (w->runtime && runtime_model_exchange(w->runtime, "sizes", function, NULL, 0, sizes, 4) == RUNTIME_OK)
-        w->variable_count = (size_t)sizes[0];
     w->library = w->runtime ? platform_hold_own_library() : NULL;
     if (!w->runtime || glue_add(w) != 0) {
         if (w->runtime) refuse(w, function, "out of memory");
@@ -416,31 +419,14 @@ fmi3Status fmi3GetFloat64(fmi3Instance instance, const fmi3ValueReference valueR
                           fmi3Float64 values[], size_t nValues) {
     ENTER("fmi3GetFloat64", GETTABLE);
     ARRAYS("fmi3GetFloat64");
-    size_t time_at = nValueReferences;
-    for (size_t i = 0; i < nValueReferences && time_at == nValueReferences; ++i)
-        if (valueReferences[i] == w->variable_count) time_at = i;
-    if (time_at == nValueReferences) /* the common case: no time among them */
-        return finish(w, runtime_get_real(w->runtime, valueReferences, nValueReferences, values), 0);
-    fmi3Status worst = fmi3OK;
-    for (size_t i = 0; i < nValueReferences && worst <= fmi3Warning; ++i) { /* one by one around the time */
-        double sizes[4];
-        fmi3Status status = valueReferences[i] == w->variable_count
-            ? finish(w, runtime_model_exchange(w->runtime, "sizes", "fmi3GetFloat64", NULL, 0, sizes, 4), 0)
-            : finish(w, runtime_get_real(w->runtime, &valueReferences[i], 1, &values[i]), 0);
-        if (valueReferences[i] == w->variable_count && status <= fmi3Warning) values[i] = sizes[3];
-        if (status > worst) worst = status;
-    }
-    return worst;
+    return finish(w, runtime_get_real(w->runtime, valueReferences, nValueReferences, values), 0); /* time too */
 }
 
 fmi3Status fmi3SetFloat64(fmi3Instance instance, const fmi3ValueReference valueReferences[], size_t nValueReferences,
                           const fmi3Float64 values[], size_t nValues) {
     ENTER("fmi3SetFloat64", SETTABLE);
     ARRAYS("fmi3SetFloat64");
-    for (size_t i = 0; i < nValueReferences; ++i)
-        NEED(valueReferences[i] != w->variable_count, "fmi3SetFloat64", "valueReference %u is time, the independent "
-             "variable: it cannot be set", valueReferences[i]);
-    return finish(w, runtime_set_real(w->runtime, valueReferences, nValueReferences, values), 0);
+    return finish(w, runtime_set_real(w->runtime, valueReferences, nValueReferences, values), 0); /* never time */
 }
 
 _Static_assert(sizeof(fmi3Int32) == sizeof(int), "an FMI Int32 is the runtime's int");
@@ -1001,28 +987,14 @@ fmi3Status fmi3EnterStepMode(fmi3Instance instance) {
     return fmi3OK;
 }
 
-/* A step the runtime cannot take returns fmi3Discard (step mode after a discarded step: restore a state, or
- * terminate); arguments it refuses return fmi3Error with the state unchanged. At the step's end the importer's
- * intermediate update sees the outputs there; an early return it asks for ends the step at that time instead. */
-fmi3Status fmi3DoStep(fmi3Instance instance, fmi3Float64 currentCommunicationPoint, fmi3Float64 communicationStepSize,
-                      fmi3Boolean noSetFMUStatePriorToCurrentPoint, fmi3Boolean *eventHandlingNeeded,
-                      fmi3Boolean *terminateSimulation, fmi3Boolean *earlyReturn, fmi3Float64 *lastSuccessfulTime) {
-    ENTER_CS("fmi3DoStep", STEP_MODE);
-    NEED(eventHandlingNeeded && terminateSimulation && earlyReturn && lastSuccessfulTime, "fmi3DoStep",
-         "an output argument is NULL");
-    (void)noSetFMUStatePriorToCurrentPoint;
-    *eventHandlingNeeded = *terminateSimulation = *earlyReturn = false;
-    *lastSuccessfulTime = currentCommunicationPoint;
-    RuntimeStatus done = runtime_do_step(w->runtime, currentCommunicationPoint, communicationStepSize);
-    if (done == RUNTIME_DISCARD && w->logged != fmi3Fatal) {
-        w->state = STEP_DISCARDED;
-        return fmi3Discard;
-    }
-    fmi3Status status = finish(w, done, STEP_MODE);
-    if (status > fmi3Warning) return status;
-    const double end = currentCommunicationPoint + communicationStepSize;
-    *lastSuccessfulTime = end;
-    if (!w->intermediate_update) return status;
+/* The importer's intermediate update at the end of a step from `start` to `end` (the outputs readable there, no
+ * call but the fmi3Get functions), and the early return it asks for: the step taken again to that time. Apart from
+ * fmi3DoStep, so that its common path stays small. */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((noinline))
+#endif
+static fmi3Status intermediate_update(Instance *w, double currentCommunicationPoint, double end, fmi3Status status,
+                                      fmi3Boolean *earlyReturn, fmi3Float64 *lastSuccessfulTime) {
     fmi3Boolean requested = false;
     fmi3Float64 at = end;
     fmi3Status logged = w->logged;
@@ -1048,4 +1020,33 @@ fmi3Status fmi3DoStep(fmi3Instance instance, fmi3Float64 currentCommunicationPoi
     *earlyReturn = true;
     *lastSuccessfulTime = at;
     return shortened > status ? shortened : status;
+}
+
+
+/* A step the runtime cannot take returns fmi3Discard (step mode after a discarded step: restore a state, or
+ * terminate); arguments it refuses return fmi3Error with the state unchanged. At the step's end the importer's
+ * intermediate update sees the outputs there; an early return it asks for ends the step at that time instead. */
+fmi3Status fmi3DoStep(fmi3Instance instance, fmi3Float64 currentCommunicationPoint, fmi3Float64 communicationStepSize,
+                      fmi3Boolean noSetFMUStatePriorToCurrentPoint, fmi3Boolean *eventHandlingNeeded,
+                      fmi3Boolean *terminateSimulation, fmi3Boolean *earlyReturn, fmi3Float64 *lastSuccessfulTime) {
+    ENTER_CS("fmi3DoStep", STEP_MODE);
+    NEED(eventHandlingNeeded && terminateSimulation && earlyReturn && lastSuccessfulTime, "fmi3DoStep",
+         "an output argument is NULL");
+    (void)noSetFMUStatePriorToCurrentPoint;
+    RuntimeStatus done = runtime_do_step(w->runtime, currentCommunicationPoint, communicationStepSize);
+    *eventHandlingNeeded = *terminateSimulation = *earlyReturn = false;
+    const double end = currentCommunicationPoint + communicationStepSize;
+    fmi3Status status = fmi3OK;
+    if (done != RUNTIME_OK || w->logged != fmi3OK) { /* not the common path: a refusal, a warning, a failure */
+        *lastSuccessfulTime = currentCommunicationPoint;
+        if (done == RUNTIME_DISCARD && w->logged != fmi3Fatal) {
+            w->state = STEP_DISCARDED;
+            return fmi3Discard;
+        }
+        status = finish(w, done, STEP_MODE);
+        if (status > fmi3Warning) return status;
+    }
+    *lastSuccessfulTime = end;
+    if (!w->intermediate_update) return status;
+    return intermediate_update(w, currentCommunicationPoint, end, status, earlyReturn, lastSuccessfulTime);
 }

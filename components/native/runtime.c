@@ -335,6 +335,11 @@ static const NativeVariable *variable(Runtime *s, RuntimeReference vr, int type,
     if (vr < c->variable_count && c->variables[vr].type == type
         && !(set && c->variables[vr].causality >= NATIVE_OUTPUT))
         return &c->variables[vr];
+    if (vr == c->variable_count && s->fmi_version == 3) { /* FMI 3.0's independent variable, after the others */
+        log_error(s, "%s: fmi3%s%s: valueReference %u is time, the independent variable: %s", s->base.name, action,
+                  type_name(s, type), vr, set ? "it cannot be set" : "a Float64");
+        return NULL;
+    }
     if (vr >= c->variable_count) {
         log_error(s, "%s: fmi%d%s%s: valueReference %u: no such variable", s->base.name, s->fmi_version, action,
                   type_name(s, type), vr);
@@ -437,7 +442,8 @@ RuntimeStatus runtime_get_real(Runtime *s, const RuntimeReference vr[], size_t n
             values[i] = s->base.outputs[vr[i] - first];
             if (isfinite(values[i])) continue;
         }
-        if (variable(s, vr[i], NATIVE_REAL, 0)) read_value(s, vr[i], &values[i]);
+        if (vr[i] == c->variable_count && s->fmi_version == 3) values[i] = inst(s)->time; /* FMI 3.0's time */
+        else if (variable(s, vr[i], NATIVE_REAL, 0)) read_value(s, vr[i], &values[i]);
         else values[i] = NAN;
     }
     return RUNTIME_OK;

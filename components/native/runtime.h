@@ -5,7 +5,8 @@
  *
  * Types are plain C: a status is one of RuntimeStatus (FMI 2.0's and FMI 3.0's statuses have these values), a value
  * reference an unsigned int, a Boolean an int (0 or 1), an Integer an int (32 bits). Every message goes to the
- * instance's logger, finished (no format); a status other than RUNTIME_OK has been logged there. */
+ * instance's logger, finished (no format); a status other than RUNTIME_OK has been logged there. An FMI 3.0
+ * instance's value reference after its variables' is the independent variable time (read as a Real, never set). */
 #ifndef MECHFMU_RUNTIME_H
 #define MECHFMU_RUNTIME_H
 
