@@ -25,6 +25,7 @@ from mechfmu.fmu import fmi3
 from mechfmu.fmu.build import fmu_path
 from mechfmu.master.fmu_slave import FmuSlave
 from mechfmu.master.simulate import simulate
+from mechfmu.ssp.scenario import load_scenario
 
 ROOT = HERE.parent
 MODELS = sorted(COMPONENTS)
@@ -496,3 +497,45 @@ def test_every_platform_folder_holds_its_binary(mass_everywhere):
     assert found == ["aarch64-darwin/Mass.dylib", "aarch64-linux/Mass.so", "x86_64-darwin/Mass.dylib",
                      "x86_64-linux/Mass.so", "x86_64-windows/Mass.dll"]
     assert validate_fmu(str(folder.with_suffix(".fmu"))) == []
+
+
+@pytest.mark.parametrize("scenario", slow_but(["oscillator", "two_mass_oscillator", "elastogap", "limit_stops",
+                                               "stick_slip", "ball_drop"], "oscillator"))
+def test_the_monolithic_master_integrates_the_fmi3_model_exchange_fmus_as_the_fmi2_ones(fmi3_fmus, scenario):
+    two = simulate(ROOT / "scenarios" / scenario, algorithm="monolithic", estimate_error=False)
+    three = simulate(ROOT / "scenarios" / scenario, algorithm="monolithic", estimate_error=False, fmi_version=3)
+    assert two.ok and three.ok and three.data.dtype.names == two.data.dtype.names
+    for name in two.data.dtype.names:
+        assert np.array_equal(three.data[name], two.data[name]), (scenario, name)
+
+
+def test_an_archive_of_fmi3_fmus_runs_in_mechfmu_and_ecos_as_the_scenario(fmi3_fmus, tmp_path):
+    """export-ssp --fmi-version 3: every instance's FMU an FMI 3.0 one carrying its values (its own instantiation
+    token); mechfmu runs it as the FMI 2.0 scenario to the bit, ecos as mechfmu's strict Jacobi; the summary names
+    the tools that run it and why the others do not."""
+    from mechfmu.ssp.export import export_ssp, export_summary
+    from test_ssp_tools import TOLERANCE, ecos_run, needs_ecospy, relative_difference
+    archive = export_ssp(ROOT / "scenarios" / "oscillator", tmp_path / "oscillator.ssp", fmi_version=3)
+    tokens = set()
+    with zipfile.ZipFile(archive) as zf:
+        for member in (n for n in zf.namelist() if n.endswith(".fmu")):
+            zf.extract(member, tmp_path)
+            root = description(tmp_path / member)
+            assert root.get("fmiVersion") == "3.0", member
+            tokens.add(root.get("instantiationToken"))
+    assert len(tokens) == 3
+    mass = description(tmp_path / "resources" / "mass" / "Mass.fmu").find("ModelVariables/Float64[@name='m']")
+    assert float(mass.get("start")) == load_scenario(ROOT / "scenarios" / "oscillator").components["mass"].parameters["m"]
+    ours = simulate(archive, algorithm="jacobi", exchange="strict")
+    two = simulate(ROOT / "scenarios" / "oscillator", algorithm="jacobi", exchange="strict")
+    for name in two.data.dtype.names:
+        assert np.array_equal(ours.data[name], two.data[name]), name
+    summary = export_summary(archive)
+    assert "runs in mechfmu and ecos)" in summary and "load FMI 2.0 FMUs only" in summary, summary
+    with pytest.raises(ValueError, match="OMSimulator 2.1.3 runs FMI 2.0 FMUs only"):
+        export_ssp(ROOT / "scenarios" / "oscillator", tmp_path / "x.ssp", fmi_version=3, strongly_coupled=True)
+    needs_ecospy()
+    columns = ["mass.s", "mass.v"]
+    theirs = ecos_run(archive, len(ours.data) - 1, columns)
+    for k, column in enumerate(columns):
+        assert relative_difference(ours.data[column], theirs[:, k]) < TOLERANCE, column

@@ -226,7 +226,7 @@ def _export_ssp(args: argparse.Namespace) -> int:
     fmu_build.build()
     target = Path(args.output or f"{safe_name(load_scenario(args.scenario, check=False).name, 'scenario')}.ssp")
     export_ssp(args.scenario, target, shared_fmus=args.shared_fmus, strongly_coupled=args.strongly_coupled,
-               unsolved_constraints_allowed=args.unsolved_constraints)
+               unsolved_constraints_allowed=args.unsolved_constraints, fmi_version=int(args.fmi_version))
     from mechfmu.crosscheck.coupling import first_order_deviations
     estimate = None if args.strongly_coupled else first_order_deviations(target)
     print(export_summary(target, args.shared_fmus, args.strongly_coupled, args.scenario, estimate))

@@ -188,6 +188,9 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--unsolved-constraints", action="store_true",
                    help="write a scenario with a constraint all the same: only mechfmu's newton algorithm solves "
                         "its force; OMSimulator stops at the first step, libcosim, fmpy and ecos run unconstrained")
+    p.add_argument("--fmi-version", choices=("2", "3"), default="2",
+                   help="2 (default): mechfmu's FMUs as FMI 2.0 FMUs, which every tool named runs; 3: as FMI 3.0 FMUs, "
+                        "which mechfmu and ecos run (not OMSimulator 2.1.3, libcosim or fmpy's simulate_ssp)")
     p = command(sub, "crosscheck", "the scenario through our master, in-process, libcosim and against its "
                                           "reference, compared pair by pair (exit 1 on a disagreement)")
     p.add_argument("scenario", help="scenario folder, SystemStructure.ssd or .ssp")

@@ -6,27 +6,15 @@ them. What differs is said here:
   steps as before); leaving initialization mode it passes through event mode (fmi3UpdateDiscreteStates) into step
   mode, as FMI 3.0 asks;
 - ``setupExperiment``'s tolerance and times are kept for ``fmi3EnterInitializationMode``, which takes them;
-- fmi3UpdateDiscreteStates answers ``newDiscreteStates`` with FMI 2.0's event info;
+- fmi3UpdateDiscreteStates answers ``newDiscreteStates`` as fmpy's FMI 2.0 instance does (a tuple);
 - the types: Float64 is Real, Int32 Integer (``TYPES``), as ``FmuSlave`` reads variables.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 #: an FMI 3.0 variable's type as FMI 2.0 names it (the master's types)
 TYPES = {"Float64": "Real", "Int32": "Integer", "Boolean": "Boolean", "String": "String"}
-
-
-@dataclass
-class EventInfo:
-    """FMI 2.0's fmi2EventInfo of an fmi3UpdateDiscreteStates."""
-    newDiscreteStatesNeeded: bool
-    terminateSimulation: bool
-    nominalsOfContinuousStatesChanged: bool
-    valuesOfContinuousStatesChanged: bool
-    nextEventTimeDefined: bool
-    nextEventTime: float
 
 
 def read_fmi3_interfaces(md: Any, folder: str) -> None:
@@ -156,8 +144,10 @@ class Fmi3Instance:
     def enterEventMode(self) -> None:
         self._fmu.enterEventMode()
 
-    def newDiscreteStates(self) -> EventInfo:
-        return EventInfo(*self._fmu.updateDiscreteStates())
+    def newDiscreteStates(self) -> tuple[bool, bool, bool, bool, bool, float]:
+        """fmi3UpdateDiscreteStates's outputs in the order of fmpy's fmi2NewDiscreteStates: discrete states need an
+        update, terminate, nominals changed, values changed, next event time defined, next event time."""
+        return self._fmu.updateDiscreteStates()
 
     def enterContinuousTimeMode(self) -> None:
         self._fmu.enterContinuousTimeMode()

@@ -39,14 +39,17 @@ from typing import Any
 from mechfmu.components.ports import ACTIVE, CONSTRAINT_EQUATION, LAMBDA
 from mechfmu.ssp.connection_maps import write_conversions
 from mechfmu.ssp.files import replaced
+from mechfmu.ssp.fmi_version import with_fmi_version
 from mechfmu.ssp.openmodelica import OMS_NS, openmodelica_annotations, strongly_coupled_refusal
-from mechfmu.ssp.readback import ReadBackError, check_bindings, check_fmu
+from mechfmu.ssp.readback import ReadBackError, check_bindings, check_fmu, start_holders
 from mechfmu.ssp.scenario import NS, SSD_NAME, ComponentSpec, Scenario, component_class, load_scenario
 from mechfmu.ssp.system_bindings import nested_systems
 from mechfmu.ssp.systems import flatten
 from mechfmu.ssp.tool_notes import (
     COUPLING,
+    FMI3_TOOLS,
     Exported,
+    fmi3_components,
     fmpy_first_step,
     oms_identifier,
     oms_refused_names,
@@ -125,13 +128,13 @@ def _carrying(fmu: Path, target: Path, values: dict[str, Any], component: str) -
             data = source.read(item)
             if item.filename == "modelDescription.xml":
                 root = ET.fromstring(data)
-                fingerprint = root.get("guid", "") + json.dumps(values, sort_keys=True)
+                token = "instantiationToken" if root.get("fmiVersion", "").startswith("3") else "guid"
+                fingerprint = root.get(token, "") + json.dumps(values, sort_keys=True)
                 guid = str(uuid.uuid5(uuid.NAMESPACE_OID, fingerprint))
-                root.set("guid", guid)
-                for variable in root.iter("ScalarVariable"):
-                    if (name := variable.get("name")) in values:
-                        declared = next(iter(variable))
-                        declared.set("start", _value_text(declared.tag, values[name]))
+                root.set(token, guid)
+                for name, kind, holder in start_holders(root):
+                    if name in values:
+                        holder.set("value" if holder.tag == "Start" else "start", _value_text(kind, values[name]))
                 data = ET.tostring(root, encoding="UTF-8", xml_declaration=True)
             if item.filename not in (member, GUID_FILE):
                 out.writestr(item, data)
@@ -186,7 +189,8 @@ def unsolved_constraints(components: dict[str, ComponentSpec]) -> list[str]:
 
 
 def export_ssp(scenario: str | Path, target: str | Path, shared_fmus: bool = False,
-               strongly_coupled: bool = False, unsolved_constraints_allowed: bool = False) -> Path:
+               strongly_coupled: bool = False, unsolved_constraints_allowed: bool = False,
+               fmi_version: int = 2) -> Path:
     """Write the scenario (folder, .ssd or .ssp) as a self-contained SSP archive at ``target``: one FMU
     per instance, ours carrying the instance's values; ``shared_fmus``: one FMU per model, shared by its
     instances, the values only in the bindings (a smaller archive, for tools that apply bindings);
@@ -194,8 +198,12 @@ def export_ssp(scenario: str | Path, target: str | Path, shared_fmus: bool = Fal
     component without a Model Exchange interface). A scenario with an active constraint is refused (ValueError
     naming it) unless ``unsolved_constraints_allowed``: no tool but mechfmu's constraint-solving masters solves
     its force, so elsewhere the bodies would move unconstrained (OMSimulator stops at its first step with the
-    constraint's message; libcosim, fmpy and ecos run on unconstrained)."""
-    loaded = load_scenario(scenario)
+    constraint's message; libcosim, fmpy and ecos run on unconstrained). ``fmi_version`` 3: mechfmu's FMUs as
+    their FMI 3.0 builds (``mechfmu.ssp.fmi_version``), which mechfmu and ecos run (``export_notes``)."""
+    if strongly_coupled and fmi_version == 3:
+        raise ValueError("a strongly coupled system is OMSimulator's, and OMSimulator 2.1.3 runs FMI 2.0 FMUs only: "
+                         "export it with the FMI 2.0 FMUs (fmi_version 2, the default)")
+    loaded = with_fmi_version(load_scenario(scenario), fmi_version)
     ssd = Path(scenario) if Path(scenario).suffix == ".ssd" else loaded.folder / SSD_NAME
     for prefix, uri in {**NS, "oms": OMS_NS}.items():
         ET.register_namespace(prefix, uri)
@@ -302,8 +310,13 @@ def export_notes(target: Path, shared_fmus: bool = False, strongly_coupled: bool
         runs = ["OMSimulator"]
     else:
         tools = ["mechfmu", "libcosim", "OMSimulator"] + ([] if shared_fmus else ["fmpy's simulate_ssp", "ecos"])
+        fmi3 = fmi3_components(loaded)
         runs = [tool for tool in tools if not any(tool in name for name in ignoring)
-                and not (tool == "OMSimulator" and names)]
+                and not (tool == "OMSimulator" and names) and not (fmi3 and tool not in FMI3_TOOLS)]
+        if fmi3:
+            lines.append(f"{', '.join(fmi3)} {'is an FMI 3.0 FMU' if len(fmi3) == 1 else 'are FMI 3.0 FMUs'}: "
+                         "OMSimulator 2.1.3, libcosim and fmpy's simulate_ssp load FMI 2.0 FMUs only (export with the "
+                         "FMI 2.0 FMUs for them)")
         layout = ("SystemStructure.ssd + resources/<Model>.fmu; values in the bindings only" if shared_fmus else
                   "SystemStructure.ssd + resources/<instance>/<Model>.fmu carrying its values")
         summary = f"wrote {target} ({layout}: runs in {', '.join(runs[:-1])} and {runs[-1]})"

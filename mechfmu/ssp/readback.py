@@ -78,11 +78,10 @@ def check_fmu(fmu: Path, instance: str, values: dict[str, Any], load: bool = Tru
         return [f"{where}: {START_VALUES_MEMBER} is not a JSON object"]
     problems = _differences(f"{where} {START_VALUES_MEMBER}", values, stored)
     starts: dict[str, Any] = {}
-    for variable in root.iter("ScalarVariable"):
-        declared = next(iter(variable), None)
-        if variable.get("name") in values and declared is not None and declared.get("start") is not None:
+    for name, kind, start in declared_starts(root):
+        if name in values and start is not None:
             try:
-                starts[variable.get("name", "")] = typed(declared.tag, declared.get("start", ""))
+                starts[name] = typed(kind, start)
             except ValueError:
                 continue  # reported below as a difference
     problems += _differences(f"{where} modelDescription.xml start", values, starts)
@@ -91,25 +90,57 @@ def check_fmu(fmu: Path, instance: str, values: dict[str, Any], load: bool = Tru
     return problems
 
 
+#: an FMI 3.0 variable element's type as SSP 1.0 names it
+FMI3_KINDS = {"Float64": "Real", "Int32": "Integer", "Boolean": "Boolean", "String": "String"}
+
+
+def start_holders(root: ET.Element) -> list[tuple[str, str, ET.Element]]:
+    """Every variable of a model description (FMI 2.0 or 3.0) as (name, SSP type, the element whose ``start``
+    attribute holds its start: FMI 2.0's typed child, FMI 3.0's variable or, for a String, its ``<Start>``)."""
+    if root.get("fmiVersion", "").startswith("3"):
+        found = []
+        for variable in root.find("ModelVariables") or []:
+            if variable.tag in FMI3_KINDS:
+                start = variable.find("Start") if variable.tag == "String" else None
+                if variable.tag == "String" and start is None:
+                    start = ET.SubElement(variable, "Start")
+                found.append((variable.get("name", ""), FMI3_KINDS[variable.tag],
+                              start if start is not None else variable))
+        return found
+    return [(v.get("name", ""), declared.tag, declared) for v in root.iter("ScalarVariable")
+            if (declared := next(iter(v), None)) is not None]
+
+
+def declared_starts(root: ET.Element) -> list[tuple[str, str, str | None]]:
+    """Every variable's (name, SSP type, start text or None) of a model description, FMI 2.0 or 3.0."""
+    return [(name, kind, holder.get("value" if holder.tag == "Start" else "start"))
+            for name, kind, holder in start_holders(root)]
+
+
 def _instantiated(fmu: Path, where: str, values: dict[str, Any]) -> list[str]:
     """The values the FMU reports after instantiation ([] if it has no binary for this machine)."""
     from fmpy import platform, read_model_description
     from fmpy.fmi2 import FMU2Slave
+    from fmpy.fmi3 import FMU3Slave
 
     description = read_model_description(str(fmu))
     if description.coSimulation is None:
         return []
     identifier = description.coSimulation.modelIdentifier
+    three = description.fmiVersion.startswith("3")
+    folder = {"linux64": "x86_64-linux", "win64": "x86_64-windows", "darwin64": "x86_64-darwin"}.get(
+        platform, platform) if three else platform
     with zipfile.ZipFile(fmu) as zf, tempfile.TemporaryDirectory(prefix="mechfmu_readback_") as work:
         names = zf.namelist()
-        if not any(n.startswith(f"binaries/{platform}/{identifier}.") for n in names):
+        if not any(n.startswith(f"binaries/{folder}/{identifier}.") for n in names):
             return []
         # what instantiation reads: the model description, the resources and this machine's binary
         members = [n for n in names if n == "modelDescription.xml" or n.startswith(("resources/",
-                                                                                   f"binaries/{platform}/"))]
+                                                                                   f"binaries/{folder}/"))]
         directory = extract_members(zf, members, Path(work))
-        problems = _read_values(FMU2Slave(guid=description.guid, unzipDirectory=directory,
-                                          modelIdentifier=identifier, instanceName=where.split(" ")[0]),
+        kind = FMU3Slave if three else FMU2Slave
+        problems = _read_values(kind(guid=description.guid, unzipDirectory=directory, modelIdentifier=identifier,
+                                     instanceName=where.split(" ")[0]),
                                 where, values, {v.name: v for v in description.modelVariables})
     return problems
 
@@ -124,16 +155,21 @@ def extract_members(zf: zipfile.ZipFile, members: list[str], work: Path) -> str:
 def _read_values(slave: Any, where: str, values: dict[str, Any], variables: dict[str, Any]) -> list[str]:
     """The differences of ``values`` from what the instantiated ``slave`` reports."""
     messages: list[str] = []
-    callbacks = _callbacks(messages)
+    three = not hasattr(slave, "getReal")
     try:
-        slave.instantiate(callbacks=callbacks)
+        if three:
+            slave.instantiate(logMessage=lambda env, status, category, message: messages.append(message.decode()))
+        else:
+            slave.instantiate(callbacks=_callbacks(messages))
     except Exception as exc:  # noqa: BLE001 - whatever stops the FMU is the refusal's reason
         return [f"{where}: the FMU does not instantiate with the values it carries ({exc}; it says: "
                 f"{' '.join(messages) or 'nothing'})"]
     try:
         found = {}
-        getters = {"Real": slave.getReal, "Integer": slave.getInteger, "Boolean": slave.getBoolean,
-                   "String": slave.getString}
+        getters = ({"Float64": slave.getFloat64, "Int32": slave.getInt32, "Boolean": slave.getBoolean,
+                    "String": slave.getString} if three else
+                   {"Real": slave.getReal, "Integer": slave.getInteger, "Boolean": slave.getBoolean,
+                    "String": slave.getString})
         for name in values:
             variable = variables.get(name)
             if variable is not None and variable.type in getters:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import os
 import re
 import xml.etree.ElementTree as ET
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -175,3 +176,18 @@ def write_derived(system: ET.Element, scenario: Scenario) -> None:
                                    endConnector=wire.target_variable)
         if wire.factor != 1.0:
             ET.SubElement(connection, f"{ssc}LinearTransformation", factor=repr(wire.factor), offset="0.0")
+
+
+#: the tools that run an archive with FMI 3.0 FMUs (checked: OMSimulator 2.1.3 refuses the FMU's version, libcosim
+#: crashes loading it, fmpy's simulate_ssp instantiates every FMU as FMI 2.0)
+FMI3_TOOLS = ("mechfmu", "ecos")
+
+
+def fmi3_components(loaded: Scenario) -> list[str]:
+    """The components of ``loaded`` whose FMU is an FMI 3.0 one."""
+    found = []
+    for name, spec in loaded.components.items():
+        with zipfile.ZipFile(spec.fmu) as zf:
+            if ET.fromstring(zf.read("modelDescription.xml")).get("fmiVersion", "").startswith("3"):
+                found.append(name)
+    return found
