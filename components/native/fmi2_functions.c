@@ -167,12 +167,7 @@ static char *copy_string(const fmi2CallbackFunctions *cb, const char *text) {
 }
 
 static int category_enabled(const Instance *w, fmi2String category) {
-    if (!w->debug_logging) return 0;
-    if (!w->categories) return 1;
-    for (size_t i = 0; i < w->n_categories; ++i)
-        if (strcmp(w->categories[i], "logAll") == 0 || (category && strcmp(w->categories[i], category) == 0))
-            return 1;
-    return 0;
+    return glue_category_enabled(w->debug_logging, w->categories, w->n_categories, category);
 }
 
 /* Pass a message to the host with '%' escaped: an FMI logger's message is a format string. */
@@ -455,24 +450,12 @@ ACCESS(SetInteger, SETTABLE, const fmi2Integer, runtime_set_integer)
 ACCESS(SetBoolean, SETTABLE, const fmi2Boolean, runtime_set_boolean)
 #undef ACCESS
 
-/* Valid UTF-8 (Python decodes the text; an invalid byte sequence would reach pythonfmu as a NULL object). */
-static int utf8_valid(const unsigned char *s) {
-    while (*s) {
-        int n = *s < 0x80 ? 0 : (*s >> 5) == 6 ? 1 : (*s >> 4) == 14 ? 2 : (*s >> 3) == 30 ? 3 : -1;
-        if (n < 0) return 0;
-        ++s;
-        while (n-- > 0)
-            if ((*s++ & 0xC0) != 0x80) return 0;
-    }
-    return 1;
-}
-
 fmi2Status fmi2SetString(fmi2Component c, const fmi2ValueReference vr[], size_t nvr, const fmi2String value[]) {
     ENTER("fmi2SetString", SETTABLE);
     ARRAYS("fmi2SetString");
     for (size_t i = 0; i < nvr; ++i) {
         NEED(value[i], "fmi2SetString", "value[%zu] (valueReference %u) is NULL", i, vr[i]);
-        NEED(utf8_valid((const unsigned char *)value[i]), "fmi2SetString",
+        NEED(glue_utf8_valid((const unsigned char *)value[i]), "fmi2SetString", /* Python decodes it */
              "value[%zu] (valueReference %u) is not valid UTF-8", i, vr[i]);
     }
     return finish(w, runtime_set_string(w->runtime, vr, nvr, value), 0);
@@ -486,17 +469,7 @@ fmi2Status fmi2SetString(fmi2Component c, const fmi2ValueReference vr[], size_t 
  * The format before this one (magic "mechfmu\x02", no checksum) is refused as another version's. */
 #define STATE_MAGIC "mechfmu\x03"
 #define OLD_STATE_MAGIC "mechfmu\x02"
-#define MAGIC_SIZE (sizeof STATE_MAGIC - 1)
-#define HEADER_SIZE (MAGIC_SIZE + 1 + 4) /* magic, the FMI state's bit index, the checksum */
-
-static unsigned char state_index(int state) {
-    unsigned char index = 0;
-    while (state > 1) {
-        state >>= 1;
-        index++;
-    }
-    return index;
-}
+#define HEADER_SIZE GLUE_HEADER_SIZE /* magic, the FMI state's bit index, the checksum */
 
 static Saved *find_saved(const Instance *w, fmi2FMUstate state) {
     Saved *s = w->saved;
@@ -604,12 +577,7 @@ fmi2Status fmi2SerializeFMUstate(fmi2Component c, fmi2FMUstate state, fmi2Byte b
         return refuse(w, "fmi2SerializeFMUstate", "size = %zu, but fmi2SerializedFMUstateSize gives %zu", size,
                       HEADER_SIZE + n);
     }
-    unsigned char index = state_index(saved->state);
-    uint32_t crc = platform_crc32(body, n, platform_crc32(&index, 1, 0));
-    memcpy(bytes, STATE_MAGIC, MAGIC_SIZE);
-    bytes[MAGIC_SIZE] = (fmi2Byte)index;
-    for (int i = 0; i < 4; ++i) bytes[MAGIC_SIZE + 1 + i] = (fmi2Byte)(crc >> (8 * i));
-    memcpy(bytes + HEADER_SIZE, body, n);
+    glue_write_state((unsigned char *)bytes, STATE_MAGIC, saved->state, body, n);
     free(body);
     return status;
 }
@@ -620,19 +588,16 @@ fmi2Status fmi2SerializeFMUstate(fmi2Component c, fmi2FMUstate state, fmi2Byte b
 fmi2Status fmi2DeSerializeFMUstate(fmi2Component c, const fmi2Byte bytes[], size_t size, fmi2FMUstate *state) {
     ENTER("fmi2DeSerializeFMUstate", LIVE);
     NEED(bytes && state, "fmi2DeSerializeFMUstate", "%s is NULL", bytes ? "FMUstate*" : "serializedState");
-    int index = size >= HEADER_SIZE ? (unsigned char)bytes[MAGIC_SIZE] : 31;
-    int kind = index < 16 ? 1 << index : 0;
-    NEED(size < MAGIC_SIZE || memcmp(bytes, OLD_STATE_MAGIC, MAGIC_SIZE) != 0, "fmi2DeSerializeFMUstate",
+    NEED(size < GLUE_MAGIC_SIZE || memcmp(bytes, OLD_STATE_MAGIC, GLUE_MAGIC_SIZE) != 0, "fmi2DeSerializeFMUstate",
          "the state was serialized by an earlier version of this FMU (state format 2, without a checksum): this "
          "version cannot read it; serialize the state again with this FMU");
-    NEED(size > HEADER_SIZE && memcmp(bytes, STATE_MAGIC, MAGIC_SIZE) == 0, "fmi2DeSerializeFMUstate",
-         "the %zu bytes are not a serialized state of this FMU (no mechfmu state header)", size);
-    uint32_t stored = 0;
-    for (int i = 3; i >= 0; --i) stored = stored << 8 | (unsigned char)bytes[MAGIC_SIZE + 1 + i];
-    NEED(platform_crc32(bytes + HEADER_SIZE, size - HEADER_SIZE, platform_crc32(bytes + MAGIC_SIZE, 1, 0)) == stored,
-         "fmi2DeSerializeFMUstate", "the state's checksum does not match its %zu bytes (changed or damaged after it "
-         "was serialized): refused", size);
-    NEED(kind & LIVE, "fmi2DeSerializeFMUstate", "the state header names no FMI state (%d)", index);
+    int kind = 0;
+    const char *header = glue_read_state((const unsigned char *)bytes, size, STATE_MAGIC, &kind);
+    NEED(!header || strcmp(header, "checksum"), "fmi2DeSerializeFMUstate", "the state's checksum does not match its "
+         "%zu bytes (changed or damaged after it was serialized): refused", size);
+    NEED(!header, "fmi2DeSerializeFMUstate", "the %zu bytes are not a serialized state of this FMU (%s)", size, header);
+    NEED(kind & LIVE, "fmi2DeSerializeFMUstate", "the state header names no FMI state (%d)",
+         (unsigned char)bytes[GLUE_MAGIC_SIZE]);
     NEED(!(kind & (w->model_exchange ? (STEP_COMPLETE | STEP_FAILED) : (EVENT_MODE | CONTINUOUS_TIME_MODE))),
          "fmi2DeSerializeFMUstate", "the state was saved by a %s instance (in %s); this instance is %s",
          w->model_exchange ? "Co-Simulation" : "Model Exchange", state_name(kind),
@@ -653,14 +618,9 @@ fmi2Status fmi2DeSerializeFMUstate(fmi2Component c, const fmi2Byte bytes[], size
         return refused;
     }
     /* the body's phase agrees with the header's FMI state and with this instance's interface */
-    int model_exchange, initialized = glue_body_phase(check, n, &model_exchange);
+    const char *contradiction = glue_contradiction(check, n, w->model_exchange, kind, INSTANTIATED | INITIALIZATION_MODE,
+                                                   STEP_COMPLETE | STEP_FAILED | EVENT_MODE | CONTINUOUS_TIME_MODE);
     free(check);
-    const char *contradiction =
-        model_exchange >= 0 && model_exchange != w->model_exchange
-        ? "its body is of the other interface (Model Exchange / Co-Simulation)"
-        : initialized == 1 && (kind & (INSTANTIATED | INITIALIZATION_MODE)) ? "its body is initialized"
-        : initialized == 0 && (kind & (STEP_COMPLETE | STEP_FAILED | EVENT_MODE | CONTINUOUS_TIME_MODE))
-        ? "its body is not initialized" : NULL;
     if (contradiction) {
         runtime_free_state(w->runtime, fresh);
         return refuse(w, "fmi2DeSerializeFMUstate", "the state's header says %s, but %s: refused", state_name(kind),

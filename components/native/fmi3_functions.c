@@ -110,11 +110,7 @@ typedef struct {
 } Instance;
 
 static int category_enabled(const Instance *w, const char *category) {
-    if (!w->debug_logging) return 0;
-    if (!w->categories) return 1;
-    for (size_t i = 0; i < w->n_categories; ++i)
-        if (!strcmp(w->categories[i], "logAll") || (category && !strcmp(w->categories[i], category))) return 1;
-    return 0;
+    return glue_category_enabled(w->debug_logging, w->categories, w->n_categories, category);
 }
 
 static void host_log(const Instance *w, fmi3Status status, const char *category, const char *text) {
@@ -477,25 +473,13 @@ fmi3Status fmi3GetString(fmi3Instance instance, const fmi3ValueReference valueRe
     return finish(w, runtime_get_string(w->runtime, valueReferences, nValueReferences, values), 0);
 }
 
-/* Valid UTF-8 (the runtime keeps texts as UTF-8, messages quote them). */
-static int utf8_valid(const unsigned char *s) {
-    while (*s) {
-        int n = *s < 0x80 ? 0 : (*s >> 5) == 6 ? 1 : (*s >> 4) == 14 ? 2 : (*s >> 3) == 30 ? 3 : -1;
-        if (n < 0) return 0;
-        ++s;
-        while (n-- > 0)
-            if ((*s++ & 0xC0) != 0x80) return 0;
-    }
-    return 1;
-}
-
 fmi3Status fmi3SetString(fmi3Instance instance, const fmi3ValueReference valueReferences[], size_t nValueReferences,
                          const fmi3String values[], size_t nValues) {
     ENTER("fmi3SetString", SETTABLE);
     ARRAYS("fmi3SetString");
     for (size_t i = 0; i < nValueReferences; ++i) {
         NEED(values[i], "fmi3SetString", "values[%zu] (valueReference %u) is NULL", i, valueReferences[i]);
-        NEED(utf8_valid((const unsigned char *)values[i]), "fmi3SetString",
+        NEED(glue_utf8_valid((const unsigned char *)values[i]), "fmi3SetString",
              "values[%zu] (valueReference %u) is not valid UTF-8", i, valueReferences[i]);
     }
     return finish(w, runtime_set_string(w->runtime, valueReferences, nValueReferences, values), 0);
@@ -586,17 +570,9 @@ fmi3Status fmi3GetVariableDependencies(fmi3Instance instance, fmi3ValueReference
 
 /* --- FMU states ------------------------------------------------------------------------------------------------ */
 
-/* A serialized state: this header (magic, the FMI state's bit index, the CRC-32 of that index and the body, 4 bytes
- * little-endian), then the runtime's bytes. */
+/* A serialized state: glue_write_state's header with this magic, then the runtime's bytes. */
 #define STATE_MAGIC "mechfmu3"
-#define MAGIC_SIZE (sizeof STATE_MAGIC - 1)
-#define HEADER_SIZE (MAGIC_SIZE + 1 + 4)
-
-static unsigned char state_index(int state) {
-    unsigned char index = 0;
-    while (state > 1) state >>= 1, ++index;
-    return index;
-}
+#define HEADER_SIZE GLUE_HEADER_SIZE
 
 static Saved *find_saved(const Instance *w, fmi3FMUState state) {
     Saved *s = w->saved;
@@ -697,12 +673,7 @@ fmi3Status fmi3SerializeFMUState(fmi3Instance instance, fmi3FMUState FMUState, f
         return refuse(w, "fmi3SerializeFMUState", "size = %zu, but fmi3SerializedFMUStateSize gives %zu", size,
                       HEADER_SIZE + n);
     }
-    unsigned char index = state_index(saved->state);
-    uint32_t crc = platform_crc32(body, n, platform_crc32(&index, 1, 0));
-    memcpy(serializedState, STATE_MAGIC, MAGIC_SIZE);
-    serializedState[MAGIC_SIZE] = index;
-    for (int i = 0; i < 4; ++i) serializedState[MAGIC_SIZE + 1 + i] = (fmi3Byte)(crc >> (8 * i));
-    memcpy(serializedState + HEADER_SIZE, body, n);
+    glue_write_state(serializedState, STATE_MAGIC, saved->state, body, n);
     free(body);
     return status;
 }
@@ -715,16 +686,15 @@ fmi3Status fmi3DeserializeFMUState(fmi3Instance instance, const fmi3Byte seriali
     ENTER("fmi3DeserializeFMUState", LIVE);
     NEED(serializedState && FMUState, "fmi3DeserializeFMUState", "%s is NULL",
          serializedState ? "FMUState*" : "serializedState");
-    NEED(size > HEADER_SIZE && !memcmp(serializedState, STATE_MAGIC, MAGIC_SIZE), "fmi3DeserializeFMUState",
-         "the %zu bytes are not a serialized state of this FMU (no mechfmu FMI 3.0 state header)", size);
     const char *bytes = (const char *)serializedState;
-    uint32_t stored = 0;
-    for (int i = 3; i >= 0; --i) stored = stored << 8 | serializedState[MAGIC_SIZE + 1 + i];
-    NEED(platform_crc32(bytes + HEADER_SIZE, size - HEADER_SIZE, platform_crc32(bytes + MAGIC_SIZE, 1, 0)) == stored,
-         "fmi3DeserializeFMUState", "the state's checksum does not match its %zu bytes (changed or damaged after it "
-         "was serialized): refused", size);
-    int index = serializedState[MAGIC_SIZE], kind = index < 16 ? 1 << index : 0;
-    NEED(kind & STATEFUL, "fmi3DeserializeFMUState", "the state header names no FMI state (%d)", index);
+    int kind = 0;
+    const char *header = glue_read_state(serializedState, size, STATE_MAGIC, &kind);
+    NEED(!header || strcmp(header, "checksum"), "fmi3DeserializeFMUState", "the state's checksum does not match its "
+         "%zu bytes (changed or damaged after it was serialized): refused", size);
+    NEED(!header, "fmi3DeserializeFMUState", "the %zu bytes are not a serialized state of this FMU (no mechfmu FMI 3.0 "
+         "state header)", size);
+    NEED(kind & STATEFUL, "fmi3DeserializeFMUState", "the state header names no FMI state (%d)",
+         serializedState[GLUE_MAGIC_SIZE]);
     NEED(!(kind & (w->model_exchange ? (STEP_MODE | STEP_DISCARDED) : CONTINUOUS_TIME_MODE)),
          "fmi3DeserializeFMUState", "the state was saved by a %s instance (in %s); this instance is %s",
          w->model_exchange ? "co-simulation" : "Model Exchange", state_name(kind),
@@ -744,14 +714,9 @@ fmi3Status fmi3DeserializeFMUState(fmi3Instance instance, const fmi3Byte seriali
         runtime_free_state(w->runtime, fresh);
         return refused;
     }
-    int model_exchange, initialized = glue_body_phase(check, n, &model_exchange);
+    const char *contradiction = glue_contradiction(check, n, w->model_exchange, kind, INSTANTIATED | INITIALIZATION_MODE,
+                                                   EVENT_MODE | STEP_MODE | STEP_DISCARDED | CONTINUOUS_TIME_MODE);
     free(check);
-    const char *contradiction =
-        model_exchange >= 0 && model_exchange != w->model_exchange
-        ? "its body is of the other interface (Model Exchange / co-simulation)"
-        : initialized == 1 && (kind & (INSTANTIATED | INITIALIZATION_MODE)) ? "its body is initialized"
-        : initialized == 0 && (kind & (EVENT_MODE | STEP_MODE | STEP_DISCARDED | CONTINUOUS_TIME_MODE))
-        ? "its body is not initialized" : NULL;
     if (contradiction) {
         runtime_free_state(w->runtime, fresh);
         return refuse(w, "fmi3DeserializeFMUState", "the state's header says %s, but %s: refused", state_name(kind),

@@ -185,3 +185,57 @@ int glue_check_token(const char *folder, const char *token, const char *token_na
     }
     return 0;
 }
+
+int glue_utf8_valid(const unsigned char *s) {
+    while (*s) {
+        int n = *s < 0x80 ? 0 : (*s >> 5) == 6 ? 1 : (*s >> 4) == 14 ? 2 : (*s >> 3) == 30 ? 3 : -1;
+        if (n < 0) return 0;
+        ++s;
+        while (n-- > 0)
+            if ((*s++ & 0xC0) != 0x80) return 0;
+    }
+    return 1;
+}
+
+int glue_category_enabled(int debug_logging, char *const *categories, size_t n, const char *category) {
+    if (!debug_logging) return 0;
+    if (!categories) return 1;
+    for (size_t i = 0; i < n; ++i)
+        if (!strcmp(categories[i], "logAll") || (category && !strcmp(categories[i], category))) return 1;
+    return 0;
+}
+
+static unsigned char state_index(int state) {
+    unsigned char index = 0;
+    while (state > 1) state >>= 1, ++index;
+    return index;
+}
+
+void glue_write_state(unsigned char *out, const char *magic, int state, const char *body, size_t n) {
+    unsigned char index = state_index(state);
+    uint32_t crc = platform_crc32(body, n, platform_crc32(&index, 1, 0));
+    memcpy(out, magic, GLUE_MAGIC_SIZE);
+    out[GLUE_MAGIC_SIZE] = index;
+    for (int i = 0; i < 4; ++i) out[GLUE_MAGIC_SIZE + 1 + i] = (unsigned char)(crc >> (8 * i));
+    memcpy(out + GLUE_HEADER_SIZE, body, n);
+}
+
+const char *glue_read_state(const unsigned char *bytes, size_t size, const char *magic, int *state) {
+    if (!(size > GLUE_HEADER_SIZE && !memcmp(bytes, magic, GLUE_MAGIC_SIZE))) return "no mechfmu state header";
+    uint32_t stored = 0;
+    for (int i = 3; i >= 0; --i) stored = stored << 8 | bytes[GLUE_MAGIC_SIZE + 1 + i];
+    if (platform_crc32(bytes + GLUE_HEADER_SIZE, size - GLUE_HEADER_SIZE, platform_crc32(bytes + GLUE_MAGIC_SIZE, 1, 0))
+        != stored)
+        return "checksum";
+    int index = bytes[GLUE_MAGIC_SIZE];
+    *state = index < 16 ? 1 << index : 0;
+    return NULL;
+}
+
+const char *glue_contradiction(const char *body, size_t n, int model_exchange, int state, int before, int after) {
+    int body_model_exchange, initialized = glue_body_phase(body, n, &body_model_exchange);
+    return body_model_exchange >= 0 && body_model_exchange != model_exchange
+           ? "its body is of the other interface (Model Exchange / Co-Simulation)"
+           : initialized == 1 && (state & before) ? "its body is initialized"
+           : initialized == 0 && (state & after) ? "its body is not initialized" : NULL;
+}

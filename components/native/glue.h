@@ -21,4 +21,22 @@ int glue_body_phase(const char *body, size_t n, int *model_exchange);
 int glue_check_token(const char *folder, const char *token, const char *token_name, const char *noun,
                      const char *location_name, char *why, size_t size);
 
+/* Valid UTF-8 (a String value: the runtime keeps texts as UTF-8, messages quote them). */
+int glue_utf8_valid(const unsigned char *s);
+/* Whether a message of `category` goes to the host (an info only with debug logging, for its categories; NULL
+ * categories: every one). */
+int glue_category_enabled(int debug_logging, char *const *categories, size_t n, const char *category);
+
+/* A serialized FMU state: a header (the glue's 8-byte magic, the FMI state's bit index, the CRC-32 of that index and
+ * the body, 4 bytes little-endian), then the runtime's body; a state changed after it was serialized is refused
+ * whole. `state` is the glue's one-bit FMI state. */
+#define GLUE_MAGIC_SIZE 8
+#define GLUE_HEADER_SIZE (GLUE_MAGIC_SIZE + 1 + 4)
+void glue_write_state(unsigned char *out, const char *magic, int state, const char *body, size_t n);
+/* NULL with *state (0 for an index beyond 15), or "no mechfmu state header" or "checksum": what is wrong. */
+const char *glue_read_state(const unsigned char *bytes, size_t size, const char *magic, int *state);
+/* Why a checked body contradicts its header's `state` or the instance (`model_exchange`): taken in the other
+ * interface, initialized in a state of `before`, or not in one of `after`; NULL if it does not. */
+const char *glue_contradiction(const char *body, size_t n, int model_exchange, int state, int before, int after);
+
 #endif
