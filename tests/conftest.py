@@ -15,7 +15,7 @@ HEADERS = Path(fmpy.__file__).parent / "c-code"  # the FMI 2.0 headers fmpy ship
 #: started first in this order: pytest-xdist gives each worker a module at a time (--dist loadfile, in collection
 #: order: --no-loadscope-reorder), so the workers end together instead of one running these alone at the end
 FIRST = ("test_install.py", "test_omsimulator.py", "test_constraints.py", "test_monolithic_msl.py",
-         "test_accuracy.py", "test_native_fuzzing.py")
+         "test_accuracy.py", "test_native_fuzzing.py", "test_fmi3.py")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

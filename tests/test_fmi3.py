@@ -403,14 +403,16 @@ SCENARIOS = sorted(str(p.parent.relative_to(ROOT / "scenarios")) for p in (ROOT 
 
 @pytest.mark.parametrize("scenario", slow_but(SCENARIOS, "oscillator", "elastogap"))
 def test_a_shipped_scenario_through_the_fmi3_fmus_gives_the_fmi2_runs_bits(fmi3_fmus, scenario):
-    """Under the scenario's own master (auto: monolithic Model Exchange or a co-simulation master): every recorded
-    value equal, row by row, and the same error estimate."""
-    two = simulate(ROOT / "scenarios" / scenario)
-    three = simulate(ROOT / "scenarios" / scenario, fmi_version=3)
+    """Under the scenario's own master: every recorded value equal, row by row; for the fast tier's two also the
+    error estimate (its companion runs through the FMI 3.0 FMUs too)."""
+    estimate = scenario in ("oscillator", "elastogap")
+    two = simulate(ROOT / "scenarios" / scenario, estimate_error=estimate)
+    three = simulate(ROOT / "scenarios" / scenario, fmi_version=3, estimate_error=estimate)
     assert three.data.dtype.names == two.data.dtype.names and len(three.data) == len(two.data)
     for name in two.data.dtype.names:
         assert np.array_equal(three.data[name], two.data[name]), (scenario, name)
-    assert three.accuracy.estimate == two.accuracy.estimate
+    if estimate:
+        assert three.accuracy.estimate == two.accuracy.estimate > 0, (three.accuracy, two.accuracy)
 
 
 def test_a_scenario_mixing_fmi2_and_fmi3_fmus_runs_and_equals_either(fmi3_fmus, tmp_path):

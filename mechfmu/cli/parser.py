@@ -112,15 +112,13 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--param", action="append", metavar="COMPONENT.PARAMETER=VALUE",
                    help="override a parameter, repeatable, typed and range-checked, e.g. --param mass.m=2.5")
     p.add_argument("--exchange", choices=("ordered", "strict"), help="Jacobi exchange order")
-    p.add_argument("--fmi-version", choices=("2", "3"), default="2",
-                   help="2 (default): mechfmu's FMUs as FMI 2.0 FMUs; 3: as their FMI 3.0 builds (built if stale); "
-                        "another tool's FMU runs as it is, FMI 2.0 or 3.0")
+    p.add_argument("--fmi-version", choices=("2", "3"), default="2", help="3: mechfmu's FMUs as FMI 3.0 FMUs")
     p.add_argument("--step", type=float, help="macro step size [s]")
     p.add_argument("--stop", type=float, help="stop time [s]")
     p.add_argument("--rtol", type=float, help="relative tolerance (default: the scenario's, 1e-6)")
     p.add_argument("--atol", type=float, help="absolute tolerance, SI (the scenario's, 1e-9)")
     p.add_argument("--no-error-estimate", action="store_true", help="skip the error estimate (a run at 4x the "
-                   "step; auto's co-simulation divides its step by it and keeps it: the same run)")
+                   "step); the run itself is the same")
     p.add_argument("-o", "--out", help="result file: .csv (FMI cross-check) or .mat (Dymola)")
     p.add_argument("--output-variables", nargs="+", metavar="NAME", help="record only these outputs "
                    "(component.variable, glob patterns allowed, e.g. 'mass.*' '*.f'); default: all")
@@ -138,7 +136,7 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--outside-sources", action="store_true", help="read FMU, .ssv and .ssm sources outside the "
                    "scenario's folder or archive (trusted scenarios only)")
     p.add_argument("--max-steps", type=int, metavar="N",
-                   help="allow runs of more than 100,000,000 macro steps (refused up front otherwise)")
+                   help="allow more than 10^8 macro steps (refused otherwise)")
     p.add_argument("--divergence-factor", type=float, metavar="F", help="end the run where an output exceeds F times "
                    "max(1, its largest start value) (default 1e8)")
     p = command(sub, "algorithms", "the coupling algorithms and their options")
