@@ -541,3 +541,34 @@ def test_an_archive_of_fmi3_fmus_runs_in_mechfmu_and_ecos_as_the_scenario(fmi3_f
     theirs = ecos_run(archive, len(ours.data) - 1, columns)
     for k, column in enumerate(columns):
         assert relative_difference(ours.data[column], theirs[:, k]) < TOLERANCE, column
+
+
+def test_an_importer_brackets_an_event_inside_one_step_by_early_returns_without_restoring(fmi3_fmus):
+    """The intermediate update called again after each early return, the step taken again from its start each time:
+    a bisection on the mass's position (from 0.2 m, pulled back), all inside one fmi3DoStep, finds where it passes a
+    level to 1e-10 s, no FMU state taken or restored; the step ends there, as an exact step to that time would."""
+    h, level = 0.1, 0.15
+    low, high, asked = [0.0], [h], []
+    md = read_model_description(str(fmi3_fmus["Mass"]))
+    vr = {v.name: v.valueReference for v in md.modelVariables}
+
+    def bisect(environment, time, set_requested, get_allowed, finished, can_return, requested, when):
+        s = fmu.getFloat64([vr["flange_a.s"]])[0]
+        asked.append(time)
+        (high if s <= level else low)[0] = time
+        requested[0], when[0] = True, (low[0] + high[0]) / 2 if high[0] - low[0] > 1e-10 else high[0]
+
+    fmu = FMU3Slave(guid=md.guid, unzipDirectory=extract(str(fmi3_fmus["Mass"])), modelIdentifier="Mass",
+                    instanceName="bisect")
+    fmu.instantiate(eventModeUsed=True, earlyReturnAllowed=True, intermediateUpdate=bisect)
+    started(fmu, vr, "Mass", **{"flange_a.f": -1.0})
+    event, terminate, returned, last = fmu.doStep(0.0, h)
+    assert returned and last == high[0] and high[0] - low[0] <= 1e-10 and 20 < len(asked) < 200, (last, asked)
+    s = fmu.getFloat64([vr["flange_a.s"]])[0]
+    assert s <= level
+    for end, side in ((last, s), (low[0], None)):
+        exact, vr2 = slave(fmi3_fmus["Mass"], "Mass")
+        started(exact, vr2, "Mass", **{"flange_a.f": -1.0})
+        exact.doStep(0.0, end)
+        found = exact.getFloat64([vr2["flange_a.s"]])[0]
+        assert found == side if side is not None else found > level  # the level lies between low and last

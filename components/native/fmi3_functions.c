@@ -953,40 +953,46 @@ fmi3Status fmi3EnterStepMode(fmi3Instance instance) {
 }
 
 /* The importer's intermediate update at the end of a step from `start` to `end` (the outputs readable there, no
- * call but the fmi3Get functions), and the early return it asks for: the step taken again to that time. Apart from
- * fmi3DoStep, so that its common path stays small. */
+ * call but the fmi3Get functions), and the early return it asks for: the step taken again from its start to that
+ * time, then the intermediate update there, and so on while the importer asks for another time inside the whole step
+ * (a root finder brackets an event so, no state restored); at most EARLY_ROUNDS times. Apart from fmi3DoStep, so
+ * that its common path stays small. */
+#define EARLY_ROUNDS 200
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((noinline))
 #endif
 static fmi3Status intermediate_update(Instance *w, double currentCommunicationPoint, double end, fmi3Status status,
                                       fmi3Boolean *earlyReturn, fmi3Float64 *lastSuccessfulTime) {
-    fmi3Boolean requested = false;
-    fmi3Float64 at = end;
-    fmi3Status logged = w->logged;
-    w->in_intermediate_update = 1;
-    w->intermediate_update(w->environment, end, false, true, true, w->early_return_allowed, &requested, &at);
-    w->in_intermediate_update = 0;
-    w->logged = logged;
-    if (!(requested && w->early_return_allowed) || !(at < end)) return status;
-    if (!(at > currentCommunicationPoint)) { /* not inside the step: it stays whole */
-        char when[40], start[40], text[400];
-        native_format_g(at, 17, when, sizeof when);
-        native_format_g(currentCommunicationPoint, 17, start, sizeof start);
-        snprintf(text, sizeof text, "%s: fmi3DoStep: earlyReturnTime = %s is not after the step's start %s: the step "
-                 "ends at its end", w->name, when, start);
-        host_log(w, fmi3Warning, "logStatusWarning", text);
-        return fmi3Warning;
+    double now = end; /* where the step ends now */
+    for (int round = 0; round < EARLY_ROUNDS; ++round) {
+        fmi3Boolean requested = false;
+        fmi3Float64 at = now;
+        fmi3Status logged = w->logged;
+        w->in_intermediate_update = 1;
+        w->intermediate_update(w->environment, now, false, true, true, w->early_return_allowed, &requested, &at);
+        w->in_intermediate_update = 0;
+        w->logged = logged;
+        if (!(requested && w->early_return_allowed) || at == now || !(at < end)) return status;
+        if (!(at > currentCommunicationPoint)) { /* not inside the step: it ends where it is */
+            char when[40], start[40], text[400];
+            native_format_g(at, 17, when, sizeof when);
+            native_format_g(currentCommunicationPoint, 17, start, sizeof start);
+            snprintf(text, sizeof text, "%s: fmi3DoStep: earlyReturnTime = %s is not after the step's start %s: the "
+                     "step ends where it is", w->name, when, start);
+            host_log(w, fmi3Warning, "logStatusWarning", text);
+            return fmi3Warning;
+        }
+        fmi3Status shortened = finish(w, runtime_shorten_step(w->runtime, at - currentCommunicationPoint), STEP_MODE);
+        if (shortened > fmi3Warning) return shortened;
+        double sizes[4];
+        if (runtime_model_exchange(w->runtime, "sizes", "fmi3DoStep", NULL, 0, sizes, 4) == RUNTIME_OK)
+            now = sizes[3]; /* the time the step ended at, to the bit */
+        *earlyReturn = true;
+        *lastSuccessfulTime = now;
+        if (shortened > status) status = shortened;
     }
-    fmi3Status shortened = finish(w, runtime_shorten_step(w->runtime, at - currentCommunicationPoint), STEP_MODE);
-    if (shortened > fmi3Warning) return shortened;
-    double sizes[4];
-    if (runtime_model_exchange(w->runtime, "sizes", "fmi3DoStep", NULL, 0, sizes, 4) == RUNTIME_OK)
-        at = sizes[3]; /* the time the step ended at, to the bit */
-    *earlyReturn = true;
-    *lastSuccessfulTime = at;
-    return shortened > status ? shortened : status;
+    return status;
 }
-
 
 /* A step the runtime cannot take returns fmi3Discard (step mode after a discarded step: restore a state, or
  * terminate); arguments it refuses return fmi3Error with the state unchanged. At the step's end the importer's

@@ -580,7 +580,10 @@ RuntimeStatus runtime_shorten_step(Runtime *s, double h) {
     if (s->cls->advance) memcpy(n->state, s->before, s->cls->state_count * sizeof *n->state);
     n->time = s->step_start;
     s->base.cached = 0;
-    return runtime_do_step(s, s->step_start, h);
+    const double whole = s->step_size;
+    RuntimeStatus status = runtime_do_step(s, s->step_start, h);
+    if (s->step_kept) s->step_size = whole; /* it may end anywhere inside the whole step again */
+    return status;
 }
 
 /* --- Model Exchange ---------------------------------------------------------------------------------- */

@@ -57,7 +57,7 @@ RUNTIME_API RuntimeStatus runtime_call(Runtime *s, const char *method, const cha
 RUNTIME_API RuntimeStatus runtime_reset(Runtime *s);
 RUNTIME_API RuntimeStatus runtime_do_step(Runtime *s, double t, double h);
 /* The last step again from its start, to end earlier: at t + h with 0 < h < its size (FMI 3.0's early return, just
- * after runtime_do_step; runtime.c only). */
+ * after runtime_do_step; runtime.c only); again as often as asked, each time anywhere inside the whole step. */
 RUNTIME_API RuntimeStatus runtime_shorten_step(Runtime *s, double h);
 
 RUNTIME_API RuntimeStatus runtime_get_real(Runtime *s, const RuntimeReference vr[], size_t nvr, double values[]);
