@@ -131,3 +131,11 @@ def interpolated(rows: list[tuple[float, float]], steps: int, h: float) -> list[
         (t0, y0), (t1, y1) = next((a, b) for a, b in zip(rows, rows[1:]) if a[0] <= t < b[0])
         ys.append(y0 + (y1 - y0) * (t - t0) / (t1 - t0))
     return ys
+
+
+@pytest.fixture(scope="session")
+def fmi3_fmus(fmus):
+    """Every FMI 3.0 FMU, for this machine (built if stale): {model: path}."""
+    from mechfmu.fmu import fmi3
+    fmi3.build()
+    return {m: fmi3.fmu_dir() / f"{m}.fmu" for m in build.model_names()}

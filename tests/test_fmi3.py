@@ -32,13 +32,6 @@ MODELS = sorted(COMPONENTS)
 WITH_MODEL_EXCHANGE = [m for m in MODELS if not COMPONENTS[m].co_simulation_only]
 
 
-@pytest.fixture(scope="session")
-def fmi3_fmus(fmus):
-    """Every FMI 3.0 FMU, for this machine (built if stale): {model: path}."""
-    fmi3.build()
-    return {m: fmi3.fmu_dir() / f"{m}.fmu" for m in MODELS}
-
-
 def inputs_of(model: str, stop: float) -> np.ndarray | None:
     """A smooth signal on each Real input (fmpy's input table), different per input; None without inputs."""
     names = [i.name for i in COMPONENTS[model].inputs]

@@ -137,6 +137,8 @@ class CoupledSystem:
     _maps: Maps = field(init=False, repr=False)
     #: called with every slave about to step (the energy audit reads the inputs it holds)
     before_step: Callable[[Slave], None] | None = field(default=None, init=False, repr=False)
+    #: takes ``step_all``'s place where set (event location by early return steps the slaves so)
+    stepper: Callable[[float, float], None] | None = field(default=None, init=False, repr=False)
     #: per plan (by id, with the plan kept): its compiled exchange, None where it cannot be compiled
     _programs: dict[int, tuple[Any, Any]] = field(default_factory=dict, init=False, repr=False)
     #: per transfer plan (by id), the key of its step and transfer as one compiled program (``fused_step``)
@@ -286,6 +288,8 @@ class CoupledSystem:
     def step_all(self, t: float, h: float) -> None:
         """Every slave from t to t + h with the inputs it holds (Jacobi), in scenario order (``do_step``
         of each, inlined; one compiled call where every slave is an FMU)."""
+        if self.stepper is not None:
+            return self.stepper(t, h)
         before = self.before_step
         if before is None:
             program = self.compiled(self.slaves, self._add_steps)

@@ -5,13 +5,21 @@ them. What differs is said here:
 - co-simulation is instantiated with event mode used and early return allowed (an FMU that never returns early
   steps as before); leaving initialization mode it passes through event mode (fmi3UpdateDiscreteStates) into step
   mode, as FMI 3.0 asks;
+- the intermediate update at a step's end (and at each early return's end) goes to ``on_intermediate(time)``,
+  which answers the time to return early at, or None (mechfmu/master/algorithms/early_return.py). Without it, an
+  FMU that returns early or needs event handling stops the run with an error (its step did not reach the end the
+  master asked for); ``returned`` keeps the last fmi3DoStep's outputs;
 - ``setupExperiment``'s tolerance and times are kept for ``fmi3EnterInitializationMode``, which takes them;
 - fmi3UpdateDiscreteStates answers ``newDiscreteStates`` as fmpy's FMI 2.0 instance does (a tuple);
 - the types: Float64 is Real, Int32 Integer (``TYPES``), as ``FmuSlave`` reads variables.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
+
+from mechfmu.components.number_text import measured
+from mechfmu.master.slaves import SlaveError
 
 #: an FMI 3.0 variable's type as FMI 2.0 names it (the master's types)
 TYPES = {"Float64": "Real", "Int32": "Integer", "Boolean": "Boolean", "String": "String"}
@@ -46,6 +54,13 @@ class Fmi3Instance:
         self._log = log
         self._experiment: tuple[float | None, float, float | None] = (None, 0.0, None)
         self.component = None
+        self.name = name
+        #: the master's answer to an intermediate update at a time [s]: the time to return early at, or None
+        self.on_intermediate: Callable[[float], float | None] | None = None
+        #: an exception ``on_intermediate`` raised (a ctypes callback cannot pass it on): raised after the step
+        self.callback_error: BaseException | None = None
+        #: the last fmi3DoStep's eventHandlingNeeded, terminateSimulation, earlyReturn, lastSuccessfulTime
+        self.returned: tuple[bool, bool, bool, float] = (False, False, False, 0.0)
 
     def instantiate(self, callbacks: Any = None, loggingOn: bool = False) -> None:
         def log(_environment, status, _category, message):
@@ -54,8 +69,23 @@ class Fmi3Instance:
         if self.model_exchange:
             self._fmu.instantiate(loggingOn=loggingOn, logMessage=log)
         else:
-            self._fmu.instantiate(loggingOn=loggingOn, eventModeUsed=True, earlyReturnAllowed=True, logMessage=log)
+            self._fmu.instantiate(loggingOn=loggingOn, eventModeUsed=True, earlyReturnAllowed=True, logMessage=log,
+                                  intermediateUpdate=self._intermediate_update)
         self.component = self._fmu.component
+
+    def _intermediate_update(self, _environment, time, _set_requested, _get_allowed, _finished, can_return_early,
+                             requested, when) -> None:
+        requested[0] = False
+        handler = self.on_intermediate
+        if handler is None or not can_return_early or self.callback_error is not None:
+            return
+        try:
+            at = handler(time)
+        except BaseException as exc:  # noqa: BLE001 - kept for after the step: ctypes would print and drop it
+            self.callback_error = exc
+            return
+        if at is not None:
+            requested[0], when[0] = True, at
 
     def setupExperiment(self, tolerance: float | None, startTime: float, stopTime: float | None) -> None:
         self._experiment = (tolerance, startTime, stopTime)
@@ -71,7 +101,21 @@ class Fmi3Instance:
             self._fmu.enterStepMode()
 
     def doStep(self, currentCommunicationPoint: float, communicationStepSize: float) -> None:
-        self._fmu.doStep(currentCommunicationPoint, communicationStepSize)
+        self.returned = self._fmu.doStep(currentCommunicationPoint, communicationStepSize)
+        error, self.callback_error = self.callback_error, None
+        if error is not None:
+            raise error
+        event, terminate, early, last = self.returned
+        if terminate:
+            raise SlaveError(f"{self.name}: asked to terminate the simulation in the step from "
+                             f"t={measured(currentCommunicationPoint)} s")
+        if (early or event) and self.on_intermediate is None:
+            what = f"returned early at t={measured(last)} s" if early else "needs event handling"
+            raise SlaveError(f"{self.name}: {what} in the step from t={measured(currentCommunicationPoint)} s, and "
+                             "this run does not handle FMI 3.0 events: run with events=on")
+
+    def enterStepMode(self) -> None:
+        self._fmu.enterStepMode()
 
     def getReal(self, vr: list[int]) -> list[float]:
         return self._fmu.getFloat64(vr)

@@ -240,6 +240,7 @@ def _run(scenario: Scenario, algo: CouplingAlgorithm | None, opts: dict[str, Any
             run = Run(scenario.name, slaves, n_steps, t0, output_variables, columns)
             if output_accepted and algo.controller is not None:
                 algo.controller.on_accepted = lambda t_point: record_point(run, observers, t_point)
+            algo.on_event = lambda t_point: record_point(run, observers, t_point)
             run.read_row()
             bound = factor * max(1.0, max(map(abs, run.row[1:]), default=0.0))
             for obs in observers:
@@ -291,7 +292,7 @@ def _run(scenario: Scenario, algo: CouplingAlgorithm | None, opts: dict[str, Any
             result.substeps = algo.config["substeps"] if algo.controller is None else 1
             if algo.controller is not None and algo.controller.estimate == "doubling":
                 result.local_errors = algo.controller.global_errors(end_time)
-            result.events_on = algo.locator is not None and algo.config["events"] == "on"
+            result.events_on = algo.locator is not None and algo.config["events"] != "off"
         result.state_columns = states
         result.switching = switching_slaves(slaves)
         result.choice = choice.describe() if choice is not None else ""

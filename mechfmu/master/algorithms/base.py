@@ -103,8 +103,9 @@ class CouplingAlgorithm(ABC):
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         cls.options = {**cls.options,
-                       "events": Option("off", "step to the zeros of the slaves' event indicators (indicator.*)",
-                                        choices=("off", "on")),
+                       "events": Option("off", "step to the zeros of the slaves' event indicators (indicator.*); on: "
+                                        "by FMI 3.0 early return where it applies, else by rollback",
+                                        choices=("off", "on", "rollback", "early-return")),
                        "event_tolerance": Option("1e-9", "width of the time interval an event is located in [s]",
                                                  kind=float, check=_positive, requirement="must be > 0"),
                        "switching_tolerance": Option("0", "take a step again up to where a slave's switchingError "
@@ -146,10 +147,12 @@ class CouplingAlgorithm(ABC):
         self.message = ""
         self.step_seconds = 0.0  # wall time spent in steps
         self.locator: EventLocator | None = None
-        if self.config["events"] == "on" or self.config["switching_tolerance"] > 0:
-            self.locator = EventLocator(self.config["event_tolerance"], self.config["events"] == "on",
-                                        self.config["switching_tolerance"])
-            self.counters.update(events=0, event_trials=0)
+        if self.config["events"] != "off" or self.config["switching_tolerance"] > 0:
+            self.locator = EventLocator(self.config["event_tolerance"], self.config["events"] != "off",
+                                        self.config["switching_tolerance"], how=self.config["events"])
+            self.counters.update(events=0, event_trials=0, event_rollbacks=0)
+        #: called with the time of an event handled in event mode, before and after (the run's two rows there)
+        self.on_event: Callable[[float], None] | None = None
         self.controller: StepController | None = None
         if self.config["adaptive"] == "on":
             if self.config["substeps"] > 1:
@@ -178,7 +181,7 @@ class CouplingAlgorithm(ABC):
         """Propagate the initial outputs to the inputs in dependency order."""
         system.transfer(system.ordered_plan)
         if self.locator is not None:
-            self.locator.initialize(system)
+            self.locator.initialize(system, self)
         needs_audit = self.controller is not None and self.config["error_estimate"] == "energy"
         if self.config["energy_audit"] != "off" or needs_audit:
             bonds = power_bonds(system.connections, system.slaves)

@@ -27,6 +27,10 @@ switch instant, for a jump that grows from 0 (a stop's penetration·stiffness) w
 tolerance. A switch whose jump stays below the tolerance is not located (Exudyn's measure does not
 count a stop's damping force).
 
+With FMI 3.0 co-simulation FMUs the switches are located by early return instead, no state saved or restored
+(mechfmu/master/algorithms/early_return.py): ``events=on`` takes it wherever it applies and rollback otherwise;
+``events=rollback`` always rolls back, ``events=early-return`` refuses a run it cannot serve (naming why).
+
 Two sign changes of one indicator within a step cancel and go unseen (a step shorter than the
 shortest contact avoids that). More than ``MAX_EVENTS`` events in one macro step (chattering) stop
 the run with an error naming the indicator.
@@ -34,6 +38,7 @@ the run with an error naming the indicator.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from mechfmu.components.ports import IMMEDIATE_SWITCHING, INDICATOR, SWITCHING_ERROR
 from mechfmu.master.algorithms.stepping import SteppedAlgorithm
@@ -86,10 +91,25 @@ class EventLocator:
     labels: list[str] = field(default_factory=list)
     #: (time [s], indicator) of every located event, in order
     events: list[tuple[float, str]] = field(default_factory=list)
+    #: how switches are located: "on" (early return where it applies, else rollback), "rollback", "early-return"
+    how: str = "on"
+    #: the early-return stepping where it is used (``early_return.EarlyReturn``)
+    early: Any = None
+    max_events: int = MAX_EVENTS
 
-    def initialize(self, system: CoupledSystem) -> None:
+    def initialize(self, system: CoupledSystem, algorithm: Any = None) -> None:
         mode = self.mode
         self.indicators = indicator_outputs(system.slaves) if self.use_indicators else []
+        if self.use_indicators and self.how != "rollback" and self.switching_tolerance == 0 and algorithm is not None:
+            from mechfmu.master.algorithms.early_return import EarlyReturn, plan
+            watches, why = plan(system, self.indicators, algorithm)
+            if watches:
+                self.labels = [f"{slave.name}.{n}" for slave, names in self.indicators for n in names]
+                self.early = EarlyReturn(system, watches, self.tolerance, algorithm.counters)
+                return
+            if self.how == "early-return":
+                raise ValueError(f"events=early-return: {why or 'no switching connector'}; run with events=on, "
+                                 "which then locates by rollback")
         if self.switching_tolerance > 0:
             self.switching = [s for s in system.slaves.values() if s.variables.get(SWITCHING_ERROR) is not None
                               and s.variables[SWITCHING_ERROR].causality == "output"]
@@ -107,7 +127,7 @@ class EventLocator:
     @property
     def mode(self) -> str:
         """The option that asked for event location."""
-        return "events=on" if self.use_indicators else "switching_tolerance"
+        return f"events={self.how}" if self.use_indicators else "switching_tolerance"
 
     def values(self, start: bool = False) -> list[float]:
         """The indicators, then ``switching_tolerance − switchingError`` per switching slave (at a step's
@@ -118,6 +138,9 @@ class EventLocator:
 
     def step(self, algorithm: SteppedAlgorithm, system: CoupledSystem, t: float, h: float) -> None:
         """Advance from t to t + h with every event on a step's end (the algorithm's ``_step_impl``)."""
+        if self.early is not None:
+            self.early.advance(self, algorithm, t, h)
+            return
         end, located = t + h, 0
         audit = algorithm.audit
         while algorithm.status == "ok":
@@ -173,6 +196,7 @@ class EventLocator:
             system.restore_states(saved)
             algorithm._step_impl(system, t, trial)
             algorithm.counters["event_trials"] += 1
+            algorithm.counters["event_rollbacks"] += 1
             at = trial
             g = self.values()
             if _negative(g) != _negative(before):
@@ -191,6 +215,7 @@ class EventLocator:
             system.restore_states(saved)
             algorithm._step_impl(system, t, hi)
             algorithm.counters["event_trials"] += 1
+            algorithm.counters["event_rollbacks"] += 1
         return hi, g_hi
 
     @staticmethod
