@@ -295,6 +295,10 @@ class FmuSlave(Slave):
         return self._call(lambda: f"step at t={measured(current_time)} h={number(step_size)}", self._step,
                           current_time, step_size, refusable=True) is not REFUSED  # the text only on a failure
 
+    def event_call(self, function: str) -> Any:
+        """An FMI 3.0 instance's ``function`` (enterEventMode, newDiscreteStates, enterStepMode), as every call."""
+        return self._call(function, getattr(self._fmu, function))
+
     def get_state(self) -> Any:
         return self._call("getFMUstate", self._fmu.getFMUstate)
 

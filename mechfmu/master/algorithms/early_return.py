@@ -29,12 +29,14 @@ with an event stops the run (such a source moves inside the step: locate by roll
 """
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from mechfmu.components.number_text import measured
 from mechfmu.master.coupled_system import CoupledSystem, TransferLevel, read_plan, write_plan
+from mechfmu.master.fmi3_instance import Fmi3Instance
 from mechfmu.master.slaves import Slave, SlaveError, StepRefused
 
 #: trials are kept inside this fraction of the bracket (the rest: at least a tenth of a bisection), as by rollback
@@ -53,9 +55,15 @@ def has_states(slave: Slave) -> bool:
     return description is None or bool(description.derivatives)
 
 
+def early_instance(slave: Slave) -> Fmi3Instance | None:
+    """The FMI 3.0 co-simulation instance of ``slave``, instantiated with early return allowed, or None."""
+    instance = getattr(slave, "_fmu", None)
+    return instance if isinstance(instance, Fmi3Instance) and not instance.model_exchange else None
+
+
 def returns_early(slave: Slave) -> bool:
     """An FMI 3.0 co-simulation FMU instantiated with early return allowed (``Fmi3Instance``)."""
-    return hasattr(getattr(slave, "_fmu", None), "on_intermediate") and not getattr(slave, "model_exchange", True)
+    return early_instance(slave) is not None
 
 
 @dataclass
@@ -239,9 +247,8 @@ class EarlyReturn:
 
     def _step(self, slave: Slave, t: float, h: float, listen: Callable[[float], float | None] | None) -> float:
         """``slave``'s step from t by h; the time it ended at."""
-        instance = getattr(slave, "_fmu", None)
-        early = returns_early(slave)
-        if early:
+        instance = early_instance(slave)
+        if instance is not None:
             instance.on_intermediate = listen or (lambda now: None)
         if self.system.before_step is not None:
             self.system.before_step(slave)
@@ -249,9 +256,9 @@ class EarlyReturn:
             if not slave.do_step(t, h):
                 raise StepRefused(slave.last_error or f"{slave.name} refused the step at t={measured(t)} s")
         finally:
-            if early:
+            if instance is not None:
                 instance.on_intermediate = None
-        if early and instance.returned[2]:
+        if instance is not None and instance.returned[2]:
             return instance.returned[3]
         return t + h
 
@@ -266,7 +273,7 @@ class EarlyReturn:
             self.held = []
             if audit is not None:
                 audit.begin()
-            system.stepper = lambda start, size: self.step_all(start, size, before)
+            system.stepper = functools.partial(self.step_all, before=before)
             try:
                 algorithm._step_impl(system, t, end - t)
             finally:
@@ -306,7 +313,8 @@ class EarlyReturn:
 
     def events_pending(self) -> bool:
         """An FMI 3.0 FMU asked for event handling in the step just taken."""
-        return any(returns_early(s) and s._fmu.returned[0] for s in self.system.slaves.values())
+        instances = (early_instance(s) for s in self.system.slaves.values())
+        return any(instance is not None and instance.returned[0] for instance in instances)
 
     def moved_source(self) -> str:
         """A connector input from a source other than its mover that changed over the step ('' if none)."""
@@ -322,10 +330,10 @@ def handle_event(system: CoupledSystem, max_iterations: int = 100) -> None:
     updated until none needs an update, step mode."""
     fmi3 = [slave for slave in system.slaves.values() if returns_early(slave)]
     for slave in fmi3:
-        slave._call("fmi3EnterEventMode", slave._fmu.enterEventMode)
+        slave.event_call("enterEventMode")  # type: ignore[attr-defined]  # an FmuSlave: it has an FMI 3.0 instance
     for _ in range(max_iterations):
         system.transfer(system.ordered_plan)
-        updates = [slave._call("fmi3UpdateDiscreteStates", slave._fmu.newDiscreteStates) for slave in fmi3]
+        updates = [slave.event_call("newDiscreteStates") for slave in fmi3]  # type: ignore[attr-defined]
         if any(update[1] for update in updates):
             raise SlaveError(", ".join(s.name for s, u in zip(fmi3, updates) if u[1]) + ": asked to terminate the "
                              "simulation at an event")
@@ -334,4 +342,4 @@ def handle_event(system: CoupledSystem, max_iterations: int = 100) -> None:
     else:
         raise SlaveError(f"the discrete states still need an update after {max_iterations} iterations at one event")
     for slave in fmi3:
-        slave._call("fmi3EnterStepMode", slave._fmu.enterStepMode)
+        slave.event_call("enterStepMode")  # type: ignore[attr-defined]
