@@ -23,6 +23,7 @@ from fmpy.validation import validate_fmu
 from mechfmu.components import COMPONENTS
 from mechfmu.fmu import fmi3
 from mechfmu.fmu.build import fmu_path
+from mechfmu.fmu.fmi3_arrays import read_description, read_layout
 from mechfmu.master.fmu_slave import FmuSlave
 from mechfmu.master.simulate import simulate
 from mechfmu.ssp.scenario import load_scenario
@@ -42,10 +43,65 @@ def inputs_of(model: str, stop: float) -> np.ndarray | None:
     return np.array(rows, dtype=[("time", np.float64), *((n, np.float64) for n in names)])
 
 
+def held_inputs(model: str) -> list[str]:
+    """The inputs held at their start values: a quaternion's (fmpy's input table stacks every array input of a type,
+    so all must have one length; the other arrays have 3)."""
+    return [i.name for i in COMPONENTS[model].inputs if ".orientation." in i.name]
+
+
 def simulated(path, model: str, fmi_type: str, **options) -> np.ndarray:
-    return simulate_fmu(str(path), fmi_type=fmi_type, stop_time=0.5, output_interval=0.0125,
-                        start_values=dict(COMPONENTS[model].example_parameters), input=inputs_of(model, 0.5),
-                        **options)
+    """fmpy's run of the FMU with the model's example parameters and ``inputs_of`` (``held_inputs`` as start values at
+    their signals' first value); an FMI 3.0 FMU's arrays given and returned by their elements' scalar names
+    (``as_scalars``)."""
+    start_values, signals = dict(COMPONENTS[model].example_parameters), inputs_of(model, 0.5)
+    held = held_inputs(model)
+    if held and signals is not None:
+        start_values.update({name: float(signals[name][0]) for name in held})
+        kept = [n for n in signals.dtype.names if n not in held]
+        signals = np.array(signals[kept].tolist(), dtype=[(n, np.float64) for n in kept])
+    _, layout = read_layout(str(path))
+    if not layout:
+        return simulate_fmu(str(path), fmi_type=fmi_type, stop_time=0.5, output_interval=0.0125,
+                            start_values=start_values, input=signals, **options)
+    expanded = {v.name: v for v in read_description(str(path)).modelVariables}
+    arrays: dict[str, list] = {}
+    named = {name.rsplit(".", 1)[0] for name in start_values if name in layout}  # the arrays given a start value
+    for name, (index, length) in layout.items():
+        array = arrays.setdefault(name.rsplit(".", 1)[0], [None] * length)
+        array[index] = start_values.pop(name) if name in start_values else float(expanded[name].start or 0)
+    given = {a: v for a, v in arrays.items() if a in named}
+    if signals is not None:
+        fields = [("time", np.float64)]
+        for name in signals.dtype.names[1:]:
+            array = name.rsplit(".", 1)[0]
+            if name not in layout:
+                fields.append((name, np.float64))
+            elif layout[name][0] == 0:
+                fields.append((array, np.float64, (layout[name][1],)))
+        grouped = np.zeros(len(signals), dtype=fields)
+        grouped["time"] = signals["time"]
+        for name in signals.dtype.names[1:]:
+            if name in layout:
+                grouped[name.rsplit(".", 1)[0]][:, layout[name][0]] = signals[name]
+            else:
+                grouped[name] = signals[name]
+        signals = grouped
+    result = simulate_fmu(str(path), fmi_type=fmi_type, stop_time=0.5, output_interval=0.0125,
+                          start_values={**start_values, **given}, input=signals, **options)
+    return as_scalars(result, layout)
+
+
+def as_scalars(result: np.ndarray, layout: dict[str, tuple[int, int]]) -> np.ndarray:
+    """fmpy's result with every array column as its elements' columns, by their scalar names."""
+    columns = []
+    for name in result.dtype.names:
+        elements = sorted((index, element) for element, (index, _) in layout.items()
+                          if element.rsplit(".", 1)[0] == name)
+        columns += [(element, result[name][:, index]) for index, element in elements] or [(name, result[name])]
+    out = np.zeros(len(result), dtype=[(name, np.float64) for name, _ in columns])
+    for name, column in columns:
+        out[name] = column
+    return out
 
 
 @pytest.mark.parametrize("model", MODELS)
@@ -80,12 +136,14 @@ def test_the_model_description_is_the_fmi2_one_in_fmi3_terms(fmi3_fmus, fmus, mo
     """The variables with their value references, types, causalities and starts; time the one independent variable;
     derivatives, dependencies and event indicators by value reference; co-simulation with event mode and early
     return."""
-    two, three = read_model_description(str(fmus[model])), read_model_description(str(fmi3_fmus[model]))
+    two = read_model_description(str(fmus[model]))
+    three, layout = read_layout(str(fmi3_fmus[model]))  # an array's elements by their scalar names
     by_name = {v.name: v for v in three.modelVariables}
     kinds = {"Real": "Float64", "Integer": "Int32", "Boolean": "Boolean", "String": "String"}
     for v in two.modelVariables:
         w = by_name[v.name]
-        assert (w.valueReference, w.type, w.causality, w.variability, w.unit) == (
+        index = layout.get(v.name, (0, 1))[0]  # an element's: its array's value reference, the first element's
+        assert (w.valueReference + index, w.type, w.causality, w.variability, w.unit) == (
             v.valueReference, kinds[v.type], v.causality, v.variability, v.unit), v.name
         assert (w.start == v.start) if v.type != "Boolean" else (w.start in (None, v.start)), v.name
         if v.derivative is not None:
@@ -93,12 +151,18 @@ def test_the_model_description_is_the_fmi2_one_in_fmi3_terms(fmi3_fmus, fmus, mo
     independent = [v for v in three.modelVariables if v.causality == "independent"]
     assert [(v.name, v.valueReference) for v in independent] == [("time", max(v.valueReference
                                                                                for v in two.modelVariables) + 1)]
-    pairs = {"outputs": "outputs", "derivatives": "derivatives", "initialUnknowns": "initialUnknowns"}
-    for fmi2_list, fmi3_list in pairs.items():
-        assert [(u.variable.name, None if u.dependencies is None else [d.name for d in u.dependencies])
-                for u in getattr(two, fmi2_list)] == [
-            (u.variable.name, None if u.dependencies is None else [d.name for d in u.dependencies])
-            for u in getattr(three, fmi3_list)], fmi2_list
+    def array(name: str) -> str:
+        return name.rsplit(".", 1)[0] if name in layout else name
+
+    for section in ("outputs", "derivatives", "initialUnknowns"):  # an array depends on what its elements do
+        expected: dict[str, list[str]] = {}
+        for u in getattr(two, section):
+            found = expected.setdefault(array(u.variable.name), [])
+            found += [d for d in (u.dependencies or []) if d not in found]
+        merged = {array(u.variable.name): [d.name for d in u.dependencies or []] for u in getattr(three, section)}
+        assert list(merged) == list(expected), section
+        for name, dependencies in expected.items():
+            assert {array(d) for d in merged[name]} == {array(d.name) for d in dependencies}, (section, name)
     indicators = [u.variable.name for u in three.eventIndicators]
     assert len(indicators) == two.numberOfEventIndicators
     assert all(name.startswith("indicator.") for name in indicators)
@@ -238,9 +302,42 @@ def test_states_serialize_and_a_changed_or_foreign_one_is_refused(fmi3_fmus, fmu
                                "step mode); this instance is Model Exchange")
 
 
+class Elements:
+    """An FMI 3.0 FMU's variables by the scalar names of its FMI 2.0 twin: per scalar its variable's value
+    reference, its index in the variable and the variable's length (an array's element, or a scalar: 0 of 1)."""
+
+    def __init__(self, path):
+        expanded, layout = read_layout(str(path))
+        self.where = {v.name: (v.valueReference, *layout.get(v.name, (0, 1))) for v in expanded.modelVariables}
+
+    def references(self, names: list[str]) -> tuple[list[int], int, list[int]]:
+        """The distinct variables of ``names`` in order, their values' count, and each name's place among them."""
+        references, places, start, total = [], [], {}, 0
+        for name in names:
+            reference, index, length = self.where[name]
+            if reference not in start:
+                start[reference], total = total, total + length
+                references.append(reference)
+            places.append(start[reference] + index)
+        return references, total, places
+
+    def get(self, fmu, names: list[str]) -> list[float]:
+        references, total, places = self.references(names)
+        values = fmu.getFloat64(references, total)
+        return [values[k] for k in places]
+
+    def set(self, fmu, names: list[str], values: list[float]) -> None:
+        references, total, places = self.references(names)
+        whole = fmu.getFloat64(references, total)
+        for place, value in zip(places, values):
+            whole[place] = value
+        fmu.setFloat64(references, whole)
+
+
 class Probe:
     """An FMI 3.0 instance of a model at a random point (its example parameters, random inputs; Model Exchange:
-    random states in continuous-time mode), its unknowns (outputs, state derivatives) and knowns (inputs, states)."""
+    random states in continuous-time mode), its unknowns (outputs, state derivatives) and knowns (inputs, states),
+    by their scalar names (an array's elements each)."""
 
     def __init__(self, path, model: str, seed: int, model_exchange: bool):
         cls = COMPONENTS[model]
@@ -248,12 +345,12 @@ class Probe:
         kind = FMU3Model if model_exchange else FMU3Slave
         self.fmu = kind(guid=md.guid, unzipDirectory=extract(str(path)), modelIdentifier=model, instanceName="p")
         self.fmu.instantiate()
-        self.vr = {v.name: v.valueReference for v in md.modelVariables}
+        self.elements = Elements(path)
         rng = random.Random(seed)
         self.fmu.enterInitializationMode(startTime=0.0)
         for name, value in cls.example_parameters.items():
             if isinstance(value, float):
-                self.fmu.setFloat64([self.vr[name]], [value])
+                self.elements.set(self.fmu, [name], [value])
         self.fmu.exitInitializationMode()
         self.inputs = [i.name for i in cls.inputs]
         self.states = [f"state.{s}" for s in cls.continuous_states] if model_exchange else []
@@ -265,7 +362,7 @@ class Probe:
             self.x = [value + rng.uniform(-0.3, 0.3) for value in x]
             self._set_states()
         for name in self.inputs:
-            self.fmu.setFloat64([self.vr[name]], [rng.uniform(-0.5, 0.5)])
+            self.elements.set(self.fmu, [name], [rng.uniform(-0.5, 0.5)])
         self.unknowns = [o.name for o in cls.outputs] + [f"der({s})" for s in self.states]
         self.knowns = self.inputs + self.states
 
@@ -277,13 +374,30 @@ class Probe:
             self.x[self.states.index(known)] = value
             self._set_states()
         else:
-            self.fmu.setFloat64([self.vr[known]], [value])
+            self.elements.set(self.fmu, [known], [value])
 
     def value(self, known: str) -> float:
-        return self.x[self.states.index(known)] if known in self.states else self.fmu.getFloat64([self.vr[known]])[0]
+        return self.x[self.states.index(known)] if known in self.states else self.elements.get(self.fmu, [known])[0]
 
     def values(self) -> np.ndarray:
-        return np.array(self.fmu.getFloat64([self.vr[u] for u in self.unknowns]))
+        return np.array(self.elements.get(self.fmu, self.unknowns))
+
+    def jacobian_column(self, known: str) -> np.ndarray:
+        """d unknowns / d known from fmi3GetDirectionalDerivative, over the unknowns' and knowns' whole variables (an
+        array's every element: the FMU lays out seed and sensitivity so)."""
+        unknowns, n_unknown, places = self.elements.references(self.unknowns)
+        knowns, n_known, (place,) = self.elements.references([known])
+        seed = [1.0 if j == place else 0.0 for j in range(n_known)]
+        sensitivity = self.fmu.getDirectionalDerivative(unknowns, knowns, seed, n_unknown)
+        return np.array([sensitivity[k] for k in places])
+
+    def adjoint_row(self, unknown: str) -> np.ndarray:
+        """d unknown / d knowns (one row) from fmi3GetAdjointDerivative over the whole variables."""
+        unknowns, n_unknown, (place,) = self.elements.references([unknown])
+        knowns, n_known, places = self.elements.references(self.knowns)
+        seed = [1.0 if j == place else 0.0 for j in range(n_unknown)]
+        row = self.fmu.getAdjointDerivative(unknowns, knowns, seed, n_known)  # fmpy's default: one per unknown
+        return np.array([row[k] for k in places])
 
     def difference(self, known: str) -> np.ndarray:
         """d unknowns / d known by central differences, Richardson-extrapolated (error of order h^4)."""
@@ -313,21 +427,14 @@ def test_directional_and_adjoint_derivatives_equal_central_differences(fmi3_fmus
         probe = Probe(fmi3_fmus[model], model, seed, model_exchange)
         if not probe.knowns:
             return
-        unknowns = [probe.vr[u] for u in probe.unknowns]
-        knowns = [probe.vr[k] for k in probe.knowns]
-        jacobian = np.array([probe.fmu.getDirectionalDerivative(unknowns, knowns, [1.0 if j == k else 0.0
-                                                                                  for j in range(len(knowns))])
-                             for k in range(len(knowns))]).T
+        jacobian = np.array([probe.jacobian_column(known) for known in probe.knowns]).T
         for k, known in enumerate(probe.knowns):
             expected = probe.difference(known)
             scale = max(1.0, float(np.max(np.abs(expected))))
             assert np.allclose(jacobian[:, k], expected, rtol=0, atol=1e-7 * scale + 1e-9), (
                 model, seed, known, dict(zip(probe.unknowns, jacobian[:, k] - expected)))
-        for i in range(len(unknowns)):
-            row = probe.fmu.getAdjointDerivative(unknowns, knowns, [1.0 if j == i else 0.0
-                                                                    for j in range(len(unknowns))],
-                                                 nSensitivity=len(knowns))  # fmpy's default is one per unknown
-            assert list(row) == list(jacobian[i]), (model, seed, probe.unknowns[i])
+        for i, unknown in enumerate(probe.unknowns):
+            assert list(probe.adjoint_row(unknown)) == list(jacobian[i]), (model, seed, unknown)
         probe.fmu.terminate()
         probe.fmu.freeInstance()
 

@@ -107,7 +107,57 @@ typedef struct {
     RuntimeLogger own;
     Saved *saved;
     void *library;
+    size_t variable_count;     /* the runtime's variables; `time` is the next value reference */
+    unsigned char *lengths;    /* per value reference its array length (vector_lengths); NULL: every one a scalar */
 } Instance;
+
+/* FMI 3.0 array variables: a run of Real variables of one causality named <stem>.w, <stem>.x, <stem>.y, <stem>.z (a
+ * quaternion) or <stem>.x, <stem>.y, <stem>.z (a position, a velocity, a force, a torque) is one array variable of 4
+ * or 3 elements, its value reference its first element's (mechfmu/fmu/fmi3.py writes the model description by the
+ * same rule). The number of elements the run from `vr` matches, or 1. */
+static size_t vector_length(const Runtime *r, RuntimeReference vr) {
+    static const char *const patterns[2][5] = {{"w", "x", "y", "z", NULL}, {"x", "y", "z", NULL, NULL}};
+    const char *name;
+    int real, causality;
+    if (runtime_variable(r, vr, &name, &real, &causality) != 0 || !real) return 1;
+    const char *dot = strrchr(name, '.');
+    if (!dot) return 1;
+    const size_t stem = (size_t)(dot - name) + 1; /* with the dot */
+    for (int p = 0; p < 2; ++p) {
+        size_t k = 0;
+        for (; patterns[p][k]; ++k) {
+            const char *other;
+            int other_real, other_causality;
+            if (runtime_variable(r, vr + (RuntimeReference)k, &other, &other_real, &other_causality) != 0 || !other_real
+                || other_causality != causality || strncmp(other, name, stem) != 0
+                || strcmp(other + stem, patterns[p][k]) != 0)
+                break;
+        }
+        if (!patterns[p][k]) return k;
+    }
+    return 1;
+}
+
+/* Per value reference (and `time` after them) its array length: 1 a scalar, 3 or 4 an array's first element, 0 a later
+ * element (no variable of its own). 0, or -1 out of memory; w->lengths stays NULL where every variable is a scalar. */
+static int vector_lengths(Instance *w) {
+    double sizes[4];
+    if (runtime_model_exchange(w->runtime, "sizes", "instantiation", NULL, 0, sizes, 4) != RUNTIME_OK) return -1;
+    w->variable_count = (size_t)sizes[0];
+    unsigned char *lengths = malloc(w->variable_count + 1);
+    if (!lengths) return -1;
+    int vectors = 0;
+    for (size_t vr = 0; vr <= w->variable_count;) {
+        size_t n = vr < w->variable_count ? vector_length(w->runtime, (RuntimeReference)vr) : 1;
+        lengths[vr] = (unsigned char)n;
+        for (size_t k = 1; k < n; ++k) lengths[vr + k] = 0;
+        vectors |= n > 1;
+        vr += n;
+    }
+    if (vectors) w->lengths = lengths;
+    else free(lengths);
+    return 0;
+}
 
 static int category_enabled(const Instance *w, const char *category) {
     return glue_category_enabled(w->debug_logging, w->categories, w->n_categories, category);
@@ -232,10 +282,11 @@ static Instance *instantiate(const char *function, fmi3String instanceName, fmi3
         }
     }
     w->library = w->runtime ? platform_hold_own_library() : NULL;
-    if (!w->runtime || glue_add(w) != 0) {
+    if (!w->runtime || vector_lengths(w) != 0 || glue_add(w) != 0) {
         if (w->runtime) refuse(w, function, "out of memory");
         runtime_free(w->runtime);
         if (w->library) platform_release_library(w->library);
+        free(w->lengths);
         free(w->name);
         free(w);
         return NULL;
@@ -305,6 +356,7 @@ void fmi3FreeInstance(fmi3Instance instance) {
     runtime_free(w->runtime);
     free_categories(w);
     void *library = w->library;
+    free(w->lengths);
     free(w->name);
     free(w);
     if (library) platform_release_library(library);
@@ -411,21 +463,75 @@ fmi3Status fmi3ExitConfigurationMode(fmi3Instance instance) {
          "for %zu value references", nValues, nValueReferences, nValueReferences);                   \
     if (nValueReferences == 0) return fmi3OK
 
+/* The runtime's value references for the FMI 3.0 ones `vr[0..n)`, each array's elements for its value reference, into
+ * a new buffer (*count of them; the caller frees it); NULL after refusing: an element's own value reference, more
+ * elements than `limit` (the values the caller passes). */
+static RuntimeReference *elements(Instance *w, const char *function, const char *what, const fmi3ValueReference vr[],
+                                  size_t n, size_t limit, size_t *count) {
+    size_t total = 0;
+    for (size_t i = 0; i < n; ++i) {
+        size_t length = vr[i] <= w->variable_count ? w->lengths[vr[i]] : 1; /* beyond: the runtime refuses it */
+        if (length == 0) {
+            RuntimeReference first = vr[i];
+            while (first > 0 && w->lengths[first] == 0) --first;
+            refuse(w, function, "%s[%zu] = %u is an element of the array variable with valueReference %u, not a "
+                   "variable: give the array's value reference", what, i, vr[i], first);
+            return NULL;
+        }
+        total += length;
+    }
+    *count = total;
+    if (total != limit) {
+        refuse(w, function, "%zu values for the %zu value references in %s, whose variables have %zu elements", limit,
+               n, what, total);
+        return NULL;
+    }
+    RuntimeReference *out = malloc((total ? total : 1) * sizeof *out);
+    if (!out) {
+        refuse(w, function, "out of memory");
+        return NULL;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < n; ++i) {
+        size_t length = vr[i] <= w->variable_count ? w->lengths[vr[i]] : 1;
+        for (size_t e = 0; e < length; ++e) out[k++] = vr[i] + (RuntimeReference)e;
+    }
+    return out;
+}
+
+/* The Float64 calls: scalars as they are, arrays by their elements. */
+#define FLOAT64_ARRAYS(function)                                                                         NEED(nValueReferences == 0 || (valueReferences && values), function, "%s is NULL with nValueReferences = %zu",          valueReferences ? "values" : "valueReferences", nValueReferences);                              NEED(nValueReferences <= MAX_VARIABLES && nValues <= 4 * (size_t)MAX_VARIABLES, function,                 "nValueReferences = %zu, nValues = %zu: more than any FMU has", nValueReferences, nValues);     if (!w->lengths) {                                                                                       NEED(nValues == nValueReferences, function, "nValues = %zu, but this FMU's variables are scalars: %zu "              "values for %zu value references", nValues, nValueReferences, nValueReferences);            }                                                                                                    if (nValueReferences == 0) return fmi3OK
+
 fmi3Status fmi3GetFloat64(fmi3Instance instance, const fmi3ValueReference valueReferences[], size_t nValueReferences,
                           fmi3Float64 values[], size_t nValues) {
     ENTER("fmi3GetFloat64", GETTABLE);
-    ARRAYS("fmi3GetFloat64");
-    return finish(w, runtime_get_real(w->runtime, valueReferences, nValueReferences, values), 0); /* time too */
+    FLOAT64_ARRAYS("fmi3GetFloat64");
+    if (!w->lengths) return finish(w, runtime_get_real(w->runtime, valueReferences, nValueReferences, values), 0);
+    size_t count;
+    RuntimeReference *all = elements(w, "fmi3GetFloat64", "valueReferences", valueReferences, nValueReferences,
+                                     nValues, &count);
+    if (!all) return fmi3Error;
+    fmi3Status status = finish(w, runtime_get_real(w->runtime, all, count, values), 0); /* time too */
+    free(all);
+    return status;
 }
 
 fmi3Status fmi3SetFloat64(fmi3Instance instance, const fmi3ValueReference valueReferences[], size_t nValueReferences,
                           const fmi3Float64 values[], size_t nValues) {
     ENTER("fmi3SetFloat64", SETTABLE);
-    ARRAYS("fmi3SetFloat64");
-    return finish(w, runtime_set_real(w->runtime, valueReferences, nValueReferences, values), 0); /* never time */
+    FLOAT64_ARRAYS("fmi3SetFloat64");
+    if (!w->lengths) return finish(w, runtime_set_real(w->runtime, valueReferences, nValueReferences, values), 0);
+    size_t count;
+    RuntimeReference *all = elements(w, "fmi3SetFloat64", "valueReferences", valueReferences, nValueReferences,
+                                     nValues, &count);
+    if (!all) return fmi3Error;
+    fmi3Status status = finish(w, runtime_set_real(w->runtime, all, count, values), 0); /* never time */
+    free(all);
+    return status;
 }
 
 _Static_assert(sizeof(fmi3Int32) == sizeof(int), "an FMI Int32 is the runtime's int");
+_Static_assert(sizeof(fmi3ValueReference) == sizeof(RuntimeReference), "a value reference is the runtime's");
 
 fmi3Status fmi3GetInt32(fmi3Instance instance, const fmi3ValueReference valueReferences[], size_t nValueReferences,
                         fmi3Int32 values[], size_t nValues) {
@@ -732,8 +838,8 @@ fmi3Status fmi3DeserializeFMUState(fmi3Instance instance, const fmi3Byte seriali
 #define DIFFERENTIABLE (INITIALIZATION_MODE | EVENT_MODE | STEP_MODE | CONTINUOUS_TIME_MODE | TERMINATED)
 
 /* The runtime's directional derivative: d unknowns / d knowns in the direction `seed`, into `out`. */
-static fmi3Status directional(Instance *w, const char *function, const fmi3ValueReference unknowns[], size_t nUnknowns,
-                              const fmi3ValueReference knowns[], size_t nKnowns, const double seed[], double out[]) {
+static fmi3Status directional(Instance *w, const char *function, const RuntimeReference unknowns[], size_t nUnknowns,
+                              const RuntimeReference knowns[], size_t nKnowns, const double seed[], double out[]) {
     size_t count = 2 + nUnknowns + 2 * nKnowns;
     double *in = malloc(count * sizeof *in);
     NEED(in, function, "out of memory");
@@ -752,14 +858,10 @@ static fmi3Status directional(Instance *w, const char *function, const fmi3Value
     NEED(nUnknowns <= MAX_VARIABLES && nKnowns <= MAX_VARIABLES, function,                           \
          "nUnknowns = %zu, nKnowns = %zu: more than any FMU has (%d)", nUnknowns, nKnowns, MAX_VARIABLES)
 
-fmi3Status fmi3GetDirectionalDerivative(fmi3Instance instance, const fmi3ValueReference unknowns[], size_t nUnknowns,
-                                        const fmi3ValueReference knowns[], size_t nKnowns, const fmi3Float64 seed[],
-                                        size_t nSeed, fmi3Float64 sensitivity[], size_t nSensitivity) {
-    ENTER("fmi3GetDirectionalDerivative", DIFFERENTIABLE);
-    DERIVATIVE_ARRAYS("fmi3GetDirectionalDerivative");
-    NEED(nSeed == nKnowns && nSensitivity == nUnknowns, "fmi3GetDirectionalDerivative", "nSeed = %zu and "
-         "nSensitivity = %zu must equal nKnowns = %zu and nUnknowns = %zu (this FMU's variables are scalars)", nSeed,
-         nSensitivity, nKnowns, nUnknowns);
+/* d unknowns / d knowns in the direction `seed` (runtime value references, one value each) into `sensitivity`. */
+static fmi3Status directional_product(Instance *w, const RuntimeReference unknowns[], size_t nUnknowns,
+                                      const RuntimeReference knowns[], size_t nKnowns, const fmi3Float64 seed[],
+                                      fmi3Float64 sensitivity[]) {
     if (!nUnknowns) return fmi3OK;
     double *out = malloc(nUnknowns * sizeof *out);
     NEED(out, "fmi3GetDirectionalDerivative", "out of memory");
@@ -772,14 +874,9 @@ fmi3Status fmi3GetDirectionalDerivative(fmi3Instance instance, const fmi3ValueRe
 
 /* The transposed product: sensitivity[j] = sum over i of seed[i] * d unknowns[i] / d knowns[j], a column of
  * partials per known (the runtime's analytic ones where it has them). */
-fmi3Status fmi3GetAdjointDerivative(fmi3Instance instance, const fmi3ValueReference unknowns[], size_t nUnknowns,
-                                    const fmi3ValueReference knowns[], size_t nKnowns, const fmi3Float64 seed[],
-                                    size_t nSeed, fmi3Float64 sensitivity[], size_t nSensitivity) {
-    ENTER("fmi3GetAdjointDerivative", DIFFERENTIABLE);
-    DERIVATIVE_ARRAYS("fmi3GetAdjointDerivative");
-    NEED(nSeed == nUnknowns && nSensitivity == nKnowns, "fmi3GetAdjointDerivative", "nSeed = %zu and nSensitivity = "
-         "%zu must equal nUnknowns = %zu and nKnowns = %zu (this FMU's variables are scalars)", nSeed, nSensitivity,
-         nUnknowns, nKnowns);
+static fmi3Status adjoint_product(Instance *w, const RuntimeReference unknowns[], size_t nUnknowns,
+                                  const RuntimeReference knowns[], size_t nKnowns, const fmi3Float64 seed[],
+                                  fmi3Float64 sensitivity[]) {
     if (!nKnowns) return fmi3OK;
     double *column = nUnknowns ? malloc(nUnknowns * sizeof *column) : NULL, *result = malloc(nKnowns * sizeof *result);
     if ((nUnknowns && !column) || !result) {
@@ -799,6 +896,47 @@ fmi3Status fmi3GetAdjointDerivative(fmi3Instance instance, const fmi3ValueRefere
     if (worst <= fmi3Warning) memcpy(sensitivity, result, nKnowns * sizeof *result);
     free(column), free(result);
     return worst;
+}
+
+/* A derivative call's value references as the runtime's (every array's elements for its value reference: the seed
+ * and the sensitivity hold an array's elements in order, as FMI 3.0 lays them out), then the product. */
+static fmi3Status derivative(Instance *w, int adjoint, const fmi3ValueReference unknowns[], size_t nUnknowns,
+                             const fmi3ValueReference knowns[], size_t nKnowns, const fmi3Float64 seed[], size_t nSeed,
+                             fmi3Float64 sensitivity[], size_t nSensitivity) {
+    const char *function = adjoint ? "fmi3GetAdjointDerivative" : "fmi3GetDirectionalDerivative";
+    size_t n_unknown_values = adjoint ? nSeed : nSensitivity, n_known_values = adjoint ? nSensitivity : nSeed;
+    if (!w->lengths) {
+        NEED(n_known_values == nKnowns && n_unknown_values == nUnknowns, function, "nSeed = %zu and nSensitivity = %zu "
+             "must equal %s = %zu and %s = %zu (this FMU's variables are scalars)", nSeed, nSensitivity,
+             adjoint ? "nUnknowns" : "nKnowns", adjoint ? nUnknowns : nKnowns, adjoint ? "nKnowns" : "nUnknowns",
+             adjoint ? nKnowns : nUnknowns);
+        return (adjoint ? adjoint_product : directional_product)(w, unknowns, nUnknowns, knowns, nKnowns, seed,
+                                                                  sensitivity);
+    }
+    size_t nu, nk;
+    RuntimeReference *u = elements(w, function, "unknowns", unknowns, nUnknowns, n_unknown_values, &nu);
+    if (!u) return fmi3Error;
+    RuntimeReference *k = elements(w, function, "knowns", knowns, nKnowns, n_known_values, &nk);
+    fmi3Status status = !k ? fmi3Error
+                           : (adjoint ? adjoint_product : directional_product)(w, u, nu, k, nk, seed, sensitivity);
+    free(u), free(k);
+    return status;
+}
+
+fmi3Status fmi3GetDirectionalDerivative(fmi3Instance instance, const fmi3ValueReference unknowns[], size_t nUnknowns,
+                                        const fmi3ValueReference knowns[], size_t nKnowns, const fmi3Float64 seed[],
+                                        size_t nSeed, fmi3Float64 sensitivity[], size_t nSensitivity) {
+    ENTER("fmi3GetDirectionalDerivative", DIFFERENTIABLE);
+    DERIVATIVE_ARRAYS("fmi3GetDirectionalDerivative");
+    return derivative(w, 0, unknowns, nUnknowns, knowns, nKnowns, seed, nSeed, sensitivity, nSensitivity);
+}
+
+fmi3Status fmi3GetAdjointDerivative(fmi3Instance instance, const fmi3ValueReference unknowns[], size_t nUnknowns,
+                                    const fmi3ValueReference knowns[], size_t nKnowns, const fmi3Float64 seed[],
+                                    size_t nSeed, fmi3Float64 sensitivity[], size_t nSensitivity) {
+    ENTER("fmi3GetAdjointDerivative", DIFFERENTIABLE);
+    DERIVATIVE_ARRAYS("fmi3GetAdjointDerivative");
+    return derivative(w, 1, unknowns, nUnknowns, knowns, nKnowns, seed, nSeed, sensitivity, nSensitivity);
 }
 
 fmi3Status fmi3GetOutputDerivatives(fmi3Instance instance, const fmi3ValueReference valueReferences[],

@@ -567,6 +567,15 @@ RuntimeStatus runtime_do_step(Runtime *s, double t, double h) {
     return RUNTIME_OK;
 }
 
+int runtime_variable(const Runtime *s, RuntimeReference vr, const char **name, int *real, int *causality) {
+    if (!s || vr >= s->cls->variable_count) return -1;
+    const NativeVariable *v = &s->cls->variables[vr];
+    *name = v->name;
+    *real = v->type == NATIVE_REAL;
+    *causality = v->causality;
+    return 0;
+}
+
 RuntimeStatus runtime_shorten_step(Runtime *s, double h) {
     NativeInstance *n = inst(s);
     if (!(s->step_kept && isfinite(h) && h > 0.0 && h < s->step_size)) {

@@ -60,6 +60,10 @@ RUNTIME_API RuntimeStatus runtime_do_step(Runtime *s, double t, double h);
  * after runtime_do_step; runtime.c only); again as often as asked, each time anywhere inside the whole step. */
 RUNTIME_API RuntimeStatus runtime_shorten_step(Runtime *s, double h);
 
+/* The variable at value reference `vr`: its name, whether it is a Real, and whether parameter, input, output or other
+ * (0, 1, 2, 3); 0, or -1 past the last variable (runtime.c only: the FMI 3.0 glue makes its vectors of them). */
+RUNTIME_API int runtime_variable(const Runtime *s, RuntimeReference vr, const char **name, int *real, int *causality);
+
 RUNTIME_API RuntimeStatus runtime_get_real(Runtime *s, const RuntimeReference vr[], size_t nvr, double values[]);
 RUNTIME_API RuntimeStatus runtime_get_integer(Runtime *s, const RuntimeReference vr[], size_t nvr, int values[]);
 RUNTIME_API RuntimeStatus runtime_get_boolean(Runtime *s, const RuntimeReference vr[], size_t nvr, int values[]);

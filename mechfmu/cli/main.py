@@ -229,7 +229,8 @@ def _export_ssp(args: argparse.Namespace) -> int:
                unsolved_constraints_allowed=args.unsolved_constraints, fmi_version=int(args.fmi_version))
     from mechfmu.crosscheck.coupling import first_order_deviations
     estimate = None if args.strongly_coupled else first_order_deviations(target)
-    print(export_summary(target, args.shared_fmus, args.strongly_coupled, args.scenario, estimate))
+    print(export_summary(target, args.shared_fmus, args.strongly_coupled, args.scenario, estimate,
+                         int(args.fmi_version)))
     return 0
 
 
@@ -305,13 +306,12 @@ def _validate(args: argparse.Namespace) -> int:
 
 def _info(args: argparse.Namespace) -> int:
     """An FMU's variables and MSL equivalents, by path, model or MSL name (mechfmu.fmu.modelica_names)."""
-    from fmpy import read_model_description
-
+    from mechfmu.fmu.fmi3_arrays import read_description
     from mechfmu.fmu.modelica_names import equivalent_lines, locate
     path, lines = locate(args.fmu, fmu_build.FMU_DIR)
     check_file(path)
     try:
-        md = read_model_description(str(path))
+        md = read_description(str(path))
     except Exception as exc:  # not a zip, no or a broken modelDescription.xml
         raise ValueError(f"{path}: not an FMU that can be read ({exc})") from None
     print("\n".join([*lines, f"{md.modelName}: {md.description or ''}", *equivalent_lines(md.modelName)]))

@@ -16,9 +16,11 @@ import os
 import tempfile
 import xml.etree.ElementTree as ET
 import zipfile
+from itertools import zip_longest
 from pathlib import Path
 
 from mechfmu.fmu import build as fmu_build
+from mechfmu.fmu.fmi3_arrays import ELEMENTS, vector_lengths
 from mechfmu.fmu.native import HOST_PLATFORM, PLATFORMS, compile_binary
 
 #: our platforms (``mechfmu.fmu.native.PLATFORMS``) and the FMI 3.0 platform folders their binary goes to
@@ -63,8 +65,9 @@ def _attributes(element: ET.Element, names: tuple[str, ...]) -> dict[str, str]:
 
 
 def source_digest() -> str:
-    """The digest of what an FMI 3.0 FMU is built from: the FMI 2.0 FMU's sources and this module."""
-    text = fmu_build.source_hash(runtime=False) + Path(__file__).read_text(encoding="utf-8")
+    """The digest of what an FMI 3.0 FMU is built from: the FMI 2.0 FMU's sources, this module and the array rule."""
+    text = (fmu_build.source_hash(runtime=False) + Path(__file__).read_text(encoding="utf-8")
+            + Path(__file__).with_name("fmi3_arrays.py").read_text(encoding="utf-8"))
     return hashlib.sha256(text.encode()).hexdigest()[:10]
 
 
@@ -104,10 +107,17 @@ def model_description(fmi2: bytes) -> bytes:
     variables = list(source.find("ModelVariables") or [])
     references = [int(v.attrib["valueReference"]) for v in variables]
     index_to_reference = {i + 1: reference for i, reference in enumerate(references)}
+    lengths = vector_lengths([(v.attrib["name"], r, v[0].tag == "Real", v.attrib.get("causality", "local"))
+                              for v, r in zip(variables, references)])
+    array_of = {first + k: first for first, length in lengths.items() for k in range(length)}
     model_variables = ET.SubElement(root, "ModelVariables")
     first_of: dict[int, ET.Element] = {}
     for variable, reference in zip(variables, references):
         typed = variable[0]
+        if reference in array_of:
+            if reference == array_of[reference]:
+                _array(model_variables, variables, references, reference, lengths[reference])
+            continue
         if reference in first_of:  # FMI 2.0's alias: one value reference, several names
             alias = ET.SubElement(first_of[reference], "Alias", {"name": variable.attrib["name"]})
             if "description" in variable.attrib:
@@ -133,14 +143,31 @@ def model_description(fmi2: bytes) -> bytes:
     structure = ET.SubElement(root, "ModelStructure")
     fmi2_structure = source.find("ModelStructure")
 
+    def reference_of(index: str) -> int:
+        """An FMI 2.0 variable's FMI 3.0 value reference: its own, or its array's."""
+        reference = index_to_reference[int(index)]
+        return array_of.get(reference, reference)
+
     def unknowns(section: str, tag: str) -> None:
+        merged: dict[int, dict[int, str]] = {}  # per unknown its dependencies (an array's: its elements' together)
+        kinds: dict[int, bool] = {}
         for unknown in (fmi2_structure.find(section) if fmi2_structure is not None else None) or []:
-            attributes = {"valueReference": str(index_to_reference[int(unknown.attrib["index"])])}
-            if "dependencies" in unknown.attrib:
-                attributes["dependencies"] = " ".join(str(index_to_reference[int(i)])
-                                                      for i in unknown.attrib["dependencies"].split())
-                if "dependenciesKind" in unknown.attrib:
-                    attributes["dependenciesKind"] = unknown.attrib["dependenciesKind"]
+            reference = reference_of(unknown.attrib["index"])
+            known = merged.setdefault(reference, {})
+            kinds[reference] = "dependencies" in unknown.attrib
+            pairs = zip_longest(unknown.attrib.get("dependencies", "").split(),
+                                unknown.attrib.get("dependenciesKind", "").split(), fillvalue="")
+            for index, kind in pairs:
+                dependency = reference_of(index)
+                if known.get(dependency, kind) != kind:  # elements of one array depending differently
+                    kind = "dependent"
+                known[dependency] = kind
+        for reference, known in merged.items():
+            attributes = {"valueReference": str(reference)}
+            if kinds[reference]:
+                attributes["dependencies"] = " ".join(map(str, known))
+                if any(known.values()):
+                    attributes["dependenciesKind"] = " ".join(known.values())
             ET.SubElement(structure, tag, attributes)
 
     unknowns("Outputs", "Output")
@@ -151,6 +178,30 @@ def model_description(fmi2: bytes) -> bytes:
             ET.SubElement(structure, "EventIndicator", {"valueReference": str(reference)})
     ET.indent(root, "\t")
     return b'<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="utf-8") + b"\n"
+
+
+def _array(parent: ET.Element, variables: list[ET.Element], references: list[int], first: int, length: int) -> None:
+    """The FMI 3.0 array variable of the FMI 2.0 variables at value references first .. first + length - 1
+    (``mechfmu.fmu.fmi3_arrays``): the first one's attributes, its name the stem, the starts as a list."""
+    elements = [variables[references.index(first + k)] for k in range(length)]
+    head, typed = elements[0], elements[0][0]
+    if any("derivative" in e[0].attrib for e in elements):
+        raise ValueError(f"{head.attrib['name']}: a derivative of an array element has no FMI 3.0 form here")
+    name = head.attrib["name"].rsplit(".", 1)[0]
+    attributes = _attributes(head, ("valueReference", "description", "causality", "variability", "initial",
+                                    "canHandleMultipleSetPerTimeInstant"))
+    description = attributes.get("description", "")
+    suffix = f" ({head.attrib['name'].rsplit('.', 1)[1]})"
+    if description.endswith(suffix):
+        attributes["description"] = description[:-len(suffix)]
+    element = ET.SubElement(parent, "Float64", {"name": name, **attributes,
+                                                **{k: v for k, v in typed.attrib.items() if k != "start"}})
+    starts = [e[0].attrib.get("start") for e in elements]
+    if all(start is not None for start in starts):
+        element.set("start", " ".join(str(start) for start in starts))
+    annotation = ET.SubElement(ET.SubElement(element, "Annotations"), "Annotation", {"type": ELEMENTS})
+    annotation.text = " ".join(e.attrib["name"].rsplit(".", 1)[1] for e in elements)
+    ET.SubElement(element, "Dimension", {"start": str(length)})
 
 
 def terminals(description: bytes) -> bytes | None:

@@ -11,7 +11,10 @@ them. What differs is said here:
   master asked for); ``returned`` keeps the last fmi3DoStep's outputs;
 - ``setupExperiment``'s tolerance and times are kept for ``fmi3EnterInitializationMode``, which takes them;
 - fmi3UpdateDiscreteStates answers ``newDiscreteStates`` as fmpy's FMI 2.0 instance does (a tuple);
-- the types: Float64 is Real, Int32 Integer (``TYPES``), as ``FmuSlave`` reads variables.
+- the types: Float64 is Real, Int32 Integer (``TYPES``), as ``FmuSlave`` reads variables;
+- an array variable's elements (mechfmu/fmu/fmi3_arrays.py) have value references of their own here (``elements``:
+  each one's array, index and length), from ``ELEMENT_REFERENCES`` up, never passed to the FMU: a read or write of
+  elements reads or writes their arrays whole (a write of some of an array's elements first reads the others).
 """
 from __future__ import annotations
 
@@ -23,6 +26,30 @@ from mechfmu.master.slaves import SlaveError
 
 #: an FMI 3.0 variable's type as FMI 2.0 names it (the master's types)
 TYPES = {"Float64": "Real", "Int32": "Integer", "Boolean": "Boolean", "String": "String"}
+#: the first value reference the master gives an array's element (above every 32-bit one an FMU can have)
+ELEMENT_REFERENCES = 1 << 32
+
+
+class Layout:
+    """Value references as the master gives them (an element's its own) laid out as the FMU takes them: the distinct
+    variables in order (``references``), the values each has (``counts``), and per one asked its place among the
+    values (``places``)."""
+
+    def __init__(self, asked: list[int], elements: dict[int, tuple[int, int, int]]):
+        self.references: list[int] = []
+        self.counts: list[int] = []
+        start: dict[int, int] = {}
+        self.places: list[int] = []
+        total = 0
+        for reference in asked:
+            array, index, length = elements.get(reference, (reference, 0, 1))
+            if array not in start:
+                start[array] = total
+                self.references.append(array)
+                self.counts.append(length)
+                total += length
+            self.places.append(start[array] + index)
+        self.total = total
 
 
 def read_fmi3_interfaces(md: Any, folder: str) -> None:
@@ -61,6 +88,8 @@ class Fmi3Instance:
         self.callback_error: BaseException | None = None
         #: the last fmi3DoStep's eventHandlingNeeded, terminateSimulation, earlyReturn, lastSuccessfulTime
         self.returned: tuple[bool, bool, bool, float] = (False, False, False, 0.0)
+        #: per element value reference (``ELEMENT_REFERENCES`` up): its array's value reference, index, length
+        self.elements: dict[int, tuple[int, int, int]] = {}
 
     def instantiate(self, callbacks: Any = None, loggingOn: bool = False) -> None:
         def log(_environment, status, _category, message):
@@ -117,11 +146,29 @@ class Fmi3Instance:
     def enterStepMode(self) -> None:
         self._fmu.enterStepMode()
 
+    def _layout(self, vr: list[int]) -> Layout | None:
+        return Layout(vr, self.elements) if self.elements and any(r in self.elements for r in vr) else None
+
     def getReal(self, vr: list[int]) -> list[float]:
-        return self._fmu.getFloat64(vr)
+        layout = self._layout(vr)
+        if layout is None:
+            return self._fmu.getFloat64(vr)
+        values = self._fmu.getFloat64(layout.references, layout.total)
+        return [values[k] for k in layout.places]
 
     def setReal(self, vr: list[int], values: list[float]) -> None:
-        self._fmu.setFloat64(vr, values)
+        layout = self._layout(vr)
+        if layout is None:
+            self._fmu.setFloat64(vr, values)
+            return
+        whole: list[float | None] = [None] * layout.total
+        for place, value in zip(layout.places, values):
+            whole[place] = value
+        if any(value is None for value in whole):  # some elements of an array: the others as they are
+            for place, value in zip(range(layout.total), self._fmu.getFloat64(layout.references, layout.total)):
+                if whole[place] is None:
+                    whole[place] = value
+        self._fmu.setFloat64(layout.references, whole)
 
     def getInteger(self, vr: list[int]) -> list[int]:
         return self._fmu.getInt32(vr)
@@ -142,7 +189,17 @@ class Fmi3Instance:
         self._fmu.setString(vr, values)
 
     def getDirectionalDerivative(self, vUnknown_ref: list[int], vKnown_ref: list[int], dvKnown: list[float]) -> Any:
-        return self._fmu.getDirectionalDerivative(vUnknown_ref, vKnown_ref, dvKnown)
+        unknowns, knowns = self._layout(vUnknown_ref), self._layout(vKnown_ref)
+        if unknowns is None and knowns is None:
+            return self._fmu.getDirectionalDerivative(vUnknown_ref, vKnown_ref, dvKnown)
+        unknowns = unknowns or Layout(vUnknown_ref, {})
+        knowns = knowns or Layout(vKnown_ref, {})
+        seed = [0.0] * knowns.total
+        for place, value in zip(knowns.places, dvKnown):
+            seed[place] += value
+        sensitivity = self._fmu.getDirectionalDerivative(unknowns.references, knowns.references, seed,
+                                                          unknowns.total)
+        return [sensitivity[k] for k in unknowns.places]
 
     def getFMUstate(self) -> Any:
         return self._fmu.getFMUState()

@@ -16,7 +16,7 @@ from typing import Any
 from mechfmu.components.base import coerce
 from mechfmu.components.number_text import measured, number
 from mechfmu.components.ports import LAMBDA
-from mechfmu.master.fmi3_instance import TYPES, Fmi3Instance, read_fmi3_interfaces
+from mechfmu.master.fmi3_instance import ELEMENT_REFERENCES, TYPES, Fmi3Instance, read_fmi3_interfaces
 from mechfmu.master.slaves import Slave, SlaveError, VariableInfo
 from mechfmu.ssp.archive import ArchiveError
 
@@ -35,6 +35,8 @@ class FmuSlave(Slave):
     """An FMI 2.0 or 3.0 FMU loaded with fmpy (unzipped once per FMU file and process)."""
 
     _unzipped: dict[str, tuple[Any, str]] = {}
+    #: per FMU file its FMI 3.0 array elements: (index, length) by name (mechfmu.fmu.fmi3_arrays.read_layout)
+    _layouts: dict[str, dict[str, tuple[int, int]]] = {}
     _calls = 0
     #: the compiled programs that call this FMU, each with its calls per run (``exchange.Program.completed``)
     _counted: list[tuple[Any, int]] = []
@@ -62,16 +64,16 @@ class FmuSlave(Slave):
         """(model description, folder) of an FMU file, unpacked once per process into the temporary directory
         within the archive limits (``mechfmu.ssp.archive.extract``: ArchiveError beyond them; the folder is
         removed when the process ends)."""
-        import fmpy
-
+        from mechfmu.fmu.fmi3_arrays import read_layout
         from mechfmu.ssp import archive
         if fmu not in cls._unzipped:
             archive.check_file(fmu)
-            md = fmpy.read_model_description(fmu)
+            md, layout = read_layout(fmu)
             folder = str(archive.extract(fmu, "FMU"))
             if md.fmiVersion.startswith("3"):
                 read_fmi3_interfaces(md, folder)
             cls._unzipped[fmu] = (md, folder)
+            cls._layouts[fmu] = layout
         return cls._unzipped[fmu]
 
     def __init__(self, name: str, fmu: str | Path, model_exchange: bool = False):
@@ -91,6 +93,7 @@ class FmuSlave(Slave):
         self.fmu = str(Path(fmu).resolve())
         try:
             md, unzipped = FmuSlave.unpacked(self.fmu)
+            layout = FmuSlave._layouts[self.fmu]
         except ArchiveError as exc:
             raise SlaveError(f"{name}: {exc}") from None
         if md.coSimulation is None:
@@ -108,15 +111,20 @@ class FmuSlave(Slave):
         self.can_roll_back = bool(md.coSimulation.canGetAndSetFMUstate)
         deps = {u.variable.name: u.dependencies for u in md.outputs}  # feed-through: the inputs, not the states
         self.fmi_version = int(md.fmiVersion[0])
+        elements: dict[int, tuple[int, int, int]] = {}  # FMI 3.0 array elements (Fmi3Instance)
         for v in md.modelVariables:
             if v.causality == "independent":  # FMI 3.0's time
                 continue
             dep = deps.get(v.name)
+            reference = v.valueReference
+            if v.name in layout:  # an FMI 3.0 array's element
+                reference = ELEMENT_REFERENCES + len(elements)
+                elements[reference] = (v.valueReference, *layout[v.name])
             self.variables[v.name] = VariableInfo(
                 v.name, v.causality, TYPES.get(v.type, v.type),
                 v.unit or (v.declaredType.unit if v.declaredType else None),
                 v.start, _num(v.min), _num(v.max),
-                None if dep is None else tuple(d.name for d in dep if d.causality == "input"), v.valueReference)
+                None if dep is None else tuple(d.name for d in dep if d.causality == "input"), reference)
         self.messages: list[tuple[int, str]] = []
         self._serials: list[int] = []  # per message its serial (``log_serial`` before it was logged)
 
@@ -135,6 +143,7 @@ class FmuSlave(Slave):
                 self._serials.append(_logged[0])
                 _logged[0] += 1
             self._fmu = Fmi3Instance(md, unzipped, name, model_exchange, log3)
+            self._fmu.elements = elements
         else:
             self._fmu = (FMU2Model if model_exchange else FMU2Slave)(guid=md.guid, unzipDirectory=unzipped,
                                                                      modelIdentifier=md.coSimulation.modelIdentifier,

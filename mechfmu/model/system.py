@@ -265,7 +265,8 @@ class System:
             path = export_ssp(written, target, **options)
             strong = bool(options.get("strongly_coupled"))
             notes = export_notes(path, bool(options.get("shared_fmus")), strong, written,
-                                 first_order_deviations(path) if estimate and not strong else None)
+                                 first_order_deviations(path) if estimate and not strong else None,
+                                 int(options.get("fmi_version", 2)))
         for note in notes.differing:
             warnings.warn(note, ExportWarning, stacklevel=2)
         return notes

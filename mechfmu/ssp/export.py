@@ -51,6 +51,7 @@ from mechfmu.ssp.tool_notes import (
     Exported,
     fmi3_components,
     fmpy_first_step,
+    kept_fmi2_lines,
     oms_identifier,
     oms_refused_names,
     unconnected_input_connectors,
@@ -171,16 +172,15 @@ def unsolved_constraints(components: dict[str, ComponentSpec]) -> list[str]:
     """The active constraints among ``components``: an input ``lambda`` (the force a master must solve at every
     step) beside an output ``constraintEquation``, ``activeConnector`` not false. Our components by their
     declarations (no FMU file needed), others by their model description."""
-    from fmpy import read_model_description
-
     from mechfmu.fmu.declarations import declared_variables
+    from mechfmu.fmu.fmi3_arrays import read_description
 
     names = []
     for name, spec in components.items():
         try:
             declared = declared_variables(component_class(spec.fmu)).values()
         except ValueError:  # not one of ours
-            declared = read_model_description(str(spec.fmu)).modelVariables
+            declared = read_description(str(spec.fmu)).modelVariables
         variables = {v.name: v.causality for v in declared}
         if (variables.get(LAMBDA) == "input" and variables.get(CONSTRAINT_EQUATION) == "output"
                 and spec.parameters.get(ACTIVE, True) is not False):
@@ -199,11 +199,12 @@ def export_ssp(scenario: str | Path, target: str | Path, shared_fmus: bool = Fal
     naming it) unless ``unsolved_constraints_allowed``: no tool but mechfmu's constraint-solving masters solves
     its force, so elsewhere the bodies would move unconstrained (OMSimulator stops at its first step with the
     constraint's message; libcosim, fmpy and ecos run on unconstrained). ``fmi_version`` 3: mechfmu's FMUs as
-    their FMI 3.0 builds (``mechfmu.ssp.fmi_version``), which mechfmu and ecos run (``export_notes``)."""
+    their FMI 3.0 builds (``mechfmu.ssp.fmi_version``), which mechfmu and ecos run (``export_notes``), but for those
+    with array variables, whose scalars an SSP 1.0 connection names: they keep their FMI 2.0 FMU."""
     if strongly_coupled and fmi_version == 3:
         raise ValueError("a strongly coupled system is OMSimulator's, and OMSimulator 2.1.3 runs FMI 2.0 FMUs only: "
                          "export it with the FMI 2.0 FMUs (fmi_version 2, the default)")
-    loaded = with_fmi_version(load_scenario(scenario), fmi_version)
+    loaded = with_fmi_version(load_scenario(scenario), fmi_version, arrays=False)  # SSP 1.0 names scalars only
     ssd = Path(scenario) if Path(scenario).suffix == ".ssd" else loaded.folder / SSD_NAME
     for prefix, uri in {**NS, "oms": OMS_NS}.items():
         ET.register_namespace(prefix, uri)
@@ -276,15 +277,15 @@ IGNORING_TRANSFORMATIONS = ("fmpy's simulate_ssp", "OMSimulator 2.1.3")
 
 
 def export_summary(target: Path, shared_fmus: bool = False, strongly_coupled: bool = False,
-                   scenario: str | Path | None = None, deviations: tuple[dict[str, float], str, float] | None = None
-                   ) -> str:
+                   scenario: str | Path | None = None, deviations: tuple[dict[str, float], str, float] | None = None,
+                   fmi_version: int = 2) -> str:
     """``export_notes`` as one text: the summary, then a note a line."""
-    return str(export_notes(target, shared_fmus, strongly_coupled, scenario, deviations))
+    return str(export_notes(target, shared_fmus, strongly_coupled, scenario, deviations, fmi_version))
 
 
 def export_notes(target: Path, shared_fmus: bool = False, strongly_coupled: bool = False,
-                 scenario: str | Path | None = None, deviations: tuple[dict[str, float], str, float] | None = None
-                 ) -> Exported:
+                 scenario: str | Path | None = None, deviations: tuple[dict[str, float], str, float] | None = None,
+                 fmi_version: int = 2) -> Exported:
     """What ``export_ssp`` wrote at ``target``, which tools run it as mechfmu does and how (one line each): a
     connection that transforms its value takes out the tools that ignore transformations, a name OMSimulator
     refuses takes it out (``mechfmu.ssp.tool_notes``); the coupling each tool runs, with ``deviations``
@@ -317,6 +318,8 @@ def export_notes(target: Path, shared_fmus: bool = False, strongly_coupled: bool
             lines.append(f"{', '.join(fmi3)} {'is an FMI 3.0 FMU' if len(fmi3) == 1 else 'are FMI 3.0 FMUs'}: "
                          "OMSimulator 2.1.3, libcosim and fmpy's simulate_ssp load FMI 2.0 FMUs only (export with the "
                          "FMI 2.0 FMUs for them)")
+        if fmi_version == 3:
+            lines += kept_fmi2_lines(loaded, fmi3)
         layout = ("SystemStructure.ssd + resources/<Model>.fmu; values in the bindings only" if shared_fmus else
                   "SystemStructure.ssd + resources/<instance>/<Model>.fmu carrying its values")
         summary = f"wrote {target} ({layout}: runs in {', '.join(runs[:-1])} and {runs[-1]})"

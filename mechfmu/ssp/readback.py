@@ -119,11 +119,13 @@ def declared_starts(root: ET.Element) -> list[tuple[str, str, str | None]]:
 
 def _instantiated(fmu: Path, where: str, values: dict[str, Any]) -> list[str]:
     """The values the FMU reports after instantiation ([] if it has no binary for this machine)."""
-    from fmpy import platform, read_model_description
+    from fmpy import platform
     from fmpy.fmi2 import FMU2Slave
     from fmpy.fmi3 import FMU3Slave
 
-    description = read_model_description(str(fmu))
+    from mechfmu.fmu.fmi3_arrays import read_layout
+
+    description, layout = read_layout(str(fmu))
     if description.coSimulation is None:
         return []
     identifier = description.coSimulation.modelIdentifier
@@ -141,7 +143,7 @@ def _instantiated(fmu: Path, where: str, values: dict[str, Any]) -> list[str]:
         kind = FMU3Slave if three else FMU2Slave
         problems = _read_values(kind(guid=description.guid, unzipDirectory=directory, modelIdentifier=identifier,
                                      instanceName=where.split(" ")[0]),
-                                where, values, {v.name: v for v in description.modelVariables})
+                                where, values, {v.name: v for v in description.modelVariables}, layout)
     return problems
 
 
@@ -152,8 +154,10 @@ def extract_members(zf: zipfile.ZipFile, members: list[str], work: Path) -> str:
     return str(work)
 
 
-def _read_values(slave: Any, where: str, values: dict[str, Any], variables: dict[str, Any]) -> list[str]:
-    """The differences of ``values`` from what the instantiated ``slave`` reports."""
+def _read_values(slave: Any, where: str, values: dict[str, Any], variables: dict[str, Any],
+                 layout: dict[str, tuple[int, int]] | None = None) -> list[str]:
+    """The differences of ``values`` from what the instantiated ``slave`` reports (``layout``: an FMI 3.0 array
+    element's index and length by name, read with its array)."""
     messages: list[str] = []
     three = not hasattr(slave, "getReal")
     try:
@@ -173,7 +177,9 @@ def _read_values(slave: Any, where: str, values: dict[str, Any], variables: dict
         for name in values:
             variable = variables.get(name)
             if variable is not None and variable.type in getters:
-                got = getters[variable.type]([variable.valueReference])[0]
+                index, length = (layout or {}).get(name, (0, 1))
+                got = (getters[variable.type]([variable.valueReference], length)[index] if length > 1
+                       else getters[variable.type]([variable.valueReference])[0])
                 found[name] = (got.decode("utf-8", "replace") if isinstance(got, bytes) else
                                bool(got) if variable.type == "Boolean" else got)
     except Exception as exc:  # noqa: BLE001 - a refused get is the refusal's reason

@@ -94,10 +94,10 @@ def declared_unit(spec: ComponentSpec, name: str) -> str | None:
     try:
         variable = declared_variables(component_class(spec.fmu)).get(name)
     except ValueError:
-        from fmpy import read_model_description
+        from mechfmu.fmu.fmi3_arrays import read_description
         if not spec.fmu.is_file():
             return None
-        variable = next((v for v in read_model_description(str(spec.fmu)).modelVariables if v.name == name), None)
+        variable = next((v for v in read_description(str(spec.fmu)).modelVariables if v.name == name), None)
         return None if variable is None else variable_unit(variable)
     return None if variable is None else (variable.unit or None)
 
@@ -256,9 +256,9 @@ def _fmu_variables(fmu: str, stamp: tuple[int, int, int]) -> dict[str, Any]:
     """The variables of the FMU file ``fmu`` by name, checked (``archive.check_file``) and read once per state
     ``stamp`` (inode, size, modification time) of the file: the components of one model share one reading
     (read only, never changed); a failure is not kept, each component reports it."""
-    from fmpy import read_model_description
+    from mechfmu.fmu.fmi3_arrays import read_description
     ssp_archive.check_file(fmu)
-    variables = read_model_description(fmu).modelVariables
+    variables = read_description(fmu).modelVariables
     for v in variables:  # an FMI 3.0 FMU's types as SSP 1.0 names them (ssc:Real for a Float64, ...)
         v.type = FMI3_TYPES.get(v.type, v.type)
     return {v.name: v for v in variables if v.causality != "independent"}  # not FMI 3.0's time

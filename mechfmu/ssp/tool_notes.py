@@ -183,6 +183,21 @@ def write_derived(system: ET.Element, scenario: Scenario) -> None:
 FMI3_TOOLS = ("mechfmu", "ecos")
 
 
+def kept_fmi2_lines(loaded: Scenario, fmi3: list[str]) -> list[str]:
+    """Beside the FMI 3.0 FMUs ``fmi3`` of an archive, the note on those of ours kept as FMI 2.0 FMUs: their FMI 3.0
+    build has array variables (mechfmu.ssp.fmi_version.array_components), which an SSP 1.0 connection cannot name."""
+    from mechfmu.fmu import fmi3 as fmi3_build
+    from mechfmu.ssp.fmi_version import has_arrays
+    kept = [name for name, spec in loaded.components.items() if name not in fmi3
+            and (fmi3_build.fmu_dir() / Path(spec.fmu).name).is_file()
+            and has_arrays(fmi3_build.fmu_dir() / Path(spec.fmu).name)]
+    if not kept:
+        return []
+    return [f"{', '.join(kept)} {'keeps its' if len(kept) == 1 else 'keep their'} FMI 2.0 FMU: the FMI 3.0 build has "
+            "array variables (a position, a quaternion, a force as one variable), and an SSP 1.0 connection names one "
+            "scalar (ball.position.x); mechfmu's master runs the FMI 3.0 FMU (mechfmu run --fmi-version 3)"]
+
+
 def fmi3_components(loaded: Scenario) -> list[str]:
     """The components of ``loaded`` whose FMU is an FMI 3.0 one."""
     found = []

@@ -1,0 +1,115 @@
+"""The FMI 3.0 FMUs' array variables (mechfmu/fmu/fmi3_arrays.py, components/native/fmi3_functions.c): a RigidBody's and
+the sphere contact's positions, velocities, quaternions, forces and torques as one variable each."""
+from __future__ import annotations
+
+import math
+import zipfile
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pytest
+from fmpy import extract, read_model_description
+from fmpy.fmi1 import FMICallException
+from fmpy.fmi3 import FMU3Slave
+
+from mechfmu.components import COMPONENTS
+from mechfmu.fmu.fmi3_arrays import vector_lengths
+from mechfmu.master.simulate import simulate
+from mechfmu.ssp.export import export_ssp, export_summary
+
+ARRAYS = {
+    "RigidBody": {"centerOfMass": 3, "gravity": 3, "position_start": 3, "orientation_start": 4, "velocity_start": 3,
+                  "angularVelocity_start": 3, "force_a": 3, "torque_a": 3, "force_b": 3, "torque_b": 3,
+                  "position": 3, "orientation": 4, "velocity": 3, "angularVelocity": 3},
+    "SmoothSphereHalfSpaceForce": {
+        "sphereLocation": 3, "halfSpaceLocation": 3, "halfSpaceOrientation": 3, "sphere.position": 3,
+        "sphere.orientation": 4, "sphere.velocity": 3, "sphere.angularVelocity": 3, "halfSpace.position": 3,
+        "halfSpace.orientation": 4, "halfSpace.velocity": 3, "halfSpace.angularVelocity": 3, "sphere.force": 3,
+        "sphere.torque": 3, "halfSpace.force": 3, "halfSpace.torque": 3, "contactPoint": 3},
+}
+
+
+def declared_arrays(path) -> dict[str, int]:
+    with zipfile.ZipFile(path) as zf:
+        root = ET.fromstring(zf.read("modelDescription.xml"))
+    return {v.attrib["name"]: int(v.find("Dimension").attrib["start"])
+            for v in root.find("ModelVariables") if v.find("Dimension") is not None}
+
+
+@pytest.mark.parametrize("model", sorted(COMPONENTS))
+def test_the_vectors_of_a_body_and_of_the_contact_are_arrays_and_nothing_else_is(fmi3_fmus, model):
+    """The 3-D quantities (and the quaternions, 4) of RigidBody and the sphere contact, each one variable; the other
+    components' variables stay scalars."""
+    assert declared_arrays(fmi3_fmus[model]) == ARRAYS.get(model, {})
+
+
+@pytest.mark.parametrize("model", sorted(ARRAYS))
+def test_the_binary_serves_exactly_the_arrays_the_description_declares(fmi3_fmus, model):
+    """For every value reference: an array's whole elements with one call (nValues its length), a scalar alone, an
+    element's own value reference refused naming the array's; a wrong nValues refused; set and read back whole."""
+    md = read_model_description(str(fmi3_fmus[model]))
+    fmu = FMU3Slave(guid=md.guid, unzipDirectory=extract(str(fmi3_fmus[model])), modelIdentifier=model,
+                    instanceName="arrays")
+    messages: list[str] = []
+    fmu.instantiate(logMessage=lambda env, status, category, message: messages.append(message.decode()))
+    try:
+        declared = {v.valueReference: (math.prod(int(d.start) for d in v.dimensions) if v.dimensions else 1, v)
+                    for v in md.modelVariables}
+        reals = [r for r, (_, v) in declared.items() if v.type == "Float64"]
+        for reference in range(max(declared) + 1):
+            if reference in declared:
+                length, variable = declared[reference]
+                if variable.type == "Float64":
+                    assert len(fmu.getFloat64([reference], length)) == length, variable.name
+                continue
+            owner = max(r for r in reals if r < reference)
+            messages.clear()
+            with pytest.raises(FMICallException):
+                fmu.getFloat64([reference], 1)
+            assert f"is an element of the array variable with valueReference {owner}" in messages[-1]
+        position = next(v.valueReference for v in md.modelVariables if v.dimensions and v.causality == "parameter")
+        messages.clear()
+        with pytest.raises(FMICallException):
+            fmu.getFloat64([position], 1)
+        assert "1 values for the 1 value references in valueReferences, whose variables have 3 elements" in messages[-1]
+        fmu.setFloat64([position], [0.25, -0.5, 0.75])
+        assert fmu.getFloat64([position, position], 6) == [0.25, -0.5, 0.75] * 2
+    finally:
+        fmu.freeInstance()
+
+
+def test_the_description_and_the_binary_apply_one_rule():
+    """The rule on names (what the C glue applies to the runtime's variables): a run of x, y, z or w, x, y, z of one
+    causality, in value-reference order; anything else stays scalar."""
+    variables = [("a.x", 0, True, "input"), ("a.y", 1, True, "input"), ("a.z", 2, True, "input"),
+                 ("q.w", 3, True, "output"), ("q.x", 4, True, "output"), ("q.y", 5, True, "output"),
+                 ("q.z", 6, True, "output"), ("b.x", 7, True, "input"), ("b.y", 8, True, "output"),
+                 ("b.z", 9, True, "input"), ("flange.w", 10, True, "output"), ("c.x", 11, False, "parameter"),
+                 ("c.y", 12, False, "parameter"), ("c.z", 13, False, "parameter"), ("d.x", 14, True, "input"),
+                 ("e.y", 15, True, "input"), ("e.z", 16, True, "input")]
+    assert vector_lengths(variables) == {0: 3, 3: 4}
+
+
+def test_a_body_on_a_contact_runs_through_its_arrays_to_the_fmi2_bits_in_every_master(fmi3_fmus):
+    """ball_drop's connections name scalars (ball.position.x): the master reads and writes the arrays whole,
+    co-simulation and the monolithic master alike, to the FMI 2.0 run's bits."""
+    for algorithm in (None, "monolithic"):
+        two = simulate("scenarios/ball_drop", algorithm=algorithm, estimate_error=False)
+        three = simulate("scenarios/ball_drop", algorithm=algorithm, estimate_error=False, fmi_version=3)
+        assert two.status == three.status == "ok"
+        assert two.data.dtype.names == three.data.dtype.names
+        for name in two.data.dtype.names:
+            assert np.array_equal(three.data[name], two.data[name]), (algorithm, name)
+
+
+def test_an_archive_keeps_the_fmi2_fmu_where_the_fmi3_one_has_arrays(fmi3_fmus, tmp_path):
+    """SSP 1.0 connects scalars: exported with --fmi-version 3, the body and the contact keep their FMI 2.0 FMUs,
+    and the summary says why."""
+    archive = export_ssp("scenarios/ball_drop", tmp_path / "ball_drop.ssp", fmi_version=3)
+    with zipfile.ZipFile(archive) as zf:
+        versions = {name: ET.fromstring(zipfile.ZipFile(zf.open(name)).read("modelDescription.xml")).get("fmiVersion")
+                    for name in zf.namelist() if name.endswith(".fmu")}
+    assert versions and set(versions.values()) == {"2.0"}
+    summary = export_summary(archive, fmi_version=3)
+    assert "ball, contact keep their FMI 2.0 FMU: the FMI 3.0 build has array variables" in summary
+    assert "keep their FMI 2.0 FMU" not in export_summary(archive)
