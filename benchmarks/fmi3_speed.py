@@ -20,9 +20,10 @@ from pathlib import Path
 import fmpy
 from fmpy import extract, read_model_description
 from mechfmu.components import COMPONENTS
-from native_speed import c_host_ns, compile_host, kinds, references
+from native_speed import c_host_ns, compile_host, kinds
 
 from mechfmu.fmu import fmi3
+from mechfmu.fmu.fmi3_arrays import read_description
 from mechfmu.fmu.build import build
 
 HOST3 = Path(__file__).with_name("fmi3_speed_host.c")
@@ -31,13 +32,23 @@ TARGET_RATIO = 1.05
 MODELS = ["CoordinateSpringDamper", "ElastoGap", "CoordinateSpringDamperExt", "SmoothSphereHalfSpaceForce", "Mass"]
 
 
+def array_references(fmu: Path, model: str) -> tuple[list[int], list[int]]:
+    """The value references of the FMI 3.0 FMU's inputs and outputs, an array once for its elements (which are in
+    the order of the component's scalar inputs and outputs)."""
+    expanded = {v.name: v.valueReference for v in read_description(fmu).modelVariables}
+    cls = COMPONENTS[model]
+    return ([*dict.fromkeys(expanded[i.name] for i in cls.inputs)],
+            [*dict.fromkeys(expanded[o.name] for o in cls.outputs)])
+
+
 def fmi3_ns(host: Path, fmu: Path, model: str, steps: int, callback: bool, folder: Path) -> float:
     unpacked = Path(extract(str(fmu), unzipdir=str(folder / f"fmi3_{model}")))
     description = read_model_description(str(fmu))
-    inputs, outputs = references(fmu, model)
+    inputs, outputs = array_references(fmu, model)
     cmd = [str(host), str(unpacked / "binaries" / "x86_64-linux" / f"{model}.so"), str(unpacked / "resources") + "/",
            description.guid, str(int(callback)), str(steps), "1e-4", str(len(inputs)), str(len(outputs)),
-           kinds(model), *map(str, inputs + outputs)]
+           str(len(COMPONENTS[model].inputs)), str(len(COMPONENTS[model].outputs)), kinds(model),
+           *map(str, inputs + outputs)]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         raise RuntimeError(f"{model} ({fmu}): {proc.stderr}")

@@ -4,9 +4,10 @@
  * the outputs; instantiated with event mode used and early return allowed, and, with CALLBACK 1, an intermediate
  * update callback (which asks for nothing) called at every step's end.
  *
- * Usage: fmi3_speed_host BINARY RESOURCE_PATH TOKEN CALLBACK STEPS H NIN NOUT KINDS VR... (NIN input references,
- * then NOUT outputs; KINDS has a letter per input: 'v' a value that changes every step (a small motion, a force), 'c' one held
- * at 1000 + its index (a tangent stiffness or damping, which a linear contact keeps))
+ * Usage: fmi3_speed_host BINARY RESOURCE_PATH TOKEN CALLBACK STEPS H NIN NOUT VIN VOUT KINDS VR... (NIN input
+ * references holding VIN values, then NOUT outputs holding VOUT: an array variable is one reference, its elements
+ * values; KINDS has a letter per input value: 'v' a value that changes every step (a small motion, a force), 'c' one
+ * held at 1000 + its index (a tangent stiffness or damping, which a linear contact keeps))
  * Prints "ns_per_step <x>" and "checksum <sum of the last outputs>" (so no call can be left out).
  */
 #define _POSIX_C_SOURCE 199309L
@@ -39,7 +40,8 @@ static void update(fmi3InstanceEnvironment env, fmi3Float64 time, fmi3Boolean se
 
 int main(int argc, char **argv) {
     if (argc < 10) {
-        fprintf(stderr, "usage: %s BINARY RESOURCE_PATH TOKEN CALLBACK STEPS H NIN NOUT KINDS VR...\n", argv[0]);
+        fprintf(stderr, "usage: %s BINARY RESOURCE_PATH TOKEN CALLBACK STEPS H NIN NOUT VIN VOUT KINDS VR...\n",
+                argv[0]);
         return 2;
     }
     void *library = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
@@ -61,15 +63,16 @@ int main(int argc, char **argv) {
     const long steps = atol(argv[5]);
     const double h = atof(argv[6]);
     const size_t nin = (size_t)atol(argv[7]), nout = (size_t)atol(argv[8]);
-    const char *kinds = argv[9];
-    if (argc != 10 + (int)(nin + nout) || strlen(kinds) != nin) {
-        fprintf(stderr, "expected %zu value references\n", nin + nout);
+    const size_t vin = (size_t)atol(argv[9]), vout = (size_t)atol(argv[10]);
+    const char *kinds = argv[11];
+    if (argc != 12 + (int)(nin + nout) || strlen(kinds) != vin) {
+        fprintf(stderr, "expected %zu value references and %zu kinds\n", nin + nout, vin);
         return 2;
     }
     fmi3ValueReference *in = calloc(nin + 1, sizeof *in), *out = calloc(nout + 1, sizeof *out);
-    double *inputs = calloc(nin + 1, sizeof *inputs), *outputs = calloc(nout + 1, sizeof *outputs);
-    for (size_t i = 0; i < nin; ++i) in[i] = (fmi3ValueReference)atol(argv[10 + i]);
-    for (size_t i = 0; i < nout; ++i) out[i] = (fmi3ValueReference)atol(argv[10 + nin + i]);
+    double *inputs = calloc(vin + 1, sizeof *inputs), *outputs = calloc(vout + 1, sizeof *outputs);
+    for (size_t i = 0; i < nin; ++i) in[i] = (fmi3ValueReference)atol(argv[12 + i]);
+    for (size_t i = 0; i < nout; ++i) out[i] = (fmi3ValueReference)atol(argv[12 + nin + i]);
     fmi3Instance c = fmi3InstantiateCoSimulation("speed", argv[3], argv[2], fmi3False, fmi3False, fmi3True, fmi3True,
                                                  NULL, 0, NULL, logger, callback ? update : NULL);
     fmi3Boolean a, b, d, e, f;
@@ -84,13 +87,13 @@ int main(int argc, char **argv) {
     double t = 0.0;
     clock_gettime(CLOCK_MONOTONIC, &start);
     for (long k = 0; k < steps; ++k) {
-        for (size_t i = 0; i < nin; ++i)
+        for (size_t i = 0; i < vin; ++i)
             inputs[i] = kinds[i] == 'c' ? 1000.0 + (double)i : 1e-3 * (double)((k + (long)i) % 7) - 2e-3;
         fmi3Boolean event, terminate, early;
         fmi3Float64 last;
-        if (fmi3SetFloat64(c, in, nin, inputs, nin) > fmi3Warning
+        if (fmi3SetFloat64(c, in, nin, inputs, vin) > fmi3Warning
             || fmi3DoStep(c, t, h, fmi3True, &event, &terminate, &early, &last) > fmi3Warning
-            || fmi3GetFloat64(c, out, nout, outputs, nout) > fmi3Warning) {
+            || fmi3GetFloat64(c, out, nout, outputs, vout) > fmi3Warning) {
             fprintf(stderr, "step %ld failed\n", k);
             return 1;
         }
@@ -99,7 +102,7 @@ int main(int argc, char **argv) {
     clock_gettime(CLOCK_MONOTONIC, &end);
     double elapsed = (double)(end.tv_sec - start.tv_sec) * 1e9 + (double)(end.tv_nsec - start.tv_nsec);
     double checksum = 0.0;
-    for (size_t i = 0; i < nout; ++i) checksum += outputs[i];
+    for (size_t i = 0; i < vout; ++i) checksum += outputs[i];
     printf("ns_per_step %.1f\nchecksum %.17g\n", elapsed / (double)steps, checksum);
     fmi3Terminate(c);
     fmi3FreeInstance(c);

@@ -3,11 +3,14 @@ the sphere contact's positions, velocities, quaternions, forces and torques as o
 from __future__ import annotations
 
 import math
-import zipfile
+import os
+import subprocess
 import xml.etree.ElementTree as ET
+import zipfile
 
 import numpy as np
 import pytest
+from conftest import HEADERS, HERE, compile_c_host
 from fmpy import extract, read_model_description
 from fmpy.fmi1 import FMICallException
 from fmpy.fmi3 import FMU3Slave
@@ -16,6 +19,7 @@ from mechfmu.components import COMPONENTS
 from mechfmu.fmu.fmi3_arrays import vector_lengths
 from mechfmu.master.simulate import simulate
 from mechfmu.ssp.export import export_ssp, export_summary
+from test_fmi3 import checked_host
 
 ARRAYS = {
     "RigidBody": {"centerOfMass": 3, "gravity": 3, "position_start": 3, "orientation_start": 4, "velocity_start": 3,
@@ -113,3 +117,45 @@ def test_an_archive_keeps_the_fmi2_fmu_where_the_fmi3_one_has_arrays(fmi3_fmus, 
     summary = export_summary(archive, fmi_version=3)
     assert "ball, contact keep their FMI 2.0 FMU: the FMI 3.0 build has array variables" in summary
     assert "keep their FMI 2.0 FMU" not in export_summary(archive)
+
+
+def array_host_arguments(fmu, folder) -> list[str]:
+    """tests/fmi3_array_host.c's arguments for the sphere contact unpacked in ``folder``."""
+    with zipfile.ZipFile(fmu) as zf:
+        zf.extractall(folder)
+    md = read_model_description(str(folder))
+    vr = {v.name: str(v.valueReference) for v in md.modelVariables}
+    return [str(folder / "resources") + "/", md.guid, vr["sphere.position"], vr["sphere.orientation"],
+            vr["sphere.force"]]
+
+
+def test_a_c_host_reads_writes_and_differentiates_the_arrays(fmi3_fmus, tmp_path):
+    """The shipped binary in a C host: arrays whole, their derivatives against central differences, the careless
+    calls on them refused."""
+    host = compile_c_host("fmi3_array_host", tmp_path / "fmi3_array_host")
+    model = "SmoothSphereHalfSpaceForce"
+    arguments = array_host_arguments(fmi3_fmus[model], tmp_path / model)
+    out = checked_host(host, tmp_path / model / "binaries" / "x86_64-linux" / f"{model}.so", arguments)
+    assert out.count("\nok ") >= 12, out
+
+
+@pytest.mark.slow
+def test_the_array_calls_under_address_sanitizer_and_ubsan(fmi3_fmus, tmp_path):
+    """The same host and the contact's binary built from the sources with AddressSanitizer and UBSan: no report, no
+    leak."""
+    from mechfmu.fmu import native_tables
+    from mechfmu.fmu.native import FMI2_GLUE, FMI3_GLUE, NATIVE_SOURCES
+    from test_fmi_null_arguments import SANITIZERS, compiler
+    clang, model = compiler(), "SmoothSphereHalfSpaceForce"
+    library = tmp_path / f"{model}.so"  # the glue finds its class by the binary's name
+    sources = [FMI3_GLUE, *(p for p in NATIVE_SOURCES if p.suffix == ".c" and p != FMI2_GLUE),
+               *native_tables.write(tmp_path), *native_tables.law_sources()]
+    subprocess.run([clang, *SANITIZERS, "-shared", "-fPIC", "-ffp-contract=off", "-DMECHFMU_NATIVE",
+                    f"-I{tmp_path}", f"-I{native_tables.NATIVE_DIR}", f"-I{HEADERS}", "-o", str(library),
+                    *map(str, sources), "-lm", "-lpthread"], check=True)
+    host = tmp_path / "fmi3_array_host"
+    subprocess.run([clang, *SANITIZERS, f"-I{HEADERS}", "-o", str(host), str(HERE / "fmi3_array_host.c"), "-ldl",
+                    "-lm"], check=True)
+    arguments = array_host_arguments(fmi3_fmus[model], tmp_path / model)
+    checked_host(host, library, arguments, env=dict(os.environ, ASAN_OPTIONS="detect_leaks=1",
+                                                    UBSAN_OPTIONS="print_stacktrace=1"))

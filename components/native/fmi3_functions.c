@@ -463,11 +463,14 @@ fmi3Status fmi3ExitConfigurationMode(fmi3Instance instance) {
          "for %zu value references", nValues, nValueReferences, nValueReferences);                   \
     if (nValueReferences == 0) return fmi3OK
 
+/* Room for the elements of a call's arrays without allocating (a larger call allocates). */
+#define LOCAL_ELEMENTS 64
+
 /* The runtime's value references for the FMI 3.0 ones `vr[0..n)`, each array's elements for its value reference, into
- * a new buffer (*count of them; the caller frees it); NULL after refusing: an element's own value reference, more
- * elements than `limit` (the values the caller passes). */
+ * `local` (LOCAL_ELEMENTS long) or, for more, a new buffer the caller frees (*count of them); NULL after refusing: an
+ * element's own value reference, a count other than `limit` (the values the caller passes). */
 static RuntimeReference *elements(Instance *w, const char *function, const char *what, const fmi3ValueReference vr[],
-                                  size_t n, size_t limit, size_t *count) {
+                                  size_t n, size_t limit, size_t *count, RuntimeReference *local) {
     size_t total = 0;
     for (size_t i = 0; i < n; ++i) {
         size_t length = vr[i] <= w->variable_count ? w->lengths[vr[i]] : 1; /* beyond: the runtime refuses it */
@@ -486,7 +489,7 @@ static RuntimeReference *elements(Instance *w, const char *function, const char 
                n, what, total);
         return NULL;
     }
-    RuntimeReference *out = malloc((total ? total : 1) * sizeof *out);
+    RuntimeReference *out = total <= LOCAL_ELEMENTS ? local : malloc(total * sizeof *out);
     if (!out) {
         refuse(w, function, "out of memory");
         return NULL;
@@ -508,11 +511,12 @@ fmi3Status fmi3GetFloat64(fmi3Instance instance, const fmi3ValueReference valueR
     FLOAT64_ARRAYS("fmi3GetFloat64");
     if (!w->lengths) return finish(w, runtime_get_real(w->runtime, valueReferences, nValueReferences, values), 0);
     size_t count;
+    RuntimeReference local[LOCAL_ELEMENTS];
     RuntimeReference *all = elements(w, "fmi3GetFloat64", "valueReferences", valueReferences, nValueReferences,
-                                     nValues, &count);
+                                     nValues, &count, local);
     if (!all) return fmi3Error;
     fmi3Status status = finish(w, runtime_get_real(w->runtime, all, count, values), 0); /* time too */
-    free(all);
+    if (all != local) free(all);
     return status;
 }
 
@@ -522,11 +526,12 @@ fmi3Status fmi3SetFloat64(fmi3Instance instance, const fmi3ValueReference valueR
     FLOAT64_ARRAYS("fmi3SetFloat64");
     if (!w->lengths) return finish(w, runtime_set_real(w->runtime, valueReferences, nValueReferences, values), 0);
     size_t count;
+    RuntimeReference local[LOCAL_ELEMENTS];
     RuntimeReference *all = elements(w, "fmi3SetFloat64", "valueReferences", valueReferences, nValueReferences,
-                                     nValues, &count);
+                                     nValues, &count, local);
     if (!all) return fmi3Error;
     fmi3Status status = finish(w, runtime_set_real(w->runtime, all, count, values), 0); /* never time */
-    free(all);
+    if (all != local) free(all);
     return status;
 }
 
@@ -914,12 +919,14 @@ static fmi3Status derivative(Instance *w, int adjoint, const fmi3ValueReference 
                                                                   sensitivity);
     }
     size_t nu, nk;
-    RuntimeReference *u = elements(w, function, "unknowns", unknowns, nUnknowns, n_unknown_values, &nu);
+    RuntimeReference local_u[LOCAL_ELEMENTS], local_k[LOCAL_ELEMENTS];
+    RuntimeReference *u = elements(w, function, "unknowns", unknowns, nUnknowns, n_unknown_values, &nu, local_u);
     if (!u) return fmi3Error;
-    RuntimeReference *k = elements(w, function, "knowns", knowns, nKnowns, n_known_values, &nk);
+    RuntimeReference *k = elements(w, function, "knowns", knowns, nKnowns, n_known_values, &nk, local_k);
     fmi3Status status = !k ? fmi3Error
                            : (adjoint ? adjoint_product : directional_product)(w, u, nu, k, nk, seed, sensitivity);
-    free(u), free(k);
+    if (u != local_u) free(u);
+    if (k && k != local_k) free(k);
     return status;
 }
 
