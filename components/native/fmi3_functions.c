@@ -96,7 +96,6 @@ typedef struct {
     fmi3Status logged;         /* worst status logged during the current call */
     int model_exchange;
     int event_mode_used, early_return_allowed;
-    int in_intermediate_update; /* inside the importer's callback: only the fmi3Get functions */
     fmi3Boolean debug_logging;
     size_t n_categories;
     char **categories;         /* NULL = every category */
@@ -107,6 +106,11 @@ typedef struct {
     RuntimeLogger own;
     Saved *saved;
     void *library;
+    struct {                   /* the step fmi3DoStep takes: its start and where its outputs go */
+        double start;
+        fmi3Boolean *early;
+        fmi3Float64 *last;
+    } step;
     size_t variable_count;     /* the runtime's variables; `time` is the next value reference */
     unsigned char *lengths;    /* per value reference its array length (vector_lengths); NULL: every one a scalar */
 } Instance;
@@ -205,12 +209,14 @@ static fmi3Status finish(Instance *w, RuntimeStatus status, int next) {
     return w->logged == fmi3Warning ? fmi3Warning : returned;
 }
 
-/* a flag of the allowed states that only the fmi3Get functions carry: they may be called in the callback */
+/* The state inside the importer's intermediate update (the instance's own state kept aside): only the fmi3Get functions,
+ * whose allowed states carry it, may be called there. */
 #define GETTABLE_IN_CALLBACK 4096
 
 /* Why a call is refused on entry: inside the intermediate update, the other interface's, or in the wrong state. */
 static fmi3Status refused_entry(const Instance *w, const char *function, int allowed, int interface, const char *why) {
-    if (w->in_intermediate_update && !(allowed & GETTABLE_IN_CALLBACK))
+    (void)allowed;
+    if (w->state == GETTABLE_IN_CALLBACK)
         return refuse(w, function, "not allowed in the intermediate update callback");
     if (!interface) return refuse(w, function, "%s", why);
     return refuse(w, function, "not allowed in state %s%s", state_name(w->state),
@@ -222,8 +228,7 @@ static fmi3Status refused_entry(const Instance *w, const char *function, int all
 #define ENTER_AS(function, allowed, interface, why)                                                  \
     Instance *w = glue_find(instance);                                                               \
     if (!w) return fmi3Error; /* not an instance of this FMU (e.g. freed): nowhere to log */        \
-    if (!((w->state & (allowed)) && (interface)                                                      \
-          && (!w->in_intermediate_update || ((allowed) & GETTABLE_IN_CALLBACK))))                    \
+    if (!((w->state & (allowed)) && (interface)))                                                    \
         return refused_entry(w, function, (allowed), (interface), why);                              \
     w->logged = fmi3OK
 
@@ -346,7 +351,7 @@ static void free_categories(Instance *w) {
 
 void fmi3FreeInstance(fmi3Instance instance) {
     Instance *w = glue_find(instance);
-    if (!w || w->in_intermediate_update || !glue_remove(w)) return;
+    if (!w || w->state == GETTABLE_IN_CALLBACK || !glue_remove(w)) return;
     while (w->saved) {
         Saved *s = w->saved;
         w->saved = s->next;
@@ -502,14 +507,30 @@ static RuntimeReference *elements(Instance *w, const char *function, const char 
     return out;
 }
 
-/* The Float64 calls: scalars as they are, arrays by their elements. */
-#define FLOAT64_ARRAYS(function)                                                                         NEED(nValueReferences == 0 || (valueReferences && values), function, "%s is NULL with nValueReferences = %zu",          valueReferences ? "values" : "valueReferences", nValueReferences);                              NEED(nValueReferences <= MAX_VARIABLES && nValues <= 4 * (size_t)MAX_VARIABLES, function,                 "nValueReferences = %zu, nValues = %zu: more than any FMU has", nValueReferences, nValues);     if (!w->lengths) {                                                                                       NEED(nValues == nValueReferences, function, "nValues = %zu, but this FMU's variables are scalars: %zu "              "values for %zu value references", nValues, nValueReferences, nValueReferences);            }                                                                                                    if (nValueReferences == 0) return fmi3OK
+/* The Float64 calls: scalars as they are (the common path: nValues = nValueReferences, no arrays, the runtime's OK
+ * returned as it is), arrays by their elements. */
+#define FLOAT64_ARRAYS(function)                                                                     \
+    NEED(nValueReferences == 0 || (valueReferences && values), function, "%s is NULL with nValueReferences = %zu", \
+         valueReferences ? "values" : "valueReferences", nValueReferences);                          \
+    NEED(nValueReferences <= MAX_VARIABLES, function, "nValueReferences = %zu: more than any FMU has (%d)", \
+         nValueReferences, MAX_VARIABLES);                                                           \
+    const int scalars = !w->lengths;                                                                 \
+    NEED(!scalars || nValues == nValueReferences, function, "nValues = %zu, but this FMU's variables are scalars: " \
+         "%zu values for %zu value references", nValues, nValueReferences, nValueReferences);       \
+    if (nValueReferences == 0) return fmi3OK
+
+/* the runtime's status as the call's: OK at once on the common path */
+#define RETURN_FINISHED(call)                                                                        \
+    do {                                                                                             \
+        const RuntimeStatus done_ = (call);                                                          \
+        return done_ == RUNTIME_OK && w->logged == fmi3OK ? fmi3OK : finish(w, done_, 0);          \
+    } while (0)
 
 fmi3Status fmi3GetFloat64(fmi3Instance instance, const fmi3ValueReference valueReferences[], size_t nValueReferences,
                           fmi3Float64 values[], size_t nValues) {
     ENTER("fmi3GetFloat64", GETTABLE);
     FLOAT64_ARRAYS("fmi3GetFloat64");
-    if (!w->lengths) return finish(w, runtime_get_real(w->runtime, valueReferences, nValueReferences, values), 0);
+    if (scalars) RETURN_FINISHED(runtime_get_real(w->runtime, valueReferences, nValueReferences, values)); /* time too */
     size_t count;
     RuntimeReference local[LOCAL_ELEMENTS];
     RuntimeReference *all = elements(w, "fmi3GetFloat64", "valueReferences", valueReferences, nValueReferences,
@@ -524,7 +545,7 @@ fmi3Status fmi3SetFloat64(fmi3Instance instance, const fmi3ValueReference valueR
                           const fmi3Float64 values[], size_t nValues) {
     ENTER("fmi3SetFloat64", SETTABLE);
     FLOAT64_ARRAYS("fmi3SetFloat64");
-    if (!w->lengths) return finish(w, runtime_set_real(w->runtime, valueReferences, nValueReferences, values), 0);
+    if (scalars) RETURN_FINISHED(runtime_set_real(w->runtime, valueReferences, nValueReferences, values));
     size_t count;
     RuntimeReference local[LOCAL_ELEMENTS];
     RuntimeReference *all = elements(w, "fmi3SetFloat64", "valueReferences", valueReferences, nValueReferences,
@@ -1113,9 +1134,10 @@ static fmi3Status intermediate_update(Instance *w, double currentCommunicationPo
         fmi3Boolean requested = false;
         fmi3Float64 at = now;
         fmi3Status logged = w->logged;
-        w->in_intermediate_update = 1;
+        const int state = w->state;
+        w->state = GETTABLE_IN_CALLBACK;
         w->intermediate_update(w->environment, now, false, true, true, w->early_return_allowed, &requested, &at);
-        w->in_intermediate_update = 0;
+        if (w->state == GETTABLE_IN_CALLBACK) w->state = state; /* else a call there failed: its state stays */
         w->logged = logged;
         if (!(requested && w->early_return_allowed) || at == now || !(at < end)) return status;
         if (!(at > currentCommunicationPoint)) { /* not inside the step: it ends where it is */
@@ -1139,30 +1161,43 @@ static fmi3Status intermediate_update(Instance *w, double currentCommunicationPo
     return status;
 }
 
-/* A step the runtime cannot take returns fmi3Discard (step mode after a discarded step: restore a state, or
- * terminate); arguments it refuses return fmi3Error with the state unchanged. At the step's end the importer's
- * intermediate update sees the outputs there; an early return it asks for ends the step at that time instead. */
-fmi3Status fmi3DoStep(fmi3Instance instance, fmi3Float64 currentCommunicationPoint, fmi3Float64 communicationStepSize,
-                      fmi3Boolean noSetFMUStatePriorToCurrentPoint, fmi3Boolean *eventHandlingNeeded,
-                      fmi3Boolean *terminateSimulation, fmi3Boolean *earlyReturn, fmi3Float64 *lastSuccessfulTime) {
-    ENTER_CS("fmi3DoStep", STEP_MODE);
-    NEED(eventHandlingNeeded && terminateSimulation && earlyReturn && lastSuccessfulTime, "fmi3DoStep",
-         "an output argument is NULL");
-    (void)noSetFMUStatePriorToCurrentPoint;
-    RuntimeStatus done = runtime_do_step(w->runtime, currentCommunicationPoint, communicationStepSize);
-    *eventHandlingNeeded = *terminateSimulation = *earlyReturn = false;
-    const double end = currentCommunicationPoint + communicationStepSize;
+/* fmi3DoStep after the runtime's step, off the common path (a refusal, a warning, a failure, an intermediate update):
+ * the step's start and outputs as fmi3DoStep left them in the instance (w->step). */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((noinline))
+#endif
+static fmi3Status stepped(Instance *w, RuntimeStatus done) {
+    const double start = w->step.start, end = *w->step.last; /* fmi3DoStep wrote the end there */
     fmi3Status status = fmi3OK;
-    if (done != RUNTIME_OK || w->logged != fmi3OK) { /* not the common path: a refusal, a warning, a failure */
-        *lastSuccessfulTime = currentCommunicationPoint;
+    if (done != RUNTIME_OK || w->logged != fmi3OK) {
+        *w->step.last = start;
         if (done == RUNTIME_DISCARD && w->logged != fmi3Fatal) {
             w->state = STEP_DISCARDED;
             return fmi3Discard;
         }
         status = finish(w, done, STEP_MODE);
         if (status > fmi3Warning) return status;
+        *w->step.last = end;
     }
-    *lastSuccessfulTime = end;
     if (!w->intermediate_update) return status;
-    return intermediate_update(w, currentCommunicationPoint, end, status, earlyReturn, lastSuccessfulTime);
+    return intermediate_update(w, start, end, status, w->step.early, w->step.last);
+}
+
+/* A step the runtime cannot take returns fmi3Discard (step mode after a discarded step: restore a state, or
+ * terminate); arguments it refuses return fmi3Error with the state unchanged. At the step's end the importer's
+ * intermediate update sees the outputs there; an early return it asks for ends the step at that time instead. The
+ * outputs are written before the step, so that only the instance is kept across it. */
+fmi3Status fmi3DoStep(fmi3Instance instance, fmi3Float64 currentCommunicationPoint, fmi3Float64 communicationStepSize,
+                      fmi3Boolean noSetFMUStatePriorToCurrentPoint, fmi3Boolean *eventHandlingNeeded,
+                      fmi3Boolean *terminateSimulation, fmi3Boolean *earlyReturn, fmi3Float64 *lastSuccessfulTime) {
+    ENTER("fmi3DoStep", STEP_MODE); /* a co-simulation instance's state only */
+    NEED(eventHandlingNeeded && terminateSimulation && earlyReturn && lastSuccessfulTime, "fmi3DoStep",
+         "an output argument is NULL");
+    (void)noSetFMUStatePriorToCurrentPoint;
+    *eventHandlingNeeded = *terminateSimulation = *earlyReturn = false;
+    *lastSuccessfulTime = currentCommunicationPoint + communicationStepSize;
+    w->step.start = currentCommunicationPoint, w->step.early = earlyReturn, w->step.last = lastSuccessfulTime;
+    const RuntimeStatus done = runtime_do_step(w->runtime, currentCommunicationPoint, communicationStepSize);
+    if (done == RUNTIME_OK && w->logged == fmi3OK && !w->intermediate_update) return fmi3OK;
+    return stepped(w, done);
 }
