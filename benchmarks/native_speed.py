@@ -54,11 +54,12 @@ def kinds(model: str) -> str:
     return "".join("c" if i.name.endswith((".c", ".d")) else "v" for i in COMPONENTS[model].inputs)
 
 
-def c_host_ns(host: Path, fmu: Path, model: str, steps: int, folder: Path) -> float:
+def c_host_ns(host: Path, fmu: Path, model: str, steps: int, folder: Path, wrapper: tuple[str, ...] = ()) -> float:
+    """ns per step of the FMU in the C host (``wrapper``: a command the host runs under, e.g. valgrind's)."""
     unpacked = Path(extract(str(fmu), unzipdir=str(folder / f"{fmu.parent.name}_{model}")))
     description = read_model_description(str(fmu))
     inputs, outputs = references(fmu, model)
-    cmd = [str(host), str(unpacked / binary_name(model, "linux64")), (unpacked / "resources").as_uri(),
+    cmd = [*wrapper, str(host), str(unpacked / binary_name(model, "linux64")), (unpacked / "resources").as_uri(),
            description.guid, str(steps), "1e-4", str(len(inputs)), str(len(outputs)), kinds(model),
            *map(str, inputs + outputs)]
     proc = subprocess.run(cmd, capture_output=True, text=True)

@@ -111,6 +111,11 @@ typedef struct {
         fmi3Boolean *early;
         fmi3Float64 *last;
     } step;
+    struct Expanded {          /* the last value references of fmi3GetFloat64 (0) and fmi3SetFloat64 (1), expanded */
+        size_t n, count;
+        fmi3ValueReference vr[16];
+        RuntimeReference elements[64];
+    } expanded[2];
     size_t variable_count;     /* the runtime's variables; `time` is the next value reference */
     unsigned char *lengths;    /* per value reference its array length (vector_lengths); NULL: every one a scalar */
 } Instance;
@@ -468,43 +473,75 @@ fmi3Status fmi3ExitConfigurationMode(fmi3Instance instance) {
          "for %zu value references", nValues, nValueReferences, nValueReferences);                   \
     if (nValueReferences == 0) return fmi3OK
 
-/* Room for the elements of a call's arrays without allocating (a larger call allocates). */
+/* Room for the elements of a call's arrays without allocating (a larger call allocates); the same as an Expanded's. */
 #define LOCAL_ELEMENTS 64
+
+/* The array length of value reference `vr` (1 beyond the variables: the runtime refuses it). */
+static size_t length_of(const Instance *w, fmi3ValueReference vr) {
+    return vr <= w->variable_count ? w->lengths[vr] : 1;
+}
 
 /* The runtime's value references for the FMI 3.0 ones `vr[0..n)`, each array's elements for its value reference, into
  * `local` (LOCAL_ELEMENTS long) or, for more, a new buffer the caller frees (*count of them); NULL after refusing: an
  * element's own value reference, a count other than `limit` (the values the caller passes). */
 static RuntimeReference *elements(Instance *w, const char *function, const char *what, const fmi3ValueReference vr[],
                                   size_t n, size_t limit, size_t *count, RuntimeReference *local) {
-    size_t total = 0;
+    RuntimeReference *out = local;
+    size_t k = 0, capacity = LOCAL_ELEMENTS;
     for (size_t i = 0; i < n; ++i) {
-        size_t length = vr[i] <= w->variable_count ? w->lengths[vr[i]] : 1; /* beyond: the runtime refuses it */
+        const size_t length = length_of(w, vr[i]);
         if (length == 0) {
             RuntimeReference first = vr[i];
             while (first > 0 && w->lengths[first] == 0) --first;
+            if (out != local) free(out);
             refuse(w, function, "%s[%zu] = %u is an element of the array variable with valueReference %u, not a "
                    "variable: give the array's value reference", what, i, vr[i], first);
             return NULL;
         }
-        total += length;
-    }
-    *count = total;
-    if (total != limit) {
-        refuse(w, function, "%zu values for the %zu value references in %s, whose variables have %zu elements", limit,
-               n, what, total);
-        return NULL;
-    }
-    RuntimeReference *out = total <= LOCAL_ELEMENTS ? local : malloc(total * sizeof *out);
-    if (!out) {
-        refuse(w, function, "out of memory");
-        return NULL;
-    }
-    size_t k = 0;
-    for (size_t i = 0; i < n; ++i) {
-        size_t length = vr[i] <= w->variable_count ? w->lengths[vr[i]] : 1;
+        if (k + length > capacity) { /* more than the local room: all of them counted, then allocated */
+            size_t total = k;
+            for (size_t j = i; j < n; ++j) total += length_of(w, vr[j]) ? length_of(w, vr[j]) : 1;
+            RuntimeReference *grown = out == local ? malloc(total * sizeof *grown) : NULL;
+            if (!grown) {
+                if (out != local) free(out);
+                refuse(w, function, "out of memory");
+                return NULL;
+            }
+            memcpy(grown, local, k * sizeof *grown);
+            out = grown, capacity = total;
+        }
         for (size_t e = 0; e < length; ++e) out[k++] = vr[i] + (RuntimeReference)e;
     }
+    *count = k;
+    if (k != limit) {
+        if (out != local) free(out);
+        refuse(w, function, "%zu values for the %zu value references in %s, whose variables have %zu elements", limit,
+               n, what, k);
+        return NULL;
+    }
     return out;
+}
+
+_Static_assert(sizeof(((struct Expanded *)0)->elements) == LOCAL_ELEMENTS * sizeof(RuntimeReference),
+               "an expansion fits where elements() puts it");
+
+/* elements() for the value references of a get (0) or set (1), the last ones' expansion again where they repeat (a host
+ * steps with the same lists): the runtime's value references, in the instance or (more than 64) a new buffer the
+ * caller frees. */
+static RuntimeReference *expanded(Instance *w, int which, const char *function, const fmi3ValueReference vr[],
+                                  size_t n, size_t limit, size_t *count) {
+    struct Expanded *e = &w->expanded[which];
+    if (n == e->n && limit == e->count && n <= 16 && !memcmp(vr, e->vr, n * sizeof *vr)) {
+        *count = e->count;
+        return e->elements;
+    }
+    e->n = 0; /* nothing cached until this expansion succeeds */
+    RuntimeReference *all = elements(w, function, "valueReferences", vr, n, limit, count, e->elements);
+    if (all == e->elements && n <= 16) {
+        memcpy(e->vr, vr, n * sizeof *vr);
+        e->n = n, e->count = *count;
+    }
+    return all;
 }
 
 /* The Float64 calls: scalars as they are (the common path: nValues = nValueReferences, no arrays, the runtime's OK
@@ -532,12 +569,10 @@ fmi3Status fmi3GetFloat64(fmi3Instance instance, const fmi3ValueReference valueR
     FLOAT64_ARRAYS("fmi3GetFloat64");
     if (scalars) RETURN_FINISHED(runtime_get_real(w->runtime, valueReferences, nValueReferences, values)); /* time too */
     size_t count;
-    RuntimeReference local[LOCAL_ELEMENTS];
-    RuntimeReference *all = elements(w, "fmi3GetFloat64", "valueReferences", valueReferences, nValueReferences,
-                                     nValues, &count, local);
+    RuntimeReference *all = expanded(w, 0, "fmi3GetFloat64", valueReferences, nValueReferences, nValues, &count);
     if (!all) return fmi3Error;
     fmi3Status status = finish(w, runtime_get_real(w->runtime, all, count, values), 0); /* time too */
-    if (all != local) free(all);
+    if (all != w->expanded[0].elements) free(all);
     return status;
 }
 
@@ -547,12 +582,10 @@ fmi3Status fmi3SetFloat64(fmi3Instance instance, const fmi3ValueReference valueR
     FLOAT64_ARRAYS("fmi3SetFloat64");
     if (scalars) RETURN_FINISHED(runtime_set_real(w->runtime, valueReferences, nValueReferences, values));
     size_t count;
-    RuntimeReference local[LOCAL_ELEMENTS];
-    RuntimeReference *all = elements(w, "fmi3SetFloat64", "valueReferences", valueReferences, nValueReferences,
-                                     nValues, &count, local);
+    RuntimeReference *all = expanded(w, 1, "fmi3SetFloat64", valueReferences, nValueReferences, nValues, &count);
     if (!all) return fmi3Error;
     fmi3Status status = finish(w, runtime_set_real(w->runtime, all, count, values), 0); /* never time */
-    if (all != local) free(all);
+    if (all != w->expanded[1].elements) free(all);
     return status;
 }
 
