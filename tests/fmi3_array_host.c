@@ -47,17 +47,9 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: fmi3_array_host BINARY RESOURCE_PATH TOKEN VR_POSITION VR_ORIENTATION VR_FORCE\n");
         return 2;
     }
-    void *library = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
-    if (!library) {
-        fprintf(stderr, "%s\n", dlerror());
-        return 2;
-    }
-#define LOAD(name)                                                                                                \
-    if (!(*(void **)&name = dlsym(library, "fmi3" #name))) {                                                     \
-        fprintf(stderr, "no fmi3%s\n", #name);                                                                   \
-        return 2;                                                                                                 \
-    }
-    FUNCTIONS(LOAD)
+    void *library = host_open(argv[1]);
+    if (!library) return 2;
+    FUNCTIONS(HOST_LOAD_FMI3)
     position = (fmi3ValueReference)atoi(argv[4]), orientation = (fmi3ValueReference)atoi(argv[5]);
     force = (fmi3ValueReference)atoi(argv[6]);
     fmi3Instance c = InstantiateCoSimulation("arrays", argv[3], argv[2], fmi3False, fmi3False, fmi3True, fmi3True,

@@ -93,17 +93,9 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: fmi3_host BINARY RESOURCE_PATH TOKEN VR_F VR_S VR_V VR_TIME\n");
         return 2;
     }
-    void *library = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
-    if (!library) {
-        fprintf(stderr, "%s\n", dlerror());
-        return 2;
-    }
-#define LOAD(name)                                                                                                \
-    if (!(*(void **)&name = dlsym(library, "fmi3" #name))) {                                                     \
-        fprintf(stderr, "no fmi3%s\n", #name);                                                                   \
-        return 2;                                                                                                 \
-    }
-    FUNCTIONS(LOAD)
+    void *library = host_open(argv[1]);
+    if (!library) return 2;
+    FUNCTIONS(HOST_LOAD_FMI3)
     resources = argv[2], token = argv[3];
     vr_f = (fmi3ValueReference)atoi(argv[4]), vr_s = (fmi3ValueReference)atoi(argv[5]);
     vr_v = (fmi3ValueReference)atoi(argv[6]), vr_time = (fmi3ValueReference)atoi(argv[7]);

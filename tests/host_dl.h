@@ -67,6 +67,22 @@ static inline long rss_kb(void) {
 }
 #else
 #include <dlfcn.h>
+#include <stdio.h>
 #define utf8_arguments(argc, argv) ((void)(argc), (void)(argv))
 #endif
+
+/* The FMU binary at `path`, or NULL after printing why. */
+static inline void *host_open(const char *path) {
+    void *library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!library) fprintf(stderr, "%s\n", dlerror());
+    return library;
+}
+
+/* fmi3<name> from `library` into the function pointer `name`, or main returns 2 after printing which is missing (an
+ * X-macro's step: FUNCTIONS(HOST_LOAD_FMI3)). */
+#define HOST_LOAD_FMI3(name)                                                                                      \
+    if (!(*(void **)&name = dlsym(library, "fmi3" #name))) {                                                     \
+        fprintf(stderr, "no fmi3%s\n", #name);                                                                   \
+        return 2;                                                                                                 \
+    }
 #endif

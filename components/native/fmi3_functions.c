@@ -563,31 +563,24 @@ static RuntimeReference *expanded(Instance *w, int which, const char *function, 
         return done_ == RUNTIME_OK && w->logged == fmi3OK ? fmi3OK : finish(w, done_, 0);          \
     } while (0)
 
-fmi3Status fmi3GetFloat64(fmi3Instance instance, const fmi3ValueReference valueReferences[], size_t nValueReferences,
-                          fmi3Float64 values[], size_t nValues) {
-    ENTER("fmi3GetFloat64", GETTABLE);
-    FLOAT64_ARRAYS("fmi3GetFloat64");
-    if (scalars) RETURN_FINISHED(runtime_get_real(w->runtime, valueReferences, nValueReferences, values)); /* time too */
-    size_t count;
-    RuntimeReference *all = expanded(w, 0, "fmi3GetFloat64", valueReferences, nValueReferences, nValues, &count);
-    if (!all) return fmi3Error;
-    fmi3Status status = finish(w, runtime_get_real(w->runtime, all, count, values), 0); /* time too */
-    if (all != w->expanded[0].elements) free(all);
-    return status;
-}
-
-fmi3Status fmi3SetFloat64(fmi3Instance instance, const fmi3ValueReference valueReferences[], size_t nValueReferences,
-                          const fmi3Float64 values[], size_t nValues) {
-    ENTER("fmi3SetFloat64", SETTABLE);
-    FLOAT64_ARRAYS("fmi3SetFloat64");
-    if (scalars) RETURN_FINISHED(runtime_set_real(w->runtime, valueReferences, nValueReferences, values));
-    size_t count;
-    RuntimeReference *all = expanded(w, 1, "fmi3SetFloat64", valueReferences, nValueReferences, nValues, &count);
-    if (!all) return fmi3Error;
-    fmi3Status status = finish(w, runtime_set_real(w->runtime, all, count, values), 0); /* never time */
-    if (all != w->expanded[1].elements) free(all);
-    return status;
-}
+/* fmi3GetFloat64 (which = 0) and fmi3SetFloat64 (1): scalars straight to the runtime, arrays by their elements */
+#define FLOAT64_ACCESS(name, allowed, type, runtime_function, which)                                 \
+    fmi3Status fmi3##name(fmi3Instance instance, const fmi3ValueReference valueReferences[],        \
+                          size_t nValueReferences, type values[], size_t nValues) {                  \
+        ENTER("fmi3" #name, allowed);                                                                \
+        FLOAT64_ARRAYS("fmi3" #name);                                                                \
+        if (scalars) RETURN_FINISHED(runtime_function(w->runtime, valueReferences, nValueReferences, values)); \
+        size_t count;                                                                                \
+        RuntimeReference *all = expanded(w, which, "fmi3" #name, valueReferences, nValueReferences, nValues, \
+                                         &count);                                                    \
+        if (!all) return fmi3Error;                                                                  \
+        fmi3Status status = finish(w, runtime_function(w->runtime, all, count, values), 0);         \
+        if (all != w->expanded[which].elements) free(all);                                           \
+        return status;                                                                               \
+    }
+FLOAT64_ACCESS(GetFloat64, GETTABLE, fmi3Float64, runtime_get_real, 0) /* time too */
+FLOAT64_ACCESS(SetFloat64, SETTABLE, const fmi3Float64, runtime_set_real, 1) /* never time */
+#undef FLOAT64_ACCESS
 
 _Static_assert(sizeof(fmi3Int32) == sizeof(int), "an FMI Int32 is the runtime's int");
 _Static_assert(sizeof(fmi3ValueReference) == sizeof(RuntimeReference), "a value reference is the runtime's");
