@@ -554,6 +554,7 @@ static RuntimeReference *expanded(Instance *w, int which, const char *function, 
     const int scalars = !w->lengths;                                                                 \
     NEED(!scalars || nValues == nValueReferences, function, "nValues = %zu, but this FMU's variables are scalars: " \
          "%zu values for %zu value references", nValues, nValueReferences, nValueReferences);       \
+    NEED(nValueReferences > 0 || nValues == 0, function, "nValues = %zu for no value references", nValues); \
     if (nValueReferences == 0) return fmi3OK
 
 /* the runtime's status as the call's: OK at once on the common path */
