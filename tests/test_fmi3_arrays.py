@@ -7,6 +7,7 @@ import os
 import subprocess
 import xml.etree.ElementTree as ET
 import zipfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -20,6 +21,7 @@ from mechfmu.fmu.fmi3_arrays import vector_lengths
 from mechfmu.master.simulate import simulate
 from mechfmu.ssp.export import export_ssp, export_summary
 from test_fmi3 import checked_host
+from test_fmi_null_arguments import SANITIZERS, compiler
 
 ARRAYS = {
     "RigidBody": {"centerOfMass": 3, "gravity": 3, "position_start": 3, "orientation_start": 4, "velocity_start": 3,
@@ -139,23 +141,66 @@ def test_a_c_host_reads_writes_and_differentiates_the_arrays(fmi3_fmus, tmp_path
     assert out.count("\nok ") >= 12, out
 
 
+def sanitized(model: str, folder: Path, flags: list[str]) -> Path:
+    """The model's FMI 3.0 binary built from the sources with clang and ``flags`` (a sanitizer), named as the glue
+    finds its class."""
+    from mechfmu.fmu import native_tables
+    from mechfmu.fmu.native import FMI2_GLUE, FMI3_GLUE, NATIVE_SOURCES
+    library = folder / f"{model}.so"
+    sources = [FMI3_GLUE, *(p for p in NATIVE_SOURCES if p.suffix == ".c" and p != FMI2_GLUE),
+               *native_tables.write(folder), *native_tables.law_sources()]
+    subprocess.run([compiler(), *flags, "-shared", "-fPIC", "-ffp-contract=off", "-DMECHFMU_NATIVE", f"-I{folder}",
+                    f"-I{native_tables.NATIVE_DIR}", f"-I{HEADERS}", "-o", str(library), *map(str, sources), "-lm",
+                    "-lpthread"], check=True)
+    return library
+
+
+def sanitized_host(source: str, folder: Path, flags: list[str]) -> Path:
+    host = folder / source
+    subprocess.run([compiler(), *flags, f"-I{HEADERS}", f"-I{HERE}", "-o", str(host), str(HERE / f"{source}.c"), "-ldl",
+                    "-lm", "-lpthread"], check=True)
+    return host
+
+
 @pytest.mark.slow
 def test_the_array_calls_under_address_sanitizer_and_ubsan(fmi3_fmus, tmp_path):
     """The same host and the contact's binary built from the sources with AddressSanitizer and UBSan: no report, no
     leak."""
-    from mechfmu.fmu import native_tables
-    from mechfmu.fmu.native import FMI2_GLUE, FMI3_GLUE, NATIVE_SOURCES
-    from test_fmi_null_arguments import SANITIZERS, compiler
-    clang, model = compiler(), "SmoothSphereHalfSpaceForce"
-    library = tmp_path / f"{model}.so"  # the glue finds its class by the binary's name
-    sources = [FMI3_GLUE, *(p for p in NATIVE_SOURCES if p.suffix == ".c" and p != FMI2_GLUE),
-               *native_tables.write(tmp_path), *native_tables.law_sources()]
-    subprocess.run([clang, *SANITIZERS, "-shared", "-fPIC", "-ffp-contract=off", "-DMECHFMU_NATIVE",
-                    f"-I{tmp_path}", f"-I{native_tables.NATIVE_DIR}", f"-I{HEADERS}", "-o", str(library),
-                    *map(str, sources), "-lm", "-lpthread"], check=True)
-    host = tmp_path / "fmi3_array_host"
-    subprocess.run([clang, *SANITIZERS, f"-I{HEADERS}", "-o", str(host), str(HERE / "fmi3_array_host.c"), "-ldl",
-                    "-lm"], check=True)
+    model = "SmoothSphereHalfSpaceForce"
+    library = sanitized(model, tmp_path, SANITIZERS)
+    host = sanitized_host("fmi3_array_host", tmp_path, SANITIZERS)
     arguments = array_host_arguments(fmi3_fmus[model], tmp_path / model)
     checked_host(host, library, arguments, env=dict(os.environ, ASAN_OPTIONS="detect_leaks=1",
                                                     UBSAN_OPTIONS="print_stacktrace=1"))
+
+
+def thread_host_arguments(fmu, folder, threads: int, steps: int) -> list[str]:
+    """tests/fmi3_thread_host.c's arguments for RigidBody unpacked in ``folder``."""
+    with zipfile.ZipFile(fmu) as zf:
+        zf.extractall(folder)
+    md = read_model_description(str(folder))
+    vr = {v.name: str(v.valueReference) for v in md.modelVariables}
+    return [str(folder / "resources") + "/", md.guid, vr["position_start"], vr["force_a"], vr["position"],
+            vr["velocity"], str(threads), str(steps)]
+
+
+def test_bodies_on_four_threads_step_as_on_one(fmi3_fmus, tmp_path):
+    """The shipped binary: four threads, each its own body with early returns, states and instances made and freed
+    beside it, give the one-thread run's trajectory to the bit."""
+    host = compile_c_host("fmi3_thread_host", tmp_path / "fmi3_thread_host", "-lpthread")
+    arguments = thread_host_arguments(fmi3_fmus["RigidBody"], tmp_path / "RigidBody", 4, 2000)
+    out = checked_host(host, tmp_path / "RigidBody" / "binaries" / "x86_64-linux" / "RigidBody.so", arguments)
+    assert out.count("ok ") == 3, out
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sanitizer", ["thread", "address"])
+def test_bodies_on_four_threads_under_a_sanitizer_report_nothing(fmi3_fmus, tmp_path, sanitizer):
+    """The same host and RigidBody's binary built from the sources with ThreadSanitizer (no data race between the
+    instances, the glue's set of live instances and the runtime's shared tables) or AddressSanitizer."""
+    flags = ["-g", "-O1", f"-fsanitize={sanitizer}", "-fno-omit-frame-pointer"]
+    library = sanitized("RigidBody", tmp_path, flags)
+    host = sanitized_host("fmi3_thread_host", tmp_path, flags)
+    arguments = thread_host_arguments(fmi3_fmus["RigidBody"], tmp_path / "RigidBody", 4, 300)
+    checked_host(host, library, arguments, env=dict(os.environ, TSAN_OPTIONS="halt_on_error=1 exitcode=66",
+                                                    ASAN_OPTIONS="detect_leaks=1"))
