@@ -18,15 +18,17 @@ from mechfmu.master.slaves import SlaveError
 #: error, so between two events a body moves as in the monolithic run and the event times can agree to the bit
 CO_SIMULATION = dict(algorithm="linear-implicit", step=1e-3, fmi_version=3, event_tolerance="1e-10",
                      estimate_error=False)
+#: the monolithic reference: Radau far tighter than the event tolerance, the components in-process
+REFERENCE = dict(algorithm="monolithic", local=True, ode_rtol="1e-10", ode_atol="1e-12", estimate_error=False)
 
 
 @pytest.fixture(scope="module")
 def monolithic_events(fmi3_fmus):
-    """The monolithic master's event times per scenario, its integrator far tighter than the tolerance asked."""
+    """The monolithic master's event times per scenario (the components in-process), its integrator far tighter than
+    the tolerance asked: at ode_rtol 1e-10 its event times lie within 5e-11 s of those at 1e-12."""
     found = {}
     for name in ("limit_stops", "elastogap"):
-        result = simulate(f"scenarios/{name}", algorithm="monolithic", fmi_version=3, ode_rtol="1e-12",
-                          ode_atol="1e-14", estimate_error=False)
+        result = simulate(f"scenarios/{name}", **REFERENCE)
         assert result.status == "ok", result.message
         found[name] = result.events
     return found
@@ -69,8 +71,7 @@ def test_two_bodies_each_with_its_stops_the_later_body_taken_back_where_the_othe
         system.connect(ground.flange, stops.flange_a)
         system.connect(mass.flange_a, stops.flange_b)
     folder = system.write(tmp_path / "two_stops", fmu_folder=str(fmu_path("Mass").parent)).parent
-    reference = simulate(folder, algorithm="monolithic", fmi_version=3, ode_rtol="1e-12", ode_atol="1e-14",
-                         estimate_error=False).events
+    reference = simulate(folder, **REFERENCE).events
     result = simulate(folder, events="on", **{**CO_SIMULATION, "step": 1e-2})
     assert result.status == "ok", result.message
     assert len(result.events) == len(reference) > 30
