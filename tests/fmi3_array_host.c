@@ -14,14 +14,9 @@
 #include <string.h>
 
 #include "fmi3Functions.h"
+#include "host_check.h"
 #include "host_dl.h"
 
-static int violations;
-
-static void check(int ok, const char *what) {
-    printf("%s %s\n", ok ? "ok" : "violation:", what);
-    violations += !ok;
-}
 
 static void log_message(fmi3InstanceEnvironment environment, fmi3Status status, fmi3String category,
                         fmi3String message) {

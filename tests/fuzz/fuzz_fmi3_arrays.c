@@ -10,10 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "fmi3Functions.h"
+#include "fuzz_token.h"
 #include "model.h"
 
 static const NativeVariable variables[] = {
@@ -77,8 +76,6 @@ static void quiet(fmi3InstanceEnvironment environment, fmi3Status status, fmi3St
     (void)environment, (void)status, (void)category, (void)message;
 }
 
-static char resources[256];
-
 /* the elements `vr[0..n)` take in this class, or -1 where one is an element's own (beyond the variables: 1) */
 static long elements_of(const fmi3ValueReference *vr, size_t n) {
     long total = 0;
@@ -97,18 +94,10 @@ static size_t next(const uint8_t **data, size_t *size) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    if (!resources[0]) { /* the instantiation token's file, as a packed FMU has it */
-        memset(feedthrough, 1, sizeof feedthrough);
-        snprintf(resources, sizeof resources, "/tmp/mechfmu_fuzz_fmi3_arrays_%ld/", (long)getpid());
-        mkdir(resources, 0700);
-        char path[300];
-        snprintf(path, sizeof path, "%smechfmu_guid.txt", resources);
-        FILE *file = fopen(path, "w");
-        if (!file) return 0;
-        fputs("fuzz-token\n", file);
-        fclose(file);
-    }
-    fmi3Instance c = fmi3InstantiateCoSimulation("fuzz", "fuzz-token", resources, fmi3False, fmi3False, fmi3False,
+    memset(feedthrough, 1, sizeof feedthrough);
+    const char *resources = fuzz_resources("fuzz_fmi3_arrays");
+    if (!resources) return 0;
+    fmi3Instance c = fmi3InstantiateCoSimulation("fuzz", FUZZ_TOKEN, resources, fmi3False, fmi3False, fmi3False,
                                                  fmi3False, NULL, 0, NULL, quiet, NULL);
     if (!c) abort(); /* the token and the class are there: instantiation must succeed */
     int initialized = 0;

@@ -9,12 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "fmi3Functions.h"
 #define FUZZ_CLASS_NAME "fuzz_fmi3_state"
 #include "fuzz_class.h"
+#include "fuzz_token.h"
 
 static void quiet(fmi3InstanceEnvironment environment, fmi3Status status, fmi3String category, fmi3String message) {
     (void)environment, (void)status, (void)category, (void)message;
@@ -29,21 +28,11 @@ static uint32_t crc32_of(const unsigned char *p, size_t size, uint32_t crc) {
     return ~crc;
 }
 
-static char resources[256];
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    if (!resources[0]) { /* the instantiation token's file, as a packed FMU has it */
-        snprintf(resources, sizeof resources, "/tmp/mechfmu_fuzz_fmi3_%ld/", (long)getpid());
-        mkdir(resources, 0700);
-        char path[300];
-        snprintf(path, sizeof path, "%smechfmu_guid.txt", resources);
-        FILE *file = fopen(path, "w");
-        if (!file) return 0;
-        fputs("fuzz-token\n", file);
-        fclose(file);
-    }
+    const char *resources = fuzz_resources("fuzz_fmi3_state");
+    if (!resources) return 0;
     if (size < 2) return 0;
-    fmi3Instance c = fmi3InstantiateCoSimulation("fuzz", "fuzz-token", resources, fmi3False, fmi3False,
+    fmi3Instance c = fmi3InstantiateCoSimulation("fuzz", FUZZ_TOKEN, resources, fmi3False, fmi3False,
                                                  data[1] & 16 ? fmi3True : fmi3False, fmi3False, NULL, 0, NULL, quiet,
                                                  NULL);
     if (!c) abort(); /* the token and the class are there: instantiation must succeed */
