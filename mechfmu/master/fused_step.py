@@ -92,9 +92,9 @@ def add_fused_step(program: Program, slaves: list[Slave], plan: list[TransferLev
 
 def fused_program(system: CoupledSystem, plan: list[TransferLevel]) -> Program | None:
     """The step and ``plan``'s transfer as one compiled program in ``fused_order``, made once per plan and ready to
-    run; None where a slave is not an FMU the compiled exchange can call or something watches the steps
-    (``before_step``)."""
-    if system.before_step is not None:
+    run; None where a slave is not an FMU the compiled exchange can call or something watches or takes the steps
+    (``before_step``, ``stepper``)."""
+    if system.before_step is not None or system.stepper is not None:
         return None
     key = system.fused_keys.setdefault(id(plan), (plan,))
     program = system.compiled(key, lambda p: add_fused_step(p, list(system.slaves.values()), plan))
