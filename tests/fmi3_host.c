@@ -4,7 +4,10 @@
  * update asks for an early return, and FMU states taken, restored, serialized and deserialized, checking every
  * result against a second instance that steps exactly to the same times; then calls it as a careless host would
  * (NULL pointers and arrays, counts beyond any array, a call from inside the callback, a freed instance or state, a
- * state cut or changed, the other interface's calls), each of which must be refused without a crash.
+ * state cut or changed, the other interface's calls), each of which must be refused without a crash. Last, an
+ * instance given its force inside the step (requiredIntermediateVariables): a spring to s = 0.1 m set at every stage
+ * must give the harmonic oscillator, an early return inside the integrated step must end there, and setting
+ * anything but an input there must fail the step.
  *
  * Usage: fmi3_host BINARY RESOURCE_PATH TOKEN VR_F VR_S VR_V VR_TIME
  * Prints a line per check ("ok <what>" or "violation: <what>"), the motion after the early returns ("motion" and s,
@@ -43,11 +46,23 @@ static fmi3ValueReference vr_f, vr_s, vr_v, vr_time;
 static double ask;
 static fmi3Instance reading;
 static fmi3Status read_in_callback = fmi3OK, state_in_callback = fmi3OK;
+/* the instance given its force inside the step: f = 100 N/m (s - 0.1 m), or a set of time where `bad_set` */
+static fmi3Instance integrating;
+static int stage_calls, bad_set;
 
 static void intermediate_update(fmi3InstanceEnvironment environment, fmi3Float64 time, fmi3Boolean setRequested,
                                 fmi3Boolean getAllowed, fmi3Boolean finished, fmi3Boolean canReturnEarly,
                                 fmi3Boolean *earlyReturnRequested, fmi3Float64 *earlyReturnTime) {
-    (void)environment, (void)time, (void)setRequested, (void)finished;
+    (void)environment, (void)time, (void)finished;
+    if (setRequested && integrating) {
+        double s = 0.0, f;
+        GetFloat64(integrating, &vr_s, 1, &s, 1);
+        f = 100.0 * (s - 0.1);
+        SetFloat64(integrating, bad_set ? &vr_time : &vr_f, 1, &f, 1);
+        ++stage_calls;
+        *earlyReturnRequested = fmi3False;
+        return;
+    }
     if (reading && getAllowed) {
         double s;
         fmi3FMUState state = NULL;
@@ -193,6 +208,28 @@ int main(int argc, char **argv) {
           "a NULL resource path refused");
     FreeInstance(exact);
     free(bytes);
+
+    /* --- intermediate inputs: the force at every stage of the step ------------------------------------------------ */
+    fmi3Instance g = InstantiateCoSimulation("inputs", token, resources, fmi3False, fmi3False, fmi3True, fmi3True,
+                                             &vr_f, 1, NULL, log_message, intermediate_update);
+    integrating = g;
+    check(g && started(g, 0.0), "an instance with its force among requiredIntermediateVariables, initialized");
+    t = 0.0;
+    int stepped = 1;
+    for (int k = 0; g && k < 100; ++k, t += 0.01) stepped &= step(g, t, 0.01, &early, &last) == fmi3OK && !early;
+    double oscillator[3] = {0.0, 0.0, 0.0};
+    stepped &= g && motion(g, oscillator);
+    const double off = oscillator[0] - 0.18390715290764524; /* 0.1 (1 - cos 10) at t = 1 s: cos 10 = -0.83907... */
+    check(stepped && t > 0.999999 && off < 1e-8 && off > -1e-8 && stage_calls >= 600,
+          "the force asked for at every stage: s = 0.1 (1 - cos 10t) to 1e-8 m after 1 s");
+    ask = t + 0.004;
+    check(step(g, t, 0.01, &early, &last) == fmi3OK && early && last == ask && motion(g, oscillator)
+          && oscillator[2] == ask, "an early return inside the integrated step ends it there");
+    ask = 0.0, bad_set = 1, t = last;
+    check(step(g, t, 0.01, &early, &last) == fmi3Discard && last == t,
+          "setting time where the inputs are asked for fails the step");
+    integrating = NULL;
+    FreeInstance(g);
     printf("violations %d\n", violations);
     return violations ? 1 : 0;
 }

@@ -15,7 +15,12 @@
  * may be read there, no input set), and returns early where the importer asks it to (earlyReturnAllowed): the
  * step is taken again from its start to the requested time, as a step of that size would have been, and
  * lastSuccessfulTime says where it ended. Event mode (eventModeUsed) gives the sources' next time event from
- * fmi3UpdateDiscreteStates. Handles are checked (glue.c): a freed or foreign instance or FMU state is refused, never
+ * fmi3UpdateDiscreteStates. An importer that lists inputs among requiredIntermediateVariables (of an FMU with
+ * continuous states: a Mass, a RigidBody) gives them inside the step: the step is then integrated as an ODE
+ * (runtime_integrate), and before each stage the intermediate update asks for the inputs there
+ * (intermediateVariableSetRequested; the outputs show the stage's states, only those inputs may be set); after each
+ * internal step it may ask for an early return inside that internal step. The tolerance is fmi3EnterInitializationMode's
+ * (1e-10 where it defines none). Handles are checked (glue.c): a freed or foreign instance or FMU state is refused, never
  * read. FMU states serialize with a header (magic, FMI state, CRC-32) and are checked whole before use.
  *
  * Not supported, refused with fmi3Error: scheduled execution, configuration mode (no structural parameters),
@@ -103,6 +108,8 @@ typedef struct {
     fmi3InstanceEnvironment environment;
     fmi3LogMessageCallback log_message;
     fmi3IntermediateUpdateCallback intermediate_update;
+    int intermediate_inputs;   /* the importer gives inputs inside a step (runtime_integrate) */
+    double tolerance;          /* of that integration: fmi3EnterInitializationMode's, or 0 (the default) */
     RuntimeLogger own;
     Saved *saved;
     void *library;
@@ -217,11 +224,13 @@ static fmi3Status finish(Instance *w, RuntimeStatus status, int next) {
 /* The state inside the importer's intermediate update (the instance's own state kept aside): only the fmi3Get functions,
  * whose allowed states carry it, may be called there. */
 #define GETTABLE_IN_CALLBACK 4096
+/* ... where the importer is asked for the inputs at a stage: fmi3GetFloat64, and fmi3SetFloat64 of inputs */
+#define SETTABLE_IN_CALLBACK 8192
 
 /* Why a call is refused on entry: inside the intermediate update, the other interface's, or in the wrong state. */
 static fmi3Status refused_entry(const Instance *w, const char *function, int allowed, int interface, const char *why) {
     (void)allowed;
-    if (w->state == GETTABLE_IN_CALLBACK)
+    if (w->state == GETTABLE_IN_CALLBACK || w->state == SETTABLE_IN_CALLBACK)
         return refuse(w, function, "not allowed in the intermediate update callback");
     if (!interface) return refuse(w, function, "%s", why);
     return refuse(w, function, "not allowed in state %s%s", state_name(w->state),
@@ -321,13 +330,21 @@ fmi3Instance fmi3InstantiateCoSimulation(fmi3String instanceName, fmi3String ins
                                          fmi3InstanceEnvironment instanceEnvironment,
                                          fmi3LogMessageCallback logMessage,
                                          fmi3IntermediateUpdateCallback intermediateUpdate) {
-    (void)requiredIntermediateVariables, (void)nRequiredIntermediateVariables; /* every output is one */
     Instance *w = instantiate("fmi3InstantiateCoSimulation", instanceName, instantiationToken, resourcePath, visible,
                               loggingOn, instanceEnvironment, logMessage, 0);
     if (w) {
         w->event_mode_used = eventModeUsed;
         w->early_return_allowed = earlyReturnAllowed;
         w->intermediate_update = intermediateUpdate;
+        /* every output is an intermediate variable; an input listed makes the step take inputs inside it */
+        for (size_t i = 0; intermediateUpdate && requiredIntermediateVariables && i < nRequiredIntermediateVariables
+                           && i < MAX_VARIABLES; ++i) {
+            const char *name;
+            int real, causality;
+            if (runtime_variable(w->runtime, requiredIntermediateVariables[i], &name, &real, &causality) == 0
+                && real && causality == 1 && runtime_integrates(w->runtime))
+                w->intermediate_inputs = 1;
+        }
     }
     return w;
 }
@@ -356,7 +373,7 @@ static void free_categories(Instance *w) {
 
 void fmi3FreeInstance(fmi3Instance instance) {
     Instance *w = glue_find(instance);
-    if (!w || w->state == GETTABLE_IN_CALLBACK || !glue_remove(w)) return;
+    if (!w || w->state == GETTABLE_IN_CALLBACK || w->state == SETTABLE_IN_CALLBACK || !glue_remove(w)) return;
     while (w->saved) {
         Saved *s = w->saved;
         w->saved = s->next;
@@ -399,7 +416,9 @@ fmi3Status fmi3SetDebugLogging(fmi3Instance instance, fmi3Boolean loggingOn, siz
 fmi3Status fmi3EnterInitializationMode(fmi3Instance instance, fmi3Boolean toleranceDefined, fmi3Float64 tolerance,
                                        fmi3Float64 startTime, fmi3Boolean stopTimeDefined, fmi3Float64 stopTime) {
     ENTER("fmi3EnterInitializationMode", INSTANTIATED);
-    (void)toleranceDefined, (void)tolerance;
+    NEED(!toleranceDefined || (tolerance > 0.0 && tolerance < 1.0), "fmi3EnterInitializationMode",
+         "tolerance = %g must be > 0 and < 1", tolerance);
+    w->tolerance = toleranceDefined ? tolerance : 0.0;
     NEED(startTime == startTime && startTime - startTime == 0, "fmi3EnterInitializationMode",
          "startTime = %s must be finite", startTime > 0 ? "inf" : startTime < 0 ? "-inf" : "nan");
     NEED(!stopTimeDefined || stopTime == stopTime, "fmi3EnterInitializationMode", "stopTime = nan must be a number");
@@ -462,7 +481,7 @@ fmi3Status fmi3ExitConfigurationMode(fmi3Instance instance) {
 /* --- variables ------------------------------------------------------------------------------------------------- */
 
 #define GETTABLE (INSTANTIATED | INITIALIZATION_MODE | EVENT_MODE | STEP_MODE | CONTINUOUS_TIME_MODE | TERMINATED \
-                  | ERROR | STEP_DISCARDED | GETTABLE_IN_CALLBACK)
+                  | ERROR | STEP_DISCARDED | GETTABLE_IN_CALLBACK | SETTABLE_IN_CALLBACK)
 #define SETTABLE (INSTANTIATED | INITIALIZATION_MODE | EVENT_MODE | STEP_MODE | CONTINUOUS_TIME_MODE)
 #define ARRAYS(function)                                                                             \
     NEED(nValueReferences == 0 || (valueReferences && values), function, "%s is NULL with nValueReferences = %zu", \
@@ -565,23 +584,61 @@ static RuntimeReference *expanded(Instance *w, int which, const char *function, 
     } while (0)
 
 /* fmi3GetFloat64 (which = 0) and fmi3SetFloat64 (1): scalars straight to the runtime, arrays by their elements */
-#define FLOAT64_ACCESS(name, allowed, type, runtime_function, which)                                 \
-    fmi3Status fmi3##name(fmi3Instance instance, const fmi3ValueReference valueReferences[],        \
-                          size_t nValueReferences, type values[], size_t nValues) {                  \
-        ENTER("fmi3" #name, allowed);                                                                \
-        FLOAT64_ARRAYS("fmi3" #name);                                                                \
-        if (scalars) RETURN_FINISHED(runtime_function(w->runtime, valueReferences, nValueReferences, values)); \
-        size_t count;                                                                                \
-        RuntimeReference *all = expanded(w, which, "fmi3" #name, valueReferences, nValueReferences, nValues, \
-                                         &count);                                                    \
-        if (!all) return fmi3Error;                                                                  \
-        fmi3Status status = finish(w, runtime_function(w->runtime, all, count, values), 0);         \
-        if (all != w->expanded[which].elements) free(all);                                           \
-        return status;                                                                               \
+#define FLOAT64_BODY(name, type, runtime_function, which)                                             \
+    FLOAT64_ARRAYS("fmi3" #name);                                                                    \
+    if (scalars) RETURN_FINISHED(runtime_function(w->runtime, valueReferences, nValueReferences, values)); \
+    size_t count;                                                                                    \
+    RuntimeReference *all = expanded(w, which, "fmi3" #name, valueReferences, nValueReferences, nValues, &count); \
+    if (!all) return fmi3Error;                                                                      \
+    fmi3Status status = finish(w, runtime_function(w->runtime, all, count, values), 0);             \
+    if (all != w->expanded[which].elements) free(all);                                               \
+    return status
+
+fmi3Status fmi3GetFloat64(fmi3Instance instance, const fmi3ValueReference valueReferences[], size_t nValueReferences,
+                          fmi3Float64 values[], size_t nValues) {
+    ENTER("fmi3GetFloat64", GETTABLE);
+    FLOAT64_BODY(GetFloat64, fmi3Float64, runtime_get_real, 0); /* time too */
+}
+
+/* fmi3SetFloat64 inside the intermediate update where the inputs are asked for (SETTABLE_IN_CALLBACK): inputs only. */
+static fmi3Status set_inputs(Instance *w, const fmi3ValueReference valueReferences[], size_t nValueReferences,
+                             const fmi3Float64 values[], size_t nValues) {
+    for (size_t i = 0; valueReferences && i < nValueReferences && i < MAX_VARIABLES; ++i) {
+        const char *name;
+        int real, causality;
+        if (runtime_variable(w->runtime, valueReferences[i], &name, &real, &causality) != 0 || causality != 1)
+            return refuse(w, "fmi3SetFloat64", "valueReferences[%zu] = %u is not an input: only inputs may be set "
+                          "in the intermediate update", i, valueReferences[i]);
     }
-FLOAT64_ACCESS(GetFloat64, GETTABLE, fmi3Float64, runtime_get_real, 0) /* time too */
-FLOAT64_ACCESS(SetFloat64, SETTABLE, const fmi3Float64, runtime_set_real, 1) /* never time */
-#undef FLOAT64_ACCESS
+    FLOAT64_BODY(SetFloat64, const fmi3Float64, runtime_set_real, 1);
+}
+
+/* set_inputs, a refusal failing the step that asked (refresh_inputs) */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((noinline))
+#endif
+static fmi3Status set_intermediate(Instance *w, const fmi3ValueReference valueReferences[], size_t nValueReferences,
+                                   const fmi3Float64 values[], size_t nValues) {
+    const fmi3Status status = set_inputs(w, valueReferences, nValueReferences, values, nValues);
+    if (status > fmi3Warning && w->logged < fmi3Error) w->logged = fmi3Error;
+    return status;
+}
+
+fmi3Status fmi3SetFloat64(fmi3Instance instance, const fmi3ValueReference valueReferences[], size_t nValueReferences,
+                          const fmi3Float64 values[], size_t nValues) {
+    Instance *w = glue_find(instance);
+    if (!w) return fmi3Error;
+    if (!(w->state & SETTABLE)) {
+        if (w->state == SETTABLE_IN_CALLBACK) {
+            w->logged = fmi3OK;
+            return set_intermediate(w, valueReferences, nValueReferences, values, nValues);
+        }
+        return refused_entry(w, "fmi3SetFloat64", SETTABLE, 1, ""); /* never time */
+    }
+    w->logged = fmi3OK;
+    FLOAT64_BODY(SetFloat64, const fmi3Float64, runtime_set_real, 1);
+}
+#undef FLOAT64_BODY
 
 _Static_assert(sizeof(fmi3Int32) == sizeof(int), "an FMI Int32 is the runtime's int");
 _Static_assert(sizeof(fmi3ValueReference) == sizeof(RuntimeReference), "a value reference is the runtime's");
@@ -1210,20 +1267,84 @@ static fmi3Status stepped(Instance *w, RuntimeStatus done) {
     return intermediate_update(w, start, end, status, w->step.early, w->step.last);
 }
 
+/* runtime_integrate's refresh: the importer's intermediate update asking for the inputs at a stage's `time`. A call
+ * there that fails (an error logged) fails the step. */
+static int refresh_inputs(void *environment, double time) {
+    Instance *w = environment;
+    fmi3Boolean requested = false;
+    fmi3Float64 at = time;
+    const int state = w->state;
+    w->state = SETTABLE_IN_CALLBACK;
+    w->intermediate_update(w->environment, time, true, true, false, false, &requested, &at);
+    if (w->state == SETTABLE_IN_CALLBACK) w->state = state;
+    return w->logged >= fmi3Error ? -1 : 0;
+}
+
+/* runtime_integrate's reached: the intermediate update at an internal step's end, and the early return it asks for. */
+static int reached_time(void *environment, double time, double *at) {
+    Instance *w = environment;
+    fmi3Boolean requested = false;
+    fmi3Float64 when = time;
+    const int state = w->state;
+    const fmi3Status logged = w->logged;
+    w->state = GETTABLE_IN_CALLBACK;
+    w->intermediate_update(w->environment, time, false, true, true, w->early_return_allowed, &requested, &when);
+    if (w->state == GETTABLE_IN_CALLBACK) w->state = state;
+    w->logged = logged;
+    if (!(requested && w->early_return_allowed)) return 0;
+    *at = when;
+    return 1;
+}
+
+/* fmi3DoStep of an instance given its inputs inside the step (intermediate_inputs): integrated by the runtime, the
+ * importer asked for the inputs at each stage and for an early return after each internal step. */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((noinline))
+#endif
+static fmi3Status integrated_step(Instance *w, double start, double size) {
+    const RuntimeInputs inputs = {refresh_inputs, reached_time, w};
+    double ended = start;
+    const RuntimeStatus done = runtime_integrate(w->runtime, start, size, w->tolerance, &inputs, &ended);
+    fmi3Status status = fmi3OK;
+    if (done != RUNTIME_OK || w->logged != fmi3OK) {
+        *w->step.last = start;
+        if (done == RUNTIME_DISCARD && w->logged != fmi3Fatal) {
+            w->state = STEP_DISCARDED;
+            return fmi3Discard;
+        }
+        status = finish(w, done, STEP_MODE);
+        if (status > fmi3Warning) return status;
+    }
+    *w->step.early = ended < start + size;
+    *w->step.last = ended;
+    return status;
+}
+
+/* fmi3DoStep with an output argument NULL: refused, the instance as it was. */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((noinline))
+#endif
+static fmi3Status null_output(fmi3Instance instance) {
+    ENTER("fmi3DoStep", STEP_MODE);
+    return refuse(w, "fmi3DoStep", "an output argument is NULL");
+}
+
 /* A step the runtime cannot take returns fmi3Discard (step mode after a discarded step: restore a state, or
  * terminate); arguments it refuses return fmi3Error with the state unchanged. At the step's end the importer's
  * intermediate update sees the outputs there; an early return it asks for ends the step at that time instead. The
- * outputs are written before the step, so that only the instance is kept across it. */
+ * outputs are written before the instance is looked up (on a refused call too), so that only the instance is kept
+ * across the lookup and the step. */
 fmi3Status fmi3DoStep(fmi3Instance instance, fmi3Float64 currentCommunicationPoint, fmi3Float64 communicationStepSize,
                       fmi3Boolean noSetFMUStatePriorToCurrentPoint, fmi3Boolean *eventHandlingNeeded,
                       fmi3Boolean *terminateSimulation, fmi3Boolean *earlyReturn, fmi3Float64 *lastSuccessfulTime) {
-    ENTER("fmi3DoStep", STEP_MODE); /* a co-simulation instance's state only */
-    NEED(eventHandlingNeeded && terminateSimulation && earlyReturn && lastSuccessfulTime, "fmi3DoStep",
-         "an output argument is NULL");
     (void)noSetFMUStatePriorToCurrentPoint;
+    if (!(eventHandlingNeeded && terminateSimulation && earlyReturn && lastSuccessfulTime))
+        return null_output(instance);
     *eventHandlingNeeded = *terminateSimulation = *earlyReturn = false;
     *lastSuccessfulTime = currentCommunicationPoint + communicationStepSize;
+    ENTER("fmi3DoStep", STEP_MODE); /* a co-simulation instance's state only */
     w->step.start = currentCommunicationPoint, w->step.early = earlyReturn, w->step.last = lastSuccessfulTime;
+    if (w->intermediate_inputs) return integrated_step(w, currentCommunicationPoint, communicationStepSize);
     const RuntimeStatus done = runtime_do_step(w->runtime, currentCommunicationPoint, communicationStepSize);
     if (done == RUNTIME_OK && w->logged == fmi3OK && !w->intermediate_update) return fmi3OK;
     return stepped(w, done);

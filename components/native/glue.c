@@ -10,63 +10,23 @@
 #include "glue.h"
 #include "platform.h"
 
-/* Every live instance of this process (calls on others are refused): a set of pointers, open addressing
- * with linear probing, so a handle is checked in O(1) whatever the number of instances, without ever reading
- * through the handle itself (a freed or foreign pointer is only compared, never dereferenced).
- *
- * Every call looks its handle up, so lookups take no lock: a slot never becomes empty again (a removed
- * instance leaves FREED, a tombstone, which a later instance may take), so a probe that stops at an empty slot
- * has passed every instance added before the call began. Adding and removing take the lock. A table more than
- * half used (instances and tombstones) is replaced by a new one of the live instances, published atomically; the
- * old ones are kept for the life of the process (a lookup may still be reading one), in a list: as tombstones
- * are taken again, a new table comes only as the number of live instances grows. */
-typedef struct Table {
-    struct Table *retired; /* the table before this one */
-    size_t capacity;       /* a power of two */
-    size_t used;           /* slots not empty: instances and tombstones */
-    _Atomic(void *) slots[];
-} Table;
-
+/* Every live instance of this process (calls on others are refused): the set of glue.h, in which a handle is
+ * checked in O(1) whatever the number of instances, without ever reading through the handle itself (a freed or
+ * foreign pointer is only compared, never dereferenced). Adding and removing take the lock; as tombstones are taken
+ * again, a new table comes only as the number of live instances grows. */
 static platform_mutex_t instances_lock = PLATFORM_MUTEX_INIT;
-static _Atomic(Table *) live; /* NULL before the first instance */
+_Atomic(GlueTable *) glue_live; /* NULL before the first instance */
 static size_t live_count;
-static char freed_slot;
-#define FREED ((void *)&freed_slot)
-
-static size_t home_slot(const void *p, size_t capacity) {
-    uint64_t x = (uint64_t)(uintptr_t)p; /* a 64-bit mix (MurmurHash3's finalizer): allocation addresses */
-    x ^= x >> 33;                         /* share their low bits */
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    return (size_t)x & (capacity - 1);
-}
-
-/* The slot holding `p`, or the empty slot where its probe ends. */
-static size_t find_slot(Table *table, const void *p) {
-    size_t i = home_slot(p, table->capacity);
-    for (;;) {
-        void *slot = atomic_load_explicit(&table->slots[i], memory_order_acquire);
-        if (!slot || slot == p) return i;
-        i = (i + 1) & (table->capacity - 1);
-    }
-}
-
-/* The instance behind a host's handle, or NULL for a handle that is not (or no more) a live instance. */
-void *glue_find(const void *c) {
-    Table *table = atomic_load_explicit(&live, memory_order_acquire);
-    if (!c || !table) return NULL;
-    void *w = atomic_load_explicit(&table->slots[find_slot(table, c)], memory_order_acquire);
-    return w == FREED ? NULL : w;
-}
+char glue_freed_slot;
 
 /* Add a new instance to the live set (a new table when half used); -1 when out of memory. */
 int glue_add(void *w) {
     platform_lock(&instances_lock);
-    Table *table = atomic_load_explicit(&live, memory_order_relaxed);
+    GlueTable *table = atomic_load_explicit(&glue_live, memory_order_relaxed);
     if (!table || 2 * (table->used + 1) > table->capacity) {
         size_t capacity = 64;
         while (2 * (live_count + 1) > capacity / 2) capacity *= 2; /* a quarter full at most, when new */
-        Table *fresh = calloc(1, sizeof *fresh + capacity * sizeof fresh->slots[0]);
+        GlueTable *fresh = calloc(1, sizeof *fresh + capacity * sizeof fresh->slots[0]);
         if (!fresh) {
             platform_unlock(&instances_lock);
             return -1;
@@ -75,17 +35,17 @@ int glue_add(void *w) {
         fresh->capacity = capacity;
         for (size_t i = 0; table && i < table->capacity; ++i) {
             void *slot = atomic_load_explicit(&table->slots[i], memory_order_relaxed);
-            if (slot && slot != FREED) {
-                atomic_store_explicit(&fresh->slots[find_slot(fresh, slot)], slot, memory_order_relaxed);
+            if (slot && slot != GLUE_FREED) {
+                atomic_store_explicit(&fresh->slots[glue_find_slot(fresh, slot)], slot, memory_order_relaxed);
                 ++fresh->used;
             }
         }
-        atomic_store_explicit(&live, fresh, memory_order_release);
+        atomic_store_explicit(&glue_live, fresh, memory_order_release);
         table = fresh;
     }
-    size_t i = home_slot(w, table->capacity); /* the first tombstone or empty slot of its probe */
+    size_t i = glue_home_slot(w, table->capacity); /* the first tombstone or empty slot of its probe */
     void *slot;
-    while ((slot = atomic_load_explicit(&table->slots[i], memory_order_relaxed)) && slot != FREED)
+    while ((slot = atomic_load_explicit(&table->slots[i], memory_order_relaxed)) && slot != GLUE_FREED)
         i = (i + 1) & (table->capacity - 1);
     atomic_store_explicit(&table->slots[i], w, memory_order_release);
     table->used += !slot;
@@ -98,13 +58,13 @@ int glue_add(void *w) {
  * ours). */
 int glue_remove(const void *w) {
     platform_lock(&instances_lock);
-    Table *table = atomic_load_explicit(&live, memory_order_relaxed);
-    size_t slot = w && w != FREED && table ? find_slot(table, w) : 0;
-    if (!w || w == FREED || !table || !atomic_load_explicit(&table->slots[slot], memory_order_relaxed)) {
+    GlueTable *table = atomic_load_explicit(&glue_live, memory_order_relaxed);
+    size_t slot = w && w != GLUE_FREED && table ? glue_find_slot(table, w) : 0;
+    if (!w || w == GLUE_FREED || !table || !atomic_load_explicit(&table->slots[slot], memory_order_relaxed)) {
         platform_unlock(&instances_lock);
         return 0;
     }
-    atomic_store_explicit(&table->slots[slot], FREED, memory_order_release);
+    atomic_store_explicit(&table->slots[slot], GLUE_FREED, memory_order_release);
     --live_count;
     platform_unlock(&instances_lock);
     return 1;
@@ -115,9 +75,9 @@ int glue_remove(const void *w) {
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((destructor)) static void release_tables(void) {
     if (live_count) return; /* instances left at the process's exit: nothing to reclaim */
-    Table *table = atomic_exchange(&live, NULL);
+    GlueTable *table = atomic_exchange(&glue_live, NULL);
     while (table) {
-        Table *retired = table->retired;
+        GlueTable *retired = table->retired;
         free(table);
         table = retired;
     }

@@ -2,13 +2,56 @@
 #ifndef MECHFMU_GLUE_H
 #define MECHFMU_GLUE_H
 
+#include <stdatomic.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* The live instances of this process: a host's handle is found in O(1) without a lock and without reading through
- * it (a freed or foreign pointer is only compared); adding and removing take a lock. */
+ * it (a freed or foreign pointer is only compared); adding and removing take a lock (glue.c). */
 int glue_add(void *instance);          /* 0, or -1 when out of memory */
-void *glue_find(const void *handle);   /* the live instance, or NULL for a handle that is none (freed, foreign) */
 int glue_remove(const void *instance); /* 1, or 0 if it was not live (freed twice, or not ours) */
+
+/* The set: open addressing with linear probing. Every call looks its handle up, so lookups take no lock: a slot
+ * never becomes empty again (a removed instance leaves GLUE_FREED, a tombstone, which a later instance may take), so
+ * a probe that stops at an empty slot has passed every instance added before the call began. A table more than half
+ * used (instances and tombstones) is replaced by a new one of the live instances, published atomically; the old ones
+ * are kept for the life of the process (a lookup may still be reading one), in a list. The lookup is inline here:
+ * it is the first thing of every call, and a call to it would keep the call's arguments across it. */
+typedef struct GlueTable {
+    struct GlueTable *retired; /* the table before this one */
+    size_t capacity;           /* a power of two */
+    size_t used;               /* slots not empty: instances and tombstones */
+    _Atomic(void *) slots[];
+} GlueTable;
+extern _Atomic(GlueTable *) glue_live; /* NULL before the first instance */
+extern char glue_freed_slot;
+#define GLUE_FREED ((void *)&glue_freed_slot)
+
+static inline size_t glue_home_slot(const void *p, size_t capacity) {
+    uint64_t x = (uint64_t)(uintptr_t)p; /* a 64-bit mix (MurmurHash3's finalizer): allocation addresses */
+    x ^= x >> 33;                         /* share their low bits */
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    return (size_t)x & (capacity - 1);
+}
+
+/* The slot holding `p`, or the empty slot where its probe ends. */
+static inline size_t glue_find_slot(GlueTable *table, const void *p) {
+    size_t i = glue_home_slot(p, table->capacity);
+    for (;;) {
+        void *slot = atomic_load_explicit(&table->slots[i], memory_order_acquire);
+        if (!slot || slot == p) return i;
+        i = (i + 1) & (table->capacity - 1);
+    }
+}
+
+/* The instance behind a host's handle, or NULL for a handle that is not (or no more) a live instance. */
+static inline void *glue_find(const void *handle) {
+    GlueTable *table = atomic_load_explicit(&glue_live, memory_order_acquire);
+    if (!handle || !table) return NULL;
+    void *w = atomic_load_explicit(&table->slots[glue_find_slot(table, handle)], memory_order_acquire);
+    return w == GLUE_FREED ? NULL : w;
+}
 
 /* The phase a serialized state's body holds, as the runtime serializes it: 1 initialized, 0 not, -1 not known;
  * *model_exchange likewise (1 taken in Model Exchange use). */

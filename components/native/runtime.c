@@ -567,6 +567,151 @@ RuntimeStatus runtime_do_step(Runtime *s, double t, double h) {
     return RUNTIME_OK;
 }
 
+int runtime_integrates(const Runtime *s) {
+    return s->cls->continuous_count > 0 && s->cls->continuous_count <= 64 && s->cls->derivatives
+           && !s->cls->co_simulation_only;
+}
+
+/* Dormand and Prince's RK5(4)7M: nodes, the stages' weights, the fifth-order weights and the error's (fifth less
+ * fourth order) */
+static const double DP_C[7] = {0.0, 1.0 / 5, 3.0 / 10, 4.0 / 5, 8.0 / 9, 1.0, 1.0};
+static const double DP_A[7][6] = {
+    {0}, {1.0 / 5}, {3.0 / 40, 9.0 / 40}, {44.0 / 45, -56.0 / 15, 32.0 / 9},
+    {19372.0 / 6561, -25360.0 / 2187, 64448.0 / 6561, -212.0 / 729},
+    {9017.0 / 3168, -355.0 / 33, 46732.0 / 5247, 49.0 / 176, -5103.0 / 18656},
+    {35.0 / 384, 0.0, 500.0 / 1113, 125.0 / 192, -2187.0 / 6784, 11.0 / 84}};
+static const double DP_E[7] = {71.0 / 57600, 0.0, -71.0 / 16695, 71.0 / 1920, -17253.0 / 339200, 22.0 / 525,
+                               -1.0 / 40};
+
+/* The derivatives at `time` and states x, the inputs refreshed there: 0, or -1 after logging why. */
+static int stage(Runtime *s, const RuntimeInputs *inputs, double time, const double *x, double *k) {
+    NativeInstance *n = inst(s);
+    const NativeClass *c = s->cls;
+    memcpy(n->state, x, c->continuous_count * sizeof *x);
+    n->time = time;
+    s->base.cached = 0;
+    if (c->states_set && c->states_set(n) != 0) {
+        log_error(s, "%s: fmi%dDoStep: %s", s->base.name, s->fmi_version, n->message);
+        return -1;
+    }
+    if (inputs->refresh(inputs->environment, time) != 0) return -1;
+    s->base.cached = 0;
+    if (c->derivatives(n, k) != 0) {
+        log_error(s, "%s: fmi%dDoStep: %s", s->base.name, s->fmi_version, n->message);
+        return -1;
+    }
+    for (size_t i = 0; i < c->continuous_count; ++i)
+        if (!isfinite(k[i])) {
+            char at[40];
+            native_measured(time, at, sizeof at);
+            log_error(s, "%s: fmi%dDoStep: der(%s) not finite at t=%s (inputs outside the range the law can handle?)",
+                      s->base.name, s->fmi_version, c->continuous_names[i], at);
+            return -1;
+        }
+    return 0;
+}
+
+/* One Dormand-Prince step from (t, x) by h into y, with the error norm (1 or less: within tolerance); k[0] the
+ * derivatives at (t, x) where *first says they are there (else made, and *first set), k[6] those at (t + h, y)
+ * (the next step's first: the method is first same as last); 0 or -1. */
+static int dp_step(Runtime *s, const RuntimeInputs *inputs, double t, double h, double tolerance, const double *x,
+                   double *y, double *norm, double k[7][64], int *first) {
+    const size_t nx = s->cls->continuous_count;
+    double z[64];
+    if (!*first) {
+        if (stage(s, inputs, t, x, k[0]) != 0) return -1;
+        *first = 1;
+    }
+    for (int i = 1; i < 7; ++i) {
+        for (size_t m = 0; m < nx; ++m) {
+            double sum = 0.0;
+            for (int j = 0; j < i; ++j) sum += DP_A[i][j] * k[j][m];
+            z[m] = x[m] + h * sum;
+        }
+        if (stage(s, inputs, t + DP_C[i] * h, z, k[i]) != 0) return -1;
+    }
+    memcpy(y, z, nx * sizeof *y); /* the last stage's point is the fifth-order solution */
+    double squares = 0.0;
+    for (size_t m = 0; m < nx; ++m) {
+        double error = 0.0;
+        for (int i = 0; i < 7; ++i) error += DP_E[i] * k[i][m];
+        const double scaled = h * error / (tolerance * (1.0 + fmax(fabs(x[m]), fabs(y[m]))));
+        squares += scaled * scaled;
+    }
+    *norm = sqrt(squares / (double)nx);
+    return 0;
+}
+
+RuntimeStatus runtime_integrate(Runtime *s, double t, double h, double tolerance, const RuntimeInputs *inputs,
+                                double *ended) {
+    NativeInstance *n = inst(s);
+    const size_t nx = s->cls->continuous_count;
+    *ended = t;
+    if (!runtime_integrates(s))
+        return log_error(s, "%s: fmi%dDoStep: %s has no continuous states to integrate with intermediate inputs",
+                         s->base.name, s->fmi_version, s->cls->name);
+    if (!(isfinite(t) && isfinite(h) && h > 0.0 && fabs(t - n->time) <= TIME_TOLERANCE * fmax(1.0, fabs(n->time))))
+        return runtime_do_step(s, t, h); /* refused there, saying why */
+    if (s->initialization_error) return runtime_do_step(s, t, h);
+    if (!(tolerance > 0.0 && tolerance < 1.0)) tolerance = 1e-10;
+    double x[64], y[64], start[64], norm = 0.0, k[7][64], trial[7][64];
+    int first = 0; /* k[0] holds the derivatives at (now, x) */
+    memcpy(x, n->state, nx * sizeof *x);
+    memcpy(start, x, sizeof start);
+    const double end = t + h;
+    double now = t, size = h;
+    s->step_kept = 0;
+    for (int steps = 0; now < end; ++steps) {
+        if (steps >= 100000 || !(size > 1e-14 * fmax(1.0, fabs(now)))) {
+            char at[40];
+            native_measured(now, at, sizeof at);
+            memcpy(n->state, start, nx * sizeof *start), n->time = t, s->base.cached = 0;
+            log_error(s, "%s: fmi%dDoStep: the integration with intermediate inputs cannot keep its error within "
+                      "the tolerance %g at t=%s (a step of %g s)", s->base.name, s->fmi_version, tolerance, at, size);
+            return RUNTIME_DISCARD;
+        }
+        const double next = size >= end - now || end - (now + size) < 1e-12 * fmax(1.0, fabs(end)) ? end : now + size;
+        const double taken = next - now;
+        if (dp_step(s, inputs, now, next - now, tolerance, x, y, &norm, k, &first) != 0) {
+            memcpy(n->state, start, nx * sizeof *start), n->time = t, s->base.cached = 0;
+            return RUNTIME_DISCARD;
+        }
+        const double factor = norm > 0.0 ? 0.9 * pow(norm, -0.2) : 5.0;
+        if (norm > 1.0) {
+            size = taken * fmax(0.2, factor);
+            continue;
+        }
+        memcpy(n->state, y, nx * sizeof *y), n->time = next, s->base.cached = 0;
+        /* the importer may ask for another time inside this internal step, as often as it needs; at the time it
+         * is at (or, after an early return, without asking) the step ends there */
+        double at = next;
+        int asked;
+        for (;;) {
+            at = n->time;
+            asked = inputs->reached(inputs->environment, n->time, &at);
+            if (!(asked == 1 && at != n->time && at > now && at <= next)) break;
+            double z[64], ignored;
+            int known = 1;
+            memcpy(trial[0], k[0], sizeof trial[0]);
+            if (at == next) {
+                memcpy(z, y, nx * sizeof *y);
+            } else if (dp_step(s, inputs, now, at - now, tolerance, x, z, &ignored, trial, &known) != 0) {
+                memcpy(n->state, start, nx * sizeof *start), n->time = t, s->base.cached = 0;
+                return RUNTIME_DISCARD;
+            }
+            memcpy(n->state, z, nx * sizeof *z), n->time = at, s->base.cached = 0;
+        }
+        if (n->time < next || (asked == 1 && !(at > n->time))) break;
+        memcpy(x, y, nx * sizeof *y);
+        memcpy(k[0], k[6], sizeof k[0]);
+        now = next;
+        size = taken * fmin(5.0, factor);
+    }
+    s->base.cached = 0;
+    *ended = n->time;
+    return RUNTIME_OK;
+}
+
 int runtime_variable(const Runtime *s, RuntimeReference vr, const char **name, int *real, int *causality) {
     if (!s || vr >= s->cls->variable_count) return -1;
     const NativeVariable *v = &s->cls->variables[vr];

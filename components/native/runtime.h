@@ -60,6 +60,22 @@ RUNTIME_API RuntimeStatus runtime_do_step(Runtime *s, double t, double h);
  * after runtime_do_step; runtime.c only); again as often as asked, each time anywhere inside the whole step. */
 RUNTIME_API RuntimeStatus runtime_shorten_step(Runtime *s, double h);
 
+/* A step with inputs that move inside it (FMI 3.0's intermediate update with intermediateVariableSetRequested): the
+ * importer's `refresh` sets the inputs at `time`, where the outputs show the stage's states (0, or -1 to end the
+ * step, failed); `reached` sees each accepted internal step's end `time` and answers 1 with *at inside that internal
+ * step to end the step there instead (again at *at, as often as asked), else 0. */
+typedef struct {
+    int (*refresh)(void *environment, double time);
+    int (*reached)(void *environment, double time, double *at);
+    void *environment;
+} RuntimeInputs;
+/* 1 where runtime_integrate can take a step (continuous states and a Model Exchange form; runtime.c only), else 0. */
+RUNTIME_API int runtime_integrates(const Runtime *s);
+/* The step from t by h as an ODE of the continuous states with the inputs `inputs` gives at every stage: embedded
+ * Runge-Kutta of Dormand and Prince, order 5(4), each state's error estimate at most tolerance·(1 + |x|); the time
+ * it ended at in *ended (t + h, or an earlier time `reached` asked for). */
+RUNTIME_API RuntimeStatus runtime_integrate(Runtime *s, double t, double h, double tolerance,
+                                            const RuntimeInputs *inputs, double *ended);
 /* The variable at value reference `vr`: its name, whether it is a Real, and whether parameter, input, output or other
  * (0, 1, 2, 3); 0, or -1 past the last variable (runtime.c only: the FMI 3.0 glue makes its vectors of them). */
 RUNTIME_API int runtime_variable(const Runtime *s, RuntimeReference vr, const char **name, int *real, int *causality);

@@ -111,12 +111,14 @@ def model_description(fmi2: bytes) -> bytes:
                               for v, r in zip(variables, references)])
     array_of = {first + k: first for first, length in lengths.items() for k in range(length)}
     model_variables = ET.SubElement(root, "ModelVariables")
+    has_states = bool(source.findall("ModelStructure/Derivatives/Unknown"))
     first_of: dict[int, ET.Element] = {}
     for variable, reference in zip(variables, references):
         typed = variable[0]
         if reference in array_of:
             if reference == array_of[reference]:
-                _array(model_variables, variables, references, reference, lengths[reference])
+                _intermediate(_array(model_variables, variables, references, reference, lengths[reference]),
+                              has_states)
             continue
         if reference in first_of:  # FMI 2.0's alias: one value reference, several names
             alias = ET.SubElement(first_of[reference], "Alias", {"name": variable.attrib["name"]})
@@ -129,6 +131,7 @@ def model_description(fmi2: bytes) -> bytes:
         if "derivative" in typed.attrib:
             typed_attributes["derivative"] = str(index_to_reference[int(typed.attrib["derivative"])])
         element = ET.SubElement(model_variables, TYPES[typed.tag], {**attributes, **typed_attributes})
+        _intermediate(element, has_states)
         if "start" in typed.attrib:
             if typed.tag == "String":
                 ET.SubElement(element, "Start", {"value": typed.attrib["start"]})
@@ -180,7 +183,8 @@ def model_description(fmi2: bytes) -> bytes:
     return b'<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="utf-8") + b"\n"
 
 
-def _array(parent: ET.Element, variables: list[ET.Element], references: list[int], first: int, length: int) -> None:
+def _array(parent: ET.Element, variables: list[ET.Element], references: list[int], first: int,
+           length: int) -> ET.Element:
     """The FMI 3.0 array variable of the FMI 2.0 variables at value references first .. first + length - 1
     (``mechfmu.fmu.fmi3_arrays``): the first one's attributes, its name the stem, the starts as a list."""
     elements = [variables[references.index(first + k)] for k in range(length)]
@@ -202,6 +206,17 @@ def _array(parent: ET.Element, variables: list[ET.Element], references: list[int
     annotation = ET.SubElement(ET.SubElement(element, "Annotations"), "Annotation", {"type": ELEMENTS})
     annotation.text = " ".join(e.attrib["name"].rsplit(".", 1)[1] for e in elements)
     ET.SubElement(element, "Dimension", {"start": str(length)})
+    return element
+
+
+def _intermediate(element: ET.Element, has_states: bool) -> None:
+    """Mark ``element`` an intermediate variable (``intermediateUpdate``) where the co-simulation step gives it inside
+    the step: every output, and a continuous input of an FMU with continuous states (set at each stage of its
+    integration)."""
+    causality, variability = element.get("causality"), element.get("variability", "continuous")
+    if element.tag == "Float64" and (causality == "output" or (causality == "input" and has_states
+                                                               and variability == "continuous")):
+        element.set("intermediateUpdate", "true")
 
 
 def terminals(description: bytes) -> bytes | None:

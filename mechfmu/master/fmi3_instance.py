@@ -9,6 +9,9 @@ them. What differs is said here:
   which answers the time to return early at, or None (mechfmu/master/algorithms/early_return.py). Without it, an
   FMU that returns early or needs event handling stops the run with an error (its step did not reach the end the
   master asked for); ``returned`` keeps the last fmi3DoStep's outputs;
+- ``require(references, tolerance)`` instantiates it anew with those inputs among ``requiredIntermediateVariables``:
+  the FMU then asks for them at every stage of its step, and ``on_inputs(time)`` sets them
+  (mechfmu/master/algorithms/intermediate_inputs.py);
 - ``setupExperiment``'s tolerance and times are kept for ``fmi3EnterInitializationMode``, which takes them;
 - fmi3UpdateDiscreteStates answers ``newDiscreteStates`` as fmpy's FMI 2.0 instance does (a tuple);
 - the types: Float64 is Real, Int32 Integer (``TYPES``), as ``FmuSlave`` reads variables;
@@ -90,21 +93,46 @@ class Fmi3Instance:
         self.returned: tuple[bool, bool, bool, float] = (False, False, False, 0.0)
         #: per element value reference (``ELEMENT_REFERENCES`` up): its array's value reference, index, length
         self.elements: dict[int, tuple[int, int, int]] = {}
+        #: the inputs the FMU asks for inside a step (value references), the tolerance of its integration then, and
+        #: the master's answer: the inputs set at a time [s] inside the step
+        self.required: list[int] = []
+        self.tolerance: float | None = None
+        self.on_inputs: Callable[[float], None] | None = None
+        self._logging = False
 
     def instantiate(self, callbacks: Any = None, loggingOn: bool = False) -> None:
         def log(_environment, status, _category, message):
             self._log(status, message.decode("utf-8", "replace"))
 
+        self._logging = loggingOn
         if self.model_exchange:
             self._fmu.instantiate(loggingOn=loggingOn, logMessage=log)
         else:
             self._fmu.instantiate(loggingOn=loggingOn, eventModeUsed=True, earlyReturnAllowed=True, logMessage=log,
-                                  intermediateUpdate=self._intermediate_update)
+                                  intermediateUpdate=self._intermediate_update,
+                                  requiredIntermediateVariables=self.required or None)
         self.component = self._fmu.component
 
-    def _intermediate_update(self, _environment, time, _set_requested, _get_allowed, _finished, can_return_early,
+    def require(self, references: list[int], tolerance: float | None) -> None:
+        """Before initialization: instantiated anew (if they differ) with the inputs at ``references`` (the
+        master's: an element's stands for its array) given inside each step, integrated to ``tolerance``."""
+        required = sorted({self.elements.get(r, (r, 0, 1))[0] for r in references})
+        if (required, tolerance if required else None) == (self.required, self.tolerance):
+            return
+        self._fmu.fmi3FreeInstance(self._fmu.component)  # the library stays loaded (fmpy's freeInstance unloads it)
+        self.required, self.tolerance = required, tolerance if required else None
+        self.instantiate(loggingOn=self._logging)
+
+    def _intermediate_update(self, _environment, time, set_requested, _get_allowed, _finished, can_return_early,
                              requested, when) -> None:
         requested[0] = False
+        if set_requested:
+            if self.on_inputs is not None and self.callback_error is None:
+                try:
+                    self.on_inputs(time)
+                except BaseException as exc:  # noqa: BLE001 - kept for after the step, as below
+                    self.callback_error = exc
+            return
         handler = self.on_intermediate
         if handler is None or not can_return_early or self.callback_error is not None:
             return
@@ -121,6 +149,7 @@ class Fmi3Instance:
 
     def enterInitializationMode(self) -> None:
         tolerance, start, stop = self._experiment
+        tolerance = tolerance if tolerance is not None else self.tolerance
         self._fmu.enterInitializationMode(tolerance=tolerance, startTime=start, stopTime=stop)
 
     def exitInitializationMode(self) -> None:

@@ -32,6 +32,7 @@ from mechfmu.master.accuracy import Accuracy, body_positions, estimated, scenari
 from mechfmu.master.algorithms import CouplingAlgorithm, auto, refuse_unenforced_constraints
 from mechfmu.master.algorithms.auto import Choice, chosen_algorithm, offers_model_exchange, switching_slaves
 from mechfmu.master.algorithms.base import is_constraint
+from mechfmu.master.algorithms.intermediate_inputs import prepare as prepare_inner
 from mechfmu.master.algorithms.step_control import state_outputs
 from mechfmu.master.coupled_system import AlgebraicLoopError, CoupledSystem
 from mechfmu.master.fmu_slave import FmuSlave
@@ -216,6 +217,7 @@ def _run(scenario: Scenario, algo: CouplingAlgorithm | None, opts: dict[str, Any
                 if algo.controller is not None:
                     algo.controller.check_interval(h)
             system = CoupledSystem(slaves, algo.coupling_connections(scenario.connections + scenario.derived, slaves))
+            algo.inner = prepare_inner(system, algo)
             states = [f"{slave.name}.{n}" for slave, names in state_outputs(system) for n in names]
             listed = set(states)
             states += [name for name in body_positions(slaves) if name not in listed]

@@ -106,6 +106,13 @@ class CouplingAlgorithm(ABC):
                        "events": Option("off", "step to the zeros of the slaves' event indicators (indicator.*); on: "
                                         "by FMI 3.0 early return where it applies, else by rollback",
                                         choices=("off", "on", "rollback", "early-return")),
+                       "intermediate_inputs": Option("off", "the FMI 3.0 bodies ask for the forces of the connectors "
+                                                     "around them at each stage of their step (one ODE, FMI 3.0 "
+                                                     "intermediate update); with events=on or early-return",
+                                                     choices=("off", "on")),
+                       "intermediate_tolerance": Option("1e-12", "tolerance of the bodies' own integration with "
+                                                        "intermediate_inputs=on", kind=float,
+                                                        check=lambda x: 0 < x < 1, requirement="must be > 0 and < 1"),
                        "event_tolerance": Option("1e-9", "width of the time interval an event is located in [s]",
                                                  kind=float, check=_positive, requirement="must be > 0"),
                        "switching_tolerance": Option("0", "take a step again up to where a slave's switchingError "
@@ -147,6 +154,8 @@ class CouplingAlgorithm(ABC):
         self.message = ""
         self.step_seconds = 0.0  # wall time spent in steps
         self.locator: EventLocator | None = None
+        #: per FMI 3.0 body its connectors integrated inside its step (``intermediate_inputs.prepare``)
+        self.inner: dict[str, Any] = {}
         if self.config["events"] != "off" or self.config["switching_tolerance"] > 0:
             self.locator = EventLocator(self.config["event_tolerance"], self.config["events"] != "off",
                                         self.config["switching_tolerance"], how=self.config["events"])

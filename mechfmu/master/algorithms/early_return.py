@@ -87,14 +87,15 @@ class Bracket:
         self.before = list(self.g_lo)
 
     def answer(self, now: float, g: list[float]) -> float | None:
-        """The time to return early at after an intermediate update at ``now`` with indicators ``g`` (None: end
-        here)."""
+        """The time to return early at after an intermediate update at ``now`` with indicators ``g``: ``now`` to end
+        the step there, None to go on (no zero before ``now``)."""
         length = now - self.start
         if self.finishing:
-            return None
+            return now
         crossed = _negative(g) != _negative(self.before)
         if self.hi is None:
-            if not crossed:
+            if not crossed:  # an internal step's end (intermediate inputs) or the step's: no zero before it
+                self.lo, self.g_lo = length, g
                 return None
             self.hi, self.g_hi, self.widths = length, g, [length]
         elif crossed:
@@ -112,7 +113,7 @@ class Bracket:
         lo, hi = self.lo, self.hi
         if not (hi - lo > self.tolerance and lo < 0.5 * (lo + hi) < hi):
             if length == hi:
-                return None
+                return now
             self.finishing = True
             return self.start + hi
         width = hi - lo
@@ -193,6 +194,8 @@ class EarlyReturn:
     held: list[tuple[Slave, list[str], list[float]]] = field(default_factory=list)
     #: (time [s], the indicators there) after the last step without an event: the next step's start values
     last: tuple[float, list[float]] | None = None
+    #: per body the connectors it integrates with inside its step (``intermediate_inputs.Inner``)
+    inner: dict[str, Any] = field(default_factory=dict)
 
     def step_all(self, t: float, h: float, before: list[float]) -> None:
         """Every slave from t to at most t + h (``reached``): movers with their brackets, then the others."""
@@ -203,13 +206,13 @@ class EarlyReturn:
         self.brackets = []
         try:
             for watch in self.watches:
-                starts: list[tuple[Slave, list[str], list[float]]] = []
+                starts = [(slave, names, slave.get(names)) for slave, names in watch.driven]
                 bracket = Bracket(t, [before[i] for i in watch.index], self.tolerance)
                 self.brackets.append(bracket)
                 if len(self.watches) > 1:
                     saved[watch.mover.name] = watch.mover.get_state()
                 try:
-                    last = self._step(watch.mover, t, end - t, self._listener(watch, bracket, starts))
+                    last = self._step(watch.mover, t, end - t, self._listener(watch, bracket))
                 finally:
                     for slave, names, values in starts:
                         slave.set(names, values)
@@ -231,33 +234,36 @@ class EarlyReturn:
         self.counters["event_trials"] += sum(b.trials for b in self.brackets)
         self.reached = end
 
-    def _listener(self, watch: Watch, bracket: Bracket,
-                  starts: list[tuple[Slave, list[str], list[float]]]) -> Callable[[float], float | None]:
-        """The answer to ``watch``'s mover's intermediate updates; ``starts`` gets the connectors' inputs from the
-        mover at t (to put back after its step), and at a crossing ``held`` those from their other sources."""
+    def _listener(self, watch: Watch, bracket: Bracket) -> Callable[[float], float | None]:
+        """The answer to ``watch``'s mover's intermediate updates; at a crossing ``held`` gets the connectors' inputs
+        from their other sources."""
         def listen(now: float) -> float | None:
-            if not starts:
-                starts.extend((slave, names, slave.get(names)) for slave, names in watch.driven)
             watch.transfer.run()
             answer = bracket.answer(now, watch.indicators())
-            if bracket.hi is not None and not self.held:
+            if bracket.hi is not None and not self.held and watch.mover.name not in self.inner:
                 self.held = [(slave, names, slave.get(names)) for w in self.watches for slave, names in w.held]
             return answer
         return listen
 
     def _step(self, slave: Slave, t: float, h: float, listen: Callable[[float], float | None] | None) -> float:
-        """``slave``'s step from t by h; the time it ended at."""
+        """``slave``'s step from t by h (with its inner coupling's inputs inside it); the time it ended at."""
         instance = early_instance(slave)
+        inner = self.inner.get(slave.name)
         if instance is not None:
             instance.on_intermediate = listen or (lambda now: None)
         if self.system.before_step is not None:
             self.system.before_step(slave)
+        if inner is not None and instance is not None:
+            inner.begin(t)
+            instance.on_inputs = inner.refresh
         try:
             if not slave.do_step(t, h):
                 raise StepRefused(slave.last_error or f"{slave.name} refused the step at t={measured(t)} s")
         finally:
             if instance is not None:
-                instance.on_intermediate = None
+                instance.on_intermediate = instance.on_inputs = None
+            if inner is not None:
+                inner.end()
         if instance is not None and instance.returned[2]:
             return instance.returned[3]
         return t + h

@@ -105,8 +105,11 @@ class EventLocator:
             watches, why = plan(system, self.indicators, algorithm)
             if watches:
                 self.labels = [f"{slave.name}.{n}" for slave, names in self.indicators for n in names]
-                self.early = EarlyReturn(system, watches, self.tolerance, algorithm.counters)
+                self.early = EarlyReturn(system, watches, self.tolerance, algorithm.counters, inner=algorithm.inner)
                 return
+            if algorithm.inner:
+                raise ValueError(f"intermediate_inputs=on: {why or 'no switching connector'}; the bodies are given "
+                                 "their inputs inside a step where the master locates events by early return")
             if self.how == "early-return":
                 raise ValueError(f"events=early-return: {why or 'no switching connector'}; run with events=on, "
                                  "which then locates by rollback")
