@@ -120,7 +120,7 @@ def test_an_algorithm_that_steps_fmus_one_after_another_locates_by_rollback(fmi3
 
 def test_the_bracket_finds_a_zero_to_the_tolerance_from_the_ends_it_is_shown():
     """Illinois on a cubic with its zero inside a step: each answer is a time inside the step, the last ends the
-    step at the bracket's right end, within the tolerance after the exact zero."""
+    step at the bracket's right end (the answer the time it is at), within the tolerance after the exact zero."""
     start, h, zero = 2.0, 0.1, 2.0 + 0.0371
 
     def g(time: float) -> list[float]:
@@ -130,12 +130,21 @@ def test_the_bracket_finds_a_zero_to_the_tolerance_from_the_ends_it_is_shown():
     now, answers = start + h, 0
     while True:
         at = bracket.answer(now, g(now))
-        if at is None:
+        assert at is not None and start < at <= start + h
+        if at == now:
             break
-        assert start < at < start + h
         now, answers = at, answers + 1
     assert 0 <= now - zero <= 1e-12 and answers < 30
-    assert bracket.answer(now, g(now)) is None
+    assert bracket.answer(now, g(now)) == now
+
+
+def test_an_internal_step_without_a_zero_moves_the_bracket_s_left_end():
+    """Intermediate inputs: the body reports each internal step's end; one before the zero asks for nothing and
+    becomes the bracket's left end, so the trials after the crossing lie inside the last internal step."""
+    bracket = Bracket(0.0, [1.0], 1e-12)
+    assert bracket.answer(0.004, [0.6]) is None and bracket.lo == 0.004
+    at = bracket.answer(0.01, [-0.4])
+    assert at is not None and 0.004 < at < 0.01
 
 
 def test_no_crossing_asks_for_nothing():

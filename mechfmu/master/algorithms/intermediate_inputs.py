@@ -26,12 +26,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from mechfmu.components.ports import ANGLE, ANGULAR_VELOCITY, POSITION, VELOCITY
 from mechfmu.master.algorithms.early_return import early_instance
 from mechfmu.master.coupled_system import CoupledSystem, TransferLevel, read_plan, write_plan
 from mechfmu.master.slaves import Slave
 
 #: an output and the output that is its rate, by the name's last part (Translational s/v, Rotational phi/w)
-RATES = {"s": "v", "phi": "w"}
+RATES = {POSITION: VELOCITY, ANGLE: ANGULAR_VELOCITY}
 
 
 def _has_states(slave: Slave) -> bool:
