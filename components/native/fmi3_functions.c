@@ -1245,6 +1245,25 @@ static fmi3Status intermediate_update(Instance *w, double currentCommunicationPo
     return status;
 }
 
+/* The status of a step the runtime took (`done`), lastSuccessfulTime the step's start where it failed: *failed and
+ * fmi3Discard (step discarded) or the failure's status, else OK or a warning. */
+static fmi3Status step_status(Instance *w, RuntimeStatus done, int *failed) {
+    *failed = 0;
+    if (done == RUNTIME_OK && w->logged == fmi3OK) return fmi3OK;
+    const double end = *w->step.last;
+    *w->step.last = w->step.start;
+    *failed = 1;
+    if (done == RUNTIME_DISCARD && w->logged != fmi3Fatal) {
+        w->state = STEP_DISCARDED;
+        return fmi3Discard;
+    }
+    const fmi3Status status = finish(w, done, STEP_MODE);
+    if (status > fmi3Warning) return status;
+    *failed = 0;
+    *w->step.last = end;
+    return status;
+}
+
 /* fmi3DoStep after the runtime's step, off the common path (a refusal, a warning, a failure, an intermediate update):
  * the step's start and outputs as fmi3DoStep left them in the instance (w->step). */
 #if defined(__GNUC__) || defined(__clang__)
@@ -1252,17 +1271,9 @@ __attribute__((noinline))
 #endif
 static fmi3Status stepped(Instance *w, RuntimeStatus done) {
     const double start = w->step.start, end = *w->step.last; /* fmi3DoStep wrote the end there */
-    fmi3Status status = fmi3OK;
-    if (done != RUNTIME_OK || w->logged != fmi3OK) {
-        *w->step.last = start;
-        if (done == RUNTIME_DISCARD && w->logged != fmi3Fatal) {
-            w->state = STEP_DISCARDED;
-            return fmi3Discard;
-        }
-        status = finish(w, done, STEP_MODE);
-        if (status > fmi3Warning) return status;
-        *w->step.last = end;
-    }
+    int failed;
+    const fmi3Status status = step_status(w, done, &failed);
+    if (failed) return status;
     if (!w->intermediate_update) return status;
     return intermediate_update(w, start, end, status, w->step.early, w->step.last);
 }
@@ -1305,16 +1316,9 @@ static fmi3Status integrated_step(Instance *w, double start, double size) {
     const RuntimeInputs inputs = {refresh_inputs, reached_time, w};
     double ended = start;
     const RuntimeStatus done = runtime_integrate(w->runtime, start, size, w->tolerance, &inputs, &ended);
-    fmi3Status status = fmi3OK;
-    if (done != RUNTIME_OK || w->logged != fmi3OK) {
-        *w->step.last = start;
-        if (done == RUNTIME_DISCARD && w->logged != fmi3Fatal) {
-            w->state = STEP_DISCARDED;
-            return fmi3Discard;
-        }
-        status = finish(w, done, STEP_MODE);
-        if (status > fmi3Warning) return status;
-    }
+    int failed;
+    const fmi3Status status = step_status(w, done, &failed);
+    if (failed) return status;
     *w->step.early = ended < start + size;
     *w->step.last = ended;
     return status;
