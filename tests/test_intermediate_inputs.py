@@ -71,13 +71,18 @@ def test_only_inputs_may_be_set_where_the_inputs_are_asked_for(fmi3_fmus):
     assert math.isnan(position)
 
 
+#: the runs compared: stick_slip over its first three switches (stick to slip, slip to stick, and again)
+STOP = {"ball_drop": 1.0, "stick_slip": 2.5}
+
+
 @pytest.fixture(scope="module")
 def reference_events(fmi3_fmus):
-    """The monolithic master's event times (Radau at ode_rtol 1e-12, the FMI 3.0 Model Exchange FMUs)."""
+    """The monolithic master's event times (Radau at ode_rtol 1e-10, the components in-process: its event times lie
+    within 1e-12 s of those through the FMI 3.0 Model Exchange FMUs at 1e-12)."""
     found = {}
-    for name in ("ball_drop", "stick_slip"):
-        result = simulate(f"scenarios/{name}", algorithm="monolithic", fmi_version=3, ode_rtol="1e-12",
-                          ode_atol="1e-14", estimate_error=False)
+    for name, stop in STOP.items():
+        result = simulate(f"scenarios/{name}", algorithm="monolithic", local=True, stop=stop, ode_rtol="1e-10",
+                          ode_atol="1e-12", estimate_error=False)
         assert result.status == "ok", result.message
         found[name] = result.events
     return found
@@ -90,11 +95,11 @@ def test_with_intermediate_inputs_every_event_lies_within_1e_9_s_of_the_monolith
     0.1 s (ball_drop: four bounces at h = 1e-3 s where there are two), lie within 1e-9 s of the monolithic run's,
     found by early return without a rollback, at a macro step of 1e-2 s."""
     reference = reference_events[name]
-    result = simulate(f"scenarios/{name}", algorithm="linear-implicit", step=1e-2, fmi_version=3, events="on",
-                      intermediate_inputs="on", event_tolerance="1e-10", estimate_error=False)
+    result = simulate(f"scenarios/{name}", algorithm="linear-implicit", step=1e-2, stop=STOP[name], fmi_version=3,
+                      events="on", intermediate_inputs="on", event_tolerance="1e-10", estimate_error=False)
     assert result.status == "ok", result.message
     assert result.counters["event_rollbacks"] == 0
-    assert [w for _, w in result.events] == [w for _, w in reference]
+    assert [w for _, w in result.events] == [w for _, w in reference] and len(reference) >= 2
     for (time, _), (expected, _) in zip(result.events, reference):
         assert abs(time - expected) <= 1e-9
 
