@@ -63,6 +63,8 @@ class Inner:
     back: TransferLevel = field(init=False)
     #: per connector its inputs from sources without states: (connector, inputs, source, outputs, rates or None)
     sources: list[tuple[Slave, list[str], Slave, list[str], list[str | None]]] = field(init=False)
+    #: every connector's wired inputs
+    wired: list[tuple[Slave, list[str]]] = field(init=False)
     start: float = 0.0
     #: at the step's start: every connector input (put back after the step), the sources' values and rates
     saved: list[tuple[Slave, list[str], list[float]]] = field(default_factory=list)
@@ -76,6 +78,11 @@ class Inner:
         self.into = TransferLevel(gets, write_plan(slaves, into, index))
         gets, index = read_plan(slaves, back)
         self.back = TransferLevel(gets, write_plan(slaves, back, index))
+        wired: dict[str, list[str]] = {}
+        for c in self.system.connections:
+            if c.target in names:
+                wired.setdefault(c.target, []).append(c.target_variable)
+        self.wired = [(slave, wired[slave.name]) for slave in self.connectors if slave.name in wired]
         self.sources = []
         for connector in self.connectors:
             wires: dict[str, list[Any]] = {}
@@ -95,11 +102,7 @@ class Inner:
     def begin(self, t: float) -> None:
         """Before the body's step from t: the connectors' inputs and the sources' values and rates there."""
         self.start = t
-        wired: dict[str, list[str]] = {}
-        for c in self.system.connections:
-            if c.target in {s.name for s in self.connectors}:
-                wired.setdefault(c.target, []).append(c.target_variable)
-        self.saved = [(s, wired[s.name], s.get(wired[s.name])) for s in self.connectors if s.name in wired]
+        self.saved = [(slave, names, slave.get(names)) for slave, names in self.wired]
         self.moving = []
         for connector, inputs, source, outputs, rates in self.sources:
             present = [r for r in rates if r is not None]
