@@ -19,11 +19,14 @@ where the law is simple; the default is a central difference of ``element_force`
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from dataclasses import dataclass
 from typing import ClassVar
 
-from .base import Component, Input, Output
+from .base import ROTATIONAL_UNITS, Component, Input, Output
 from .ports import (
     ACCELERATION,
+    ANGLE,
+    ANGULAR_VELOCITY,
     DAMPING_TANGENT,
     FLANGE_A,
     FLANGE_B,
@@ -31,49 +34,100 @@ from .ports import (
     POSITION,
     RATE,
     STIFFNESS_TANGENT,
+    TORQUE,
     VELOCITY,
     other,
     port,
 )
 
-S_A, V_A = port(FLANGE_A, POSITION), port(FLANGE_A, VELOCITY)
-S_B, V_B = port(FLANGE_B, POSITION), port(FLANGE_B, VELOCITY)
-A_A, A_B = port(FLANGE_A, ACCELERATION), port(FLANGE_B, ACCELERATION)
-FLANGE_INPUT_NAMES = (S_A, V_A, S_B, V_B)
-#: the flange inputs of every 1D connector (Exudyn marker m0 = flange_a, m1 = flange_b)
-CONNECTOR_INPUTS = (
-    Input(S_A, 0.0, "m", "Absolute position of flange_a (marker m0 coordinate)"),
-    Input(V_A, 0.0, "m/s", "Absolute velocity of flange_a"),
-    Input(S_B, 0.0, "m", "Absolute position of flange_b (marker m1 coordinate)"),
-    Input(V_B, 0.0, "m/s", "Absolute velocity of flange_b"),
-    Input(port(FLANGE_A, ACCELERATION), 0.0, "m/s2",
-          "Acceleration of flange_a (only for flange_b.f_rate; linear-implicit coupling)"),
-    Input(port(FLANGE_B, ACCELERATION), 0.0, "m/s2",
-          "Acceleration of flange_b (only for flange_a.f_rate; linear-implicit coupling)"),
-)
-FLANGE_FORCE_OUTPUTS = (
-    Output(port(FLANGE_A, FORCE), "N", "Cut force at flange_a (= -factor0*f)", FLANGE_INPUT_NAMES),
-    Output(port(FLANGE_B, FORCE), "N", "Cut force at flange_b (= +factor1*f)", FLANGE_INPUT_NAMES),
-)
-TANGENT_OUTPUTS = tuple(
-    Output(port(x, FORCE + RATE), "N/s", f"Rate of {x}.f from the motion of {other(x)} alone "
-           f"(d({x}.f)/d({other(x)}.s)*{other(x)}.v + d({x}.f)/d({other(x)}.v)*{other(x)}.a)",
-           FLANGE_INPUT_NAMES + (port(other(x), ACCELERATION),))
-    for x in (FLANGE_A, FLANGE_B)
-) + tuple(
-    Output(port(x, tangent), unit, f"Tangent {word} d({x}.f)/d({x}.{quantity}), for linear-implicit coupling",
-           FLANGE_INPUT_NAMES)
-    for x in (FLANGE_A, FLANGE_B)
-    for tangent, unit, word, quantity in ((STIFFNESS_TANGENT, "N/m", "stiffness", POSITION),
-                                          (DAMPING_TANGENT, "N.s/m", "damping", VELOCITY))
-)
+
+@dataclass(frozen=True)
+class Quantities:
+    """The names a 1D connector's variables take: its flanges' position, velocity and force, its relative coordinate
+    and velocity and its element force, with their units and words (MSL's Translational or Rotational names)."""
+    position: str
+    velocity: str
+    force: str
+    relative_position: str
+    relative_velocity: str
+    element_force: str
+    units: dict[str, str]  # by the translational unit: m, m/s, m/s2, N, N/s, N/m, N.s/m
+    words: tuple[str, str]  # the position's and velocity's ("position", "velocity")
+    markers: tuple[str, str] = ("", "")  # what flange_a's and flange_b's positions are elsewhere
+
+    def unit(self, translational: str) -> str:
+        return self.units.get(translational, translational)
+
+    def flange(self, flange: str) -> tuple[str, str, str]:
+        """(position, velocity, acceleration) inputs of a flange."""
+        return port(flange, self.position), port(flange, self.velocity), port(flange, ACCELERATION)
+
+    @property
+    def flange_inputs(self) -> tuple[str, str, str, str]:
+        """flange_a's position and velocity, flange_b's (what the law depends on)."""
+        return (*self.flange(FLANGE_A)[:2], *self.flange(FLANGE_B)[:2])
+
+
+TRANSLATIONAL = Quantities(POSITION, VELOCITY, FORCE, "s_rel", "v_rel", "f", {}, ("position", "velocity"),
+                           (" (marker m0 coordinate)", " (marker m1 coordinate)"))
+#: MSL's Rotational names (flange_a.phi, w, tau; phi_rel, w_rel, tau) in rad, rad/s, N.m
+ROTATIONAL = Quantities(ANGLE, ANGULAR_VELOCITY, TORQUE, "phi_rel", "w_rel", TORQUE, ROTATIONAL_UNITS,
+                        ("rotation angle", "angular velocity"))
+
+
+def connector_inputs(q: Quantities) -> tuple[Input, ...]:
+    """The flange inputs of a 1D connector: each flange's position and velocity, then both accelerations."""
+    inputs = []
+    for flange, marker in zip((FLANGE_A, FLANGE_B), q.markers):
+        position, velocity, _ = q.flange(flange)
+        inputs += [Input(position, 0.0, q.unit("m"), f"Absolute {q.words[0]} of {flange}{marker}"),
+                   Input(velocity, 0.0, q.unit("m/s"), f"Absolute {q.words[1]} of {flange}")]
+    return tuple(inputs) + tuple(
+        Input(port(x, ACCELERATION), 0.0, q.unit("m/s2"),
+              f"Acceleration of {x} (only for {other(x)}.{q.force}_rate; linear-implicit coupling)")
+        for x in (FLANGE_A, FLANGE_B))
+
+
+def flange_force_outputs(q: Quantities) -> tuple[Output, ...]:
+    """The cut forces, their rates from the other flange's motion and the tangents, in this order."""
+    word = "force" if q.force == FORCE else "torque"
+    return (
+        Output(port(FLANGE_A, q.force), q.unit("N"), f"Cut {word} at flange_a (= -factor0*{q.element_force})",
+               q.flange_inputs),
+        Output(port(FLANGE_B, q.force), q.unit("N"), f"Cut {word} at flange_b (= +factor1*{q.element_force})",
+               q.flange_inputs),
+    ) + tuple(
+        Output(port(x, q.force + RATE), q.unit("N/s"), f"Rate of {x}.{q.force} from the motion of {y} alone "
+               f"(d({x}.{q.force})/d({y}.{q.position})*{y}.{q.velocity} + d({x}.{q.force})/d({y}.{q.velocity})*{y}.a)",
+               q.flange_inputs + (port(y, ACCELERATION),))
+        for x, y in ((FLANGE_A, FLANGE_B), (FLANGE_B, FLANGE_A))
+    ) + tuple(
+        Output(port(x, tangent), q.unit(unit), f"Tangent {word} d({x}.{q.force})/d({x}.{quantity}), for "
+               "linear-implicit coupling", q.flange_inputs)
+        for x in (FLANGE_A, FLANGE_B)
+        for tangent, unit, word, quantity in ((STIFFNESS_TANGENT, "N/m", "stiffness", q.position),
+                                              (DAMPING_TANGENT, "N.s/m", "damping", q.velocity)))
+
+
+def connector_partials(q: Quantities) -> tuple[tuple[str, str], ...]:
+    """The analytic partials of a 1D connector (components/partials.py), in ``Connector.partial_values``'s order."""
+    (s_a, v_a, a_a), (s_b, v_b, a_b) = q.flange(FLANGE_A), q.flange(FLANGE_B)
+    forces = (q.element_force, port(FLANGE_A, q.force), port(FLANGE_B, q.force))
+    return ((q.relative_position, s_a), (q.relative_position, s_b), (q.relative_velocity, v_a),
+            (q.relative_velocity, v_b)) + tuple(
+        (unknown, known) for unknown in forces for known in (s_a, s_b, v_a, v_b)
+    ) + ((port(FLANGE_A, q.force + RATE), a_b), (port(FLANGE_B, q.force + RATE), a_a))
+
+
+S_A, V_A, A_A = TRANSLATIONAL.flange(FLANGE_A)
+S_B, V_B, A_B = TRANSLATIONAL.flange(FLANGE_B)
+FLANGE_INPUT_NAMES = TRANSLATIONAL.flange_inputs
+#: the flange inputs of every translational connector (Exudyn marker m0 = flange_a, m1 = flange_b)
+CONNECTOR_INPUTS = connector_inputs(TRANSLATIONAL)
 #: relative size of the central-difference step for force derivatives
 DIFFERENCE_STEP = 1e-7
-#: the analytic partials of every 1D connector (components/partials.py), in ``partial_values``'s order
-CONNECTOR_PARTIALS = (("s_rel", S_A), ("s_rel", S_B), ("v_rel", V_A), ("v_rel", V_B)) + tuple(
-    (unknown, known) for unknown in ("f", port(FLANGE_A, FORCE), port(FLANGE_B, FORCE))
-    for known in (S_A, S_B, V_A, V_B)
-) + ((port(FLANGE_A, FORCE + RATE), A_B), (port(FLANGE_B, FORCE + RATE), A_A))
+#: the analytic partials of every translational connector, in ``partial_values``'s order
+CONNECTOR_PARTIALS = connector_partials(TRANSLATIONAL)
 
 
 class Connector(Component, ABC):
@@ -83,8 +137,11 @@ class Connector(Component, ABC):
     outputs of its own, ``law_outputs`` (declared after ``f``) with their values from ``law_parts``,
     and ``state_outputs`` read from ``self.state``, and event indicators ``indicator_outputs`` (declared
     last, values from ``indicators``). Elements with gear factors set ``geared`` and override ``factors``.
+    A rotational connector with MSL's Rotational names (``phi_rel``, ``w_rel``, ``tau``, ``flange_x.phi``, ...)
+    subclasses ``RotationalConnector``; the names are its ``quantities``.
     """
 
+    quantities: ClassVar[Quantities] = TRANSLATIONAL
     inputs = CONNECTOR_INPUTS
     #: outputs of the law beyond f (values from ``law_parts``), declared between f and the flange forces
     law_outputs: ClassVar[tuple[Output, ...]] = ()
@@ -108,7 +165,8 @@ class Connector(Component, ABC):
         """(q, v): the relative coordinate and velocity."""
         vals = self.values
         f0, f1 = self.factors()
-        return (f1 * vals[S_B] - f0 * vals[S_A], f1 * vals[V_B] - f0 * vals[V_A])
+        s_a, v_a, s_b, v_b = self.quantities.flange_inputs
+        return (f1 * vals[s_b] - f0 * vals[s_a], f1 * vals[v_b] - f0 * vals[v_a])
 
     @abstractmethod
     def element_force(self, q: float, v: float) -> float:
@@ -132,12 +190,13 @@ class Connector(Component, ABC):
         """Flange forces and tangents for the element force f at (q, v)."""
         f0, f1 = self.factors()
         f_q, f_v = self.force_derivatives(q, v)
-        vals = self.values
+        vals, force = self.values, self.quantities.force
+        (_, v_a, a_a), (_, v_b, a_b) = self.quantities.flange(FLANGE_A), self.quantities.flange(FLANGE_B)
         aa, bb, ab = f0 * f0, f1 * f1, -f0 * f1  # the products the outputs share (left to right, as written out)
-        return {"flange_a.f": -f0 * f, "flange_b.f": f1 * f,
+        return {f"flange_a.{force}": -f0 * f, f"flange_b.{force}": f1 * f,
                 "flange_a.c": aa * f_q, "flange_a.d": aa * f_v, "flange_b.c": bb * f_q, "flange_b.d": bb * f_v,
-                "flange_a.f_rate": ab * (f_q * vals[V_B] + f_v * vals[A_B]),
-                "flange_b.f_rate": ab * (f_q * vals[V_A] + f_v * vals[A_A])}
+                f"flange_a.{force}_rate": ab * (f_q * vals[v_b] + f_v * vals[a_b]),
+                f"flange_b.{force}_rate": ab * (f_q * vals[v_a] + f_v * vals[a_a])}
 
     partial_pattern = CONNECTOR_PARTIALS
 
@@ -156,7 +215,8 @@ class Connector(Component, ABC):
     def compute_outputs(self) -> dict[str, float]:
         q, v = self.relative()
         f, parts = self.law_parts(q, v)
-        outputs = {"s_rel": q, "v_rel": v, "f": f}
+        names = self.quantities
+        outputs = {names.relative_position: q, names.relative_velocity: v, names.element_force: f}
         if parts:
             outputs.update(parts)
         outputs.update(self.flange_outputs(f, q, v))
@@ -171,12 +231,25 @@ class Connector(Component, ABC):
 
 def connector_outputs(cls: type[Connector]) -> tuple[Output, ...]:
     """s_rel, v_rel, f, the law's outputs, flange forces, tangents, state outputs, indicators (this order)."""
+    q = cls.quantities
+    s_a, v_a, s_b, v_b = q.flange_inputs
     if cls.geared:
-        s_rel, v_rel = "factor1*flange_b.s - factor0*flange_a.s", "factor1*flange_b.v - factor0*flange_a.v"
+        s_rel, v_rel = f"factor1*{s_b} - factor0*{s_a}", f"factor1*{v_b} - factor0*{v_a}"
     else:
-        s_rel, v_rel = "flange_b.s - flange_a.s", "flange_b.v - flange_a.v"
+        s_rel, v_rel = f"{s_b} - {s_a}", f"{v_b} - {v_a}"
     return (
-        Output("s_rel", "m", f"Relative coordinate {s_rel}", (S_A, S_B)),
-        Output("v_rel", "m/s", f"Relative velocity {v_rel}", (V_A, V_B)),
-        Output("f", "N", cls.force_description, FLANGE_INPUT_NAMES),
-    ) + cls.law_outputs + FLANGE_FORCE_OUTPUTS + TANGENT_OUTPUTS + cls.state_outputs + cls.indicator_outputs
+        Output(q.relative_position, q.unit("m"), f"Relative coordinate {s_rel}", (s_a, s_b)),
+        Output(q.relative_velocity, q.unit("m/s"), f"Relative velocity {v_rel}", (v_a, v_b)),
+        Output(q.element_force, q.unit("N"), cls.force_description, q.flange_inputs),
+    ) + cls.law_outputs + flange_force_outputs(q) + cls.state_outputs + cls.indicator_outputs
+
+
+class RotationalConnector(Connector, ABC):
+    """A 1D connector with MSL's Rotational names: ``flange_x.phi`` [rad], ``flange_x.w`` [rad/s], ``flange_x.a``
+    [rad/s2] in, ``phi_rel``, ``w_rel``, ``tau`` [N.m] (tension positive, MSL's sign) and ``flange_x.tau`` out;
+    the same port algebra (components/native/connector.c) as a translational connector's."""
+
+    quantities = ROTATIONAL
+    inputs = connector_inputs(ROTATIONAL)
+    partial_pattern = connector_partials(ROTATIONAL)
+    force_description = "Torque tau (positive = tension)"

@@ -6,7 +6,7 @@ FMI 2.0 puts z = 0 on the side z <= 0. A solver may stop exactly on a zero and t
 later change of an indicator that leaves 0 (it masks a zero at its restart). So every mode switch is taken where
 the indicator announcing it reaches 0, on both sides of the switch, and the indicator of the mode switched to then
 leaves 0 to that mode's side as the motion goes on: no switch can be lost. The stateless laws (ElastoGap, the
-sphere contact) have no mode to lose: their outputs at z = 0 are the law there, whichever side the inputs came
+sphere contact, the backlash elements) have no mode to lose: their outputs at z = 0 are the law there, whichever side the inputs came
 from. Until event mode at a time event, a source outputs its value before the event, whether or not the solver
 completed its step there."""
 import ctypes
@@ -155,7 +155,10 @@ def test_slipping_sticks_again_at_a_velocity_of_exactly_zero(fmus, tmp_path, mod
      [{"sphere__position__x": -0.099, "sphere__velocity__x": 0.5},
       {"sphere__position__x": -0.101, "sphere__velocity__x": 0.5}],
      {"sphere__position__x": -0.1, "sphere__velocity__x": 0.5}),
-], ids=["ElastoGap", "SmoothSphereHalfSpaceForce"])
+    *((model, {"c": 2e4, "d": 50.0, "b": 0.5},
+       [{"flange_b__phi": 0.251, "flange_b__w": 0.5}, {"flange_b__phi": 0.249, "flange_b__w": 0.5}],
+       {"flange_b__phi": 0.25, "flange_b__w": 0.5}) for model in ("ElastoBacklash", "ElastoBacklash2")),
+], ids=["ElastoGap", "SmoothSphereHalfSpaceForce", "ElastoBacklash", "ElastoBacklash2"])
 def test_a_stateless_contact_at_its_zero_is_its_law_there_from_either_side(fmus, tmp_path, model, parameters,
                                                                            inputs, indicator):
     """Approached from contact and from outside, through event mode at each side, the outputs at z = 0.0 are the
@@ -221,5 +224,5 @@ def test_every_model_exchange_component_with_events_is_covered():
             component.initialize(0.0)
             component.update_discrete_states()
             with_time_events |= {model} if component.next_time_event() is not None else set()
-    assert with_indicators == set(EXT) | {"ElastoGap", "SmoothSphereHalfSpaceForce"}
+    assert with_indicators == set(EXT) | {"ElastoGap", "SmoothSphereHalfSpaceForce", "ElastoBacklash", "ElastoBacklash2"}
     assert with_time_events == set(SOURCES)

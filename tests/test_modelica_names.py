@@ -34,15 +34,35 @@ def cli(*argv: str) -> subprocess.CompletedProcess:
                           timeout=300)
 
 
+ROTATIONAL = "Modelica.Mechanics.Rotational.Components."
+#: short names of more than one MSL class: (class, our model) each
+SHARED = {"SpringDamper": ((ROTATIONAL + "SpringDamper", "RotationalSpringDamper"),
+                           (TRANSLATIONAL + "SpringDamper", "CoordinateSpringDamper"))}
+
+
 @pytest.mark.parametrize("short", sorted(EXPECTED))
 def test_the_msl_classes_map_to_our_components(short):
     model, mapping = EXPECTED[short]
-    for name in (short, TRANSLATIONAL + short, short.lower()):
+    names = ("Translational.Components." + short, TRANSLATIONAL + short) if short in SHARED else ()
+    for name in names or (short, TRANSLATIONAL + short, short.lower()):
         found = lookup(name)
         assert found is not None, name
         assert found[0] == model and found[1].name == TRANSLATIONAL + short
         assert mapping.items() <= dict(found[1].parameters).items(), name
     assert lookup("Stop") == lookup("Modelica.Mechanics.Translational.Stop") == lookup("MassWithStopAndFriction")
+
+
+@pytest.mark.parametrize("short", sorted(SHARED))
+def test_a_short_name_of_several_msl_classes_names_them_all(short):
+    """MSL's Translational and Rotational SpringDamper: the short name is refused, naming both and how to pick one;
+    each from its package down is found."""
+    assert lookup(short) is None
+    with pytest.raises(FileNotFoundError) as error:
+        locate(short, ROOT / "fmus")
+    for full, model in SHARED[short]:
+        assert f"{full} (mechfmu's {model})" in str(error.value)
+        assert lookup(".".join(full.split(".")[-3:]))[0] == model
+    assert "name one from its package down, e.g. " in str(error.value)
 
 
 def test_every_equivalence_names_real_parameters():

@@ -49,9 +49,19 @@ def modelica_names() -> dict[str, tuple[str, ModelicaEquivalent]]:
     return {**full, **{name: found for name, found in unique.items() if name not in COMPONENTS or name == found[0]}}
 
 
+def ambiguous(name: str) -> list[tuple[str, str]]:
+    """(full MSL name, our model) of every class the short ``name`` stands for (any letter case), where that is more
+    than one (``SpringDamper``: Translational's and Rotational's); else []."""
+    found = sorted({(equivalent.name, model) for model in COMPONENTS for equivalent in sourced(model)
+                    if equivalent.name.rsplit(".", 1)[-1].lower() == name.lower()})
+    return found if len(found) > 1 else []
+
+
 def known_names() -> str:
     """What ``mechfmu info`` accepts, for the message of an unknown name."""
-    msl = sorted(name for name in modelica_names() if "." not in name and name not in COMPONENTS)
+    short = {equivalent.name.rsplit(".", 1)[-1] for model in COMPONENTS for equivalent in sourced(model)}
+    shared = {name for name in short if ambiguous(name)}
+    msl = sorted({name for name in modelica_names() if "." not in name and name not in COMPONENTS} | shared)
     return (f"known names: {', '.join(COMPONENTS)} (mechfmu's models); {', '.join(msl)} (Modelica Standard "
             "Library names, also in full, e.g. Modelica.Mechanics.Translational.Components.Spring); or the path of "
             "an .fmu file")
@@ -81,6 +91,11 @@ def locate(name: str, fmu_dir: Path) -> tuple[Path, list[str]]:
     if name in COMPONENTS:
         raise FileNotFoundError(f"no FMU at {name}: {built} is not built (mechfmu build)")
     found = lookup(name)
+    if found is None and (several := ambiguous(name)):
+        options = ", ".join(f"{full} (mechfmu's {model})" for full, model in several)
+        example = ".".join(several[-1][0].split(".")[-3:])
+        raise FileNotFoundError(f"no FMU at {name}: it names more than one MSL class: {options}; name one from its "
+                                f"package down, e.g. {example}")
     if found is None:
         raise FileNotFoundError(f"no FMU at {name}; {known_names()}")
     model, equivalent = found

@@ -26,6 +26,9 @@ from mechfmu.components.native_library import state_slots
 #: the component classes with a native law, and the hooks their C code defines (``native_<Class>_<hook>``)
 NATIVE_HOOKS: dict[str, tuple[str, ...]] = {
     "ElastoGap": ("outputs", "validate", "partials"),
+    "ElastoBacklash": ("outputs", "partials"),
+    "ElastoBacklash2": ("outputs", "partials"),
+    "RotationalSpringDamper": ("outputs", "partials"),
     "Fixed": ("outputs",),
     "RotationalFixed": ("outputs",),
     "Mass": ("outputs", "advance", "derivatives", "partials"),

@@ -146,11 +146,13 @@ class Wiring:
                              f"({'both do' if driving else 'neither does'})")
         (body, x), (element, y) = driving[0], ends[1] if ends[0] == driving[0] else ends[0]
         wires = []
-        for pos, vel in ((POSITION, VELOCITY), (ANGLE, ANGULAR_VELOCITY)):
-            if f"{x}.{pos}" in outputs[body]:
-                wires += [f"{body}.{x}.{a} -> {element}.{y}.{b}" for a, b in ((pos, POSITION), (vel, VELOCITY))
-                          if f"{y}.{b}" in inputs[element] and f"{x}.{a}" in outputs[body]]
-        if f"{y}.{FORCE}" not in outputs[element]:
+        for names in ((POSITION, ANGLE), (VELOCITY, ANGULAR_VELOCITY)):  # a role's translational, rotational name
+            a = next((n for n in names if f"{x}.{n}" in outputs[body]), None)
+            b = next((n for n in names if f"{y}.{n}" in inputs[element]), None)
+            if a and b:
+                wires.append(f"{body}.{x}.{a} -> {element}.{y}.{b}")
+        force = next((n for n in (FORCE, TORQUE) if f"{y}.{n}" in outputs[element]), None)
+        if force is None:
             return wires
         load, ports = self._loads(body, x)
         if not ports:
@@ -160,7 +162,7 @@ class Wiring:
             raise ValueError(f"connect {text!r}: {body}.{x} takes no (more) force: "
                              f"{len(ports)} port(s), all wired")
         taken.add((body, free))
-        return [*wires, f"{element}.{y}.{FORCE} -> {body}.{free}.{load}"]
+        return [*wires, f"{element}.{y}.{force} -> {body}.{free}.{load}"]
 
     def parse(self, text: str, driven: dict[str, str]) -> Wire:
         """One wire ``"a.x -> b.y"`` as (a, x, b, y) (``check_wires``), ``driven`` holding the inputs it and the

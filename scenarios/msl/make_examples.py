@@ -1,4 +1,4 @@
-"""Writes the MSL 4.1 Translational examples our elements express as scenarios, with
+"""Writes the MSL 4.1 Translational and Rotational examples our elements express as scenarios, with
 MSL's instance names and parameters. Given REFERENCE_DATA, the folder that holds the Modelica Association's
 regression reference results ``MAP-LIB_ReferenceResults-v4.1.0/``, it also copies each example's result into
 its ``reference/`` folder; without it, the ``reference/`` folders in the repository (copies made so) stay.
@@ -22,18 +22,38 @@ its ``reference/`` folder; without it, the ``reference/`` folders in the reposit
 - ``WhyArrows``: ``fixed1``/``fixed2`` (s0 = -1.9 m), ``spring1``/``spring2`` (MSL Spring c = 11 N/m,
   s_rel0 = 2 m: a CoordinateSpringDamper without damping), ``mass1``/``inertia2`` (1 kg, L = 2 m). Its
   rods and position sensors only measure a housing; they are left out.
+- ``Backlash`` (Rotational): three inertias (J = 5 kg.m2, phi from 90 deg at rest), each on a housing through
+  ``springDamper`` (RotationalSpringDamper), ``elastoBacklash`` (ElastoBacklash) and ``elastoBacklash2``
+  (ElastoBacklash2), c = 2e4 N.m/rad, d = 50 N.m.s/rad, b = 45 deg. MSL's ``phi_nominal = 1`` scales the
+  relative states a Modelica tool selects; the inertias carry ours. Run by the default master (auto).
 """
 from __future__ import annotations
 
+import math
 import shutil
 import sys
 from pathlib import Path
 
-from mechfmu import Accelerate, Constant, CoordinateSpringDamper, Fixed, Force, Mass, Sine, System
+from mechfmu import (
+    Accelerate,
+    Constant,
+    CoordinateSpringDamper,
+    ElastoBacklash,
+    ElastoBacklash2,
+    Fixed,
+    Force,
+    Inertia,
+    Mass,
+    RotationalFixed,
+    RotationalSpringDamper,
+    Sine,
+    System,
+)
 
 HERE = Path(__file__).resolve().parent
 MSL = "Modelica/Mechanics/Translational/Examples"
-PROVENANCE = """# Reference result of Modelica.Mechanics.Translational.Examples.{name}
+MSL_ROTATIONAL = "Modelica/Mechanics/Rotational/Examples"
+PROVENANCE = """# Reference result of Modelica.Mechanics.{library}.Examples.{name}
 
 Copied unchanged from the Modelica Association's regression reference results
 `MAP-LIB_ReferenceResults-v4.1.0/{msl}/{name}/` (Dymola 2020x, DASSL, tolerance 1e-6, output interval
@@ -142,6 +162,17 @@ def damper(s: System) -> None:
     s.connect(fixed[2].flange, spring_damper3.flange_b)
 
 
+def backlash(s: System) -> None:
+    elements = (RotationalSpringDamper(c=2e4, d=50.0), ElastoBacklash(c=2e4, d=50.0, b=math.pi / 4),
+                ElastoBacklash2(c=2e4, d=50.0, b=math.pi / 4))
+    for i, (name, element) in enumerate(zip(("springDamper", "elastoBacklash", "elastoBacklash2"), elements), 1):
+        housing = s.add(f"fixed{i}", RotationalFixed())
+        placed = s.add(name, element)
+        inertia = s.add(f"inertia{i}", Inertia(J=5.0, phi_start=math.pi / 2, w_start=0.0))
+        s.connect(housing.flange, placed.flange_a)
+        s.connect(placed.flange_b, inertia.flange_a)
+
+
 #: name -> (the function placing and connecting its components, master, description)
 EXAMPLES = {
     "Sensors": (sensors, "linear-implicit",
@@ -166,7 +197,13 @@ EXAMPLES = {
     "Damper": (damper, "linear-implicit",
                "MSL Translational.Examples.Damper: three masses thrown at 10 m/s against a damper, a damper with a "
                "spring in parallel (two elements on one flange), and a spring-damper"),
+    "Backlash": (backlash, "auto",
+                 "MSL Rotational.Examples.Backlash: three inertias released at 90 deg on a spring-damper, an "
+                 "ElastoBacklash and an ElastoBacklash2 (c = 2e4 N.m/rad, d = 50 N.m.s/rad, backlash 45 deg) to "
+                 "housings"),
 }
+#: the examples of MSL's Rotational library (the others are Translational)
+ROTATIONAL = ("Backlash",)
 
 
 def main(reference_data: Path | None) -> None:
@@ -179,12 +216,13 @@ def main(reference_data: Path | None) -> None:
         system.write(folder, fmu_folder="../../../fmus")
         if reference_data is None:
             continue
-        source = reference_data / "MAP-LIB_ReferenceResults-v4.1.0" / MSL / name
+        msl = MSL_ROTATIONAL if name in ROTATIONAL else MSL
+        source = reference_data / "MAP-LIB_ReferenceResults-v4.1.0" / msl / name
         target = folder / "reference"
         target.mkdir(exist_ok=True)
         for file in (f"{name}.csv", "comparisonSignals.txt", "creation.txt"):
             shutil.copyfile(source / file, target / file)
-        (target / "README.md").write_text(PROVENANCE.format(name=name, msl=MSL))
+        (target / "README.md").write_text(PROVENANCE.format(name=name, msl=msl, library=msl.split("/")[2]))
 
 
 if __name__ == "__main__":
