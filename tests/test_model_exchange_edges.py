@@ -7,8 +7,8 @@ later change of an indicator that leaves 0 (it masks a zero at its restart). So 
 the indicator announcing it reaches 0, on both sides of the switch, and the indicator of the mode switched to then
 leaves 0 to that mode's side as the motion goes on: no switch can be lost. The stateless laws (ElastoGap, the
 sphere contact, the backlash elements) have no mode to lose: their outputs at z = 0 are the law there, whichever
-side the inputs came from. Until event mode at a time event, a source outputs its value before the event, whether or not the solver
-completed its step there."""
+side the inputs came from. Until event mode at a time event, a source outputs its value before the event, whether
+or not the solver completed its step there."""
 import ctypes
 import math
 
