@@ -8,9 +8,16 @@ Laws (MSL 4.1, t the component's time, i.e. the communication point the master s
     Ramp      y = offset + (if t < startTime then 0 else if t < startTime + duration
                   then (t − startTime)·height/duration else height)
     Constant  y = k
+    Pulse     y = offset + (if t < startTime or nperiod = 0 or (nperiod > 0 and count >= nperiod) then 0
+                  else if t < T_start + T_width then amplitude else 0),
+              count = the periods begun (MSL's count, 0 from startTime on), T_start = startTime + count·period,
+              T_width = period·width/100
 
 Parameters and units as in MSL: ``amplitude``, ``offset``, ``height``, ``k`` carry no unit (a signal),
-``f`` [Hz], ``phase`` [rad], ``startTime`` [s], ``duration`` [s] (>= 0; 0 is a step), ``continuous``.
+``f`` [Hz], ``phase`` [rad], ``startTime`` [s], ``duration`` [s] (>= 0; 0 is a step), ``continuous``, ``width``
+[%] (0 < width <= 100), ``period`` [s] (> 0), ``nperiod`` (< 0: endless). MSL's Pulse sets T_start to the time its
+when-clause fires, the instant ``integer((t − startTime)/period)`` grows, which a tool locates to its tolerance;
+here that instant is exact, startTime + count·period.
 
 Exactness: the outputs are the closed form evaluated at the component's time, never a sum over steps.
 After ``do_step(t, h)`` that time is ``t + h``; the master passes ``h = t_{n+1} − t_n`` with
@@ -95,3 +102,18 @@ class Constant(NativeComponent, Component):
     example_parameters = {"k": 1.5}
     parameters = (Param("k", 1.0, NO_UNIT, "Constant output value"),)
 
+
+
+class Pulse(NativeComponent, Component):
+    description = "Pulse signal: offset, plus amplitude for width % of each period from startTime on"
+    source = "Modelica Standard Library 4.1, Modelica.Blocks.Sources.Pulse"
+    outputs = SIGNAL_OUTPUTS
+    example_parameters = {"amplitude": 2.0, "width": 30.0, "period": 0.02, "nperiod": 3, "offset": -0.5,
+                          "startTime": 0.01}
+    parameters = (
+        Param("amplitude", 1.0, NO_UNIT, "Amplitude of pulse"),
+        Param("width", 50.0, "1", "Width of pulse in % of period", min=0.0, min_exclusive=True, max=100.0),
+        Param("period", 1.0, "s", "Time for one period", min=0.0, min_exclusive=True),
+        Param("nperiod", -1, type="Integer", description="Number of periods (< 0 means infinite number of periods)"),
+        OFFSET, START_TIME,
+    )

@@ -23,7 +23,7 @@ STOPS = {"useLimitStops": True, "limitStopsUpper": 0.1, "limitStopsLower": -0.1,
 FRICTION = {"fDynamicFriction": 5.0, "fStaticFrictionOffset": 5.0, "stickingStiffness": 1024.0,
             "stickingDamping": 0.0, "exponentialDecayStatic": 0.05}
 EXT = ["CoordinateSpringDamperExt", "RotationalSpringDamperExt"]
-SOURCES = ["Step", "Ramp", "Sine", "Table"]
+SOURCES = ["Step", "Ramp", "Sine", "Table", "Pulse"]
 
 
 class Instance:
@@ -199,8 +199,9 @@ def test_a_source_holds_its_value_before_the_event_until_event_mode(fmus, tmp_pa
     assert checked == min(4, TIME_EVENTS[model])
 
 
-#: the time events of each source at its example parameters: startTime (Ramp: and its end; Table: its 4 row times)
-TIME_EVENTS = {"Step": 1, "Sine": 1, "Ramp": 2, "Table": 4}
+#: the time events of each source at its example parameters: startTime (Ramp: and its end; Table: its 4 row times;
+#: Pulse: the rising and falling edge of each of its 3 periods)
+TIME_EVENTS = {"Step": 1, "Sine": 1, "Ramp": 2, "Table": 4, "Pulse": 6}
 
 
 def y_at(model: str, parameters: dict, t: float) -> float:

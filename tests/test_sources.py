@@ -18,7 +18,7 @@ from mechfmu.master.slaves import LocalSlave, SlaveError
 from mechfmu.ssp import write_scenario
 from mechfmu.ssp.scenario import ScenarioError, load_scenario
 
-NEW = ["Sine", "Step", "Ramp", "Constant", "Table", "Force", "Torque", "Position", "Speed", "Accelerate"]
+NEW = ["Sine", "Step", "Ramp", "Constant", "Pulse", "Table", "Force", "Torque", "Position", "Speed", "Accelerate"]
 REFERENCE = Path("/work/shared/reference-data/MAP-LIB_ReferenceResults-v4.1.0/Modelica/Mechanics/Translational/"
                  "Examples/Sensors/Sensors.csv")
 
@@ -42,6 +42,17 @@ def ramp(t, height=1.0, duration=2.0, offset=0.0, startTime=0.0):
     return y, height / duration if startTime <= t < startTime + duration else 0.0
 
 
+def pulse(t, amplitude=1.0, width=50.0, period=1.0, nperiod=-1, offset=0.0, startTime=0.0):
+    """MSL's Pulse at t after its events there: count from the initial algorithm, one more at each instant
+    startTime + k*period (the when-clause), T_start that instant."""
+    count = math.floor((0.0 - startTime) / period)  # initial algorithm at the start time 0
+    while startTime + (count + 1) * period <= t:  # when integer((time - startTime)/period) > pre(count)
+        count += 1
+    t_start = startTime + count * period
+    on = not (t < startTime or nperiod == 0 or (nperiod > 0 and count >= nperiod)) and t < t_start + period * width / 100
+    return offset + (amplitude if on else 0.0), 0.0
+
+
 CASES = [
     ("Sine", {"amplitude": 10.0, "f": 4.0, "phase": 0.3, "offset": -1.0, "startTime": 0.05}, sine),
     ("Sine", {"amplitude": 2.0, "f": 1.5, "phase": 0.7, "startTime": 0.1, "continuous": True}, sine),
@@ -49,6 +60,11 @@ CASES = [
     ("Ramp", {"height": -3.0, "duration": 0.25, "offset": 1.0, "startTime": 0.125}, ramp),
     ("Ramp", {"height": 4.0, "duration": 0.0, "startTime": 0.25}, ramp),
     ("Constant", {"k": 1.5}, lambda t, k: (k, 0.0)),
+    ("Pulse", {"amplitude": 2.0, "width": 50.0, "period": 0.25, "nperiod": 3, "offset": -0.5, "startTime": 0.125},
+     pulse),
+    ("Pulse", {"amplitude": 3.0, "width": 100.0, "period": 0.1, "offset": 1.0}, pulse),
+    ("Pulse", {"amplitude": 3.0, "width": 20.0, "period": 0.07, "nperiod": 0}, pulse),
+    ("Pulse", {"amplitude": -1.0, "width": 37.5, "period": 0.0625, "startTime": 0.3}, pulse),
 ]
 
 
@@ -180,6 +196,9 @@ def test_bad_tables_are_refused_naming_component_parameter_value_and_row(text, p
     ("Table", "extrapolation", 5, "is out of range: must be <= 4"),
     ("Table", "columns", 1, "is out of range: must be >= 2"),
     ("Sine", "f", math.inf, "must be finite"),
+    ("Pulse", "width", 0.0, "is out of range: must be > 0"),
+    ("Pulse", "width", 101.0, "is out of range: must be <= 100"),
+    ("Pulse", "period", 0.0, "is out of range: must be > 0 s"),
 ])
 def test_bad_parameters_are_refused_naming_component_parameter_and_value(fmus, model, name, value, problem):
     with pytest.raises(ComponentError, match="^" + f"{model} 'x': {name} = {value:g} {problem}".replace(".", r"\.")):
@@ -409,3 +428,20 @@ def test_local_slave_matches_fmu_for_force_position_speed_accelerate(fmus):
                                  ("Accelerate", {"v_start": 1.0}, lambda t: {"a_ref": 1 + t, "a_ref_rate": 1.0})):
         assert (run_slave(FmuSlave("x", fmus[model]), params, 0.0, 0.01, 50, drive)
                 == run_slave(LocalSlave("x", COMPONENTS[model]), params, 0.0, 0.01, 50, drive)), model
+
+
+def test_pulse_model_exchange_has_every_edge_as_a_time_event(fmus):
+    """fmpy's CVode on the Model Exchange FMU over 100 endless periods: an event (two rows) at each of the 200 edges,
+    exactly startTime + k*period and that + period*width/100, and y the transcription of MSL's Pulse at every row
+    (at an event the first row the value before, the second after)."""
+    from fmpy import simulate_fmu
+    parameters = {"period": 0.01, "width": 30.0, "startTime": 0.0045, "amplitude": 2.0}
+    result = simulate_fmu(str(fmus["Pulse"]), fmi_type="ModelExchange", stop_time=1.0, output_interval=1e-3,
+                          start_values=parameters, output=["y"])
+    t, y = result["time"], result["y"]
+    events = t[:-1][t[:-1] == t[1:]]
+    edges = sorted(0.0045 + k * 0.01 + shift for k in range(100) for shift in (0.0, 0.01 * 30.0 / 100))
+    assert list(events) == edges
+    for i, time in enumerate(t):
+        before = i + 1 < len(t) and t[i + 1] == time
+        assert y[i] == pulse(math.nextafter(time, -math.inf) if before else time, **parameters)[0], time

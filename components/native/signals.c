@@ -67,3 +67,45 @@ size_t native_Ramp_time_events(NativeInstance *n, const double **events) {
     *events = n->memo;
     return 2;
 }
+
+/* Pulse: the start of period k, startTime + k*period (the time event where MSL's count becomes k) */
+static double period_start(const double *v, double k) { return v[Pulse__startTime] + k * v[Pulse__period]; }
+
+/* the period count at t >= startTime: the largest k with period_start(k) <= t (MSL's count after its events) */
+static double period_count(const double *v, double t) {
+    double k = floor((t - v[Pulse__startTime]) / v[Pulse__period]);
+    if (period_start(v, k + 1) <= t) k += 1;
+    if (period_start(v, k) > t && k > 0) k -= 1;
+    return k;
+}
+
+int native_Pulse_outputs(NativeInstance *n, double *out) {
+    const double *v = n->values, t = native_output_time(n), nperiod = v[Pulse__nperiod];
+    const double width = v[Pulse__period] * v[Pulse__width] / 100; /* MSL's T_width */
+    double y = 0.0;
+    if (!(t < v[Pulse__startTime] || nperiod == 0)) {
+        const double k = period_count(v, t);
+        if (!(nperiod > 0 && k >= nperiod) && t < period_start(v, k) + width) y = v[Pulse__amplitude];
+    }
+    out[0] = v[Pulse__offset] + y;
+    out[1] = out[2] = 0.0;
+    return 0;
+}
+
+/* The edges of the periods around the instance's last event and time (a window: the periods are endless), at most
+ * 7 periods' rising and falling edges from the period before; none after nperiod periods. */
+size_t native_Pulse_time_events(NativeInstance *n, const double **events) {
+    const double *v = n->values, nperiod = v[Pulse__nperiod], period = v[Pulse__period];
+    const double width = period * v[Pulse__width] / 100;
+    double base = isfinite(n->event_time) && n->event_time < n->time ? n->event_time : n->time;
+    if (n->time - base > 4 * period) base = n->time - period;
+    double first = base < v[Pulse__startTime] ? 0.0 : period_count(v, base) - 1;
+    if (first < 0) first = 0;
+    size_t count = 0;
+    for (int i = 0; i < 7 && !(nperiod >= 0 && first + i >= nperiod); ++i) {
+        n->memo[count++] = period_start(v, first + i);
+        n->memo[count++] = period_start(v, first + i) + width;
+    }
+    *events = n->memo;
+    return count;
+}

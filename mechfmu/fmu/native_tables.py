@@ -43,6 +43,7 @@ NATIVE_HOOKS: dict[str, tuple[str, ...]] = {
     "Sine": ("outputs", "time_events"),
     "Step": ("outputs", "time_events"),
     "Ramp": ("outputs", "time_events"),
+    "Pulse": ("outputs", "time_events"),
     "Constant": ("outputs",),
     "Rod": ("outputs",),
     "CoordinateSpringDamper": ("outputs", "validate", "partials"),
