@@ -15,6 +15,8 @@ wired the body sees what a built-in waveform could give it over a step. ``Torque
 (``tau``, ``flange.tau = −tau`` [N.m]). ConstantForce (MSL ``Sources.ConstantForce``): the parameter
 ``f_constant`` [N] as a Force's input, ``flange.f = −f_constant``, ``flange.f_rate = 0``: a positive one drives the
 flange in +s, a negative one is a load in +s (a body's weight along +s up: ``f_constant = −m·g``).
+ConstantTorque (MSL Rotational ``Sources.ConstantTorque``) is its rotational twin: ``tau_constant`` [N.m],
+``flange.tau = −tau_constant``, ``flange.tau_rate = 0``.
 
 Motion sources have outputs ``s``, ``v``, ``a`` (MSL's variables) and the same at ``flange.s``,
 ``flange.v``, ``flange.a`` for a connector's flange inputs (``flange.a`` serves linear-implicit coupling).
@@ -108,6 +110,16 @@ class Torque(Force):
     source = "Modelica Standard Library 4.1, Modelica.Mechanics.Rotational.Sources.Torque"
     inputs, outputs = force_variables(TORQUE, "N.m", "torque")
     load = TORQUE
+
+
+class ConstantTorque(NativeComponent, Component):
+    description = "Constant torque on a flange (flange.tau = -tau_constant: a positive one drives a body in +phi)"
+    source = "Modelica Standard Library 4.1, Modelica.Mechanics.Rotational.Sources.ConstantTorque"
+    example_parameters = {"tau_constant": 2.5}
+    parameters = (Param("tau_constant", 0.0, "N.m", "Constant driving torque in direction of rotation (negative: "
+                        "a braking load)"),)
+    outputs = (Output(port(FLANGE, TORQUE), "N.m", "Cut torque at the flange (= -tau_constant)"),
+               Output(port(FLANGE, TORQUE) + RATE, "N.m/s", "Rate of flange.tau (= 0)"))
 
 
 class Position(NativeComponent, Component):

@@ -44,3 +44,24 @@ def test_mechfmu_info_answers_to_msls_name():
         found = lookup(name)
         assert found is not None and found[0] == "ConstantForce", name
     assert [p.name for p in ConstantForce.implementation.parameters] == ["f_constant"]
+
+
+def test_a_constant_torque_spins_an_inertia_up_as_the_analytic_solution(fmus):
+    """ConstantTorque (MSL Rotational.Sources.ConstantTorque) on an Inertia (J = 0.5 kg.m2) from rest: w = tau/J·t,
+    phi = tau/J·t²/2, through the FMUs under Jacobi (a held torque is integrated exactly: round-off) and
+    in-process under auto (within its ODE tolerance); MSL's flange.tau = -tau_constant; mechfmu info answers to
+    MSL's name."""
+    from mechfmu import ConstantTorque, Inertia
+    tau, J = 3.0, 0.5
+    s = System("spin")
+    inertia = s.add("inertia", Inertia(J=J))
+    motor = s.add("motor", ConstantTorque(tau_constant=tau))
+    s.connect(motor.flange, inertia.flange_a)
+    s.experiment(stop_time=1.0, step_size=1e-2)
+    for local, algorithm, tolerance in ((False, "jacobi", 1e-12), (True, "auto", 1e-6)):
+        result = s.run(local=local, algorithm=algorithm, estimate_error=False)
+        t = result.data["time"]
+        assert np.allclose(result.data["inertia.w"], tau / J * t, rtol=0, atol=tolerance)
+        assert np.allclose(result.data["inertia.phi"], tau / J * t ** 2 / 2, rtol=0, atol=tolerance)
+        assert np.all(result.data["motor.flange.tau"] == -tau)
+    assert lookup("Rotational.Sources.ConstantTorque")[0] == "ConstantTorque"

@@ -1,4 +1,4 @@
-/* Force, Torque, ConstantForce, Position, ConstantSpeed, Speed and Accelerate (components/sources.py: the laws, the
+/* Force, Torque, ConstantForce, ConstantTorque, Position, ConstantSpeed, Speed and Accelerate (components/sources.py: the laws, the
  * exact steps). */
 #include "model.h"
 #include "native_variables.h"
@@ -25,6 +25,12 @@ int native_Torque_outputs(NativeInstance *n, double *out) {
 
 int native_ConstantForce_outputs(NativeInstance *n, double *out) {
     out[0] = -vals(n)[ConstantForce__f_constant];
+    out[1] = 0.0;
+    return 0;
+}
+
+int native_ConstantTorque_outputs(NativeInstance *n, double *out) {
+    out[0] = -vals(n)[ConstantTorque__tau_constant];
     out[1] = 0.0;
     return 0;
 }

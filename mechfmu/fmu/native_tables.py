@@ -36,6 +36,7 @@ NATIVE_HOOKS: dict[str, tuple[str, ...]] = {
     "Force": ("outputs",),
     "Torque": ("outputs",),
     "ConstantForce": ("outputs",),
+    "ConstantTorque": ("outputs",),
     "Position": ("outputs",),
     "ConstantSpeed": ("outputs", "initialize"),
     "Speed": ("outputs", "advance", "derivatives"),
