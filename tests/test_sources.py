@@ -7,6 +7,7 @@ import shutil
 import zipfile
 from pathlib import Path
 
+import numpy as np
 import pytest
 from fmpy import read_model_description
 from fmpy.validation import validate_fmu
@@ -18,7 +19,7 @@ from mechfmu.master.slaves import LocalSlave, SlaveError
 from mechfmu.ssp import write_scenario
 from mechfmu.ssp.scenario import ScenarioError, load_scenario
 
-NEW = ["Sine", "Step", "Ramp", "Constant", "Pulse", "Table", "Force", "Torque", "Position", "Speed", "Accelerate"]
+NEW = ["Sine", "Step", "Ramp", "Constant", "Pulse", "Product", "ConstantTorque", "Table", "Force", "Torque", "Position", "Speed", "Accelerate"]
 REFERENCE = Path("/work/shared/reference-data/MAP-LIB_ReferenceResults-v4.1.0/Modelica/Mechanics/Translational/"
                  "Examples/Sensors/Sensors.csv")
 
@@ -445,3 +446,26 @@ def test_pulse_model_exchange_has_every_edge_as_a_time_event(fmus):
     for i, time in enumerate(t):
         before = i + 1 < len(t) and t[i + 1] == time
         assert y[i] == pulse(math.nextafter(time, -math.inf) if before else time, **parameters)[0], time
+
+
+@pytest.mark.parametrize("local", [True, False], ids=["in-process", "FMUs"])
+def test_product_of_two_sines_carries_the_products_derivatives(local):
+    """Product (MSL Blocks.Math.Product) of two Sines: y = s1·s2 and, the master wiring each Sine's y_rate and
+    y_rate_rate to u_rate and u_rate_rate, y_rate and y_rate_rate the closed form's (product rule) at every
+    communication point, to rounding (1e-12 of the amplitudes' product times the frequencies' powers)."""
+    from mechfmu import Product, Sine, System
+    s = System("product")
+    one = s.add("one", Sine(amplitude=2.0, f=3.0, phase=0.4))
+    two = s.add("two", Sine(amplitude=0.5, f=1.25, offset=1.0))
+    product = s.add("product", Product())
+    s.connect(one.y, product.u1)
+    s.connect(two.y, product.u2)
+    s.experiment(stop_time=0.5, step_size=1e-2)
+    result = s.run(local=local, algorithm="jacobi", estimate_error=False)
+    t = result.data["time"]
+    w1, w2 = 2 * math.pi * 3.0, 2 * math.pi * 1.25
+    a, da, dda = 2.0 * np.sin(w1 * t + 0.4), 2.0 * w1 * np.cos(w1 * t + 0.4), -2.0 * w1 ** 2 * np.sin(w1 * t + 0.4)
+    b, db, ddb = 1.0 + 0.5 * np.sin(w2 * t), 0.5 * w2 * np.cos(w2 * t), -0.5 * w2 ** 2 * np.sin(w2 * t)
+    for column, expected, scale in (("y", a * b, 3.0), ("y_rate", da * b + a * db, 3.0 * w1),
+                                    ("y_rate_rate", dda * b + 2 * da * db + a * ddb, 3.0 * w1 ** 2)):
+        assert np.max(np.abs(result.data[f"product.{column}"] - expected)) <= 1e-12 * scale, column

@@ -46,6 +46,7 @@ NATIVE_HOOKS: dict[str, tuple[str, ...]] = {
     "Ramp": ("outputs", "time_events"),
     "Pulse": ("outputs", "time_events"),
     "Constant": ("outputs",),
+    "Product": ("outputs",),
     "Rod": ("outputs",),
     "CoordinateSpringDamper": ("outputs", "validate", "partials"),
     "SmoothSphereHalfSpaceForce": ("outputs", "partials"),
