@@ -48,6 +48,7 @@ from .connector import ROTATIONAL, RotationalConnector
 from .modelica import ModelicaEquivalent
 from .native_component import NativeComponent
 from .ports import indicator
+from .spring_damper import rotational_note
 
 #: MSL's minimum backlash: |b| at most this is none
 B_EPS = 1e-10
@@ -70,11 +71,6 @@ CONTACT_INDICATORS = (
 )
 
 
-def _note(torque: str) -> str:
-    return (f"the same law, names and signs ({torque}); phi_nominal has no use here (the bodies carry the states); "
-            "the heat port's heatPort.Q_flow is -lossPower")
-
-
 class ElastoBacklash(NativeComponent, RotationalConnector):
     description = "Modelica ElastoBacklash: backlash in series with a spring and damper that never pulls"
     source = "Modelica Standard Library 4.1, Modelica.Mechanics.Rotational.Components.ElastoBacklash"
@@ -82,7 +78,7 @@ class ElastoBacklash(NativeComponent, RotationalConnector):
     parameters = PARAMETERS
     force_description = "Torque tau between the flanges (positive = tension; never pulls)"
     modelica = (ModelicaEquivalent("Modelica.Mechanics.Rotational.Components.ElastoBacklash", MAPPING, (),
-                                   _note("the damper torque clamped without an event")),)
+                                   rotational_note("the damper torque clamped without an event")),)
     law_outputs = (LOSS_POWER,)
     indicator_outputs = CONTACT_INDICATORS
 
@@ -94,7 +90,7 @@ class ElastoBacklash2(NativeComponent, RotationalConnector):
     parameters = PARAMETERS
     force_description = "Torque tau between the flanges (positive = tension; 0 where tau_c + tau_d would pull)"
     modelica = (ModelicaEquivalent("Modelica.Mechanics.Rotational.Components.ElastoBacklash2", MAPPING, (),
-                                   _note("the torque jumping at the start of a contact, an event")),)
+                                   rotational_note("the torque jumping at the start of a contact, an event")),)
     law_outputs = (LOSS_POWER,)
     indicator_outputs = CONTACT_INDICATORS + (
         Output(indicator("transmitting"), "N.m", "Event indicator tau_c + tau_d (tau_c = 0 in the gap): > 0 in upper "

@@ -19,6 +19,12 @@ from .modelica import ModelicaEquivalent
 from .native_component import NativeComponent
 
 
+def rotational_note(law: str) -> str:
+    """The note of an MSL Rotational compliant element's equivalent whose torque law is ``law``."""
+    return (f"the same law, names and signs ({law}); phi_nominal has no use here (the bodies carry the states); "
+            "the heat port's heatPort.Q_flow is -lossPower")
+
+
 class RotationalSpringDamper(NativeComponent, RotationalConnector):
     description = "Modelica Rotational SpringDamper: linear spring and damper in parallel"
     source = "Modelica Standard Library 4.1, Modelica.Mechanics.Rotational.Components.SpringDamper"
@@ -31,7 +37,6 @@ class RotationalSpringDamper(NativeComponent, RotationalConnector):
     force_description = "Torque tau between the flanges (positive = tension)"
     modelica = (ModelicaEquivalent(
         "Modelica.Mechanics.Rotational.Components.SpringDamper", (("c", "c"), ("d", "d"), ("phi_rel0", "phi_rel0")),
-        (), "the same law, names and signs; phi_nominal has no use here (the bodies carry the states); the heat "
-        "port's heatPort.Q_flow is -lossPower"),)
+        (), rotational_note("tau = c*(phi_rel - phi_rel0) + d*w_rel")),)
     law_outputs = (Output("lossPower", "W", "Power dissipated by the damper d*w_rel^2 (replaces the heat port)",
                           ROTATIONAL.flange_inputs),)
