@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import hashlib
 import importlib.util
 import json
@@ -36,7 +37,16 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from mechfmu.fmu import integrity
-from mechfmu.fmu.native import HOST_PLATFORM, NATIVE_SOURCES, PLATFORMS, SOURCES, compile_binary, compile_library, zig
+from mechfmu.fmu.native import (
+    HOST_PLATFORM,
+    NATIVE_SOURCES,
+    PLATFORMS,
+    SOURCES,
+    compile_binary,
+    compile_library,
+    in_parallel,
+    zig,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 #: the component sources, wherever the package is installed (the checkout's components/ when editable)
@@ -287,9 +297,9 @@ def _build_here(argv: list[str]) -> None:
         kinds = {backend_of(model, backend) for model in models}
         binaries = {kind: {platform: tmp / f"binary_{kind}_{platform}{PLATFORMS[platform].extension}"
                            for platform in platforms} for kind in kinds}
-        for kind, files in binaries.items():
-            for platform, binary in files.items():
-                compile_binary(binary, runtime if kind == "python" else None, platform, portable=portable)
+        in_parallel(functools.partial(compile_binary, binary, runtime if kind == "python" else None, platform,
+                                      portable=portable)
+                    for kind, files in binaries.items() for platform, binary in files.items())
         shutil.copytree(components_dir, tmp / package, ignore=shutil.ignore_patterns("__pycache__", "native"))
         libraries = _host_libraries(tmp, platforms if any(
             backend_of(m, "native") == "native" for m in models if backend_of(m, backend) == "python") else [])

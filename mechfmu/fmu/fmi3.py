@@ -11,6 +11,7 @@ aarch64-linux, x86_64-windows, and x86_64-darwin and aarch64-darwin, which both 
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import tempfile
@@ -21,7 +22,7 @@ from pathlib import Path
 
 from mechfmu.fmu import build as fmu_build
 from mechfmu.fmu.fmi3_arrays import ELEMENTS, vector_lengths
-from mechfmu.fmu.native import HOST_PLATFORM, PLATFORMS, compile_binary
+from mechfmu.fmu.native import HOST_PLATFORM, PLATFORMS, compile_binary, in_parallel
 
 #: our platforms (``mechfmu.fmu.native.PLATFORMS``) and the FMI 3.0 platform folders their binary goes to
 FOLDERS = {"linux64": ("x86_64-linux",), "aarch64-linux": ("aarch64-linux",), "win64": ("x86_64-windows",),
@@ -266,10 +267,10 @@ def build(models: list[str] | None = None, directory: Path | None = None, force:
     digest = source_digest()
     with fmu_build.build_lock(target_dir), tempfile.TemporaryDirectory(prefix="mechfmu_fmi3_") as tmp_name:
         todo = [m for m in names if force or not is_current(target_dir / f"{m}.fmu", digest, platforms)]
-        binaries = {}
-        for platform in platforms if todo else []:
-            binaries[platform] = Path(tmp_name) / f"binary_{platform}{PLATFORMS[platform].extension}"
-            compile_binary(binaries[platform], None, platform, portable=portable, fmi_version=3)
+        binaries = {platform: Path(tmp_name) / f"binary_{platform}{PLATFORMS[platform].extension}"
+                    for platform in (platforms if todo else [])}
+        in_parallel(functools.partial(compile_binary, binary, None, platform, portable=portable, fmi_version=3)
+                    for platform, binary in binaries.items())
         for model in todo:
             _package(model, fmu_build.fmu_path(model, fmu_build.FMU_DIR), target_dir / f"{model}.fmu", binaries,
                      digest)

@@ -33,6 +33,8 @@ import struct
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -150,6 +152,16 @@ def compile_binary(target: Path, runtime: dict[str, str] | None, platform: str =
             sources, warnings = SOURCES, [*warnings, f"-I{NATIVE_DIR}", *_defines(spec, runtime)]
         libraries = ["-lm"] if runtime is None else ["-lpthread", "-ldl"]
         compile_for(platform, warnings, libraries, target, sources, Path(tmp), portable)
+
+
+def in_parallel(calls: Iterable[Callable[[], object]]) -> None:
+    """Run the compilations ``calls`` (each its own compiler process and temporary folder) at once, as many as this
+    machine has cores; the first one's error is raised once all have ended."""
+    calls = list(calls)
+    with ThreadPoolExecutor(max_workers=max(1, min(len(calls), os.cpu_count() or 1))) as pool:
+        futures = [pool.submit(call) for call in calls]
+    for future in futures:
+        future.result()
 
 
 def compile_for(platform: str, arguments: list[str], libraries: list[str], target: Path, sources: list[Path],

@@ -4,13 +4,21 @@ machine's too (``portable``): the Linux ones for glibc ``mechfmu.fmu.native.GLIB
 that they load on every Linux the wheel is used on, not only on one with the builder's glibc."""
 from __future__ import annotations
 
+import functools
 import shutil
 import tempfile
 from pathlib import Path
 
 from mechfmu.fmu import integrity
 from mechfmu.fmu.build import build, source_hash
-from mechfmu.fmu.native import PLATFORMS, compile_for, compile_library, exchange_arguments, exchange_library
+from mechfmu.fmu.native import (
+    PLATFORMS,
+    compile_for,
+    compile_library,
+    exchange_arguments,
+    exchange_library,
+    in_parallel,
+)
 
 
 def build_release(prebuilt_dir: Path) -> list[Path]:
@@ -21,14 +29,20 @@ def build_release(prebuilt_dir: Path) -> list[Path]:
     prebuilt_dir.mkdir(parents=True)
     written = build(directory=prebuilt_dir, platforms=list(PLATFORMS), force=True, portable=True)
     (prebuilt_dir / ".build.lock").unlink(missing_ok=True)
+    libraries = []
     for folder, spec in PLATFORMS.items():
         native = prebuilt_dir / "native" / folder
         native.mkdir(parents=True, exist_ok=True)
-        laws = native / f"mechfmu_components_{source_hash(runtime=False)}{spec.extension}"
-        compile_library(laws, folder, portable=True)
-        exchange = native / exchange_library(spec.extension)
-        with tempfile.TemporaryDirectory(prefix="mechfmu_release_") as tmp:
-            flags, sources = exchange_arguments()
-            compile_for(folder, flags, [], exchange, sources, Path(tmp), portable=True)
-        written += [laws, exchange]
+        libraries.append((folder, native / f"mechfmu_components_{source_hash(runtime=False)}{spec.extension}",
+                          native / exchange_library(spec.extension)))
+    in_parallel([*(functools.partial(compile_library, laws, folder, portable=True) for folder, laws, _ in libraries),
+                 *(functools.partial(_exchange, folder, exchange) for folder, _, exchange in libraries)])
+    written += [path for _, laws, exchange in libraries for path in (laws, exchange)]
     return [*written, integrity.write_index(prebuilt_dir, written)]
+
+
+def _exchange(folder: str, target: Path) -> None:
+    """The master's compiled exchange for ``folder``'s platform, with zig."""
+    with tempfile.TemporaryDirectory(prefix="mechfmu_release_") as tmp:
+        flags, sources = exchange_arguments()
+        compile_for(folder, flags, [], target, sources, Path(tmp), portable=True)
