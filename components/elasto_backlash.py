@@ -35,10 +35,10 @@ ElastoBacklash2 also ``indicator.transmitting = tau_c + tau_d``, the crossing fu
 contact exactly while the contact transmits torque (it also crosses 0 where w_rel does in the gap, a switch of
 nothing, as in MSL). ElastoBacklash's clamp is continuous (MSL's noEvent) and needs no event.
 
-Parameters: ``c`` [N.m/rad] (> 0), ``d`` [N.m.s/rad] (>= 0), ``b`` [rad] (total backlash, >= 0),
-``phi_rel0`` [rad] (unstretched spring angle). MSL's ``phi_nominal`` (a nominal value for the relative
-states a Modelica tool selects) has no use here: the bodies carry the states. MSL's optional heat port is
-the output ``lossPower`` [W] (its ``heatPort.Q_flow = −lossPower``). Tangents are analytic
+Parameters: ``c`` [N.m/rad] (>= 1e-60, MSL's Modelica.Constants.small), ``d`` [N.m.s/rad] (>= 0), ``b`` [rad]
+(total backlash, >= 0), ``phi_rel0`` [rad] (unstretched spring angle). MSL's ``phi_nominal`` (a nominal value
+for the relative states a Modelica tool selects) has no use here: the bodies carry the states. MSL's optional
+heat port is the output ``lossPower`` [W] (its ``heatPort.Q_flow = −lossPower``). Tangents are analytic
 (components/native/elasto_backlash.c, the law).
 """
 from __future__ import annotations
@@ -52,9 +52,11 @@ from .spring_damper import rotational_note
 
 #: MSL's minimum backlash: |b| at most this is none
 B_EPS = 1e-10
+#: MSL's Modelica.Constants.small, the least spring constant c
+SMALL = 1e-60
 
 PARAMETERS = (
-    Param("c", 1.0e5, "N.m/rad", "Spring constant (c > 0 required)", min=0.0, min_exclusive=True),
+    Param("c", 1.0e5, "N.m/rad", "Spring constant (c > 0 required)", min=SMALL),
     Param("d", 0.0, "N.m.s/rad", "Damping constant", min=0.0),
     Param("b", 0.0, "rad", "Total backlash", min=0.0),
     Param("phi_rel0", 0.0, "rad", "Unstretched spring angle"),

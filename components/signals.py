@@ -112,7 +112,7 @@ class Pulse(NativeComponent, Component):
                           "startTime": 0.01}
     parameters = (
         Param("amplitude", 1.0, NO_UNIT, "Amplitude of pulse"),
-        Param("width", 50.0, "1", "Width of pulse in % of period", min=0.0, min_exclusive=True, max=100.0),
+        Param("width", 50.0, NO_UNIT, "Width of pulse in % of period", min=0.0, min_exclusive=True, max=100.0),
         Param("period", 1.0, "s", "Time for one period", min=0.0, min_exclusive=True),
         Param("nperiod", -1, type="Integer", description="Number of periods (< 0 means infinite number of periods)"),
         OFFSET, START_TIME,

@@ -150,3 +150,15 @@ def test_backlash_example_converges_to_the_independent_solution():
     for s, what in expected:
         if what.endswith((".upper", ".lower")):
             assert min(abs(t - s) for t, name in located if what.startswith(name + ".")) <= EVENT_BOUND, (s, what)
+
+
+@pytest.mark.parametrize("cls", [ElastoBacklash, ElastoBacklash2])
+@pytest.mark.parametrize("name, value, problem", [("c", 1e-70, "is out of range: must be >= 1e-60 N.m/rad"),
+                                                  ("b", -0.1, "is out of range: must be >= 0 rad"),
+                                                  ("d", -1.0, "is out of range: must be >= 0 N.m.s/rad")])
+def test_out_of_range_parameters_are_refused_naming_them(cls, name, value, problem):
+    """MSL's ranges: c >= Modelica.Constants.small (1e-60), d >= 0, b >= 0."""
+    from mechfmu.components import ComponentError
+    with pytest.raises(ComponentError, match="^" + f"{cls.__name__} 'e': {name} = {value:g} {problem}$"
+                       .replace(".", r"\.").replace("+", r"\+")):
+        cls("e").set(name, value)

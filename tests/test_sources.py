@@ -469,3 +469,18 @@ def test_product_of_two_sines_carries_the_products_derivatives(local):
     for column, expected, scale in (("y", a * b, 3.0), ("y_rate", da * b + a * db, 3.0 * w1),
                                     ("y_rate_rate", dda * b + 2 * da * db + a * ddb, 3.0 * w1 ** 2)):
         assert np.max(np.abs(result.data[f"product.{column}"] - expected)) <= 1e-12 * scale, column
+
+
+def test_a_product_that_overflows_is_refused_naming_the_output_formula_and_inputs():
+    """u1·u2 beyond the largest double: the law refuses with the output, its formula and the inputs it is made of
+    (not a blame on an input that does not enter it)."""
+    product = COMPONENTS["Product"]("p")
+    for name, value in {"u1": 1e200, "u2": -1e200, "u1_rate": 1e300}.items():
+        product.set(name, value)
+    product.initialize(0.0)
+    with pytest.raises(ComponentError, match=r"^Product 'p': y = u1\*u2 overflows \(u1 = 1e\+200, u2 = -1e\+200\)$"):
+        product.get("y")
+    product.set("u2", 1.0)
+    product.set("u2_rate", 1e300)
+    with pytest.raises(ComponentError, match=r"^Product 'p': y_rate = u1_rate\*u2 \+ u1\*u2_rate overflows \(u1 = "):
+        product.get("y_rate")

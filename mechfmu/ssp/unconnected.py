@@ -51,6 +51,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mechfmu.components.number_text import with_unit
 from mechfmu.components.ports import ANGLE, ANGULAR_VELOCITY, FORCE, LAMBDA, POSITION, RATE, TORQUE, VELOCITY
 from mechfmu.ssp.elements import Connection
 
@@ -183,7 +184,8 @@ def unconnected_inputs(components: dict[str, ComponentSpec], connections: list[C
             else:
                 warnings += wiring.reading(name, spec, flange)
         warnings += [f"{name}.{i.name} is not connected and has no value in the scenario: it keeps its start value "
-                     f"{i.start:g} {i.unit} for the whole run, so {name} acts on nothing it should; connect a signal "
+                     f"{with_unit(f'{i.start:g}', i.unit)} for the whole run, so {name} acts on nothing it should; "
+                     "connect a signal "
                      f"to it (e.g. s.connect(sine.y, {name}.{i.name})), give it a value, or, if holding the start "
                      f"value is meant, mark it free: {free_hint(name, [i.name])}"
                      for i in signal_inputs(classes[name]) if wiring.open(name, spec, i.name)]
