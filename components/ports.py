@@ -52,6 +52,8 @@ POSITION_SUFFIXES = (f".{POSITION}", f".{ANGLE}")
 LAMBDA, LAMBDA_RATE = "lambda", "lambda" + RATE
 CONSTRAINT_EQUATION, VELOCITY_RESIDUAL = "constraintEquation", "residual_v"
 VELOCITY_LEVEL, ACTIVE = "velocityLevel", "activeConnector"
+#: a friction element's output: 1 while it is locked (a constraint), else 0 (components/friction.py)
+LOCKED = "locked"
 INDICATOR = "indicator."
 SWITCHING_ERROR = "switchingError"
 #: a Boolean parameter: the switching state acts at the inputs it is evaluated at (set by an event-locating master)

@@ -742,14 +742,15 @@ fmi2Status fmi2EnterEventMode(fmi2Component c) {
 fmi2Status fmi2NewDiscreteStates(fmi2Component c, fmi2EventInfo *eventInfo) {
     ENTER_ME("fmi2NewDiscreteStates", EVENT_MODE);
     NEED(eventInfo, "fmi2NewDiscreteStates", "eventInfo is NULL");
-    fmi2Real update[3] = {0.0, 0.0, 0.0}; /* states changed, next event time defined, next event time */
+    fmi2Real update[3] = {0.0, 0.0, 0.0}; /* runtime.h's flags, next event time defined, next event time */
     fmi2Status status = finish(w, runtime_model_exchange(w->runtime, "me_new_discrete_states", "fmi2NewDiscreteStates",
                                                        NULL, 0, update, 3), 0);
     if (status > fmi2Warning) return status;
-    eventInfo->newDiscreteStatesNeeded = fmi2False;
+    const int flags = update[0] >= 0.0 && update[0] <= 3.0 ? (int)update[0] : 0;
+    eventInfo->newDiscreteStatesNeeded = flags & (int)RUNTIME_DISCRETE_STATES_NEEDED ? fmi2True : fmi2False;
     eventInfo->terminateSimulation = fmi2False;
     eventInfo->nominalsOfContinuousStatesChanged = fmi2False;
-    eventInfo->valuesOfContinuousStatesChanged = update[0] != 0.0 ? fmi2True : fmi2False;
+    eventInfo->valuesOfContinuousStatesChanged = flags & (int)RUNTIME_STATES_CHANGED ? fmi2True : fmi2False;
     eventInfo->nextEventTimeDefined = update[1] != 0.0 ? fmi2True : fmi2False;
     eventInfo->nextEventTime = update[2];
     return status;

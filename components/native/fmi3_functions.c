@@ -1103,15 +1103,17 @@ fmi3Status fmi3UpdateDiscreteStates(fmi3Instance instance, fmi3Boolean *discrete
     NEED(discreteStatesNeedUpdate && terminateSimulation && nominalsOfContinuousStatesChanged
          && valuesOfContinuousStatesChanged && nextEventTimeDefined && nextEventTime, "fmi3UpdateDiscreteStates",
          "an output argument is NULL");
-    double update[3] = {0.0, 0.0, 0.0}; /* states changed, next event time defined, next event time */
+    double update[3] = {0.0, 0.0, 0.0}; /* runtime.h's flags, next event time defined, next event time */
     fmi3Status status = w->model_exchange
         ? finish(w, runtime_model_exchange(w->runtime, "me_new_discrete_states", "fmi3UpdateDiscreteStates", NULL, 0,
                                            update, 3), 0)
         : finish(w, runtime_model_exchange(w->runtime, "next_time_event", "fmi3UpdateDiscreteStates", NULL, 0,
                                            update + 1, 2), 0);
     if (status > fmi3Warning) return status;
-    *discreteStatesNeedUpdate = *terminateSimulation = *nominalsOfContinuousStatesChanged = false;
-    *valuesOfContinuousStatesChanged = update[0] != 0.0;
+    const int flags = update[0] >= 0.0 && update[0] <= 3.0 ? (int)update[0] : 0;
+    *discreteStatesNeedUpdate = (flags & (int)RUNTIME_DISCRETE_STATES_NEEDED) != 0;
+    *terminateSimulation = *nominalsOfContinuousStatesChanged = false;
+    *valuesOfContinuousStatesChanged = (flags & (int)RUNTIME_STATES_CHANGED) != 0;
     *nextEventTimeDefined = update[1] != 0.0;
     *nextEventTime = update[2];
     return status;

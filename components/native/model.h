@@ -64,8 +64,9 @@ typedef struct NativeClass {
     void (*parameter_changed)(NativeInstance *);
     /* after Model Exchange set the continuous states: 0, or -1 after native_fail (they stay set); NULL: none */
     int (*states_set)(NativeInstance *);
-    /* Model Exchange's event mode: commit the modes the current point implies (before the point is accepted);
-     * 0, or -1 after native_fail; NULL: none */
+    /* Model Exchange's event mode: one event iteration, committing the modes the current point implies (before
+     * the point is accepted); 0, 1 if they changed and another iteration is needed (the host passes the outputs
+     * on first), or -1 after native_fail; NULL: none */
     int (*update_discrete_states)(NativeInstance *);
     /* after an FMU state was restored (its parameter values may differ from the instance's); NULL: nothing */
     void (*state_restored)(NativeInstance *);

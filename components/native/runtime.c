@@ -984,12 +984,15 @@ RuntimeStatus runtime_model_exchange(Runtime *s, const char *method, const char 
                          nout);
     }
     if (!strcmp(method, "me_new_discrete_states")) { /* the point is accepted; then the next time event */
-        if (c->update_discrete_states && c->update_discrete_states(n) != 0) return refused(s, what, n->message);
+        const int changed = c->update_discrete_states ? c->update_discrete_states(n) : 0;
+        if (changed < 0) return refused(s, what, n->message);
         n->accepted_time = n->event_time = n->time;
         s->base.cached = 0;
         double next = 0.0;
         int defined = native_next_time_event(n, &next);
-        out[0] = 0.0, out[1] = defined ? 1.0 : 0.0, out[2] = defined ? next : 0.0;
+        /* RUNTIME_STATES_CHANGED | RUNTIME_DISCRETE_STATES_NEEDED */
+        out[0] = changed > 0 ? RUNTIME_DISCRETE_STATES_NEEDED : 0.0;
+        out[1] = defined ? 1.0 : 0.0, out[2] = defined ? next : 0.0;
         return RUNTIME_OK;
     }
     if (!strcmp(method, "directional_derivative")) return directional_derivative(s, what, in, nin, out, nout);

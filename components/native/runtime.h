@@ -13,6 +13,10 @@
 #include <stddef.h>
 
 typedef enum { RUNTIME_OK, RUNTIME_WARNING, RUNTIME_DISCARD, RUNTIME_ERROR, RUNTIME_FATAL } RuntimeStatus;
+/* me_new_discrete_states' first output: a sum of these flags (FMI's valuesOfContinuousStatesChanged and
+ * newDiscreteStatesNeeded) */
+#define RUNTIME_STATES_CHANGED 1.0
+#define RUNTIME_DISCRETE_STATES_NEEDED 2.0
 typedef unsigned int RuntimeReference;
 
 /* Where an instance's messages go: log(environment, instance name, status, category, message). */

@@ -28,6 +28,7 @@ NATIVE_HOOKS: dict[str, tuple[str, ...]] = {
     "ElastoGap": ("outputs", "validate", "partials"),
     "ElastoBacklash": ("outputs", "partials"),
     "ElastoBacklash2": ("outputs", "partials"),
+    "Clutch": ("outputs", "validate", "advance", "update_discrete_states", "partials"),
     "RotationalSpringDamper": ("outputs", "partials"),
     "Fixed": ("outputs",),
     "RotationalFixed": ("outputs",),

@@ -16,6 +16,10 @@ rate ω = 1/h (h the communication step): drift decays within a step. The integr
 ODE's, J = ∂ẋ/∂x + ∂ẋ/∂λ·∂λ/∂x with ∂λ/∂x = −S⁻¹·(∂ċ/∂x·∂ẋ/∂x + 2ω·∂ċ/∂x + ω²·∂c/∂x) (the second
 derivatives of the residuals left out: 0 for the flanges of Mass and Inertia, which are states).
 
+A friction element (``is_switching``: MSL's Clutch and its kin, components/friction.py) is a velocity-level
+constraint while its output ``locked`` is 1 and has a Model Exchange form of its own: only the locked ones are
+solved (``activate``, after every event iteration), the others' λ kept 0.
+
 A constraint whose offset depends on time (``offsetUserFunction``, ``offsetUserFunction_t``) evaluates it at its
 co-simulation time: before each evaluation at t it is restored to its state at the start t0 and stepped from t0
 to t (``at_time``; it must be able to save its state). An inactive one (``activeConnector`` false) keeps λ = 0.
@@ -28,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from mechfmu.components.ports import CONSTRAINT_EQUATION, LAMBDA, VELOCITY_LEVEL, VELOCITY_RESIDUAL
+from mechfmu.components.ports import CONSTRAINT_EQUATION, LAMBDA, LOCKED, VELOCITY_LEVEL, VELOCITY_RESIDUAL
 from mechfmu.master.coupled_system import CoupledSystem
 from mechfmu.master.exchange import GET_DERIVATIVES, SET_STATE, Program
 from mechfmu.master.jacobian import SystemJacobian
@@ -114,9 +118,13 @@ class ConstraintForces:
         if missing:
             raise ValueError(f"algorithm 'monolithic': the constraints' forces need every component's directional "
                              f"derivatives, which {', '.join(missing)} do not give; use --algorithm newton")
+        from mechfmu.master.algorithms.base import is_switching  # the algorithms import this module
+
         self.slaves = constraints
+        self.switching = np.array([is_switching(s) for s in constraints], dtype=bool)
         self.velocity_level = np.array([VELOCITY_LEVEL in s.variables and bool(s.get([VELOCITY_LEVEL])[0])
-                                        for s in constraints])
+                                        for s in constraints]) | self.switching
+        self.active = np.ones(len(constraints), dtype=bool)
         self.linear = SystemJacobian(system, components, slices, knowns={s.name: [LAMBDA] for s in constraints},
                                      outputs={s.name: [VELOCITY_RESIDUAL, CONSTRAINT_EQUATION] for s in constraints})
         self.lambdas = np.array([s.get([LAMBDA])[0] for s in constraints], dtype=float)
@@ -130,25 +138,39 @@ class ConstraintForces:
         self.stabilize(0.0)  # the master sets 1/h at its first step
         self.constant = False
         self.jacobian = np.zeros((0, 0))
+        self.activate()
+
+    def activate(self) -> bool:
+        """The constraints to solve: all but the friction elements that are not locked now (their λ set to 0);
+        True if that changed (the next solve linearizes again)."""
+        active = np.array([not switching or bool(slave.get([LOCKED])[0])
+                           for slave, switching in zip(self.slaves, self.switching)], dtype=bool)
+        changed = bool(np.any(active != self.active))
+        self.active = active
+        self.lambdas = np.where(active, self.lambdas, 0.0)
+        if changed:
+            self.sensitivity = None
+        return changed
 
     def linearize(self) -> None:
         """S and the reduced ODE's Jacobian at the point the components are at (module docstring); a sensitivity
         equal to the last one (to 1e-12) is taken as constant (the bodies' masses), so that one solve is exact."""
         lin = self.linear.linearized()
-        v_rows, c_rows = lin.dr_dx[0::2], lin.dr_dx[1::2]
-        k1, k2 = self._gains()
-        sensitivity = v_rows @ lin.dx_dz
+        active = self.active
+        v_rows, c_rows, dx_dz = lin.dr_dx[0::2][active], lin.dr_dx[1::2][active], lin.dx_dz[:, active]
+        k1, k2 = (gain[active] for gain in self._gains())
+        sensitivity = v_rows @ dx_dz
         self.constant = self.sensitivity is not None and bool(np.allclose(sensitivity, self.sensitivity, rtol=1e-12,
                                                                           atol=0.0))
         try:
             gain = np.linalg.solve(sensitivity, -(v_rows @ lin.dx_dx + k1[:, None] * v_rows + k2[:, None] * c_rows))
         except np.linalg.LinAlgError:
-            names = ", ".join(f"'{s.name}'" for s in self.slaves)
+            names = ", ".join(f"'{s.name}'" for s, a in zip(self.slaves, active) if a)
             raise ValueError(f"algorithm 'monolithic': the forces of constraint {names} do not move the constrained "
                              f"coordinates independently (∂(dċ/dt)/∂λ = {sensitivity.tolist()} is singular): a "
                              "constraint on a coordinate that nothing can accelerate, or two constraints on one "
                              "coordinate") from None
-        self.sensitivity, self.jacobian = sensitivity, lin.dx_dx + lin.dx_dz @ gain
+        self.sensitivity, self.jacobian = sensitivity, lin.dx_dx + dx_dz @ gain
         self.inverse = np.linalg.inv(sensitivity)
 
     def _gains(self) -> tuple[np.ndarray, np.ndarray]:
@@ -230,18 +252,22 @@ class ConstraintForces:
         components at a point and passes the outputs on). dċ/dt along the motion by differences at t + δ and
         t + 2δ, δ = ``DELTA``·max(1, |t|) (second order, forward: a component may refuse a time before its last
         accepted point; exact where ċ is linear in the states and in time)."""
-        k1, k2 = self.gains
+        active = self.active
+        k1, k2 = (gain[active] for gain in self.gains)
         delta = DELTA * max(1.0, abs(t))
         values = self.evaluate(t, x, self.lambdas, place, True)
+        if not active.any():
+            return
         if self.sensitivity is None:
             self.linearize()
         for _ in range(MAX_ITERATIONS):
             rates = self.rates
-            ahead = self.evaluate(t + delta, x + delta * rates, self.lambdas, place, False)[:, 0]
-            farther = self.evaluate(t + 2 * delta, x + 2 * delta * rates, self.lambdas, place, False)[:, 0]
-            acceleration = (-3 * values[:, 0] + 4 * ahead - farther) / (2 * delta)
-            step = -(self.inverse @ (acceleration + k1 * values[:, 0] + k2 * values[:, 1]))
-            self.lambdas = self.lambdas + step
+            ahead = self.evaluate(t + delta, x + delta * rates, self.lambdas, place, False)[active, 0]
+            farther = self.evaluate(t + 2 * delta, x + 2 * delta * rates, self.lambdas, place, False)[active, 0]
+            residuals = values[active]
+            acceleration = (-3 * residuals[:, 0] + 4 * ahead - farther) / (2 * delta)
+            step = -(self.inverse @ (acceleration + k1 * residuals[:, 0] + k2 * residuals[:, 1]))
+            self.lambdas[active] += step
             values = self.evaluate(t, x, self.lambdas, place, True)
-            if self.constant or np.all(np.abs(step) <= 1e-10 * (1.0 + np.abs(self.lambdas))):
+            if self.constant or np.all(np.abs(step) <= 1e-10 * (1.0 + np.abs(self.lambdas[active]))):
                 return

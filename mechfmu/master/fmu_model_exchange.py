@@ -77,7 +77,7 @@ class ModelExchangeView:
         self.slave._call("fmi2EnterContinuousTimeMode", self._fmu.enterContinuousTimeMode)
         self._continuous = True
         self._next = info[5] if info[4] else None
-        return bool(info[3])
+        return bool(info[0] or info[3])  # another event iteration needed, or the states set anew
 
     def next_time_event(self) -> float | None:
         return self._next

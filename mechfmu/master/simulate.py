@@ -234,6 +234,7 @@ def _run(scenario: Scenario, algo: CouplingAlgorithm | None, opts: dict[str, Any
             algo.initialize(system, t0)
             for slave in slaves.values():
                 slave.exit_initialization()
+            algo.start(system, t0, min(h, t_stop - t0))
             audit = algo.audit
             columns = None
             if audit is not None and algo.config["energy_audit"] == "columns":

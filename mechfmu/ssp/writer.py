@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from mechfmu.components.ports import ANGLE, ANGULAR_VELOCITY, FORCE, POSITION, TORQUE, VELOCITY
+from mechfmu.components.ports import ACCELERATION, ANGLE, ANGULAR_VELOCITY, FORCE, POSITION, TORQUE, VELOCITY
 from mechfmu.ssp.files import replaced
 from mechfmu.ssp.library import checked_parameters, unknown
 from mechfmu.ssp.scenario import NS, SSD_NAME, STEP_SIZE, STOP_TIME
@@ -151,6 +151,10 @@ class Wiring:
             b = next((n for n in names if f"{y}.{n}" in inputs[element]), None)
             if a and b:
                 wires.append(f"{body}.{x}.{a} -> {element}.{y}.{b}")
+        acceleration = f"{ACCELERATION}"  # read by an element whose law needs it (a friction element's path)
+        if (getattr(self.models[element], "reads_accelerations", False) and f"{x}.{acceleration}" in outputs[body]
+                and f"{y}.{acceleration}" in inputs[element]):
+            wires.append(f"{body}.{x}.{acceleration} -> {element}.{y}.{acceleration}")
         force = next((n for n in (FORCE, TORQUE) if f"{y}.{n}" in outputs[element]), None)
         if force is None:
             return wires

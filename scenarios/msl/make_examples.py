@@ -26,6 +26,11 @@ its ``reference/`` folder; without it, the ``reference/`` folders in the reposit
   ``springDamper`` (RotationalSpringDamper), ``elastoBacklash`` (ElastoBacklash) and ``elastoBacklash2``
   (ElastoBacklash2), c = 2e4 N.m/rad, d = 50 N.m.s/rad, b = 45 deg. MSL's ``phi_nominal = 1`` scales the
   relative states a Modelica tool selects; the inertias carry ours. Run by the default master (auto).
+- ``CoupledClutches`` (Rotational): four inertias (J = 1 kg.m2, J1 from 10 rad/s) joined by three ``Clutch``es
+  (peak 1.1, fn_max 20 N), J1 driven by ``torque`` (Torque, its support fixed: one without) from ``sin1``
+  (amplitude 10, 5 Hz); ``sin2`` (amplitude 1, 0.2 Hz, phase 90 deg) engages clutch1, ``step1`` (at T2 = 0.4 s)
+  clutch2 and ``step2`` (at T3 = 0.9 s) clutch3. Its locked phases are constraints the default master (auto:
+  monolithic) solves with the system.
 """
 from __future__ import annotations
 
@@ -36,6 +41,7 @@ from pathlib import Path
 
 from mechfmu import (
     Accelerate,
+    Clutch,
     Constant,
     CoordinateSpringDamper,
     ElastoBacklash,
@@ -47,7 +53,9 @@ from mechfmu import (
     RotationalFixed,
     RotationalSpringDamper,
     Sine,
+    Step,
     System,
+    Torque,
 )
 
 HERE = Path(__file__).resolve().parent
@@ -173,6 +181,21 @@ def backlash(s: System) -> None:
         s.connect(placed.flange_b, inertia.flange_a)
 
 
+def coupled_clutches(s: System) -> None:
+    sin1 = s.add("sin1", Sine(amplitude=10.0, f=5.0))
+    torque = s.add("torque", Torque())
+    inertias = [s.add(f"J{i}", Inertia(J=1.0, phi_start=0.0, w_start=10.0 if i == 1 else 0.0)) for i in (1, 2, 3, 4)]
+    signals = (s.add("sin2", Sine(amplitude=1.0, f=0.2, phase=1.570796326794897)),
+               s.add("step1", Step(startTime=0.4)), s.add("step2", Step(startTime=0.9)))
+    s.connect(sin1.y, torque.tau)
+    s.connect(torque.flange, inertias[0].flange_a)
+    for i, signal in enumerate(signals, 1):
+        clutch = s.add(f"clutch{i}", Clutch(peak=1.1, fn_max=20.0))
+        s.connect(inertias[i - 1].flange_b, clutch.flange_a)
+        s.connect(clutch.flange_b, inertias[i].flange_a)
+        s.connect(signal.y, clutch.f_normalized)
+
+
 #: name -> (the function placing and connecting its components, master, description)
 EXAMPLES = {
     "Sensors": (sensors, "linear-implicit",
@@ -201,9 +224,15 @@ EXAMPLES = {
                  "MSL Rotational.Examples.Backlash: three inertias released at 90 deg on a spring-damper, an "
                  "ElastoBacklash and an ElastoBacklash2 (c = 2e4 N.m/rad, d = 50 N.m.s/rad, backlash 45 deg) to "
                  "housings"),
+    "CoupledClutches": (coupled_clutches, "auto",
+                        "MSL Rotational.Examples.CoupledClutches: a drive train of four inertias and three clutches "
+                        "(peak 1.1, fn_max 20 N) engaged by a sine and two steps (at 0.4 s and 0.9 s), J1 driven by "
+                        "a 5 Hz sine torque"),
 }
 #: the examples of MSL's Rotational library (the others are Translational)
-ROTATIONAL = ("Backlash",)
+ROTATIONAL = ("Backlash", "CoupledClutches")
+#: each example's experiment(StopTime) where it is not 1 s
+STOP_TIMES = {"InitialConditions": 5.0, "CoupledClutches": 1.5}
 
 
 def main(reference_data: Path | None) -> None:
@@ -211,7 +240,7 @@ def main(reference_data: Path | None) -> None:
         folder = HERE / name
         system = System(name, description)
         build(system)
-        stop = 5.0 if name == "InitialConditions" else 1.0  # each example's experiment(StopTime)
+        stop = STOP_TIMES.get(name, 1.0)
         system.experiment(stop, 1e-3, algorithm, tolerance=(2e-3, 1e-6))  # the MA's regression tube, 2e-3
         system.write(folder, fmu_folder="../../../fmus")
         if reference_data is None:

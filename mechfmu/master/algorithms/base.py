@@ -37,7 +37,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from mechfmu.components.ports import ACTIVE, CONSTRAINT_EQUATION, LAMBDA
+from mechfmu.components.ports import ACTIVE, CONSTRAINT_EQUATION, LAMBDA, LOCKED
 from mechfmu.master.algorithms.events import EventLocator, event_parameters
 from mechfmu.master.algorithms.step_control import StepController
 from mechfmu.master.coupled_system import CoupledSystem
@@ -239,6 +239,10 @@ class CouplingAlgorithm(ABC):
         if self.audit is not None and self.status == "ok":
             self.audit.end(h)
 
+    def start(self, system: CoupledSystem, start_time: float, step_size: float) -> None:  # noqa: B027 (a hook)
+        """After the slaves left initialization mode, before the first point is recorded (the monolithic master's
+        event mode at the start time); nothing by default."""
+
     def located_events(self) -> list[tuple[float, str]]:
         """The events located in the run so far: (time [s], what crossed)."""
         return list(self.locator.events) if self.locator is not None else []
@@ -287,6 +291,13 @@ def is_constraint(slave: Slave) -> bool:
     return lam is not None and lam.causality == "input" and equation is not None and equation.causality == "output"
 
 
+def is_switching(slave: Slave) -> bool:
+    """The slave is a constraint only while it is locked: ``is_constraint`` with an output ``locked`` (MSL's
+    friction elements, components/friction.py)."""
+    locked = slave.variables.get(LOCKED)
+    return is_constraint(slave) and locked is not None and locked.causality == "output"
+
+
 def constraint_slaves(slaves: dict[str, Slave]) -> list[Slave]:
     """Active constraints: ``is_constraint`` and ``activeConnector`` not false."""
     return [slave for slave in slaves.values()
@@ -297,6 +308,13 @@ def refuse_unenforced_constraints(algorithm: CouplingAlgorithm, slaves: dict[str
     """Raise ValueError if ``algorithm`` cannot solve the constraints among ``slaves`` (it would leave
     lambda at its start value and the constraint violated, silently)."""
     constraints = constraint_slaves(slaves)
+    switching = [f"'{s.name}'" for s in constraints if is_switching(s)]
+    if switching and algorithm.name != "monolithic":
+        raise ValueError(f"friction element {', '.join(switching)}: its locked phase is a constraint whose force "
+                         "(the input lambda) a master must solve together with its stuck/sliding mode at every event, "
+                         f"and algorithm '{algorithm.name}' cannot couple it exactly (its locked torque would be "
+                         "wrong, silently). Use the monolithic master: --algorithm monolithic, or auto (the default), "
+                         "which chooses it where every component has a Model Exchange form.")
     if constraints and not algorithm.enforces_constraints:
         able = ", ".join(sorted(n for n, cls in ALGORITHMS.items() if cls.enforces_constraints))
         names = ", ".join(f"'{s.name}'" for s in constraints)

@@ -40,21 +40,17 @@ from typing import Any
 import numpy as np
 from scipy.optimize import brentq
 
-from mechfmu.master.algorithms.base import CouplingAlgorithm, Option, constraint_slaves, is_constraint, register
+from mechfmu.master.algorithms.base import (
+    CouplingAlgorithm,
+    Option,
+    constraint_slaves,
+    is_constraint,
+    is_switching,
+    register,
+)
+from mechfmu.master.algorithms.monolithic_programs import CompiledExchange
 from mechfmu.master.constraint_forces import AlgebraicView, ConstraintForces
 from mechfmu.master.coupled_system import CoupledSystem
-from mechfmu.master.exchange import (
-    COMPLETED_STEP,
-    GET_DERIVATIVES,
-    GET_INDICATORS,
-    SET_STATES,
-    SET_TIME,
-    Program,
-    add_transfer,
-    compilable,
-    library,
-)
-from mechfmu.master.fmu_model_exchange import ModelExchangeView
 from mechfmu.master.integrators import SOLVERS, dense_output
 from mechfmu.master.jacobian import SystemJacobian
 
@@ -76,7 +72,7 @@ def _positive(x: float) -> bool:
 
 
 @register
-class Monolithic(CouplingAlgorithm):
+class Monolithic(CompiledExchange, CouplingAlgorithm):
     """All Model Exchange components as one ODE, a stiff integrator, events located (module docstring)."""
 
     name = "monolithic"
@@ -104,7 +100,8 @@ class Monolithic(CouplingAlgorithm):
                              "energy_audit off")
         self.components = []
         for slave in system.slaves.values():
-            view = AlgebraicView(slave) if is_constraint(slave) else slave.model_exchange_view()
+            view = (AlgebraicView(slave) if is_constraint(slave) and not is_switching(slave)
+                    else slave.model_exchange_view())
             if view.co_simulation_only:
                 raise ValueError(f"algorithm 'monolithic': {slave.name} ({type(view).__name__}) has no "
                                  f"Model Exchange form: {view.co_simulation_only}")
@@ -130,47 +127,6 @@ class Monolithic(CouplingAlgorithm):
 
     def restore(self, memory: Any) -> None:
         del self.events[memory:]
-
-    def _compiled(self, system: CoupledSystem) -> dict[str, Program] | None:
-        """Where every component is an FMU the compiled exchange can call (``mechfmu.master.exchange``): the
-        programs that put the components at (t, x) and pass the outputs on (``put``), that read the derivatives,
-        the indicators, that complete an integrator step, and the put and the completion in one (``accept``): the
-        calls ``_put``, ``_derivatives``, ``_indicators`` and ``_accept`` make (with constraints also theirs,
-        ``ConstraintForces.compile``); else None."""
-        runner = library()
-        functions = ("fmi2SetTime", "fmi2SetContinuousStates", "fmi2GetDerivatives", "fmi2GetEventIndicators",
-                     "fmi2CompletedIntegratorStep")
-        if runner is None or not all(isinstance(c, AlgebraicView) or isinstance(c, ModelExchangeView)
-                                     and compilable(c.slave, *functions) for c in self.components):
-            return None
-        programs = {name: Program(runner) for name in ("put", "derivatives", "indicators", "completed")}
-        z = 0
-        for component, part in self._stated():
-            programs["derivatives"].call(GET_DERIVATIVES, component.slave, part.stop - part.start, part.start)
-            programs["completed"].call(COMPLETED_STEP, component.slave)
-            count = len(component.indicator_names())
-            if count:
-                programs["indicators"].call(GET_INDICATORS, component.slave, count, z)
-                z += count
-        if not self._add_put(system, programs["put"]):
-            return None
-        programs["accept"] = Program(runner)  # put, then completed: an accepted point in one call
-        self._add_put(system, programs["accept"])
-        for component, _ in self._stated():
-            programs["accept"].call(COMPLETED_STEP, component.slave)
-        if self.forces is not None:
-            self.forces.compile(runner, lambda program: self._add_put(system, program), self._stated())
-        return programs
-
-    def _stated(self) -> list[tuple[Any, slice]]:
-        """The components with a Model Exchange form (not constraints) and their parts of x."""
-        return [(c, part) for c, part in zip(self.components, self.slices) if not isinstance(c, AlgebraicView)]
-
-    def _add_put(self, system: CoupledSystem, program: Program) -> bool:
-        for component, part in self._stated():
-            program.call(SET_TIME, component.slave)
-            program.call(SET_STATES, component.slave, part.stop - part.start, part.start)
-        return add_transfer(program, system.ordered_plan)
 
     # --- the ODE -------------------------------------------------------------------------------------------
     def _put(self, system: CoupledSystem, t: float, x: np.ndarray) -> None:
@@ -227,14 +183,23 @@ class Monolithic(CouplingAlgorithm):
             return z.tolist()
         return [v for c in self.components for v in c.event_indicators()]
 
-    def _event_mode(self, system: CoupledSystem) -> None:
-        """Every component through event mode at its current time and states until none changes its states."""
+    def _event_mode(self, system: CoupledSystem, t: float) -> None:
+        """Every component through event mode at time t and its states until none asks for another iteration or
+        changes its states; between the iterations the outputs pass on, with the constraints' forces solved in the
+        friction elements' new modes (the mixed system of their modes and forces iterated as a Modelica tool does);
+        until, too, no output that is passed on changed (an input that jumped, a Step's)."""
+        passed = system.connection_values()
         for _ in range(MAX_EVENT_ITERATIONS):
             changed = [c.update_discrete_states() for c in self.components]
             self._evaluated = None
+            outputs = system.connection_values()
             system.transfer(system.ordered_plan)
-            if not any(changed):
+            if not any(changed) and outputs == passed:  # no input changed either: a fixed point
                 return
+            if self.forces is not None:
+                self.forces.activate()
+                self._put(system, t, self._states())
+            passed = system.connection_values()
         raise RuntimeError(f"algorithm 'monolithic': event mode did not settle in {MAX_EVENT_ITERATIONS} iterations "
                            f"at t = {self.components[0].time!r} s")
 
@@ -305,19 +270,24 @@ class Monolithic(CouplingAlgorithm):
             component.completed_integrator_step()
 
     # --- a communication step ------------------------------------------------------------------------------
+    def start(self, system: CoupledSystem, start_time: float, step_size: float) -> None:
+        """Event mode at the start time (the first point recorded after it), the stabilization's rate 1/h and the
+        first integrator."""
+        if self.forces is not None:
+            self.forces.stabilize(1.0 / step_size)
+            self._evaluated = None
+        for component in self.components:
+            component.set_time(start_time)
+        system.transfer(system.ordered_plan)
+        self._event_mode(system, start_time)
+        stops = [s.stop_time for s in system.slaves.values() if s.stop_time is not None]
+        self.stop_time = min(stops) if stops else math.inf
+        self._restart(system, start_time, self._states())
+        self._started = True
+
     def _step_impl(self, system: CoupledSystem, t: float, h: float) -> None:
         if not self._started:
-            if self.forces is not None:
-                self.forces.stabilize(1.0 / h)
-                self._evaluated = None
-            for component in self.components:
-                component.set_time(t)
-            system.transfer(system.ordered_plan)
-            self._event_mode(system)
-            stops = [s.stop_time for s in system.slaves.values() if s.stop_time is not None]
-            self.stop_time = min(stops) if stops else math.inf
-            self._restart(system, t, self._states())
-            self._started = True
+            self.start(system, t, h)
         end = t + h
         ignored: set[int] = set()
         firings = [0] * len(self.labels)
@@ -335,14 +305,14 @@ class Monolithic(CouplingAlgorithm):
                     if firings[i] > MAX_FIRINGS:
                         ignored.add(i)
                 self._accept(system, now, x)
-                self._event_mode(system)
+                self._event_mode(system, now)
                 self._restart(system, now, self._states())
             elif solver.status == "finished" and solver.t <= end:  # a time event (or the stop time)
                 now = solver.t
                 self._accept(system, now, solver.y)
                 if any(c.next_time_event() == now for c in self.components):
                     self.counters["time_events"] += 1
-                    self._event_mode(system)
+                    self._event_mode(system, now)
                 self._restart(system, now, self._states())
                 if now == end:
                     return

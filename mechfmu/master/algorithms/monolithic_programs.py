@@ -1,0 +1,70 @@
+"""The monolithic master's compiled exchange (``mechfmu.master.exchange``): the programs that put its components at
+a point, read their derivatives and indicators and complete an integrator step, each in one call."""
+from __future__ import annotations
+
+from typing import Any
+
+from mechfmu.master.constraint_forces import AlgebraicView
+from mechfmu.master.coupled_system import CoupledSystem
+from mechfmu.master.exchange import (
+    COMPLETED_STEP,
+    GET_DERIVATIVES,
+    GET_INDICATORS,
+    SET_STATES,
+    SET_TIME,
+    Program,
+    add_transfer,
+    compilable,
+    library,
+)
+from mechfmu.master.fmu_model_exchange import ModelExchangeView
+
+
+class CompiledExchange:
+    """The programs of ``mechfmu.master.algorithms.monolithic.Monolithic`` (its ``components``, their parts
+    ``slices`` of the state vector and its constraints' ``forces``)."""
+
+    components: list[Any]
+    slices: list[slice]
+    forces: Any
+
+    def _compiled(self, system: CoupledSystem) -> dict[str, Program] | None:
+        """Where every component is an FMU the compiled exchange can call (``mechfmu.master.exchange``): the
+        programs that put the components at (t, x) and pass the outputs on (``put``), that read the derivatives,
+        the indicators, that complete an integrator step, and the put and the completion in one (``accept``): the
+        calls ``_put``, ``_derivatives``, ``_indicators`` and ``_accept`` make (with constraints also theirs,
+        ``ConstraintForces.compile``); else None."""
+        runner = library()
+        functions = ("fmi2SetTime", "fmi2SetContinuousStates", "fmi2GetDerivatives", "fmi2GetEventIndicators",
+                     "fmi2CompletedIntegratorStep")
+        if runner is None or not all(isinstance(c, AlgebraicView) or isinstance(c, ModelExchangeView)
+                                     and compilable(c.slave, *functions) for c in self.components):
+            return None
+        programs = {name: Program(runner) for name in ("put", "derivatives", "indicators", "completed")}
+        z = 0
+        for component, part in self._stated():
+            programs["derivatives"].call(GET_DERIVATIVES, component.slave, part.stop - part.start, part.start)
+            programs["completed"].call(COMPLETED_STEP, component.slave)
+            count = len(component.indicator_names())
+            if count:
+                programs["indicators"].call(GET_INDICATORS, component.slave, count, z)
+                z += count
+        if not self._add_put(system, programs["put"]):
+            return None
+        programs["accept"] = Program(runner)  # put, then completed: an accepted point in one call
+        self._add_put(system, programs["accept"])
+        for component, _ in self._stated():
+            programs["accept"].call(COMPLETED_STEP, component.slave)
+        if self.forces is not None:
+            self.forces.compile(runner, lambda program: self._add_put(system, program), self._stated())
+        return programs
+
+    def _stated(self) -> list[tuple[Any, slice]]:
+        """The components with a Model Exchange form (not constraints) and their parts of x."""
+        return [(c, part) for c, part in zip(self.components, self.slices) if not isinstance(c, AlgebraicView)]
+
+    def _add_put(self, system: CoupledSystem, program: Program) -> bool:
+        for component, part in self._stated():
+            program.call(SET_TIME, component.slave)
+            program.call(SET_STATES, component.slave, part.stop - part.start, part.start)
+        return add_transfer(program, system.ordered_plan)

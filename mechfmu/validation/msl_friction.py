@@ -1,0 +1,82 @@
+"""MSL 4.1's friction equations transcribed from its Modelica source (Modelica.Mechanics.Rotational.Interfaces.
+PartialFriction and Components.Clutch), written apart from our C law (components/native/friction.c) to check it.
+
+Modes: −1 backward sliding, 0 stuck, 1 forward sliding, 2 free, 3 unknown (MSL's constants). ``Discrete`` is the
+state MSL's pre() reads: (mode, startForward, startBackward, locked, free).
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+UNKNOWN, FREE, FORWARD, STUCK, BACKWARD = 3, 2, 1, 0, -1
+
+
+class Discrete(NamedTuple):
+    mode: int
+    start_forward: bool
+    start_backward: bool
+    locked: bool
+    free: bool
+
+
+def table_value(rows: np.ndarray, u: float) -> float:
+    """MSL's CombiTable1D with smoothness LinearSegments and extrapolation LastTwoPoints: rows (u_i, y_i) with u
+    increasing; one row: constant."""
+    u_rows, y_rows = rows[:, 0], rows[:, 1]
+    if len(u_rows) == 1:
+        return float(y_rows[0])
+    if u <= u_rows[0]:
+        i = 0
+    elif u >= u_rows[-1]:
+        i = len(u_rows) - 2
+    else:
+        i = int(np.searchsorted(u_rows, u, side="right")) - 1
+    return float(y_rows[i] + (y_rows[i + 1] - y_rows[i]) / (u_rows[i + 1] - u_rows[i]) * (u - u_rows[i]))
+
+
+def clutch_torque(d: Discrete, w_rel: float, rows: np.ndarray, cgeo: float, fn: float, lam: float) -> float:
+    """Clutch: tau = if locked then sa (the reaction, lambda) elseif free then 0 else mu*cgeo*fn, with
+    table_signs = {1,1} startForward, {1,-1} startBackward, {1,1} pre(mode) == Forward, else {-1,-1}."""
+    if d.locked:
+        return lam
+    if d.free:
+        return 0.0
+    signs = ((1, 1) if d.start_forward else (1, -1) if d.start_backward else (1, 1) if d.mode == FORWARD
+             else (-1, -1))
+    return signs[1] * table_value(rows, signs[0] * w_rel) * cgeo * fn
+
+
+def path_parameter(d: Discrete, w_rel: float, a_rel: float, tau: float, tau0_max: float) -> float:
+    """sa from a_relfric = (if locked then 0 elseif free then sa elseif startForward then sa - tau0_max elseif
+    startBackward then sa + tau0_max elseif pre(mode) == Forward then sa - tau0_max elseif pre(mode) == Backward
+    then sa + tau0_max else sa - sign(w_relfric)*tau0_max), and tau = sa*unitTorque where locked."""
+    if d.locked:
+        return tau
+    if d.free:
+        return a_rel
+    if d.start_forward or d.mode == FORWARD:
+        return a_rel + tau0_max
+    if d.start_backward or d.mode == BACKWARD:
+        return a_rel - tau0_max
+    return a_rel + float(np.sign(w_rel)) * tau0_max
+
+
+def event_iteration(pre: Discrete, initial: bool, free: bool, w: float, sa: float, tau0: float, tau0_max: float,
+                    w_small: float) -> Discrete:
+    """PartialFriction's equations for startForward, startBackward, locked and mode, once."""
+    start_forward = (pre.mode == STUCK and (sa > tau0_max or pre.start_forward and sa > tau0)
+                     or pre.mode == BACKWARD and w > w_small or initial and w > 0)
+    start_backward = (pre.mode == STUCK and (sa < -tau0_max or pre.start_backward and sa < -tau0)
+                      or pre.mode == FORWARD and w < -w_small or initial and w < 0)
+    locked = not free and not (pre.mode == FORWARD or start_forward or pre.mode == BACKWARD or start_backward)
+    if free:
+        mode = FREE
+    elif (pre.mode in (FORWARD, FREE) or start_forward) and w > 0:
+        mode = FORWARD
+    elif (pre.mode in (BACKWARD, FREE) or start_backward) and w < 0:
+        mode = BACKWARD
+    else:
+        mode = STUCK
+    return Discrete(mode, bool(start_forward), bool(start_backward), locked, free)

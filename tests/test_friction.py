@@ -1,0 +1,158 @@
+"""MSL's Clutch (components/friction.py): its law and event iterations against an independent transcription of MSL's
+equations (mechfmu/validation/msl_friction.py) at random states, its locked reaction torque and break-away against
+the analytic solution of two inertias, and MSL's CoupledClutches example (scenarios/msl/CoupledClutches) against the
+Modelica Association's reference."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from mechfmu.components import Clutch as ClutchComponent
+
+from mechfmu import Clutch as ClutchModel
+from mechfmu import Constant, Inertia, Ramp, Torque
+from mechfmu.master.simulate import simulate
+from mechfmu.model.system import System
+from mechfmu.validation.msl import event_times, read_msl_reference, tube_violation
+from mechfmu.validation.msl_friction import Discrete, clutch_torque, event_iteration, path_parameter, table_value
+
+pytest.importorskip("hypothesis")  # the law tests need the test extra
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+FOLDER = "scenarios/msl/CoupledClutches"
+#: within this of a reference switch either mode counts (the reference's own resolution of an instant)
+SWITCH_WINDOW = 1e-6
+
+
+def clutch(rows: str, peak: float, cgeo: float, fn_max: float, w_small: float = 1e10) -> ClutchComponent:
+    c = ClutchComponent("c")
+    for name, value in (("mu_pos", rows), ("peak", peak), ("cgeo", cgeo), ("fn_max", fn_max), ("w_small", w_small)):
+        c.set(name, value)
+    return c
+
+
+def discrete(c: ClutchComponent) -> Discrete:
+    mode, forward, backward, locked, free = (c.get(n) for n in ("mode", "startForward", "startBackward", "locked",
+                                                                "free"))
+    return Discrete(int(mode), bool(forward), bool(backward), bool(locked), bool(free))
+
+
+speeds = st.one_of(st.just(0.0), st.floats(-20, 20), st.floats(-1e-9, 1e-9))
+point = st.tuples(speeds, st.floats(-50, 50), st.floats(-30, 30), st.one_of(st.just(0.0), st.floats(-0.5, 1.0)))
+
+
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(mu=st.lists(st.floats(0.05, 1.0), min_size=1, max_size=4), peak=st.floats(1.0, 2.0),
+       cgeo=st.floats(0.0, 2.0), fn_max=st.floats(0.0, 50.0), w_small=st.sampled_from([1e10, 0.5]),
+       points=st.lists(point, min_size=1, max_size=12))
+def test_clutch_is_msl_law_through_event_iterations(mu, peak, cgeo, fn_max, w_small, points):
+    """A random sequence of points (w_rel, a_rel, lambda, f_normalized), an event iteration at each: the discrete
+    state equals MSL's equations applied to the one before (the first: initial(), from mode 3), and tau, sa, tau0,
+    tau0_max, lossPower and the constraint residual equal MSL's in it to 1e-12 of their size."""
+    rows = np.array([[2.0 * i, m] for i, m in enumerate(mu)])
+    c = clutch("; ".join(f"{w:.17g}, {m:.17g}" for w, m in rows), peak, cgeo, fn_max, w_small)
+    c.initialize()
+    pre = Discrete(3, False, False, False, False)
+    for step, (w, a, lam, u) in enumerate(points):
+        for name, value in (("flange_a.w", 1.0), ("flange_b.w", 1.0 + w), ("flange_a.a", 0.5),
+                            ("flange_b.a", 0.5 + a), ("lambda", lam), ("f_normalized", u)):
+            c.set(name, value)
+        w_rel, a_rel = c.get("w_rel"), c.get("a_rel")
+        fn = fn_max * u
+        tau0 = table_value(rows, 0.0) * cgeo * fn
+        tau0_max = peak * tau0
+        if step == 0:  # the first event mode is initial(), and the outputs before it show its result
+            expected = event_iteration(pre, True, fn <= 0, w_rel, 0.0, tau0, tau0_max, w_small)
+            assert discrete(c) == expected
+        else:
+            tau = clutch_torque(pre, w_rel, rows, cgeo, fn, lam)
+            sa = path_parameter(pre, w_rel, a_rel, tau, tau0_max)
+            expected = event_iteration(pre, False, fn <= 0, w_rel, sa, tau0, tau0_max, w_small)
+        changed = c.update_discrete_states()
+        assert discrete(c) == expected and changed == (expected != pre)
+        pre = expected
+        tau = clutch_torque(pre, w_rel, rows, cgeo, fn, lam)
+        sa = path_parameter(pre, w_rel, a_rel, tau, tau0_max)
+        scale = 1.0 + abs(lam) + 2 * fn_max * cgeo + abs(a_rel)
+        for name, value in (("tau", tau), ("sa", sa), ("tau0", tau0), ("tau0_max", tau0_max),
+                            ("lossPower", tau * w_rel), ("flange_b.tau", tau), ("flange_a.tau", -tau)):
+            assert math.isclose(c.get(name), value, rel_tol=1e-12, abs_tol=1e-12 * scale * (1 + abs(w_rel))), name
+        assert c.get("residual_v") == c.get("constraintEquation") == (w_rel if pre.locked else lam)
+
+
+def test_a_bad_friction_table_is_refused_naming_it():
+    for rows, words in (("0, 0.5; 0, 0.4", "must increase strictly"), ("", "has no rows"), ("0, x", "valid table")):
+        with pytest.raises(Exception, match=f"Clutch 'c': mu_pos = .*{words}"):
+            clutch(rows, 1.0, 1.0, 1.0).initialize()
+
+
+def two_inertias(j1: float, j2: float, slope: float, stop: float) -> System:
+    s = System("two_inertias")
+    ramp = s.add("ramp", Ramp(height=slope * stop, duration=stop))
+    torque = s.add("torque", Torque())
+    one = s.add("one", Constant(k=1.0))
+    first = s.add("J1", Inertia(J=j1))
+    second = s.add("J2", Inertia(J=j2))
+    c = s.add("clutch", ClutchModel(mu_pos="0, 0.5", peak=1.2, fn_max=10.0))
+    s.connect(ramp.y, torque.tau)
+    s.connect(torque.flange, first.flange_a)
+    s.connect(first.flange_b, c.flange_a)
+    s.connect(c.flange_b, second.flange_a)
+    s.connect(one.y, c.f_normalized)
+    s.experiment(stop, 1e-2, "auto", tolerance=(1e-8, 1e-10))
+    return s
+
+
+def test_locked_torque_and_break_away_are_the_analytic_ones():
+    """Two inertias (1 and 3 kg.m2) from rest, a torque 3·t N.m on the first, a clutch (tau0 = 5, tau0_max = 6 N.m)
+    between them: locked, its torque is the reaction −T·J2/(J1 + J2) (the second inertia is accelerated with the
+    first), until that reaches tau0_max at t* = 6·4/(3·3) s; then backward sliding at tau = −tau0. The locked torque,
+    the break-away instant and the speeds at 4 s are the analytic ones."""
+    j1, j2, k, stop = 1.0, 3.0, 3.0, 4.0
+    result = two_inertias(j1, j2, k, stop).run()
+    assert result.ok, result.message
+    d, t_star = result.data, 6.0 * (j1 + j2) / (j2 * k)
+    locked = d["time"] < t_star - 1e-6
+    assert np.all(d["clutch.locked"][locked] == 1) and np.all(d["clutch.mode"][~locked] == -1)
+    assert np.allclose(d["clutch.tau"][locked], -k * d["time"][locked] * j2 / (j1 + j2), rtol=1e-7, atol=1e-9)
+    assert np.max(np.abs(d["clutch.w_rel"][locked])) < 1e-9
+    assert any(abs(t - t_star) < 1e-8 and "clutch.indicator.slip" in names for t, names in result.events), result.events
+    w_star = k * t_star ** 2 / (2 * (j1 + j2))
+    w1 = w_star + (k * (stop ** 2 - t_star ** 2) / 2 - 5.0 * (stop - t_star)) / j1
+    w2 = w_star + 5.0 * (stop - t_star) / j2
+    assert math.isclose(d["J1.w"][-1], w1, rel_tol=1e-6) and math.isclose(d["J2.w"][-1], w2, rel_tol=1e-6)
+
+
+@pytest.mark.parametrize("algorithm", ["jacobi", "newton"])
+def test_a_master_that_cannot_solve_the_locked_torque_refuses_before_it_starts(algorithm):
+    result = simulate(FOLDER, algorithm, local=True, stop=0.01)
+    assert result.status == "error" and result.data is None
+    assert "friction element 'clutch1', 'clutch2', 'clutch3'" in result.message
+    assert f"algorithm '{algorithm}' cannot couple it exactly" in result.message and "monolithic" in result.message
+
+
+def test_coupled_clutches_at_the_defaults_inside_the_reference_tube_with_its_modes():
+    """The shipped example under the default master through the FMUs: every compared signal inside the Modelica
+    Association's tube; every mode column equal to the reference's at each of its rows not within SWITCH_WINDOW of
+    a switch of the reference; the in-process run the same bits."""
+    path = f"{FOLDER}/reference/CoupledClutches.csv"
+    reference = read_msl_reference(path)
+    compared = [c for c in open(f"{FOLDER}/reference/comparisonSignals.txt").read().split() if c != "time"]
+    result = simulate(FOLDER)
+    assert result.ok, result.message
+    d = result.data
+    ours, theirs = np.isin(d["time"], reference["time"]), np.isin(reference["time"], d["time"])
+    assert ours.sum() == len(d) == 1501
+    switches = event_times(path)
+    away = np.array([np.min(np.abs(switches - t)) > SWITCH_WINDOW for t in reference["time"][theirs]])
+    for name in compared:
+        if name.rsplit(".", 1)[1] in ("mode", "startForward", "startBackward"):
+            mismatched = reference["time"][theirs][away & (d[name][ours] != reference[name][theirs])]
+            assert mismatched.size == 0, (name, mismatched[:5])
+        else:
+            assert tube_violation(reference["time"], reference[name], d["time"], d[name]) == 0.0, name
+    errors = {c: float(np.max(np.abs(d[c][ours] - reference[c][theirs]))) for c in compared if "mode" not in c}
+    print(f"\nCoupledClutches: max abs error {errors}")
+    assert np.array_equal(simulate(FOLDER, local=True).data, d)
