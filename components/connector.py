@@ -36,7 +36,6 @@ from .ports import (
     STIFFNESS_TANGENT,
     TORQUE,
     VELOCITY,
-    other,
     port,
 )
 
@@ -54,6 +53,9 @@ class Quantities:
     units: dict[str, str]  # by the translational unit: m, m/s, m/s2, N, N/s, N/m, N.s/m
     words: tuple[str, str]  # the position's and velocity's ("position", "velocity")
     markers: tuple[str, str] = ("", "")  # what flange_a's and flange_b's positions are elsewhere
+    #: the two flanges (the relative coordinate is the second's position minus the first's): flange_a, flange_b,
+    #: or a housing's and a body's (MSL's support and flange_a of a brake)
+    flanges: tuple[str, str] = (FLANGE_A, FLANGE_B)
 
     def unit(self, translational: str) -> str:
         return self.units.get(translational, translational)
@@ -65,7 +67,11 @@ class Quantities:
     @property
     def flange_inputs(self) -> tuple[str, str, str, str]:
         """flange_a's position and velocity, flange_b's (what the law depends on)."""
-        return (*self.flange(FLANGE_A)[:2], *self.flange(FLANGE_B)[:2])
+        return (*self.flange(self.flanges[0])[:2], *self.flange(self.flanges[1])[:2])
+
+    def other(self, flange: str) -> str:
+        """The other of the two flanges."""
+        return self.flanges[1] if flange == self.flanges[0] else self.flanges[0]
 
 
 TRANSLATIONAL = Quantities(POSITION, VELOCITY, FORCE, "s_rel", "v_rel", "f", {}, ("position", "velocity"),
@@ -78,45 +84,47 @@ ROTATIONAL = Quantities(ANGLE, ANGULAR_VELOCITY, TORQUE, "phi_rel", "w_rel", TOR
 def connector_inputs(q: Quantities) -> tuple[Input, ...]:
     """The flange inputs of a 1D connector: each flange's position and velocity, then both accelerations."""
     inputs = []
-    for flange, marker in zip((FLANGE_A, FLANGE_B), q.markers):
+    for flange, marker in zip(q.flanges, q.markers):
         position, velocity, _ = q.flange(flange)
         inputs += [Input(position, 0.0, q.unit("m"), f"Absolute {q.words[0]} of {flange}{marker}"),
                    Input(velocity, 0.0, q.unit("m/s"), f"Absolute {q.words[1]} of {flange}")]
     return tuple(inputs) + tuple(
         Input(port(x, ACCELERATION), 0.0, q.unit("m/s2"),
-              f"Acceleration of {x} (only for {other(x)}.{q.force}_rate; linear-implicit coupling)")
-        for x in (FLANGE_A, FLANGE_B))
+              f"Acceleration of {x} (only for {q.other(x)}.{q.force}_rate; linear-implicit coupling)")
+        for x in q.flanges)
 
 
 def flange_force_outputs(q: Quantities) -> tuple[Output, ...]:
     """The cut forces, their rates from the other flange's motion and the tangents, in this order."""
     word = "force" if q.force == FORCE else "torque"
+    first, second = q.flanges
     return (
-        Output(port(FLANGE_A, q.force), q.unit("N"), f"Cut {word} at flange_a (= -factor0*{q.element_force})",
+        Output(port(first, q.force), q.unit("N"), f"Cut {word} at {first} (= -factor0*{q.element_force})",
                q.flange_inputs),
-        Output(port(FLANGE_B, q.force), q.unit("N"), f"Cut {word} at flange_b (= +factor1*{q.element_force})",
+        Output(port(second, q.force), q.unit("N"), f"Cut {word} at {second} (= +factor1*{q.element_force})",
                q.flange_inputs),
     ) + tuple(
         Output(port(x, q.force + RATE), q.unit("N/s"), f"Rate of {x}.{q.force} from the motion of {y} alone "
                f"(d({x}.{q.force})/d({y}.{q.position})*{y}.{q.velocity} + d({x}.{q.force})/d({y}.{q.velocity})*{y}.a)",
                q.flange_inputs + (port(y, ACCELERATION),))
-        for x, y in ((FLANGE_A, FLANGE_B), (FLANGE_B, FLANGE_A))
+        for x, y in (q.flanges, q.flanges[::-1])
     ) + tuple(
         Output(port(x, tangent), q.unit(unit), f"Tangent {word} d({x}.{q.force})/d({x}.{quantity}), for "
                "linear-implicit coupling", q.flange_inputs)
-        for x in (FLANGE_A, FLANGE_B)
+        for x in q.flanges
         for tangent, unit, word, quantity in ((STIFFNESS_TANGENT, "N/m", "stiffness", q.position),
                                               (DAMPING_TANGENT, "N.s/m", "damping", q.velocity)))
 
 
 def connector_partials(q: Quantities) -> tuple[tuple[str, str], ...]:
     """The analytic partials of a 1D connector (components/partials.py), in ``Connector.partial_values``'s order."""
-    (s_a, v_a, a_a), (s_b, v_b, a_b) = q.flange(FLANGE_A), q.flange(FLANGE_B)
-    forces = (q.element_force, port(FLANGE_A, q.force), port(FLANGE_B, q.force))
+    first, second = q.flanges
+    (s_a, v_a, a_a), (s_b, v_b, a_b) = q.flange(first), q.flange(second)
+    forces = (q.element_force, port(first, q.force), port(second, q.force))
     return ((q.relative_position, s_a), (q.relative_position, s_b), (q.relative_velocity, v_a),
             (q.relative_velocity, v_b)) + tuple(
         (unknown, known) for unknown in forces for known in (s_a, s_b, v_a, v_b)
-    ) + ((port(FLANGE_A, q.force + RATE), a_b), (port(FLANGE_B, q.force + RATE), a_a))
+    ) + ((port(first, q.force + RATE), a_b), (port(second, q.force + RATE), a_a))
 
 
 S_A, V_A, A_A = TRANSLATIONAL.flange(FLANGE_A)

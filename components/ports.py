@@ -39,6 +39,9 @@ from __future__ import annotations
 from typing import Any, overload
 
 FLANGE_A, FLANGE_B, FLANGE = "flange_a", "flange_b", "flange"
+#: the housing flange of an element between a flange and the housing (MSL's support; unconnected: fixed at 0, MSL's
+#: useSupport = false)
+SUPPORT = "support"
 POSITION, VELOCITY, ACCELERATION, FORCE = "s", "v", "a", "f"
 ANGLE, ANGULAR_VELOCITY, TORQUE = "phi", "w", "tau"
 STIFFNESS_TANGENT, DAMPING_TANGENT = "c", "d"

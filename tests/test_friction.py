@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 import pytest
+from mechfmu.components import BearingFriction, Brake, RotationalBrake, SupportFriction
 from mechfmu.components import Clutch as ClutchComponent
 
 from mechfmu import Clutch as ClutchModel
@@ -15,7 +16,7 @@ from mechfmu import Constant, Inertia, Ramp, Torque
 from mechfmu.master.simulate import simulate
 from mechfmu.model.system import System
 from mechfmu.validation.msl import event_times, read_msl_reference, tube_violation
-from mechfmu.validation.msl_friction import Discrete, clutch_torque, event_iteration, path_parameter, table_value
+from mechfmu.validation.msl_friction import Discrete, event_iteration, friction_force, path_parameter, table_value
 
 pytest.importorskip("hypothesis")  # the law tests need the test extra
 from hypothesis import given, settings  # noqa: E402
@@ -26,14 +27,24 @@ FOLDER = "scenarios/msl/CoupledClutches"
 SWITCH_WINDOW = 1e-6
 
 
-def clutch(rows: str, peak: float, cgeo: float, fn_max: float, w_small: float = 1e10) -> ClutchComponent:
-    c = ClutchComponent("c")
-    for name, value in (("mu_pos", rows), ("peak", peak), ("cgeo", cgeo), ("fn_max", fn_max), ("w_small", w_small)):
-        c.set(name, value)
+#: each element: (class, its table's name, whether a normal force scales the table, table_signs at startBackward)
+ELEMENTS = {"Clutch": (ClutchComponent, "mu_pos", True, (1, -1)),
+            "RotationalBrake": (RotationalBrake, "mu_pos", True, (-1, -1)),
+            "Brake": (Brake, "mu_pos", True, (-1, -1)),
+            "BearingFriction": (BearingFriction, "tau_pos", False, (-1, -1)),
+            "SupportFriction": (SupportFriction, "f_pos", False, (-1, -1))}
+
+
+def element(name: str, rows: str, peak: float, cgeo: float, fn_max: float, small: float = 1e10):
+    cls, table, normal, _ = ELEMENTS[name]
+    c = cls("c")
+    values = {table: rows, "peak": peak, "cgeo": cgeo, "fn_max": fn_max, cls.friction.small: small}
+    for parameter in cls.parameters:
+        c.set(parameter.name, values[parameter.name])
     return c
 
 
-def discrete(c: ClutchComponent) -> Discrete:
+def discrete(c) -> Discrete:
     mode, forward, backward, locked, free = (c.get(n) for n in ("mode", "startForward", "startBackward", "locked",
                                                                 "free"))
     return Discrete(int(mode), bool(forward), bool(backward), bool(locked), bool(free))
@@ -44,48 +55,62 @@ point = st.tuples(speeds, st.floats(-50, 50), st.floats(-30, 30), st.one_of(st.j
 
 
 @settings(max_examples=150, deadline=None, derandomize=True)
-@given(mu=st.lists(st.floats(0.05, 1.0), min_size=1, max_size=4), peak=st.floats(1.0, 2.0),
-       cgeo=st.floats(0.0, 2.0), fn_max=st.floats(0.0, 50.0), w_small=st.sampled_from([1e10, 0.5]),
-       points=st.lists(point, min_size=1, max_size=12))
-def test_clutch_is_msl_law_through_event_iterations(mu, peak, cgeo, fn_max, w_small, points):
-    """A random sequence of points (w_rel, a_rel, lambda, f_normalized), an event iteration at each: the discrete
-    state equals MSL's equations applied to the one before (the first: initial(), from mode 3), and tau, sa, tau0,
-    tau0_max, lossPower and the constraint residual equal MSL's in it to 1e-12 of their size."""
+@given(name=st.sampled_from(sorted(ELEMENTS)), mu=st.lists(st.floats(0.05, 1.0), min_size=1, max_size=4),
+       peak=st.floats(1.0, 2.0), cgeo=st.floats(0.0, 2.0), fn_max=st.floats(0.0, 50.0),
+       small=st.sampled_from([1e10, 1e-3, 0.5]), points=st.lists(point, min_size=1, max_size=12))
+def test_friction_is_msl_law_through_event_iterations(name, mu, peak, cgeo, fn_max, small, points):
+    """A random sequence of points (relative speed and acceleration, lambda, f_normalized), an event iteration at
+    each: the discrete state equals MSL's equations applied to the one before (the first: initial(), from mode 3),
+    and the force, sa, its value at rest and maximum, lossPower and the constraint residual equal MSL's in it to
+    1e-12 of their size."""
+    _, _, normal, backward = ELEMENTS[name]
     rows = np.array([[2.0 * i, m] for i, m in enumerate(mu)])
-    c = clutch("; ".join(f"{w:.17g}, {m:.17g}" for w, m in rows), peak, cgeo, fn_max, w_small)
+    c = element(name, "; ".join(f"{w:.17g}, {m:.17g}" for w, m in rows), peak, cgeo, fn_max, small)
     c.initialize()
+    first, second = c.quantities.flanges
+    speed, zero, zero_max = c.friction.quantities.relative_velocity, *(("tau0", "tau0_max") if "tau0" in
+                                                                      c._outputs else ("f0", "f0_max"))
     pre = Discrete(3, False, False, False, False)
     for step, (w, a, lam, u) in enumerate(points):
-        for name, value in (("flange_a.w", 1.0), ("flange_b.w", 1.0 + w), ("flange_a.a", 0.5),
-                            ("flange_b.a", 0.5 + a), ("lambda", lam), ("f_normalized", u)):
-            c.set(name, value)
-        w_rel, a_rel = c.get("w_rel"), c.get("a_rel")
-        fn = fn_max * u
-        tau0 = table_value(rows, 0.0) * cgeo * fn
+        values = {f"{first}.{c.quantities.velocity}": 1.0, f"{second}.{c.quantities.velocity}": 1.0 + w,
+                  f"{first}.a": 0.5, f"{second}.a": 0.5 + a, "lambda": lam, "f_normalized": u}
+        for variable, value in values.items():
+            if variable in c._input_names:
+                c.set(variable, value)
+        w_rel, a_rel = c.get(speed), c.get(c.friction.acceleration)
+        fn = fn_max * u if normal else 1.0
+        scale = cgeo * fn if normal else 1.0
+        tau0 = table_value(rows, 0.0) * scale
         tau0_max = peak * tau0
+        free = normal and fn <= 0
         if step == 0:  # the first event mode is initial(), and the outputs before it show its result
-            expected = event_iteration(pre, True, fn <= 0, w_rel, 0.0, tau0, tau0_max, w_small)
+            expected = event_iteration(pre, True, free, w_rel, 0.0, tau0, tau0_max, small)
             assert discrete(c) == expected
         else:
-            tau = clutch_torque(pre, w_rel, rows, cgeo, fn, lam)
+            tau = friction_force(pre, w_rel, rows, scale, lam, backward)
             sa = path_parameter(pre, w_rel, a_rel, tau, tau0_max)
-            expected = event_iteration(pre, False, fn <= 0, w_rel, sa, tau0, tau0_max, w_small)
+            expected = event_iteration(pre, False, free, w_rel, sa, tau0, tau0_max, small)
         changed = c.update_discrete_states()
         assert discrete(c) == expected and changed == (expected != pre)
         pre = expected
-        tau = clutch_torque(pre, w_rel, rows, cgeo, fn, lam)
+        tau = friction_force(pre, w_rel, rows, scale, lam, backward)
         sa = path_parameter(pre, w_rel, a_rel, tau, tau0_max)
-        scale = 1.0 + abs(lam) + 2 * fn_max * cgeo + abs(a_rel)
-        for name, value in (("tau", tau), ("sa", sa), ("tau0", tau0), ("tau0_max", tau0_max),
-                            ("lossPower", tau * w_rel), ("flange_b.tau", tau), ("flange_a.tau", -tau)):
-            assert math.isclose(c.get(name), value, rel_tol=1e-12, abs_tol=1e-12 * scale * (1 + abs(w_rel))), name
+        size = 1.0 + abs(lam) + 2 * (fn_max * cgeo if normal else 1.0) + abs(a_rel)
+        force = c.quantities.element_force
+        for variable, value in ((force, tau), ("sa", sa), (zero, tau0), (zero_max, tau0_max),
+                                ("lossPower", tau * w_rel), (f"{second}.{c.quantities.force}", tau),
+                                (f"{first}.{c.quantities.force}", -tau)):
+            assert math.isclose(c.get(variable), value, rel_tol=1e-12, abs_tol=1e-12 * size * (1 + abs(w_rel))), \
+                variable
         assert c.get("residual_v") == c.get("constraintEquation") == (w_rel if pre.locked else lam)
 
 
-def test_a_bad_friction_table_is_refused_naming_it():
+@pytest.mark.parametrize("name", sorted(ELEMENTS))
+def test_a_bad_friction_table_is_refused_naming_it(name):
+    table = ELEMENTS[name][1]
     for rows, words in (("0, 0.5; 0, 0.4", "must increase strictly"), ("", "has no rows"), ("0, x", "valid table")):
-        with pytest.raises(Exception, match=f"Clutch 'c': mu_pos = .*{words}"):
-            clutch(rows, 1.0, 1.0, 1.0).initialize()
+        with pytest.raises(Exception, match=f"{name} 'c': {table} = .*{words}"):
+            element(name, rows, 1.0, 1.0, 1.0).initialize()
 
 
 def two_inertias(j1: float, j2: float, slope: float, stop: float) -> System:
@@ -133,26 +158,29 @@ def test_a_master_that_cannot_solve_the_locked_torque_refuses_before_it_starts(a
     assert f"algorithm '{algorithm}' cannot couple it exactly" in result.message and "monolithic" in result.message
 
 
-def test_coupled_clutches_at_the_defaults_inside_the_reference_tube_with_its_modes():
-    """The shipped example under the default master through the FMUs: every compared signal inside the Modelica
+@pytest.mark.parametrize("name, rows", [("CoupledClutches", 1501), ("Brake", 2001)])
+def test_msl_example_at_the_defaults_inside_the_reference_tube_with_its_modes(name, rows):
+    """A shipped example under the default master through the FMUs: every compared signal inside the Modelica
     Association's tube; every mode column equal to the reference's at each of its rows not within SWITCH_WINDOW of
     a switch of the reference; the in-process run the same bits."""
-    path = f"{FOLDER}/reference/CoupledClutches.csv"
+    folder = f"scenarios/msl/{name}"
+    path = f"{folder}/reference/{name}.csv"
     reference = read_msl_reference(path)
-    compared = [c for c in open(f"{FOLDER}/reference/comparisonSignals.txt").read().split() if c != "time"]
-    result = simulate(FOLDER)
+    compared = [c for c in open(f"{folder}/reference/comparisonSignals.txt").read().split() if c != "time"]
+    result = simulate(folder)
     assert result.ok, result.message
     d = result.data
     ours, theirs = np.isin(d["time"], reference["time"]), np.isin(reference["time"], d["time"])
-    assert ours.sum() == len(d) == 1501
+    assert ours.sum() == len(d) == rows
     switches = event_times(path)
     away = np.array([np.min(np.abs(switches - t)) > SWITCH_WINDOW for t in reference["time"][theirs]])
-    for name in compared:
-        if name.rsplit(".", 1)[1] in ("mode", "startForward", "startBackward"):
-            mismatched = reference["time"][theirs][away & (d[name][ours] != reference[name][theirs])]
-            assert mismatched.size == 0, (name, mismatched[:5])
+    for column in compared:
+        if column.rsplit(".", 1)[1] in ("mode", "startForward", "startBackward"):
+            mismatched = reference["time"][theirs][away & (d[column][ours] != reference[column][theirs])]
+            assert mismatched.size == 0, (column, mismatched[:5])
         else:
-            assert tube_violation(reference["time"], reference[name], d["time"], d[name]) == 0.0, name
-    errors = {c: float(np.max(np.abs(d[c][ours] - reference[c][theirs]))) for c in compared if "mode" not in c}
-    print(f"\nCoupledClutches: max abs error {errors}")
-    assert np.array_equal(simulate(FOLDER, local=True).data, d)
+            assert tube_violation(reference["time"], reference[column], d["time"], d[column]) == 0.0, column
+    errors = {c: float(np.max(np.abs(d[c][ours] - reference[c][theirs]))) for c in compared
+              if c.rsplit(".", 1)[1] not in ("mode", "startForward", "startBackward")}
+    print(f"\n{name}: max abs error {errors}")
+    assert np.array_equal(simulate(folder, local=True).data, d)

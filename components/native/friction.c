@@ -1,5 +1,6 @@
-/* The friction elements of MSL (components/friction.py: the law, its state machine, its parameters and sources):
- * Interfaces.PartialFriction's discrete equations and the Clutch. */
+/* MSL's friction elements (components/friction.py: the law, its state machine, its parameters and sources):
+ * Interfaces.PartialFriction's discrete equations and the Clutch, Brake, RotationalBrake, BearingFriction and
+ * SupportFriction, one law with the class's parameters (Friction). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,7 +10,41 @@
 #include "native_variables.h"
 #include "table_rows.h"
 
-#define V(name) n->values[Clutch__##name]
+/* a class: its parameters' value references, and table_signs[1] at startBackward */
+typedef struct {
+    int table, peak, cgeo, fn_max, small; /* cgeo, fn_max -1: the table is the force itself (never free) */
+    int backward_sign;
+} Friction;
+
+static const Friction CLUTCH = {Clutch__mu_pos, Clutch__peak, Clutch__cgeo, Clutch__fn_max, Clutch__w_small, 1};
+static const Friction ROTATIONAL_BRAKE = {RotationalBrake__mu_pos, RotationalBrake__peak, RotationalBrake__cgeo,
+                                          RotationalBrake__fn_max, RotationalBrake__w_small, -1};
+static const Friction BRAKE = {Brake__mu_pos, Brake__peak, Brake__cgeo, Brake__fn_max, Brake__v_small, -1};
+static const Friction BEARING = {BearingFriction__tau_pos, BearingFriction__peak, -1, -1, BearingFriction__w_small,
+                                 -1};
+static const Friction SUPPORT = {SupportFriction__f_pos, SupportFriction__peak, -1, -1, SupportFriction__v_small, -1};
+
+/* the inputs after the connector's six: f_normalized (with a normal force), lambda */
+static double normalized(const Friction *k, const NativeInstance *n) {
+    return k->fn_max >= 0 ? n->values[n->cls->parameter_count + 6] : 1.0;
+}
+static double lambda(const Friction *k, const NativeInstance *n) {
+    return n->values[n->cls->parameter_count + (k->fn_max >= 0 ? 7 : 6)];
+}
+/* the relative speed and acceleration (the connector's flange inputs) */
+static double speed(const NativeInstance *n) {
+    const double *in = n->values + n->cls->parameter_count;
+    return in[3] - in[1];
+}
+static double acceleration(const NativeInstance *n) {
+    const double *in = n->values + n->cls->parameter_count;
+    return in[5] - in[4];
+}
+/* fn (the table's scale 1 without a normal force) */
+static double normal_force(const Friction *k, const NativeInstance *n) {
+    return k->fn_max >= 0 ? n->values[k->fn_max] * normalized(k, n) : 1.0;
+}
+
 enum { BACKWARD = -1, STUCK = 0, FORWARD = 1, FREE = 2, UNKNOWN = 3 };
 /* the hidden state's slots (components/friction.py DISCRETE) */
 enum { MODE, LOCKED, START_FORWARD, START_BACKWARD, IS_FREE };
@@ -60,8 +95,8 @@ static void release(void *data) {
 }
 
 /* the rows of mu_pos, read again when the parameter's text changed: 0, or -1 after native_fail */
-static int rows(NativeInstance *n, const Rows **out) {
-    const char *text = n->strings[Clutch__mu_pos] ? n->strings[Clutch__mu_pos] : "";
+static int rows(const Friction *k, NativeInstance *n, const Rows **out) {
+    const char *text = n->strings[k->table] ? n->strings[k->table] : "";
     if (!n->data) {
         if (!(n->data = calloc(1, sizeof(Rows)))) return native_fail_text(n, 0, "out of memory");
         n->release = release;
@@ -78,14 +113,14 @@ static int rows(NativeInstance *n, const Rows **out) {
             problem[0] = '\0';
             for (size_t i = 1; i < parsed.count && !problem[0]; ++i)
                 if (!(parsed.times[i] > parsed.times[i - 1]))
-                    snprintf(problem, sizeof problem, "is not a valid table: w_rel of row %zu is not greater than "
-                             "that of row %zu (the rows must increase strictly)", i + 1, i);
+                    snprintf(problem, sizeof problem, "is not a valid table: the speed of row %zu is not greater "
+                             "than that of row %zu (the rows must increase strictly)", i + 1, i);
         }
         if (problem[0]) {
             native_rows_free(&parsed);
             native_repr_text(text, shown, sizeof shown);
-            return native_fail_text(n, 0, "%s '%s': mu_pos = %s %s", n->cls->name, native_instance_name(n), shown,
-                                    problem);
+            return native_fail_text(n, 0, "%s '%s': %s = %s %s", n->cls->name, native_instance_name(n),
+                                    n->cls->variables[k->table].name, shown, problem);
         }
         if (!(r->text = malloc(strlen(text) + 1))) {
             native_rows_free(&parsed);
@@ -108,110 +143,106 @@ static double interpolate(const Rows *r, double w, double *slope) {
     return r->mu[i] + *slope * (w - r->w[i]);
 }
 
-/* --- the Clutch ------------------------------------------------------------------------------------------- */
+/* --- the law ---------------------------------------------------------------------------------------------- */
 
 typedef struct {
     Modes m;
-    double w, a, fn, mu0, tau0, tau0_max, mu, mu_slope, tau, sa;
+    double w, a, fn, tau0, tau0_max, mu, mu_slope, tau, sa; /* mu: the coefficient, or the table's force */
 } Point;
 
+/* the scale of the table's value: cgeo*fn, or 1 where the table is the force itself */
+static double scale(const Friction *k, const NativeInstance *n, double fn) {
+    return k->cgeo >= 0 ? n->values[k->cgeo] * fn : 1.0;
+}
+
 /* everything at the current inputs with the discrete state `m` held: 0, or -1 after native_fail */
-static int evaluate(NativeInstance *n, const Modes *m, Point *p) {
+static int evaluate(const Friction *k, NativeInstance *n, const Modes *m, Point *p) {
     const Rows *r;
-    if (rows(n, &r) != 0) return -1;
+    if (rows(k, n, &r) != 0) return -1;
     double slope;
     p->m = *m;
-    p->w = V(flange_b_w) - V(flange_a_w);
-    p->a = V(flange_b_a) - V(flange_a_a);
-    p->fn = V(fn_max) * V(f_normalized);
-    p->mu0 = interpolate(r, 0.0, &slope);
-    p->tau0 = p->mu0 * V(cgeo) * p->fn;
-    p->tau0_max = V(peak) * p->tau0;
-    const int s1 = m->start_forward || m->start_backward || m->mode == FORWARD ? 1 : -1;
-    const int s2 = m->start_forward || (!m->start_backward && m->mode == FORWARD) ? 1 : -1;
+    p->w = speed(n);
+    p->a = acceleration(n);
+    p->fn = normal_force(k, n);
+    p->tau0 = interpolate(r, 0.0, &slope) * scale(k, n, p->fn);
+    p->tau0_max = n->values[k->peak] * p->tau0;
+    const int s1 = m->start_forward ? 1 : m->start_backward ? k->backward_sign : m->mode == FORWARD ? 1 : -1;
+    const int s2 = m->start_forward ? 1 : m->start_backward ? -1 : m->mode == FORWARD ? 1 : -1;
     p->mu = s2 * interpolate(r, s1 * p->w, &slope);
     p->mu_slope = s1 * s2 * slope;
-    p->tau = m->locked ? V(lambda) : m->free ? 0.0 : p->mu * V(cgeo) * p->fn;
-    p->sa = m->locked                                ? p->tau
-            : m->free                                ? p->a
-            : m->start_forward || m->mode == FORWARD ? p->a + p->tau0_max
+    p->tau = m->locked ? lambda(k, n) : m->free ? 0.0 : p->mu * scale(k, n, p->fn);
+    p->sa = m->locked                                  ? p->tau
+            : m->free                                  ? p->a
+            : m->start_forward || m->mode == FORWARD   ? p->a + p->tau0_max
             : m->start_backward || m->mode == BACKWARD ? p->a - p->tau0_max
             : p->a + (p->w > 0 ? 1.0 : p->w < 0 ? -1.0 : 0.0) * p->tau0_max;
     return 0;
 }
 
 /* the discrete state the outputs use: the held one, or before the first event mode the initial equations' */
-static Modes current(NativeInstance *n) {
+static Modes current(const Friction *k, NativeInstance *n) {
     Modes m = stored(n);
     if (m.mode != UNKNOWN) return m;
-    const double w = V(flange_b_w) - V(flange_a_w), fn = V(fn_max) * V(f_normalized);
-    return next_modes(&m, 1, fn <= 0, w, 0.0, 0.0, 0.0, V(w_small));
+    return next_modes(&m, 1, normal_force(k, n) <= 0, speed(n), 0.0, 0.0, 0.0, n->values[k->small]);
 }
 
-/* tau and the law's outputs (a_rel, sa, mu, fn, tau0, tau0_max, lossPower, residual_v, constraintEquation) */
-static int law(NativeInstance *n, double q, double v, double *f, double *parts) {
-    (void)q;
-    const Modes m = current(n);
+/* tau and the law's outputs (a_rel, sa, [mu, fn,] tau0, tau0_max, lossPower, residual_v, constraintEquation) */
+static int law(const Friction *k, NativeInstance *n, double v, double *f, double *parts) {
+    const Modes m = current(k, n);
     Point p;
-    if (evaluate(n, &m, &p) != 0) return -1;
+    if (evaluate(k, n, &m, &p) != 0) return -1;
     *f = p.tau;
-    parts[0] = p.a, parts[1] = p.sa, parts[2] = p.mu, parts[3] = p.fn, parts[4] = p.tau0, parts[5] = p.tau0_max;
-    parts[6] = p.tau * v;
-    parts[7] = parts[8] = m.locked ? v : V(lambda);
+    *parts++ = p.a, *parts++ = p.sa;
+    if (k->fn_max >= 0) *parts++ = p.mu, *parts++ = p.fn;
+    *parts++ = p.tau0, *parts++ = p.tau0_max, *parts++ = p.tau * v;
+    parts[0] = parts[1] = m.locked ? v : lambda(k, n);
     return 0;
 }
 
-static int slopes(NativeInstance *n, double q, double v, double *f_q, double *f_v) {
-    (void)q, (void)v;
-    const Modes m = current(n);
+static int slopes(const Friction *k, NativeInstance *n, double *f_q, double *f_v) {
+    const Modes m = current(k, n);
     Point p;
-    if (evaluate(n, &m, &p) != 0) return -1;
+    if (evaluate(k, n, &m, &p) != 0) return -1;
     *f_q = 0.0;
-    *f_v = m.locked || m.free ? 0.0 : p.mu_slope * V(cgeo) * p.fn;
+    *f_v = m.locked || m.free ? 0.0 : p.mu_slope * scale(k, n, p.fn);
     return 0;
 }
 
-static int indicators(NativeInstance *n, double q, double v, double *out) {
-    (void)q;
-    const Modes m = current(n);
+/* [fn,] the speed while sliding or starting, the slip (components/friction.py) */
+static int indicators(const Friction *k, NativeInstance *n, double v, double *out) {
+    const Modes m = current(k, n);
     Point p;
-    if (evaluate(n, &m, &p) != 0) return -1;
-    out[0] = p.fn;
-    out[1] = m.locked || m.free ? 1.0 : v;
-    out[2] = m.locked           ? p.tau0_max - fabs(p.tau)
+    if (evaluate(k, n, &m, &p) != 0) return -1;
+    if (k->fn_max >= 0) *out++ = p.fn;
+    out[0] = m.locked || m.free ? 1.0 : v;
+    out[1] = m.locked           ? p.tau0_max - fabs(p.tau)
              : m.start_forward  ? p.sa - p.tau0
              : m.start_backward ? -p.tau0 - p.sa
-                                : 1.0 - fabs(v) / V(w_small);
+                                : 1.0 - fabs(v) / n->values[k->small];
     return 0;
 }
 
 static const int STATE_OUTPUTS[] = {MODE, LOCKED, START_FORWARD, START_BACKWARD, IS_FREE};
-static const ConnectorLaw LAW = {law, slopes, indicators, 9, 3, -1, -1, STATE_OUTPUTS, 5};
 
 /* the connector's outputs, the discrete ones those the outputs use (the initial equations' before the first event
  * mode) */
-int native_Clutch_outputs(NativeInstance *n, double *out) {
-    if (connector_outputs(n, &LAW, out) != 0) return -1;
-    const Modes m = current(n);
-    double *discrete = out + 3 + LAW.part_count + 8;
+static int outputs(const Friction *k, const ConnectorLaw *l, NativeInstance *n, double *out) {
+    if (connector_outputs(n, l, out) != 0) return -1;
+    const Modes m = current(k, n);
+    double *discrete = out + 3 + l->part_count + 8;
     discrete[0] = m.mode, discrete[1] = m.locked, discrete[2] = m.start_forward, discrete[3] = m.start_backward;
     discrete[4] = m.free;
     return 0;
 }
 
-int native_Clutch_validate(NativeInstance *n) {
-    const Rows *r;
-    return rows(n, &r);
-}
-
-/* one event iteration (module docstring of components/friction.py): 1 if the discrete state changed (another
- * iteration is needed), 0 if not, -1 after native_fail */
-int native_Clutch_update_discrete_states(NativeInstance *n) {
+/* one event iteration (components/friction.py): 1 if the discrete state changed (another iteration is needed), 0 if
+ * not, -1 after native_fail */
+static int update(const Friction *k, NativeInstance *n) {
     const Modes pre = stored(n);
     Point p;
-    if (evaluate(n, &pre, &p) != 0) return -1;
+    if (evaluate(k, n, &pre, &p) != 0) return -1;
     const int initial = pre.mode == UNKNOWN;
-    const Modes m = next_modes(&pre, initial, p.fn <= 0, p.w, p.sa, p.tau0, p.tau0_max, V(w_small));
+    const Modes m = next_modes(&pre, initial, p.fn <= 0, p.w, p.sa, p.tau0, p.tau0_max, n->values[k->small]);
     if (!memcmp(&m, &pre, sizeof m)) {
         n->flags[ITERATIONS] = 0;
         return 0;
@@ -229,23 +260,56 @@ int native_Clutch_update_discrete_states(NativeInstance *n) {
 }
 
 /* co-simulation: the event iterations at the step's end, with the inputs held */
-int native_Clutch_advance(NativeInstance *n, double t, double h) {
-    (void)t, (void)h;
+static int advance(const Friction *k, NativeInstance *n) {
     for (int i = 0; i < 8; ++i) {
-        const int changed = native_Clutch_update_discrete_states(n);
+        const int changed = update(k, n);
         if (changed <= 0) return changed;
     }
     n->flags[ITERATIONS] = 0;
     return 0;
 }
 
-/* the connector's partials, then d(tau, flange taus)/d lambda and d(residual_v, constraintEquation)/d(w_a, w_b,
- * lambda) (components/friction.py Clutch.partial_pattern) */
-int native_Clutch_partials(NativeInstance *n, double *out) {
-    if (connector_partials(n, &LAW, out) != 0) return -1;
-    const double locked = current(n).locked ? 1.0 : 0.0;
+/* the connector's partials, then d(force, flange forces)/d lambda and d(residual_v, constraintEquation)/d(v_a, v_b,
+ * lambda) (components/friction.py friction_partials) */
+static int partials(const Friction *k, const ConnectorLaw *l, NativeInstance *n, double *out) {
+    if (connector_partials(n, l, out) != 0) return -1;
+    const double locked = current(k, n).locked ? 1.0 : 0.0;
     double *extra = out + 18;
     extra[0] = locked, extra[1] = -locked, extra[2] = locked;
     for (int i = 0; i < 2; ++i) extra[3 + 3 * i] = -locked, extra[4 + 3 * i] = locked, extra[5 + 3 * i] = 1.0 - locked;
     return 0;
 }
+
+#define FRICTION_CLASS(Name, SPEC)                                                                                  \
+    static int Name##_law(NativeInstance *n, double q, double v, double *f, double *parts) {                        \
+        (void)q;                                                                                                    \
+        return law(&SPEC, n, v, f, parts);                                                                          \
+    }                                                                                                               \
+    static int Name##_slopes(NativeInstance *n, double q, double v, double *f_q, double *f_v) {                     \
+        (void)q, (void)v;                                                                                           \
+        return slopes(&SPEC, n, f_q, f_v);                                                                          \
+    }                                                                                                               \
+    static int Name##_indicators(NativeInstance *n, double q, double v, double *out) {                              \
+        (void)q;                                                                                                    \
+        return indicators(&SPEC, n, v, out);                                                                        \
+    }                                                                                                               \
+    static const ConnectorLaw Name##_LAW = {Name##_law, Name##_slopes, Name##_indicators,                           \
+                                            SPEC.fn_max >= 0 ? 9 : 7, SPEC.fn_max >= 0 ? 3 : 2, -1, -1,             \
+                                            STATE_OUTPUTS, 5};                                                      \
+    int native_##Name##_outputs(NativeInstance *n, double *out) { return outputs(&SPEC, &Name##_LAW, n, out); }     \
+    int native_##Name##_validate(NativeInstance *n) {                                                               \
+        const Rows *r;                                                                                              \
+        return rows(&SPEC, n, &r);                                                                                  \
+    }                                                                                                               \
+    int native_##Name##_update_discrete_states(NativeInstance *n) { return update(&SPEC, n); }                      \
+    int native_##Name##_advance(NativeInstance *n, double t, double h) {                                            \
+        (void)t, (void)h;                                                                                           \
+        return advance(&SPEC, n);                                                                                   \
+    }                                                                                                               \
+    int native_##Name##_partials(NativeInstance *n, double *out) { return partials(&SPEC, &Name##_LAW, n, out); }
+
+FRICTION_CLASS(Clutch, CLUTCH)
+FRICTION_CLASS(RotationalBrake, ROTATIONAL_BRAKE)
+FRICTION_CLASS(Brake, BRAKE)
+FRICTION_CLASS(BearingFriction, BEARING)
+FRICTION_CLASS(SupportFriction, SUPPORT)

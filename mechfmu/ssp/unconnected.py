@@ -52,7 +52,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mechfmu.components.number_text import with_unit
-from mechfmu.components.ports import ANGLE, ANGULAR_VELOCITY, FORCE, LAMBDA, POSITION, RATE, TORQUE, VELOCITY
+from mechfmu.components.ports import ANGLE, ANGULAR_VELOCITY, FORCE, LAMBDA, POSITION, RATE, SUPPORT, TORQUE, VELOCITY
 from mechfmu.ssp.elements import Connection
 
 if TYPE_CHECKING:
@@ -228,6 +228,8 @@ class Wiring:
             return []
         ordered = flange.motion + sorted(flange.members - set(flange.motion))
         used = [v for v in ordered if (name, v) in self.wired or (name, v) in self.feeding]
+        if not used and flange.name == SUPPORT:  # a housing left out: fixed, as MSL's useSupport = false
+            return []
         if used:
             it = "it" if len(missing) == 1 else "them"
             damping = " (a velocity: no damping of that motion)" if any(map(is_velocity, missing)) else ""

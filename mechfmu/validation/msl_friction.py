@@ -1,5 +1,6 @@
-"""MSL 4.1's friction equations transcribed from its Modelica source (Modelica.Mechanics.Rotational.Interfaces.
-PartialFriction and Components.Clutch), written apart from our C law (components/native/friction.c) to check it.
+"""MSL 4.1's friction equations transcribed from its Modelica source (Interfaces.PartialFriction of both domains,
+Rotational.Components.Clutch, Brake and BearingFriction, Translational.Components.Brake and SupportFriction), written
+apart from our C law (components/native/friction.c) to check it.
 
 Modes: −1 backward sliding, 0 stuck, 1 forward sliding, 2 free, 3 unknown (MSL's constants). ``Discrete`` is the
 state MSL's pre() reads: (mode, startForward, startBackward, locked, free).
@@ -36,16 +37,19 @@ def table_value(rows: np.ndarray, u: float) -> float:
     return float(y_rows[i] + (y_rows[i + 1] - y_rows[i]) / (u_rows[i + 1] - u_rows[i]) * (u - u_rows[i]))
 
 
-def clutch_torque(d: Discrete, w_rel: float, rows: np.ndarray, cgeo: float, fn: float, lam: float) -> float:
-    """Clutch: tau = if locked then sa (the reaction, lambda) elseif free then 0 else mu*cgeo*fn, with
-    table_signs = {1,1} startForward, {1,-1} startBackward, {1,1} pre(mode) == Forward, else {-1,-1}."""
+def friction_force(d: Discrete, w_rel: float, rows: np.ndarray, scale: float, lam: float,
+                   backward: tuple[int, int] = (-1, -1)) -> float:
+    """Clutch, Brake: f = if locked then sa (the reaction, lambda) elseif free then 0 else mu*cgeo*fn (``scale`` =
+    cgeo*fn), mu = table_signs[2]*table(table_signs[1]*w_rel) with table_signs = {1,1} startForward, ``backward``
+    startBackward (the Clutch's {1,-1}, the others' {-1,-1}), {1,1} pre(mode) == Forward, else {-1,-1};
+    BearingFriction and SupportFriction: the same with the table the force (``scale`` = 1) and never free."""
     if d.locked:
         return lam
     if d.free:
         return 0.0
-    signs = ((1, 1) if d.start_forward else (1, -1) if d.start_backward else (1, 1) if d.mode == FORWARD
+    signs = ((1, 1) if d.start_forward else backward if d.start_backward else (1, 1) if d.mode == FORWARD
              else (-1, -1))
-    return signs[1] * table_value(rows, signs[0] * w_rel) * cgeo * fn
+    return signs[1] * table_value(rows, signs[0] * w_rel) * scale
 
 
 def path_parameter(d: Discrete, w_rel: float, a_rel: float, tau: float, tau0_max: float) -> float:

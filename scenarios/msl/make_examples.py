@@ -31,6 +31,9 @@ its ``reference/`` folder; without it, the ``reference/`` folders in the reposit
   (amplitude 10, 5 Hz); ``sin2`` (amplitude 1, 0.2 Hz, phase 90 deg) engages clutch1, ``step1`` (at T2 = 0.4 s)
   clutch2 and ``step2`` (at T3 = 0.9 s) clutch3. Its locked phases are constraints the default master (auto:
   monolithic) solves with the system.
+- ``Brake`` (Translational): two masses (1 kg) from 1 m/s, each braked by a ``Brake`` (fn_max 1 N) that ``step``
+  (height 2 at 0.1 s) engages; ``brake`` has no support (fixed), ``brake1``'s support is on ``fixed``. MSL's
+  flange_b of a brake is its flange_a: the masses' flange_b are wired to the brakes' flange_a.
 """
 from __future__ import annotations
 
@@ -41,6 +44,7 @@ from pathlib import Path
 
 from mechfmu import (
     Accelerate,
+    Brake,
     Clutch,
     Constant,
     CoordinateSpringDamper,
@@ -196,6 +200,16 @@ def coupled_clutches(s: System) -> None:
         s.connect(signal.y, clutch.f_normalized)
 
 
+def brake(s: System) -> None:
+    step = s.add("step", Step(startTime=0.1, height=2.0))
+    for mass_name, brake_name in (("mass1", "brake"), ("mass2", "brake1")):
+        mass = s.add(mass_name, Mass(m=1.0, s_start=0.0, v_start=1.0))
+        element = s.add(brake_name, Brake(fn_max=1.0))
+        s.connect(mass.flange_b, element.flange_a)
+        s.connect(step.y, element.f_normalized)
+    s.connect(s.add("fixed", Fixed()).flange, element.support)
+
+
 #: name -> (the function placing and connecting its components, master, description)
 EXAMPLES = {
     "Sensors": (sensors, "linear-implicit",
@@ -228,11 +242,14 @@ EXAMPLES = {
                         "MSL Rotational.Examples.CoupledClutches: a drive train of four inertias and three clutches "
                         "(peak 1.1, fn_max 20 N) engaged by a sine and two steps (at 0.4 s and 0.9 s), J1 driven by "
                         "a 5 Hz sine torque"),
+    "Brake": (brake, "auto",
+              "MSL Translational.Examples.Brake: two masses at 1 m/s braked to rest by a Brake (fn_max 1 N, engaged at "
+              "0.1 s by a step to 2), one without a support, one with its support on a housing"),
 }
 #: the examples of MSL's Rotational library (the others are Translational)
 ROTATIONAL = ("Backlash", "CoupledClutches")
 #: each example's experiment(StopTime) where it is not 1 s
-STOP_TIMES = {"InitialConditions": 5.0, "CoupledClutches": 1.5}
+STOP_TIMES = {"InitialConditions": 5.0, "CoupledClutches": 1.5, "Brake": 2.0}
 
 
 def main(reference_data: Path | None) -> None:
