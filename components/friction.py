@@ -114,6 +114,7 @@ class Friction:
     normal_force: bool
     small: str
     small_default: float
+    one_way: bool = False  # MSL's OneWayClutch: a freewheel in parallel, its own state machine
 
     def unit(self, translational: str) -> str:
         return self.quantities.unit(translational)
@@ -167,6 +168,9 @@ def friction_declarations(f: Friction) -> dict[str, Any]:
                    (v_a, v_b, LAMBDA)),
             Output(CONSTRAINT_EQUATION, f.unit("m/s"), "The equation a master enforces (= residual_v)",
                    (v_a, v_b, LAMBDA)))
+    if f.one_way:
+        return one_way_declarations(f, {"quantities": q, "inputs": inputs, "parameters": parameters,
+                                        "law_outputs": law, "friction": f})
     state = (
         Output("mode", "1", "Mode of friction (-1 backward sliding, 0 stuck, 1 forward sliding, 2 free, 3 unknown)"),
         Output("locked", "1", f"1 if {speed} = 0 and not sliding (the {word} is the reaction lambda), else 0"),
@@ -185,6 +189,31 @@ def friction_declarations(f: Friction) -> dict[str, Any]:
     )
     return {"quantities": q, "inputs": inputs, "parameters": parameters, "law_outputs": law, "state_outputs": state,
             "indicator_outputs": indicators, "initial_state": dict(DISCRETE), "friction": f}
+
+
+#: the discrete state of MSL's OneWayClutch, in its slots' order, with its start values (and 1 before the first
+#: event mode: initial())
+ONE_WAY = {"stuck": 0.0, "locked": 0.0, "startForward": 0.0, "free": 0.0, "initial": 1.0}
+
+
+def one_way_declarations(f: Friction, declared: dict[str, Any]) -> dict[str, Any]:
+    """The OneWayClutch's state and indicator outputs beside the ``declared`` others (its lossPower 0 while stuck)."""
+    law = tuple(replace(o, description="Power dissipated by friction tau*w_rel, 0 while stuck (heatPort.Q_flow = "
+                        "-lossPower)") if o.name == "lossPower" else o for o in declared["law_outputs"])
+    return {**declared, "law_outputs": law, "initial_state": dict(ONE_WAY), "state_outputs": (
+        Output("stuck", "1", "1 if w_rel = 0 (locked or start of forward sliding) or w_rel < 0, else 0"),
+        Output("locked", "1", "1 if w_rel = 0 and not sliding (the torque is the reaction lambda), else 0"),
+        Output("startForward", "1", "1 if w_rel = 0 and start of forward sliding or w_rel > w_small, else 0"),
+        Output("free", "1", "1 if the clutch is not engaged (f_normalized <= 0: the freewheel alone), else 0"),
+    ), "indicator_outputs": (
+        Output(indicator("free"), "1", "Event indicator f_normalized (free where <= 0)", (NORMALIZED_FORCE,)),
+        Output(indicator("w_rel"), "rad/s", "Event indicator w_rel (stuck where <= 0); 1 locked",
+               f.quantities.flange_inputs[1::2]),
+        Output(indicator("slip"), "1", "Event indicator while stuck: tau0_max - lambda locked, max(sa - tau0, "
+               "w_rel/w_small - 1) in startForward, 1 - w_rel/w_small otherwise; 1 sliding",
+               (*f.quantities.flange_inputs, NORMALIZED_FORCE, LAMBDA, *(port(x, ACCELERATION)
+                                                                         for x in f.quantities.flanges))),
+    )}
 
 
 def friction_outputs(cls: type[Connector]) -> tuple[Output, ...]:
@@ -292,3 +321,14 @@ class SupportFriction(PartialFriction):
     modelica = (ModelicaEquivalent("Modelica.Mechanics.Translational.Components.SupportFriction",
                                    (("f_pos", "f_pos"), ("peak", "peak"), ("v_small", "v_small")), LINEAR,
                                    msl_note(SUPPORTED).format("force")),)
+
+
+class OneWayClutch(PartialFriction):
+    description = "Modelica OneWayClutch: a freewheel in parallel with a clutch (w_rel >= 0), MSL's state machine"
+    source = "Modelica Standard Library 4.1, Modelica.Mechanics.Rotational.Components.OneWayClutch"
+    friction = Friction(ROTATIONAL, "a_rel", "mu_pos", "0, 0.5", True, "w_small", 1.0e10, one_way=True)
+    force_description = "Friction torque tau (lambda while locked: the freewheel's or the clutch's reaction)"
+    example_parameters = {"mu_pos": "0, 0.5; 10, 0.3", "peak": 1.1, "cgeo": 1.0, "fn_max": 20.0}
+    modelica = (ModelicaEquivalent("Modelica.Mechanics.Rotational.Components.OneWayClutch",
+                                   MU + (("w_small", "w_small"),), LINEAR,
+                                   msl_note(" (startForward, locked, stuck; no mode)").format("torque")),)

@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 import pytest
-from mechfmu.components import BearingFriction, Brake, RotationalBrake, SupportFriction
+from mechfmu.components import BearingFriction, Brake, OneWayClutch, RotationalBrake, SupportFriction
 from mechfmu.components import Clutch as ClutchComponent
 
 from mechfmu import Clutch as ClutchModel
@@ -16,7 +16,16 @@ from mechfmu import Constant, Inertia, Ramp, Torque
 from mechfmu.master.simulate import simulate
 from mechfmu.model.system import System
 from mechfmu.validation.msl import event_times, read_msl_reference, tube_violation
-from mechfmu.validation.msl_friction import Discrete, event_iteration, friction_force, path_parameter, table_value
+from mechfmu.validation.msl_friction import (
+    Discrete,
+    OneWay,
+    event_iteration,
+    friction_force,
+    one_way_iteration,
+    one_way_point,
+    path_parameter,
+    table_value,
+)
 
 pytest.importorskip("hypothesis")  # the law tests need the test extra
 from hypothesis import given, settings  # noqa: E402
@@ -105,6 +114,42 @@ def test_friction_is_msl_law_through_event_iterations(name, mu, peak, cgeo, fn_m
         assert c.get("residual_v") == c.get("constraintEquation") == (w_rel if pre.locked else lam)
 
 
+@settings(max_examples=100, deadline=None, derandomize=True)
+@given(mu=st.lists(st.floats(0.05, 1.0), min_size=1, max_size=4), peak=st.floats(1.0, 30.0),
+       cgeo=st.floats(0.0, 2.0), fn_max=st.floats(0.0, 50.0), small=st.sampled_from([1e10, 0.5]),
+       points=st.lists(point, min_size=1, max_size=12))
+def test_one_way_clutch_is_msl_law_through_event_iterations(mu, peak, cgeo, fn_max, small, points):
+    """As for the other elements, with OneWayClutch's own equations (stuck, locked, startForward; free from
+    f_normalized at each event iteration, sa of the configuration held)."""
+    rows = np.array([[2.0 * i, m] for i, m in enumerate(mu)])
+    c = OneWayClutch("c")
+    for name, value in (("mu_pos", "; ".join(f"{w:.17g}, {m:.17g}" for w, m in rows)), ("peak", peak),
+                        ("cgeo", cgeo), ("fn_max", fn_max), ("w_small", small)):
+        c.set(name, value)
+    c.initialize()
+    pre = OneWay(False, False, False, False)
+    for step, (w, a, lam, u) in enumerate(points):
+        for name, value in (("flange_a.w", 1.0), ("flange_b.w", 1.0 + w), ("flange_a.a", 0.5),
+                            ("flange_b.a", 0.5 + a), ("lambda", lam), ("f_normalized", u)):
+            c.set(name, value)
+        w_rel, a_rel = c.get("w_rel"), c.get("a_rel")
+        at = pre._replace(free=u <= 0)
+        expected = one_way_iteration(pre, step == 0, w_rel, one_way_point(at, u, w_rel, a_rel, lam, rows, peak, cgeo,
+                                                                          fn_max), small, u <= 0)
+        if step == 0:  # the outputs before the first event mode show the initial equations' result
+            assert tuple(bool(c.get(n)) for n in ("stuck", "locked", "startForward", "free")) == expected
+        changed = c.update_discrete_states()
+        assert tuple(bool(c.get(n)) for n in ("stuck", "locked", "startForward", "free")) == expected
+        assert changed == (step == 0 or expected != pre)
+        pre = expected
+        values = one_way_point(pre, u, w_rel, a_rel, lam, rows, peak, cgeo, fn_max)
+        size = 1.0 + abs(lam) + 2 * fn_max * cgeo * (1 + abs(u)) + abs(a_rel)
+        for name in ("tau", "sa", "fn", "tau0", "tau0_max", "lossPower"):
+            assert math.isclose(c.get(name), values[name], rel_tol=1e-12, abs_tol=1e-12 * size * (1 + abs(w_rel))), \
+                name
+        assert c.get("residual_v") == (w_rel if pre.locked else lam)
+
+
 @pytest.mark.parametrize("name", sorted(ELEMENTS))
 def test_a_bad_friction_table_is_refused_naming_it(name):
     table = ELEMENTS[name][1]
@@ -158,7 +203,7 @@ def test_a_master_that_cannot_solve_the_locked_torque_refuses_before_it_starts(a
     assert f"algorithm '{algorithm}' cannot couple it exactly" in result.message and "monolithic" in result.message
 
 
-@pytest.mark.parametrize("name, rows", [("CoupledClutches", 1501), ("Brake", 2001)])
+@pytest.mark.parametrize("name, rows", [("CoupledClutches", 1501), ("Brake", 2001), ("OneWayClutch", 2001)])
 def test_msl_example_at_the_defaults_inside_the_reference_tube_with_its_modes(name, rows):
     """A shipped example under the default master through the FMUs: every compared signal inside the Modelica
     Association's tube; every mode column equal to the reference's at each of its rows not within SWITCH_WINDOW of

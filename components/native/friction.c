@@ -235,6 +235,21 @@ static int outputs(const Friction *k, const ConnectorLaw *l, NativeInstance *n, 
     return 0;
 }
 
+/* an event iteration that `changed` the discrete state counted: 1 if it did, 0 if not, -1 after native_fail when
+ * MAX_ITERATIONS did in a row */
+static int counted(NativeInstance *n, int changed, int locked) {
+    if (!changed) {
+        n->flags[ITERATIONS] = 0;
+        return 0;
+    }
+    if (++n->flags[ITERATIONS] <= MAX_ITERATIONS) return 1;
+    n->flags[ITERATIONS] = 0;
+    native_fail_text(n, 0, "%s '%s': the friction mode does not settle at t = %.17g s: %d event iterations changed "
+                     "it (locked %d); the master must pass the outputs on between the iterations", n->cls->name,
+                     native_instance_name(n), n->time, MAX_ITERATIONS, locked);
+    return -1;
+}
+
 /* one event iteration (components/friction.py): 1 if the discrete state changed (another iteration is needed), 0 if
  * not, -1 after native_fail */
 static int update(const Friction *k, NativeInstance *n) {
@@ -243,17 +258,8 @@ static int update(const Friction *k, NativeInstance *n) {
     if (evaluate(k, n, &pre, &p) != 0) return -1;
     const int initial = pre.mode == UNKNOWN;
     const Modes m = next_modes(&pre, initial, p.fn <= 0, p.w, p.sa, p.tau0, p.tau0_max, n->values[k->small]);
-    if (!memcmp(&m, &pre, sizeof m)) {
-        n->flags[ITERATIONS] = 0;
-        return 0;
-    }
-    if (++n->flags[ITERATIONS] > MAX_ITERATIONS) {
-        n->flags[ITERATIONS] = 0;
-        return native_fail_text(n, 0, "%s '%s': the friction mode does not settle at t = %.17g s: %d event "
-                                "iterations changed it (mode %d, locked %d); the master must pass the outputs on "
-                                "between the iterations", n->cls->name, native_instance_name(n), n->time,
-                                MAX_ITERATIONS, m.mode, m.locked);
-    }
+    const int changed = counted(n, memcmp(&m, &pre, sizeof m) != 0, m.locked);
+    if (changed <= 0) return changed;
     n->state[MODE] = m.mode, n->state[LOCKED] = m.locked, n->state[START_FORWARD] = m.start_forward;
     n->state[START_BACKWARD] = m.start_backward, n->state[IS_FREE] = m.free;
     return 1;
@@ -313,3 +319,164 @@ FRICTION_CLASS(RotationalBrake, ROTATIONAL_BRAKE)
 FRICTION_CLASS(Brake, BRAKE)
 FRICTION_CLASS(BearingFriction, BEARING)
 FRICTION_CLASS(SupportFriction, SUPPORT)
+
+/* --- OneWayClutch: a freewheel in parallel with a clutch (its own state machine) ---------------------------- */
+
+#define W(name) n->values[OneWayClutch__##name]
+/* its hidden state's slots (components/friction.py ONE_WAY) */
+enum { ONE_WAY_STUCK, ONE_WAY_LOCKED, ONE_WAY_START_FORWARD, ONE_WAY_FREE, ONE_WAY_INITIAL };
+#define EPS0 1.0e-4 /* MSL's relative hysteresis epsilon */
+
+typedef struct {
+    int stuck, locked, start_forward, free;
+} OneWay;
+
+typedef struct {
+    OneWay m;
+    double w, a, u, fn, mu0, tau0, tau0_max, mu, mu_slope, tau, sa;
+} OneWayPoint;
+
+static const Friction ONE_WAY = {OneWayClutch__mu_pos, OneWayClutch__peak, OneWayClutch__cgeo, OneWayClutch__fn_max,
+                                 OneWayClutch__w_small, 1};
+
+static OneWay one_way_stored(const NativeInstance *n) {
+    const double *s = n->state;
+    return (OneWay){s[ONE_WAY_STUCK] != 0.0, s[ONE_WAY_LOCKED] != 0.0, s[ONE_WAY_START_FORWARD] != 0.0,
+                    s[ONE_WAY_FREE] != 0.0};
+}
+
+/* MSL's OneWayClutch equations at the inputs with `m` held: 0, or -1 after native_fail */
+static int one_way_evaluate(NativeInstance *n, const OneWay *m, OneWayPoint *p) {
+    const Rows *r;
+    if (rows(&ONE_WAY, n, &r) != 0) return -1;
+    double slope;
+    p->m = *m;
+    p->w = speed(n);
+    p->a = acceleration(n);
+    p->u = W(f_normalized);
+    p->fn = m->free ? 0.0 : W(fn_max) * p->u;
+    p->mu0 = interpolate(r, 0.0, &slope);
+    p->tau0 = p->mu0 * W(cgeo) * p->fn;
+    const double peak2 = W(peak) > 1 + EPS0 ? W(peak) : 1 + EPS0;
+    p->tau0_max = m->free ? EPS0 * p->mu0 * W(cgeo) * W(fn_max) : peak2 * p->tau0;
+    p->mu = interpolate(r, p->w, &p->mu_slope);
+    p->tau = m->locked ? W(lambda) : m->free ? 0.0 : p->mu * W(cgeo) * p->fn;
+    p->sa = m->locked ? p->tau : p->a + p->tau0;
+    return 0;
+}
+
+/* startForward, locked, stuck and free once, from `pre` and the point (evaluated with free the inputs') */
+static OneWay one_way_next(const OneWay *pre, int initial, const OneWayPoint *p, double w_small) {
+    OneWay m;
+    m.free = p->m.free;
+    m.start_forward = (pre->stuck && (p->sa > p->tau0_max || (pre->start_forward && p->sa > p->tau0) || p->w > w_small))
+                      || (initial && p->w > 0);
+    m.locked = pre->stuck && !m.start_forward;
+    m.stuck = m.locked || p->w <= 0;
+    return m;
+}
+
+/* the state the outputs use: the held one, or before the first event mode the initial equations' */
+static OneWay one_way_current(NativeInstance *n, OneWayPoint *p) {
+    OneWay m = one_way_stored(n);
+    if (n->state[ONE_WAY_INITIAL] == 0.0) return m;
+    m.free = W(f_normalized) <= 0;
+    if (one_way_evaluate(n, &m, p) != 0) return m;
+    return one_way_next(&m, 1, p, W(w_small));
+}
+
+/* the outputs at the held state: 0, or -1 after native_fail */
+static int one_way_point(NativeInstance *n, OneWayPoint *p) {
+    const OneWay m = one_way_current(n, p);
+    return one_way_evaluate(n, &m, p);
+}
+
+static int one_way_law(NativeInstance *n, double q, double v, double *f, double *parts) {
+    (void)q;
+    OneWayPoint p;
+    if (one_way_point(n, &p) != 0) return -1;
+    *f = p.tau;
+    parts[0] = p.a, parts[1] = p.sa, parts[2] = p.mu, parts[3] = p.fn, parts[4] = p.tau0, parts[5] = p.tau0_max;
+    parts[6] = p.m.stuck ? 0.0 : p.tau * v;
+    parts[7] = parts[8] = p.m.locked ? v : W(lambda);
+    return 0;
+}
+
+static int one_way_slopes(NativeInstance *n, double q, double v, double *f_q, double *f_v) {
+    (void)q, (void)v;
+    OneWayPoint p;
+    if (one_way_point(n, &p) != 0) return -1;
+    *f_q = 0.0;
+    *f_v = p.m.locked || p.m.free ? 0.0 : p.mu_slope * W(cgeo) * p.fn;
+    return 0;
+}
+
+/* f_normalized (free where <= 0); w_rel unless locked (stuck = w_rel <= 0); the slip while stuck: tau0_max -
+ * lambda locked, max(sa - tau0, w_rel/w_small - 1) in startForward, 1 - w_rel/w_small else; 1 sliding */
+static int one_way_indicators(NativeInstance *n, double q, double v, double *out) {
+    (void)q;
+    OneWayPoint p;
+    if (one_way_point(n, &p) != 0) return -1;
+    out[0] = p.u;
+    out[1] = p.m.locked ? 1.0 : v;
+    out[2] = !p.m.stuck          ? 1.0
+             : p.m.locked        ? p.tau0_max - p.tau
+             : p.m.start_forward ? fmax(p.sa - p.tau0, v / W(w_small) - 1.0)
+                                 : 1.0 - v / W(w_small);
+    return 0;
+}
+
+static const int ONE_WAY_OUTPUTS[] = {ONE_WAY_STUCK, ONE_WAY_LOCKED, ONE_WAY_START_FORWARD, ONE_WAY_FREE};
+static const ConnectorLaw ONE_WAY_LAW = {one_way_law, one_way_slopes, one_way_indicators, 9, 3, -1, -1,
+                                         ONE_WAY_OUTPUTS, 4};
+
+int native_OneWayClutch_outputs(NativeInstance *n, double *out) {
+    if (connector_outputs(n, &ONE_WAY_LAW, out) != 0) return -1;
+    OneWayPoint p;
+    const OneWay m = one_way_current(n, &p);
+    double *discrete = out + 3 + ONE_WAY_LAW.part_count + 8;
+    discrete[0] = m.stuck, discrete[1] = m.locked, discrete[2] = m.start_forward, discrete[3] = m.free;
+    return 0;
+}
+
+int native_OneWayClutch_validate(NativeInstance *n) {
+    const Rows *r;
+    return rows(&ONE_WAY, n, &r);
+}
+
+/* one event iteration: the relations (free) at the inputs, sa of the held configuration */
+int native_OneWayClutch_update_discrete_states(NativeInstance *n) {
+    const OneWay pre = one_way_stored(n);
+    const int initial = n->state[ONE_WAY_INITIAL] != 0.0;
+    OneWay at = pre;
+    at.free = W(f_normalized) <= 0;
+    OneWayPoint p;
+    if (one_way_evaluate(n, &at, &p) != 0) return -1;
+    const OneWay m = one_way_next(&pre, initial, &p, W(w_small));
+    const int changed = counted(n, initial || memcmp(&m, &pre, sizeof m) != 0, m.locked);
+    if (changed <= 0) return changed;
+    n->state[ONE_WAY_STUCK] = m.stuck, n->state[ONE_WAY_LOCKED] = m.locked;
+    n->state[ONE_WAY_START_FORWARD] = m.start_forward, n->state[ONE_WAY_FREE] = m.free;
+    n->state[ONE_WAY_INITIAL] = 0.0;
+    return 1;
+}
+
+int native_OneWayClutch_advance(NativeInstance *n, double t, double h) {
+    (void)t, (void)h;
+    for (int i = 0; i < 8; ++i) {
+        const int changed = native_OneWayClutch_update_discrete_states(n);
+        if (changed <= 0) return changed;
+    }
+    n->flags[ITERATIONS] = 0;
+    return 0;
+}
+
+int native_OneWayClutch_partials(NativeInstance *n, double *out) {
+    if (connector_partials(n, &ONE_WAY_LAW, out) != 0) return -1;
+    OneWayPoint p;
+    const double locked = one_way_current(n, &p).locked ? 1.0 : 0.0;
+    double *extra = out + 18;
+    extra[0] = locked, extra[1] = -locked, extra[2] = locked;
+    for (int i = 0; i < 2; ++i) extra[3 + 3 * i] = -locked, extra[4 + 3 * i] = locked, extra[5 + 3 * i] = 1.0 - locked;
+    return 0;
+}

@@ -29,6 +29,7 @@ NATIVE_HOOKS: dict[str, tuple[str, ...]] = {
     "ElastoBacklash": ("outputs", "partials"),
     "ElastoBacklash2": ("outputs", "partials"),
     "Clutch": ("outputs", "validate", "advance", "update_discrete_states", "partials"),
+    "OneWayClutch": ("outputs", "validate", "advance", "update_discrete_states", "partials"),
     "RotationalBrake": ("outputs", "validate", "advance", "update_discrete_states", "partials"),
     "Brake": ("outputs", "validate", "advance", "update_discrete_states", "partials"),
     "BearingFriction": ("outputs", "validate", "advance", "update_discrete_states", "partials"),

@@ -84,3 +84,42 @@ def event_iteration(pre: Discrete, initial: bool, free: bool, w: float, sa: floa
     else:
         mode = STUCK
     return Discrete(mode, bool(start_forward), bool(start_backward), locked, free)
+
+
+class OneWay(NamedTuple):
+    """OneWayClutch's discrete state: (stuck, locked, startForward, free)."""
+    stuck: bool
+    locked: bool
+    start_forward: bool
+    free: bool
+
+
+#: MSL OneWayClutch's relative hysteresis epsilon
+EPS0 = 1.0e-4
+
+
+def one_way_point(d: OneWay, u: float, w_rel: float, a_rel: float, lam: float, rows: np.ndarray, peak: float,
+                  cgeo: float, fn_max: float) -> dict[str, float]:
+    """OneWayClutch's continuous equations with ``d`` held: fn = if free then 0 else fn_max*u; tau0 = mu0*cgeo*fn;
+    tau0_max = if free then eps0*mu0*cgeo*fn_max else max(peak, 1 + eps0)*tau0; mu = table(w_rel); a_rel = if
+    locked then 0 else sa - tau0; tau = if locked then sa else if free then 0 else mu*cgeo*fn; lossPower = if stuck
+    then 0 else tau*w_rel."""
+    mu0 = table_value(rows, 0.0)
+    fn = 0.0 if d.free else fn_max * u
+    tau0 = mu0 * cgeo * fn
+    tau0_max = EPS0 * mu0 * cgeo * fn_max if d.free else max(peak, 1 + EPS0) * tau0
+    tau = lam if d.locked else 0.0 if d.free else table_value(rows, w_rel) * cgeo * fn
+    sa = tau if d.locked else a_rel + tau0
+    return {"fn": fn, "tau0": tau0, "tau0_max": tau0_max, "tau": tau, "sa": sa,
+            "lossPower": 0.0 if d.stuck else tau * w_rel}
+
+
+def one_way_iteration(pre: OneWay, initial: bool, w_rel: float, point: dict[str, float], w_small: float,
+                      free: bool) -> OneWay:
+    """startForward = pre(stuck) and (sa > tau0_max or pre(startForward) and sa > tau0 or w_rel > w_small) or
+    initial() and w_rel > 0; locked = pre(stuck) and not startForward; stuck = locked or w_rel <= 0."""
+    sa, tau0, tau0_max = point["sa"], point["tau0"], point["tau0_max"]
+    start_forward = (pre.stuck and (sa > tau0_max or pre.start_forward and sa > tau0 or w_rel > w_small)
+                     or initial and w_rel > 0)
+    locked = pre.stuck and not start_forward
+    return OneWay(locked or w_rel <= 0, locked, bool(start_forward), free)

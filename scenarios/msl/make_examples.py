@@ -34,6 +34,10 @@ its ``reference/`` folder; without it, the ``reference/`` folders in the reposit
 - ``Brake`` (Translational): two masses (1 kg) from 1 m/s, each braked by a ``Brake`` (fn_max 1 N) that ``step``
   (height 2 at 0.1 s) engages; ``brake`` has no support (fixed), ``brake1``'s support is on ``fixed``. MSL's
   flange_b of a brake is its flange_a: the masses' flange_b are wired to the brakes' flange_a.
+- ``OneWayClutch`` (Rotational): ``inertiaIn`` (J = 1 kg.m2, from -0.5 rad/s) driven by ``torque`` from
+  ``signalTorque`` (Sine, amplitude 10, 3 Hz) and ``inertiaOut`` (J = 1 kg.m2, at rest) joined by ``oneWayClutch``
+  (OneWayClutch, peak 25, fn_max 3 N) that ``signalEngagement`` (Pulse: amplitude 1, width 50 %, period 1.3 s from
+  0.3 s) engages.
 """
 from __future__ import annotations
 
@@ -54,6 +58,8 @@ from mechfmu import (
     Force,
     Inertia,
     Mass,
+    OneWayClutch,
+    Pulse,
     RotationalFixed,
     RotationalSpringDamper,
     Sine,
@@ -210,6 +216,20 @@ def brake(s: System) -> None:
     s.connect(s.add("fixed", Fixed()).flange, element.support)
 
 
+def one_way_clutch(s: System) -> None:
+    inertia_in = s.add("inertiaIn", Inertia(J=1.0, phi_start=0.0, w_start=-0.5))
+    inertia_out = s.add("inertiaOut", Inertia(J=1.0, phi_start=0.0, w_start=0.0))
+    clutch = s.add("oneWayClutch", OneWayClutch(peak=25.0, fn_max=3.0))
+    torque = s.add("torque", Torque())
+    signal_torque = s.add("signalTorque", Sine(amplitude=10.0, f=3.0))
+    engagement = s.add("signalEngagement", Pulse(amplitude=1.0, width=50.0, period=1.3, startTime=0.3))
+    s.connect(torque.flange, inertia_in.flange_a)
+    s.connect(signal_torque.y, torque.tau)
+    s.connect(inertia_in.flange_b, clutch.flange_a)
+    s.connect(clutch.flange_b, inertia_out.flange_a)
+    s.connect(engagement.y, clutch.f_normalized)
+
+
 #: name -> (the function placing and connecting its components, master, description)
 EXAMPLES = {
     "Sensors": (sensors, "linear-implicit",
@@ -245,11 +265,15 @@ EXAMPLES = {
     "Brake": (brake, "auto",
               "MSL Translational.Examples.Brake: two masses at 1 m/s braked to rest by a Brake (fn_max 1 N, engaged at "
               "0.1 s by a step to 2), one without a support, one with its support on a housing"),
+    "OneWayClutch": (one_way_clutch, "auto",
+                     "MSL Rotational.Examples.OneWayClutch: a driving and a driven inertia joined by a one-way clutch "
+                     "(peak 25, fn_max 3 N) that a pulse engages periodically, the input driven by a 3 Hz sine "
+                     "torque"),
 }
 #: the examples of MSL's Rotational library (the others are Translational)
-ROTATIONAL = ("Backlash", "CoupledClutches")
+ROTATIONAL = ("Backlash", "CoupledClutches", "OneWayClutch")
 #: each example's experiment(StopTime) where it is not 1 s
-STOP_TIMES = {"InitialConditions": 5.0, "CoupledClutches": 1.5, "Brake": 2.0}
+STOP_TIMES = {"InitialConditions": 5.0, "CoupledClutches": 1.5, "Brake": 2.0, "OneWayClutch": 2.0}
 
 
 def main(reference_data: Path | None) -> None:
