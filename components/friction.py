@@ -261,12 +261,11 @@ PartialFriction.__abstractmethods__ = frozenset({"friction"})  # no component it
 
 def msl_note(what: str) -> str:
     return (f"the same law, state machine, names and signs{what}; the locked {{}} is the input lambda a master "
-            "solves (mechfmu's monolithic master, the default, solves it with the system at every point); the heat "
-            "port's heatPort.Q_flow is -lossPower")
+            "solves (mechfmu's monolithic master, the default, solves it with the system at every point); smoothness "
+            "is LinearSegments (the only one offered); the heat port's heatPort.Q_flow is -lossPower")
 
 
 MU = (("mu_pos", "mu_pos"), ("peak", "peak"), ("cgeo", "cgeo"), ("fn_max", "fn_max"))
-LINEAR = (("smoothness", "Modelica.Blocks.Types.Smoothness.LinearSegments"), ("useHeatPort", "false"))
 SUPPORTED = "; MSL's flange_b is flange_a (connect a second body to the first's other flange), an unconnected " \
             "support is fixed (useSupport = false)"
 
@@ -278,7 +277,7 @@ class Clutch(PartialFriction):
     force_description = "Friction torque tau (positive if directed against a positive w_rel; lambda while locked)"
     example_parameters = {"mu_pos": "0, 0.5; 10, 0.3", "peak": 1.1, "cgeo": 1.0, "fn_max": 20.0}
     modelica = (ModelicaEquivalent("Modelica.Mechanics.Rotational.Components.Clutch", MU + (("w_small", "w_small"),),
-                                   LINEAR, msl_note("").format("torque")),)
+                                   (), msl_note("").format("torque")),)
 
 
 class RotationalBrake(PartialFriction):
@@ -288,7 +287,7 @@ class RotationalBrake(PartialFriction):
     force_description = "Brake friction torque tau (positive if directed against a positive w; lambda while locked)"
     example_parameters = {"mu_pos": "0, 0.5; 10, 0.3", "peak": 1.1, "cgeo": 1.0, "fn_max": 20.0}
     modelica = (ModelicaEquivalent("Modelica.Mechanics.Rotational.Components.Brake", MU + (("w_small", "w_small"),),
-                                   LINEAR, msl_note(SUPPORTED).format("torque")),)
+                                   (), msl_note(SUPPORTED).format("torque")),)
 
 
 class Brake(PartialFriction):
@@ -298,7 +297,7 @@ class Brake(PartialFriction):
     force_description = "Brake friction force f (positive if directed against a positive v; lambda while locked)"
     example_parameters = {"mu_pos": "0, 0.5; 1, 0.3", "peak": 1.1, "cgeo": 1.0, "fn_max": 20.0}
     modelica = (ModelicaEquivalent("Modelica.Mechanics.Translational.Components.Brake", MU + (("v_small", "v_small"),),
-                                   LINEAR, msl_note(SUPPORTED).format("force")),)
+                                   (), msl_note(SUPPORTED).format("force")),)
 
 
 class BearingFriction(PartialFriction):
@@ -308,7 +307,7 @@ class BearingFriction(PartialFriction):
     force_description = "Friction torque tau (positive if directed against a positive w; lambda while locked)"
     example_parameters = {"tau_pos": "0, 1; 10, 2", "peak": 1.2}
     modelica = (ModelicaEquivalent("Modelica.Mechanics.Rotational.Components.BearingFriction",
-                                   (("tau_pos", "tau_pos"), ("peak", "peak"), ("w_small", "w_small")), LINEAR,
+                                   (("tau_pos", "tau_pos"), ("peak", "peak"), ("w_small", "w_small")), (),
                                    msl_note(SUPPORTED).format("torque")),)
 
 
@@ -319,7 +318,7 @@ class SupportFriction(PartialFriction):
     force_description = "Friction force f (positive if directed against a positive v; lambda while locked)"
     example_parameters = {"f_pos": "0, 1; 1, 2", "peak": 1.2}
     modelica = (ModelicaEquivalent("Modelica.Mechanics.Translational.Components.SupportFriction",
-                                   (("f_pos", "f_pos"), ("peak", "peak"), ("v_small", "v_small")), LINEAR,
+                                   (("f_pos", "f_pos"), ("peak", "peak"), ("v_small", "v_small")), (),
                                    msl_note(SUPPORTED).format("force")),)
 
 
@@ -330,5 +329,5 @@ class OneWayClutch(PartialFriction):
     force_description = "Friction torque tau (lambda while locked: the freewheel's or the clutch's reaction)"
     example_parameters = {"mu_pos": "0, 0.5; 10, 0.3", "peak": 1.1, "cgeo": 1.0, "fn_max": 20.0}
     modelica = (ModelicaEquivalent("Modelica.Mechanics.Rotational.Components.OneWayClutch",
-                                   MU + (("w_small", "w_small"),), LINEAR,
+                                   MU + (("w_small", "w_small"),), (),
                                    msl_note(" (startForward, locked, stuck; no mode)").format("torque")),)

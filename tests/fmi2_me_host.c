@@ -5,8 +5,8 @@
  *   t_k = k*h: fmi2SetTime(t_k), the step's inputs, fmi2SetContinuousStates(x), fmi2GetDerivatives, the outputs
  *   written; x += h*dx; at t_{k+1} with the new states fmi2CompletedIntegratorStep and the event indicators:
  *   a change of domain (z > 0 or z <= 0) or a time event reached (nextEventTime <= t_{k+1}) goes through event
- *   mode (fmi2EnterEventMode, fmi2NewDiscreteStates, fmi2EnterContinuousTimeMode; the states read anew if the
- *   FMU changed them).
+ *   mode (fmi2EnterEventMode, fmi2NewDiscreteStates until no new discrete states are needed,
+ *   fmi2EnterContinuousTimeMode; the states read anew if the FMU changed them).
  *
  * Usage: fmi2_me_host BINARY RESOURCE_URI GUID PLAN OUTPUT
  * PLAN (text):   param R|I|B|S <vr> <value>; states <nx> <ni>; inputs <n> <vr>...; outputs <m> <vr>...;
@@ -60,7 +60,9 @@ int main(int argc, char **argv) {
     fmi2EventInfo info;
     CHECK(fmi2EnterInitializationMode(c));
     CHECK(fmi2ExitInitializationMode(c));
-    CHECK(fmi2NewDiscreteStates(c, &info));
+    do {
+        CHECK(fmi2NewDiscreteStates(c, &info));
+    } while (info.newDiscreteStatesNeeded);
     CHECK(fmi2EnterContinuousTimeMode(c));
     CHECK(fmi2GetContinuousStates(c, x, nx));
     if (n_in) CHECK(fmi2SetReal(c, in, n_in, inputs));
@@ -90,7 +92,9 @@ int main(int argc, char **argv) {
         if (crossed || enter || (info.nextEventTimeDefined && info.nextEventTime <= next)) {
             ++events;
             CHECK(fmi2EnterEventMode(c));
-            CHECK(fmi2NewDiscreteStates(c, &info));
+            do {
+                CHECK(fmi2NewDiscreteStates(c, &info));
+            } while (info.newDiscreteStatesNeeded);
             CHECK(fmi2EnterContinuousTimeMode(c));
             if (info.valuesOfContinuousStatesChanged) CHECK(fmi2GetContinuousStates(c, x, nx));
             CHECK(fmi2GetEventIndicators(c, z_new, ni));

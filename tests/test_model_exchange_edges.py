@@ -1,6 +1,7 @@
 """Model Exchange FMUs at the edges of their events, through fmpy's low-level calls on the FMU's own binary (the
 calls OMSimulator makes): an event indicator that lands on exactly 0.0, from either side, and a source read at
-its time event before and after fmi2CompletedIntegratorStep.
+its time event before and after fmi2CompletedIntegratorStep, and a friction element's locking and break-away at
+exactly its relations.
 
 FMI 2.0 puts z = 0 on the side z <= 0. A solver may stop exactly on a zero and then, as CVODE does, report no
 later change of an indicator that leaves 0 (it masks a zero at its restart). So every mode switch is taken where
@@ -213,6 +214,39 @@ def y_at(model: str, parameters: dict, t: float) -> float:
     return component.get("y")
 
 
+FRICTION_ELEMENTS = ["Clutch", "OneWayClutch", "RotationalBrake", "Brake", "BearingFriction", "SupportFriction"]
+
+
+@pytest.mark.parametrize("model", FRICTION_ELEMENTS)
+def test_a_friction_element_locks_and_breaks_away_exactly_at_its_relations(fmus, tmp_path, model):
+    """Sliding forward from the start (initial(): the speed 1), the speed stepped to exactly 0.0 (where CVODE may land): event mode iterates
+    (newDiscreteStatesNeeded) to locked, and the slip indicator of the locked mode (tau0_max - |lambda|) is
+    positive. lambda at exactly tau0_max keeps it locked (MSL's relation sa > tau0_max is strict); one ulp beyond
+    (the relative acceleration positive, as the torque that breaks it away gives), event mode starts forward
+    sliding."""
+    cls = COMPONENTS[model]
+    first, second = cls.quantities.flanges
+    speed = f"{second}__{cls.quantities.velocity}"
+    engaged = {"f_normalized": 1.0} if "f_normalized" in {i.name for i in cls.inputs} else {}
+    element = Instance(fmus, tmp_path, model, {**cls.example_parameters, **engaged, speed.replace("__", "."): 1.0})
+    element.move(0.01, **{speed: 1.0})
+    element.event_mode()
+    assert element.get("locked") == 0.0 and element.get("startForward") == 0.0
+    element.move(0.02, **{speed: 0.0})
+    assert element.indicator(cls.quantities.relative_velocity) == 0.0
+    element.event_mode()
+    maximum = element.get("tau0_max" if cls.quantities.force == "tau" else "f0_max")
+    assert element.get("locked") == 1.0 and element.indicator("slip") == maximum > 0.0
+    element.move(0.03, **{"lambda": maximum})
+    assert element.indicator("slip") == 0.0
+    element.event_mode()
+    assert element.get("locked") == 1.0 and element.get(cls.quantities.element_force) == maximum
+    element.move(0.04, **{"lambda": math.nextafter(maximum, math.inf), f"{second}__a": 1.0})
+    assert element.indicator("slip") < 0.0
+    element.event_mode()
+    assert element.get("locked") == 0.0 and element.get("startForward") == 1.0
+
+
 def test_every_model_exchange_component_with_events_is_covered():
     """Every Model Exchange component with event indicators or time events is tested above."""
     with_indicators = {m for m, c in COMPONENTS.items() if not c.co_simulation_only and c.indicator_names()}
@@ -226,5 +260,5 @@ def test_every_model_exchange_component_with_events_is_covered():
             component.update_discrete_states()
             with_time_events |= {model} if component.next_time_event() is not None else set()
     stateless = {"ElastoGap", "SmoothSphereHalfSpaceForce", "ElastoBacklash", "ElastoBacklash2"}
-    assert with_indicators == set(EXT) | stateless
+    assert with_indicators == set(EXT) | stateless | set(FRICTION_ELEMENTS)
     assert with_time_events == set(SOURCES)

@@ -84,6 +84,10 @@ typedef struct {
     char *text;          /* what the rows were read from, NULL: not read */
     double *w, *mu;
     size_t count;
+    /* the event iterations at one instant with the same inputs: the time, the inputs and the states seen */
+    double time, inputs[8];
+    size_t seen;
+    int history[8][5];
 } Rows;
 
 static void release(void *data) {
@@ -235,13 +239,28 @@ static int outputs(const Friction *k, const ConnectorLaw *l, NativeInstance *n, 
     return 0;
 }
 
-/* an event iteration that `changed` the discrete state counted: 1 if it did, 0 if not, -1 after native_fail when
- * MAX_ITERATIONS did in a row */
-static int counted(NativeInstance *n, int changed, int locked) {
-    if (!changed) {
+/* An event iteration from the discrete state `pre` to `next` (its values as five ints): 1 if another is needed, 0
+ * if not: unchanged, or a state already seen at this instant with these inputs (the iteration cycles where the
+ * inputs stay, as for a host that does not pass the outputs on: it cannot settle by itself, so it ends there with
+ * `next`); -1 after native_fail when MAX_ITERATIONS at one instant changed it. */
+static int iteration(NativeInstance *n, const int pre[5], const int next[5], int locked) {
+    Rows *d = n->data; /* there: every update evaluated the law first */
+    const double *in = n->values + n->cls->parameter_count;
+    const size_t count = n->cls->input_count < 8 ? n->cls->input_count : 8, size = 5 * sizeof(int);
+    if (d->time != n->time) n->flags[ITERATIONS] = 0;
+    if (d->time != n->time || d->seen == 0 || memcmp(d->inputs, in, count * sizeof *in) != 0
+        || memcmp(d->history[d->seen - 1], pre, size) != 0) {
+        d->time = n->time, d->seen = 1;
+        memcpy(d->inputs, in, count * sizeof *in);
+        memcpy(d->history[0], pre, size);
+    }
+    if (!memcmp(next, pre, size)) {
         n->flags[ITERATIONS] = 0;
         return 0;
     }
+    for (size_t i = 0; i < d->seen; ++i)
+        if (!memcmp(d->history[i], next, size)) return 0;
+    if (d->seen < 8) memcpy(d->history[d->seen++], next, size);
     if (++n->flags[ITERATIONS] <= MAX_ITERATIONS) return 1;
     n->flags[ITERATIONS] = 0;
     native_fail_text(n, 0, "%s '%s': the friction mode does not settle at t = %.17g s: %d event iterations changed "
@@ -258,11 +277,13 @@ static int update(const Friction *k, NativeInstance *n) {
     if (evaluate(k, n, &pre, &p) != 0) return -1;
     const int initial = pre.mode == UNKNOWN;
     const Modes m = next_modes(&pre, initial, p.fn <= 0, p.w, p.sa, p.tau0, p.tau0_max, n->values[k->small]);
-    const int changed = counted(n, memcmp(&m, &pre, sizeof m) != 0, m.locked);
-    if (changed <= 0) return changed;
+    const int before[5] = {pre.mode, pre.locked, pre.start_forward, pre.start_backward, pre.free};
+    const int after[5] = {m.mode, m.locked, m.start_forward, m.start_backward, m.free};
+    const int needed = iteration(n, before, after, m.locked);
+    if (needed < 0) return -1;
     n->state[MODE] = m.mode, n->state[LOCKED] = m.locked, n->state[START_FORWARD] = m.start_forward;
     n->state[START_BACKWARD] = m.start_backward, n->state[IS_FREE] = m.free;
-    return 1;
+    return needed;
 }
 
 /* co-simulation: the event iterations at the step's end, with the inputs held */
@@ -453,12 +474,14 @@ int native_OneWayClutch_update_discrete_states(NativeInstance *n) {
     OneWayPoint p;
     if (one_way_evaluate(n, &at, &p) != 0) return -1;
     const OneWay m = one_way_next(&pre, initial, &p, W(w_small));
-    const int changed = counted(n, initial || memcmp(&m, &pre, sizeof m) != 0, m.locked);
-    if (changed <= 0) return changed;
+    const int before[5] = {pre.stuck, pre.locked, pre.start_forward, pre.free, initial};
+    const int after[5] = {m.stuck, m.locked, m.start_forward, m.free, 0};
+    const int needed = iteration(n, before, after, m.locked);
+    if (needed < 0) return -1;
     n->state[ONE_WAY_STUCK] = m.stuck, n->state[ONE_WAY_LOCKED] = m.locked;
     n->state[ONE_WAY_START_FORWARD] = m.start_forward, n->state[ONE_WAY_FREE] = m.free;
     n->state[ONE_WAY_INITIAL] = 0.0;
-    return 1;
+    return needed;
 }
 
 int native_OneWayClutch_advance(NativeInstance *n, double t, double h) {
