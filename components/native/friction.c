@@ -49,6 +49,8 @@ enum { BACKWARD = -1, STUCK = 0, FORWARD = 1, FREE = 2, UNKNOWN = 3 };
 /* the hidden state's slots (components/friction.py DISCRETE) */
 enum { MODE, LOCKED, START_FORWARD, START_BACKWARD, IS_FREE };
 #define ITERATIONS 0              /* flags: consecutive event iterations that changed the discrete state */
+#define DRIVEN 1                  /* ... lambda written after initialization */
+#define WARNED 2                  /* ... the warning of an undriven locked element given */
 #define MAX_ITERATIONS 100        /* ... after which the iteration is refused (a host that never settles) */
 
 typedef struct {
@@ -307,6 +309,27 @@ static int partials(const Friction *k, const ConnectorLaw *l, NativeInstance *n,
     return 0;
 }
 
+/* lambda written after initialization: a host that solves the locked force */
+static void written(const Friction *k, NativeInstance *n, size_t index) {
+    if (n->initialized && index == n->cls->parameter_count + (k->fn_max >= 0 ? 7 : 6)) n->flags[DRIVEN] = 1;
+}
+
+/* after a co-simulation step: the warning, once, that the host has not driven the locked force (it cannot lock
+ * the element where it should: MSL's stuck phase needs the master) */
+static int step_warning(NativeInstance *n, int locked, char *out, size_t size) {
+    if (n->flags[DRIVEN] || n->flags[WARNED]) return 0;
+    n->flags[WARNED] = 1;
+    char time[40];
+    native_measured(n->time, time, sizeof time);
+    snprintf(out, size, "%s '%s': its force input lambda has not been driven since initialization (t = %s s, %s). "
+             "This FMU does not solve its locked force: whenever the element locks (MSL's stuck phase), the master "
+             "must solve lambda so that the relative speed stays 0, and locate the switches, as mechfmu's monolithic "
+             "master does; a co-simulation host that leaves lambda at its start value gets a friction force that "
+             "does not hold the element at rest. (Warned once per instance.)", n->cls->name,
+             native_instance_name(n), time, locked ? "locked now" : "not locked now");
+    return 1;
+}
+
 #define FRICTION_CLASS(Name, SPEC)                                                                                  \
     static int Name##_law(NativeInstance *n, double q, double v, double *f, double *parts) {                        \
         (void)q;                                                                                                    \
@@ -333,7 +356,11 @@ static int partials(const Friction *k, const ConnectorLaw *l, NativeInstance *n,
         (void)t, (void)h;                                                                                           \
         return advance(&SPEC, n);                                                                                   \
     }                                                                                                               \
-    int native_##Name##_partials(NativeInstance *n, double *out) { return partials(&SPEC, &Name##_LAW, n, out); }
+    int native_##Name##_partials(NativeInstance *n, double *out) { return partials(&SPEC, &Name##_LAW, n, out); }  \
+    void native_##Name##_written(NativeInstance *n, size_t index) { written(&SPEC, n, index); }                     \
+    int native_##Name##_step_warning(NativeInstance *n, char *out, size_t size) {                                   \
+        return step_warning(n, current(&SPEC, n).locked, out, size);                                                \
+    }
 
 FRICTION_CLASS(Clutch, CLUTCH)
 FRICTION_CLASS(RotationalBrake, ROTATIONAL_BRAKE)
@@ -502,4 +529,11 @@ int native_OneWayClutch_partials(NativeInstance *n, double *out) {
     extra[0] = locked, extra[1] = -locked, extra[2] = locked;
     for (int i = 0; i < 2; ++i) extra[3 + 3 * i] = -locked, extra[4 + 3 * i] = locked, extra[5 + 3 * i] = 1.0 - locked;
     return 0;
+}
+
+void native_OneWayClutch_written(NativeInstance *n, size_t index) { written(&ONE_WAY, n, index); }
+
+int native_OneWayClutch_step_warning(NativeInstance *n, char *out, size_t size) {
+    OneWayPoint p;
+    return step_warning(n, one_way_current(n, &p).locked, out, size);
 }

@@ -23,17 +23,19 @@ from mechfmu.components import COMPONENTS
 from mechfmu.components.base import Component
 from mechfmu.components.native_library import state_slots
 
+#: the hooks of MSL's friction elements (components/native/friction.c)
+FRICTION_HOOKS = ("outputs", "validate", "advance", "update_discrete_states", "partials", "written", "step_warning")
 #: the component classes with a native law, and the hooks their C code defines (``native_<Class>_<hook>``)
 NATIVE_HOOKS: dict[str, tuple[str, ...]] = {
     "ElastoGap": ("outputs", "validate", "partials"),
     "ElastoBacklash": ("outputs", "partials"),
     "ElastoBacklash2": ("outputs", "partials"),
-    "Clutch": ("outputs", "validate", "advance", "update_discrete_states", "partials"),
-    "OneWayClutch": ("outputs", "validate", "advance", "update_discrete_states", "partials"),
-    "RotationalBrake": ("outputs", "validate", "advance", "update_discrete_states", "partials"),
-    "Brake": ("outputs", "validate", "advance", "update_discrete_states", "partials"),
-    "BearingFriction": ("outputs", "validate", "advance", "update_discrete_states", "partials"),
-    "SupportFriction": ("outputs", "validate", "advance", "update_discrete_states", "partials"),
+    "Clutch": FRICTION_HOOKS,
+    "OneWayClutch": FRICTION_HOOKS,
+    "RotationalBrake": FRICTION_HOOKS,
+    "Brake": FRICTION_HOOKS,
+    "BearingFriction": FRICTION_HOOKS,
+    "SupportFriction": FRICTION_HOOKS,
     "RotationalSpringDamper": ("outputs", "partials"),
     "Fixed": ("outputs",),
     "RotationalFixed": ("outputs",),
