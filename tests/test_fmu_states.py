@@ -255,3 +255,33 @@ def test_a_python_components_fmu_state_keeps_to_its_header(python_probe):
     reason = refusal(slave, messages, sealed(STEP_COMPLETE, content))
     assert "the state's header says step complete, but its body is not initialized" in reason, reason
     slave.freeInstance()
+
+
+@pytest.mark.parametrize("slot, value, words", [
+    (0, 7.0, "mode = 7 is not one of MSL's modes"), (0, 1e300, "is not one of MSL's modes"),
+    (4, 0.5, "free = 0.5 is not a Boolean"), (4, 1.0, "mode = 1 contradicts free"),
+    (2, 1.0, None)])
+def test_a_friction_elements_discrete_state_is_checked(fmus, slot, value, words):
+    """A Clutch's saved discrete state (mode, locked, startForward, startBackward, free) must be MSL's: a mode among
+    MSL's constants, Booleans 0 or 1, mode 2 exactly when free; a consistent change (startForward set) is taken."""
+    messages: list[str] = []
+    slave, vr = instance(fmus["Clutch"], "Clutch", messages)
+    slave.setReal([vr["fn_max"]], [10.0])
+    slave.setupExperiment(startTime=0.0)
+    slave.enterInitializationMode()
+    slave.setReal([vr["f_normalized"], vr["flange_b.w"]], [1.0, 1.0])
+    slave.exitInitializationMode()
+    slave.setReal([vr["lambda"]], [0.0])  # driven: no warning
+    slave.doStep(0.0, 1e-3)
+    assert slave.getReal([vr["mode"]]) == [1.0]
+    index, content = parts(bytes(slave.serializeFMUstate(slave.getFMUstate())))
+    held = struct.pack("<5d", 1.0, 0.0, 0.0, 0.0, 0.0)  # the hidden state, after the values
+    at = content.rindex(held) + 8 * slot
+    changed = sealed(index, content[:at] + struct.pack("<d", value) + content[at + 8:])
+    if words is None:
+        slave.setFMUstate(slave.deSerializeFMUstate(changed))
+        assert slave.getReal([vr["startForward"]]) == [1.0]
+    else:
+        reason = refusal(slave, messages, changed)
+        assert words in reason, reason
+    slave.freeInstance()

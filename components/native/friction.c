@@ -74,10 +74,38 @@ static Modes next_modes(const Modes *pre, int initial, int free, double w, doubl
     return m;
 }
 
+/* the mode held (a value that is none of MSL's modes, which validate refuses in a restored state, as unknown) */
+static int held_mode(double mode) {
+    return mode == BACKWARD ? BACKWARD : mode == STUCK ? STUCK : mode == FORWARD ? FORWARD : mode == FREE ? FREE
+                                                                                                      : UNKNOWN;
+}
+
 static Modes stored(const NativeInstance *n) {
     const double *s = n->state;
-    return (Modes){(int)s[MODE], s[LOCKED] != 0.0, s[START_FORWARD] != 0.0, s[START_BACKWARD] != 0.0,
+    return (Modes){held_mode(s[MODE]), s[LOCKED] != 0.0, s[START_FORWARD] != 0.0, s[START_BACKWARD] != 0.0,
                    s[IS_FREE] != 0.0};
+}
+
+/* A discrete state a saved FMU state may hold (the class's rules, also of a restored state): `count` Booleans
+ * from `first` (0 or 1) and, for PartialFriction's, a mode of MSL's that agrees with them (Free exactly when free;
+ * unknown, before the first event mode, with none set). 0, or -1 after native_fail. */
+static int discrete_rules(NativeInstance *n, size_t first, size_t count, int mode_slot) {
+    static const char *const PARTIAL[] = {"mode", "locked", "startForward", "startBackward", "free"};
+    static const char *const ONE_WAY_NAMES[] = {"stuck", "locked", "startForward", "free", "initial"};
+    const char *const *names = mode_slot ? PARTIAL : ONE_WAY_NAMES;
+    for (size_t i = first; i < first + count; ++i)
+        if (n->state[i] != 0.0 && n->state[i] != 1.0)
+            return native_fail(n, names[i], n->state[i], "is not a Boolean (0 or 1) in the discrete state");
+    if (!mode_slot) return 0;
+    const double mode = n->state[MODE];
+    if (held_mode(mode) != mode)
+        return native_fail(n, "mode", mode, "is not one of MSL's modes (-1, 0, 1, 2, 3) in the discrete state");
+    const Modes m = stored(n);
+    if ((m.free != (m.mode == FREE)) || (m.mode == UNKNOWN && (m.locked || m.start_forward || m.start_backward)))
+        return native_fail(n, "mode", mode, "contradicts free, locked, startForward or startBackward in the "
+                           "discrete state (mode is 2 exactly when free; 3, before the first event mode, with none "
+                           "set)");
+    return 0;
 }
 
 /* --- the table mu_pos ------------------------------------------------------------------------------------- */
@@ -349,7 +377,7 @@ static int step_warning(NativeInstance *n, int locked, char *out, size_t size) {
     int native_##Name##_outputs(NativeInstance *n, double *out) { return outputs(&SPEC, &Name##_LAW, n, out); }     \
     int native_##Name##_validate(NativeInstance *n) {                                                               \
         const Rows *r;                                                                                              \
-        return rows(&SPEC, n, &r);                                                                                  \
+        return rows(&SPEC, n, &r) != 0 ? -1 : discrete_rules(n, LOCKED, 4, 1);                                      \
     }                                                                                                               \
     int native_##Name##_update_discrete_states(NativeInstance *n) { return update(&SPEC, n); }                      \
     int native_##Name##_advance(NativeInstance *n, double t, double h) {                                            \
@@ -489,7 +517,10 @@ int native_OneWayClutch_outputs(NativeInstance *n, double *out) {
 
 int native_OneWayClutch_validate(NativeInstance *n) {
     const Rows *r;
-    return rows(&ONE_WAY, n, &r);
+    if (rows(&ONE_WAY, n, &r) != 0 || discrete_rules(n, ONE_WAY_STUCK, 5, 0) != 0) return -1;
+    if (n->state[ONE_WAY_LOCKED] != 0.0 && n->state[ONE_WAY_STUCK] == 0.0)
+        return native_fail(n, "locked", 1.0, "contradicts stuck = 0 in the discrete state (locked implies stuck)");
+    return 0;
 }
 
 /* one event iteration: the relations (free) at the inputs, sa of the held configuration */
