@@ -219,11 +219,11 @@ FRICTION_ELEMENTS = ["Clutch", "OneWayClutch", "RotationalBrake", "Brake", "Bear
 
 @pytest.mark.parametrize("model", FRICTION_ELEMENTS)
 def test_a_friction_element_locks_and_breaks_away_exactly_at_its_relations(fmus, tmp_path, model):
-    """Sliding forward from the start (initial(): the speed 1), the speed stepped to exactly 0.0 (where CVODE may land): event mode iterates
-    (newDiscreteStatesNeeded) to locked, and the slip indicator of the locked mode (tau0_max - |lambda|) is
-    positive. lambda at exactly tau0_max keeps it locked (MSL's relation sa > tau0_max is strict); one ulp beyond
-    (the relative acceleration positive, as the torque that breaks it away gives), event mode starts forward
-    sliding."""
+    """Sliding forward from the start (initial(): the speed 1), the speed stepped to exactly 0.0 (where CVODE may
+    land): event mode iterates (newDiscreteStatesNeeded) to locked, and the slip indicator of the locked mode
+    (tau0_max - |lambda|) is positive. lambda at exactly tau0_max keeps it locked (MSL's relation sa > tau0_max is
+    strict); one ulp beyond (the relative acceleration positive, as the torque that breaks it away gives), event
+    mode starts forward sliding."""
     cls = COMPONENTS[model]
     first, second = cls.quantities.flanges
     speed = f"{second}__{cls.quantities.velocity}"

@@ -120,6 +120,7 @@ def test_a_scenario_with_a_constraint_is_refused_and_omsimulator_would_stop_at_o
 def is_friction(spec) -> bool:
     """One of MSL's friction elements (components/friction.py)."""
     from mechfmu.components.friction import PartialFriction
+
     from mechfmu.ssp.scenario import component_class
 
     try:
