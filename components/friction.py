@@ -44,7 +44,8 @@ master keeps it 0). The monolithic master solves lambda at every point with the 
 (mechfmu/master/constraint_forces.py) and locates the events of the indicators: ``indicator.free`` = fn (free
 where <= 0; not of the elements that are never free), ``indicator.w_rel`` (``indicator.w``, ``indicator.v``) = w_rel
 while sliding or starting (1 locked or free: no relation of w_rel switches then), ``indicator.slip`` = tau0_max −
-|lambda| locked, sa − tau0 in startForward, −tau0 − sa in startBackward, 1 − |w_rel|/w_small otherwise. Its
+|lambda| locked, sa − tau0 in startForward, −tau0 − sa in startBackward, 1 + w_rel/w_small sliding forward (MSL's
+w_rel < −w_small), 1 − w_rel/w_small sliding backward, 1 otherwise. Its
 accelerations ``flange_x.a`` (``support.a``) are inputs (sa needs a_rel): a scenario wires them.
 
 Parameters as MSL's: ``mu_pos`` (rows "w_rel, mu; ..." of the positive sliding friction coefficient, w_rel in
@@ -185,7 +186,8 @@ def friction_declarations(f: Friction) -> dict[str, Any]:
         Output(indicator(speed), f.unit("m/s"), f"Event indicator {speed} while sliding or starting; 1 locked or "
                "free", (v_a, v_b)),
         Output(indicator("slip"), "1", f"Event indicator: {zero_max} - |lambda| locked, sa - {zero} in startForward, "
-               f"-{zero} - sa in startBackward, 1 - |{speed}|/{f.small} otherwise", depends + accelerations),
+               f"-{zero} - sa in startBackward, 1 + {speed}/{f.small} forward, 1 - {speed}/{f.small} backward, "
+               "1 otherwise", depends + accelerations),
     )
     return {"quantities": q, "inputs": inputs, "parameters": parameters, "law_outputs": law, "state_outputs": state,
             "indicator_outputs": indicators, "initial_state": dict(DISCRETE), "friction": f}

@@ -10,9 +10,10 @@ import numpy as np
 import pytest
 from mechfmu.components import BearingFriction, Brake, OneWayClutch, RotationalBrake, SupportFriction
 from mechfmu.components import Clutch as ClutchComponent
+from scipy.integrate import solve_ivp
 
 from mechfmu import Clutch as ClutchModel
-from mechfmu import Constant, Inertia, Ramp, Torque
+from mechfmu import Constant, Force, Inertia, MassWithStopAndFriction, Ramp, Step, Torque
 from mechfmu.master.simulate import simulate
 from mechfmu.model.system import System
 from mechfmu.validation.msl import event_times, read_msl_reference, tube_violation
@@ -247,3 +248,82 @@ def test_mechfmu_crosscheck_of_the_msl_friction_and_backlash_examples_passes(fmu
     assert any("(tube)" in pair for pair in judged)
     libcosim = next(c for c in comparisons if c.pair == "strict Jacobi vs libcosim")
     assert (libcosim.tolerance is not None) == (name == "Backlash")
+
+
+MASS = {"m": 1.0, "L": 0.2, "s_start": 0.1, "v_start": 2.0, "smax": 0.9, "smin": -0.5, "F_prop": 1.0,
+        "F_Coulomb": 5.0, "F_Stribeck": 10.0, "fexp": 2.0}
+
+
+def pushed_mass(drive: float) -> System:
+    s = System("mass_with_stop")
+    source = s.add("drive", Constant(k=drive))
+    force = s.add("force", Force())
+    mass = s.add("mass", MassWithStopAndFriction(**MASS))
+    s.connect(source.y, force.f)
+    s.connect(force.flange, mass.flange_a)
+    s.experiment(1.0, 1e-2, "auto", tolerance=(1e-8, 1e-10))
+    return s
+
+
+def sliding(drive: float, event):
+    """MSL's sliding mass (forward, Stribeck) under a constant drive, solved by scipy to rtol 1e-12 up to ``event``."""
+    p = MASS
+
+    def motion(t, y):
+        return [y[1], (drive - (p["F_prop"] * y[1] + p["F_Coulomb"] + p["F_Stribeck"] * math.exp(-p["fexp"] * y[1])))
+                / p["m"]]
+    event.terminal = True
+    return solve_ivp(motion, (0.0, 1.0), [p["s_start"], p["v_start"]], method="DOP853", rtol=1e-12, atol=1e-14,
+                     events=event)
+
+
+@pytest.mark.parametrize("drive", [0.0, 20.0])
+def test_mass_with_stop_and_friction_against_the_independent_solution(drive):
+    """Undriven, the mass slides forward on its Stribeck friction until it stops and locks (its friction force then
+    the reaction, 0); driven by 20 N (more than f0_max = 15.015 N) it hits the upper stop (s + L/2 = smax), is
+    reset there at rest (MSL's reinit: inelastic) and stays, held by its friction's reaction, 20 N. The monolithic
+    master (Model Exchange: the switch located) and the co-simulation FMU on its own (its hybrid motion integrated
+    within each step) agree with scipy's solution of MSL's equations: the switch within 1e-8 s, the rest position
+    within 1e-9 m."""
+    stop = MASS["smax"] - MASS["L"] / 2
+    independent = sliding(drive, (lambda t, y: y[1]) if drive == 0.0 else (lambda t, y: y[0] - stop))
+    switch, rest = independent.t_events[0][0], independent.y_events[0][0][0]
+    for algorithm in ("auto", "jacobi"):
+        result = pushed_mass(drive).run(algorithm=algorithm)
+        assert result.ok, result.message
+        d = result.data
+        assert abs(d["mass.s"][-1] - rest) < 1e-9 and abs(d["mass.v"][-1]) < 1e-12, (algorithm, d["mass.s"][-1], rest)
+        assert d["mass.locked"][-1] == 1.0 and d["mass.f"][-1] == drive
+        assert d["mass.stopped"][-1] == (1.0 if drive else 0.0)
+        if algorithm == "auto":
+            assert result.algorithm == "monolithic"
+            assert min(abs(t - switch) for t, _ in result.events) < 1e-8, (result.events, switch)
+
+
+def test_a_mass_held_at_its_stop_leaves_it_when_pulled_beyond_its_static_friction():
+    """Pushed onto the upper stop by 20 N, then from 0.5 s pulled back by 20 N (beyond f0_max = 15.015 N): it starts
+    backward at 0.5 s and slides on its Stribeck friction; its position at 0.9 s is scipy's solution of MSL's
+    backward sliding from rest at the stop within 1e-9 m, under the monolithic master and the co-simulation FMU
+    alike; then it reaches the lower stop and is held there."""
+    s = System("pulled_mass")
+    drive = s.add("drive", Step(height=-40.0, offset=20.0, startTime=0.5))
+    force = s.add("force", Force())
+    mass = s.add("mass", MassWithStopAndFriction(**MASS))
+    s.connect(drive.y, force.f)
+    s.connect(force.flange, mass.flange_a)
+    s.experiment(1.0, 1e-2, "auto", tolerance=(1e-8, 1e-10))
+    p, stop = MASS, MASS["smax"] - MASS["L"] / 2
+
+    def backward(t, y):
+        friction = p["F_prop"] * y[1] - p["F_Coulomb"] - p["F_Stribeck"] * math.exp(-p["fexp"] * abs(y[1]))
+        return [y[1], (-20.0 - friction) / p["m"]]
+    expected = solve_ivp(backward, (0.5, 0.9), [stop, 0.0], method="DOP853", rtol=1e-12, atol=1e-14).y[0][-1]
+    for algorithm in ("auto", "jacobi"):
+        result = s.run(algorithm=algorithm)
+        assert result.ok, result.message
+        d = result.data
+        at = int(np.argmin(np.abs(d["time"] - 0.9)))
+        assert d["mass.s"][d["time"] <= 0.5][-1] == stop and d["mass.mode"][at] == -1.0
+        assert abs(d["mass.s"][at] - expected) < 1e-9, (algorithm, d["mass.s"][at], expected)
+        lower = MASS["smin"] + MASS["L"] / 2
+        assert d["mass.s"][-1] == lower and d["mass.v"][-1] == 0.0 and d["mass.locked"][-1] == 1.0

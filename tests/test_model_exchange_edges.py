@@ -247,6 +247,27 @@ def test_a_friction_element_locks_and_breaks_away_exactly_at_its_relations(fmus,
     assert element.get("locked") == 0.0 and element.get("startForward") == 1.0
 
 
+def test_a_mass_reaching_its_stop_exactly_is_reset_there_and_held(fmus, tmp_path):
+    """MassWithStopAndFriction's states put exactly on its upper stop (indicator 0.0) while it slides into it: event
+    mode resets v to 0 (valuesOfContinuousStatesChanged), and the mass is locked there, its friction force the
+    reaction to the drive (20 N beyond f0_max = 15.015 N pushes it on: the stop holds it)."""
+    parameters = {**COMPONENTS["MassWithStopAndFriction"].example_parameters, "f_drive": 20.0}
+    mass = Instance(fmus, tmp_path, "MassWithStopAndFriction", parameters)
+    stop = parameters["smax"] - parameters["L"] / 2
+    mass.fmu.setTime(0.1)
+    mass.fmu.setContinuousStates((ctypes.c_double * 2)(stop, 3.0), 2)
+    mass.fmu.completedIntegratorStep()
+    assert mass.indicator("upper") == 0.0 and mass.get("locked") == 0.0
+    mass.fmu.enterEventMode()
+    needed, _, _, changed, _, _ = mass.fmu.newDiscreteStates()
+    assert changed and not needed
+    mass.fmu.enterContinuousTimeMode()
+    states = (ctypes.c_double * 2)()
+    mass.fmu.getContinuousStates(states, 2)
+    assert list(states) == [stop, 0.0]
+    assert mass.get("stopped") == 1.0 and mass.get("locked") == 1.0 and mass.get("f") == 20.0 and mass.get("a") == 0.0
+
+
 def test_every_model_exchange_component_with_events_is_covered():
     """Every Model Exchange component with event indicators or time events is tested above."""
     with_indicators = {m for m, c in COMPONENTS.items() if not c.co_simulation_only and c.indicator_names()}
@@ -260,5 +281,5 @@ def test_every_model_exchange_component_with_events_is_covered():
             component.update_discrete_states()
             with_time_events |= {model} if component.next_time_event() is not None else set()
     stateless = {"ElastoGap", "SmoothSphereHalfSpaceForce", "ElastoBacklash", "ElastoBacklash2"}
-    assert with_indicators == set(EXT) | stateless | set(FRICTION_ELEMENTS)
+    assert with_indicators == set(EXT) | stateless | set(FRICTION_ELEMENTS) | {"MassWithStopAndFriction"}
     assert with_time_events == set(SOURCES)

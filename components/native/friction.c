@@ -252,7 +252,9 @@ static int indicators(const Friction *k, NativeInstance *n, double v, double *ou
     out[1] = m.locked           ? p.tau0_max - fabs(p.tau)
              : m.start_forward  ? p.sa - p.tau0
              : m.start_backward ? -p.tau0 - p.sa
-                                : 1.0 - fabs(v) / n->values[k->small];
+             : m.mode == FORWARD ? 1.0 + v / n->values[k->small]
+             : m.mode == BACKWARD ? 1.0 - v / n->values[k->small]
+                                 : 1.0;
     return 0;
 }
 
@@ -269,7 +271,8 @@ static int outputs(const Friction *k, const ConnectorLaw *l, NativeInstance *n, 
     return 0;
 }
 
-/* An event iteration from the discrete state `pre` to `next` (its values as five ints): 1 if another is needed, 0
+/* An event iteration from the discrete state `pre` to `next` (its values as five ints): NATIVE_DISCRETE_NEEDED if
+ * another is needed, 0
  * if not: unchanged, or a state already seen at this instant with these inputs (the iteration cycles where the
  * inputs stay, as for a host that does not pass the outputs on: it cannot settle by itself, so it ends there with
  * `next`); -1 after native_fail when MAX_ITERATIONS at one instant changed it. */
@@ -291,7 +294,7 @@ static int iteration(NativeInstance *n, const int pre[5], const int next[5], int
     for (size_t i = 0; i < d->seen; ++i)
         if (!memcmp(d->history[i], next, size)) return 0;
     if (d->seen < 8) memcpy(d->history[d->seen++], next, size);
-    if (++n->flags[ITERATIONS] <= MAX_ITERATIONS) return 1;
+    if (++n->flags[ITERATIONS] <= MAX_ITERATIONS) return NATIVE_DISCRETE_NEEDED;
     n->flags[ITERATIONS] = 0;
     native_fail_text(n, 0, "%s '%s': the friction mode does not settle at t = %.17g s: %d event iterations changed "
                      "it (locked %d); the master must pass the outputs on between the iterations", n->cls->name,
@@ -299,8 +302,8 @@ static int iteration(NativeInstance *n, const int pre[5], const int next[5], int
     return -1;
 }
 
-/* one event iteration (components/friction.py): 1 if the discrete state changed (another iteration is needed), 0 if
- * not, -1 after native_fail */
+/* one event iteration (components/friction.py): NATIVE_DISCRETE_NEEDED if the discrete state changed (another
+ * iteration is needed), 0 if not, -1 after native_fail */
 static int update(const Friction *k, NativeInstance *n) {
     const Modes pre = stored(n);
     Point p;

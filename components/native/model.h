@@ -65,8 +65,9 @@ typedef struct NativeClass {
     /* after Model Exchange set the continuous states: 0, or -1 after native_fail (they stay set); NULL: none */
     int (*states_set)(NativeInstance *);
     /* Model Exchange's event mode: one event iteration, committing the modes the current point implies (before
-     * the point is accepted); 0, 1 if they changed and another iteration is needed (the host passes the outputs
-     * on first), or -1 after native_fail; NULL: none */
+     * the point is accepted); 0, a sum of NATIVE_STATES_CHANGED (the continuous states were set anew: a reinit)
+     * and NATIVE_DISCRETE_NEEDED (another iteration is needed; the host passes the outputs on first), or -1
+     * after native_fail; NULL: none */
     int (*update_discrete_states)(NativeInstance *);
     /* after an FMU state was restored (its parameter values may differ from the instance's); NULL: nothing */
     void (*state_restored)(NativeInstance *);
@@ -77,6 +78,11 @@ typedef struct NativeClass {
     const unsigned (*partial_pattern)[2];    /* (unknown, known) value references */
     const unsigned char *feedthrough;        /* [output][input]: 1 where the output depends on the input */
 } NativeClass;
+
+/* what an event iteration (update_discrete_states) did: FMI's valuesOfContinuousStatesChanged and
+ * newDiscreteStatesNeeded */
+#define NATIVE_STATES_CHANGED 1
+#define NATIVE_DISCRETE_NEEDED 2
 
 /* The fields a step reads come first and the per-variable arrays follow the instance in one block (see
  * runtime.c instantiate): a chain of thousands of instances then touches few pages and cache lines per step. */

@@ -990,8 +990,8 @@ RuntimeStatus runtime_model_exchange(Runtime *s, const char *method, const char 
         s->base.cached = 0;
         double next = 0.0;
         int defined = native_next_time_event(n, &next);
-        /* RUNTIME_STATES_CHANGED | RUNTIME_DISCRETE_STATES_NEEDED */
-        out[0] = changed > 0 ? RUNTIME_DISCRETE_STATES_NEEDED : 0.0;
+        out[0] = ((changed & NATIVE_STATES_CHANGED) ? RUNTIME_STATES_CHANGED : 0.0)
+                 + ((changed & NATIVE_DISCRETE_NEEDED) ? RUNTIME_DISCRETE_STATES_NEEDED : 0.0);
         out[1] = defined ? 1.0 : 0.0, out[2] = defined ? next : 0.0;
         return RUNTIME_OK;
     }

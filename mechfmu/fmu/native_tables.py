@@ -36,6 +36,7 @@ NATIVE_HOOKS: dict[str, tuple[str, ...]] = {
     "Brake": FRICTION_HOOKS,
     "BearingFriction": FRICTION_HOOKS,
     "SupportFriction": FRICTION_HOOKS,
+    "MassWithStopAndFriction": ("outputs", "validate", "advance", "derivatives", "update_discrete_states"),
     "RotationalSpringDamper": ("outputs", "partials"),
     "Fixed": ("outputs",),
     "RotationalFixed": ("outputs",),
