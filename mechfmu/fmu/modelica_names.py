@@ -40,8 +40,12 @@ def sourced(model: str) -> list[ModelicaEquivalent]:
 def modelica_names() -> dict[str, tuple[str, ModelicaEquivalent]]:
     """Every MSL name we answer to -> (our model, the equivalent): full names and aliases always, short names
     where they name one MSL class and none of our models but its equivalent (``ElastoGap``)."""
-    full = {name: (model, equivalent) for model in COMPONENTS for equivalent in sourced(model)
-            for name in (equivalent.name, *equivalent.aliases)}
+    full: dict[str, tuple[str, ModelicaEquivalent]] = {}
+    for model in COMPONENTS:  # a class two models stand for: the one of its own name (the exact one) wins
+        for equivalent in sourced(model):
+            for name in (equivalent.name, *equivalent.aliases):
+                if name not in full or model == equivalent.short_name:
+                    full[name] = (model, equivalent)
     short: dict[str, set[tuple[str, ModelicaEquivalent]]] = {}
     for name, found in full.items():
         short.setdefault(name.rsplit(".", 1)[-1], set()).add(found)
