@@ -89,8 +89,9 @@ def test_fmu_runs_on_windows_as_on_linux_bit_for_bit(fmus, host, wine, windows_h
 #: the components whose outputs go through a transcendental function of the C library (Python's math module calls
 #: the platform's: glibc on Linux, the UCRT on Windows, which round some results differently), and the most ulps
 #: (units in the last place, of the larger value) by which an output differs: measured, Sine's sin and cos 2 ulp
-#: (20 of 900 outputs differ), the sphere's tanh 1 ulp (1 of 6000); every other FMU is bit for bit the same
-LIBM_ULPS = {"Sine": 2, "SmoothSphereHalfSpaceForce": 1}
+#: (20 of 900 outputs differ), the sphere's tanh 1 ulp (1 of 6000), MassWithStopAndFriction's Stribeck exp 2 ulp (23
+#: of 7200); every other FMU is bit for bit the same
+LIBM_ULPS = {"Sine": 2, "SmoothSphereHalfSpaceForce": 1, "MassWithStopAndFriction": 2}
 
 
 def ulps(a: float, b: float) -> float:

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "connector.h"
+#include "friction.h"
 #include "native_variables.h"
 #include "table_rows.h"
 
@@ -45,17 +46,12 @@ static double normal_force(const Friction *k, const NativeInstance *n) {
     return k->fn_max >= 0 ? n->values[k->fn_max] * normalized(k, n) : 1.0;
 }
 
-enum { BACKWARD = -1, STUCK = 0, FORWARD = 1, FREE = 2, UNKNOWN = 3 };
 /* the hidden state's slots (components/friction.py DISCRETE) */
 enum { MODE, LOCKED, START_FORWARD, START_BACKWARD, IS_FREE };
 #define ITERATIONS 0              /* flags: consecutive event iterations that changed the discrete state */
 #define DRIVEN 1                  /* ... lambda written after initialization */
 #define WARNED 2                  /* ... the warning of an undriven locked element given */
 #define MAX_ITERATIONS 100        /* ... after which the iteration is refused (a host that never settles) */
-
-typedef struct {
-    int mode, locked, start_forward, start_backward, free;
-} Modes;
 
 /* MSL PartialFriction's discrete equations, once, with `pre` the values before and sa the path parameter */
 static Modes next_modes(const Modes *pre, int initial, int free, double w, double sa, double tau0, double tau0_max,
@@ -74,17 +70,7 @@ static Modes next_modes(const Modes *pre, int initial, int free, double w, doubl
     return m;
 }
 
-/* the mode held (a value that is none of MSL's modes, which validate refuses in a restored state, as unknown) */
-static int held_mode(double mode) {
-    return mode == BACKWARD ? BACKWARD : mode == STUCK ? STUCK : mode == FORWARD ? FORWARD : mode == FREE ? FREE
-                                                                                                      : UNKNOWN;
-}
-
-static Modes stored(const NativeInstance *n) {
-    const double *s = n->state;
-    return (Modes){held_mode(s[MODE]), s[LOCKED] != 0.0, s[START_FORWARD] != 0.0, s[START_BACKWARD] != 0.0,
-                   s[IS_FREE] != 0.0};
-}
+static Modes stored(const NativeInstance *n) { return held_modes(n->state + MODE); }
 
 /* A discrete state a saved FMU state may hold (the class's rules, also of a restored state): `count` Booleans
  * from `first` (0 or 1) and, for PartialFriction's, a mode of MSL's that agrees with them (Free exactly when free;
@@ -361,7 +347,8 @@ static int step_warning(NativeInstance *n, int locked, char *out, size_t size) {
     return 1;
 }
 
-#define FRICTION_CLASS(Name, SPEC)                                                                                  \
+/* a class's law: PARTS, INDICATORS its law outputs and indicators (9 and 3 with a normal force, else 7 and 2) */
+#define FRICTION_CLASS(Name, SPEC, PARTS, INDICATORS)                                                              \
     static int Name##_law(NativeInstance *n, double q, double v, double *f, double *parts) {                        \
         (void)q;                                                                                                    \
         return law(&SPEC, n, v, f, parts);                                                                          \
@@ -375,7 +362,7 @@ static int step_warning(NativeInstance *n, int locked, char *out, size_t size) {
         return indicators(&SPEC, n, v, out);                                                                        \
     }                                                                                                               \
     static const ConnectorLaw Name##_LAW = {Name##_law, Name##_slopes, Name##_indicators,                           \
-                                            SPEC.fn_max >= 0 ? 9 : 7, SPEC.fn_max >= 0 ? 3 : 2, -1, -1,             \
+                                            PARTS, INDICATORS, -1, -1,                                              \
                                             STATE_OUTPUTS, 5};                                                      \
     int native_##Name##_outputs(NativeInstance *n, double *out) { return outputs(&SPEC, &Name##_LAW, n, out); }     \
     int native_##Name##_validate(NativeInstance *n) {                                                               \
@@ -393,11 +380,11 @@ static int step_warning(NativeInstance *n, int locked, char *out, size_t size) {
         return step_warning(n, current(&SPEC, n).locked, out, size);                                                \
     }
 
-FRICTION_CLASS(Clutch, CLUTCH)
-FRICTION_CLASS(RotationalBrake, ROTATIONAL_BRAKE)
-FRICTION_CLASS(Brake, BRAKE)
-FRICTION_CLASS(BearingFriction, BEARING)
-FRICTION_CLASS(SupportFriction, SUPPORT)
+FRICTION_CLASS(Clutch, CLUTCH, 9, 3)
+FRICTION_CLASS(RotationalBrake, ROTATIONAL_BRAKE, 9, 3)
+FRICTION_CLASS(Brake, BRAKE, 9, 3)
+FRICTION_CLASS(BearingFriction, BEARING, 7, 2)
+FRICTION_CLASS(SupportFriction, SUPPORT, 7, 2)
 
 /* --- OneWayClutch: a freewheel in parallel with a clutch (its own state machine) ---------------------------- */
 

@@ -4,11 +4,12 @@
 #include <math.h>
 #include <string.h>
 
+#include "dormand_prince.h"
+#include "friction.h"
 #include "model.h"
 #include "native_variables.h"
 
 #define V(name) n->values[MassWithStopAndFriction__##name]
-enum { BACKWARD = -1, STUCK = 0, FORWARD = 1, FREE = 2, UNKNOWN = 3 };
 /* the state's slots: the continuous states, then the discrete ones (components/mass_friction.py) */
 enum { S, VEL, MODE, LOCKED, START_FORWARD, START_BACKWARD, IS_FREE, STOPPED };
 #define LOADS 9           /* the inputs: flange_a.f, flange_b.f, f_drive, then the further ports' loads */
@@ -16,23 +17,10 @@ enum { S, VEL, MODE, LOCKED, START_FORWARD, START_BACKWARD, IS_FREE, STOPPED };
 #define MAX_SETTLE 16     /* event iterations at one instant, at most (the mixed system is the body's own) */
 
 typedef struct {
-    int mode, locked, start_forward, start_backward, free;
-} Modes;
-
-typedef struct {
     double force, f0, f0_max, f, a, sa; /* F (drive less loads), the friction at rest and its maximum, f, a, sa */
 } Point;
 
-static int held_mode(double mode) {
-    return mode == BACKWARD ? BACKWARD : mode == STUCK ? STUCK : mode == FORWARD ? FORWARD : mode == FREE ? FREE
-                                                                                                      : UNKNOWN;
-}
-
-static Modes stored(const NativeInstance *n) {
-    const double *s = n->state;
-    return (Modes){held_mode(s[MODE]), s[LOCKED] != 0.0, s[START_FORWARD] != 0.0, s[START_BACKWARD] != 0.0,
-                   s[IS_FREE] != 0.0};
-}
+static Modes stored(const NativeInstance *n) { return held_modes(n->state + MODE); }
 
 static double lower_stop(const NativeInstance *n) { return V(smin) + V(L) / 2; }
 static double upper_stop(const NativeInstance *n) { return V(smax) - V(L) / 2; }
@@ -181,23 +169,15 @@ int native_MassWithStopAndFriction_validate(NativeInstance *n) {
 
 /* --- co-simulation: the hybrid motion over a step, the loads held ------------------------------------------ */
 
-/* Dormand and Prince's RK5(4)7M (the stages' weights, the fifth-order ones, the error's); the motion with the loads
- * held is autonomous, so the nodes are not needed */
-static const double A[7][6] = {
-    {0}, {1.0 / 5}, {3.0 / 40, 9.0 / 40}, {44.0 / 45, -56.0 / 15, 32.0 / 9},
-    {19372.0 / 6561, -25360.0 / 2187, 64448.0 / 6561, -212.0 / 729},
-    {9017.0 / 3168, -355.0 / 33, 46732.0 / 5247, 49.0 / 176, -5103.0 / 18656},
-    {35.0 / 384, 0.0, 500.0 / 1113, 125.0 / 192, -2187.0 / 6784, 11.0 / 84}};
-static const double E[7] = {71.0 / 57600, 0.0, -71.0 / 16695, 71.0 / 1920, -17253.0 / 339200, 22.0 / 525,
-                            -1.0 / 40};
 #define TOLERANCE 1e-10
 
-/* one Dormand-Prince step of size h from x with `m` held: the new states and the error estimate's norm */
+/* one Dormand-Prince step of size h from x with `m` held (the motion is autonomous: no nodes): the new states and
+ * the error estimate's norm */
 static double dp_step(const NativeInstance *n, const Modes *m, const double x[2], double h, double y[2]) {
     double k[7][2];
     for (int i = 0; i < 7; ++i) {
         double stage[2] = {x[0], x[1]};
-        for (int j = 0; j < i; ++j) stage[0] += h * A[i][j] * k[j][0], stage[1] += h * A[i][j] * k[j][1];
+        for (int j = 0; j < i; ++j) stage[0] += h * DP_A[i][j] * k[j][0], stage[1] += h * DP_A[i][j] * k[j][1];
         k[i][0] = stage[1];
         k[i][1] = evaluate(n, m, stage[1]).a;
         if (i == 6) break;
@@ -206,8 +186,8 @@ static double dp_step(const NativeInstance *n, const Modes *m, const double x[2]
     for (int c = 0; c < 2; ++c) {
         y[c] = x[c];
         double e = 0.0;
-        for (int j = 0; j < 6; ++j) y[c] += h * A[6][j] * k[j][c];
-        for (int j = 0; j < 7; ++j) e += h * E[j] * k[j][c];
+        for (int j = 0; j < 6; ++j) y[c] += h * DP_A[6][j] * k[j][c];
+        for (int j = 0; j < 7; ++j) e += h * DP_E[j] * k[j][c];
         const double scale = TOLERANCE * (1.0 + fmax(fabs(x[c]), fabs(y[c])));
         error = fmax(error, fabs(e) / scale);
     }

@@ -25,6 +25,7 @@
 #include "model.h"
 #include "numbers.h"
 #include "platform.h"
+#include "dormand_prince.h"
 #include "runtime.h"
 
 /* |t - expected| allowed between a step's start and the instance's time, relative to max(1, |t|) (components/fmi.py) */
@@ -571,17 +572,6 @@ int runtime_integrates(const Runtime *s) {
     return s->cls->continuous_count > 0 && s->cls->continuous_count <= 64 && s->cls->derivatives
            && !s->cls->co_simulation_only;
 }
-
-/* Dormand and Prince's RK5(4)7M: nodes, the stages' weights, the fifth-order weights and the error's (fifth less
- * fourth order) */
-static const double DP_C[7] = {0.0, 1.0 / 5, 3.0 / 10, 4.0 / 5, 8.0 / 9, 1.0, 1.0};
-static const double DP_A[7][6] = {
-    {0}, {1.0 / 5}, {3.0 / 40, 9.0 / 40}, {44.0 / 45, -56.0 / 15, 32.0 / 9},
-    {19372.0 / 6561, -25360.0 / 2187, 64448.0 / 6561, -212.0 / 729},
-    {9017.0 / 3168, -355.0 / 33, 46732.0 / 5247, 49.0 / 176, -5103.0 / 18656},
-    {35.0 / 384, 0.0, 500.0 / 1113, 125.0 / 192, -2187.0 / 6784, 11.0 / 84}};
-static const double DP_E[7] = {71.0 / 57600, 0.0, -71.0 / 16695, 71.0 / 1920, -17253.0 / 339200, 22.0 / 525,
-                               -1.0 / 40};
 
 /* The derivatives at `time` and states x, the inputs refreshed there: 0, or -1 after logging why. */
 static int stage(Runtime *s, const RuntimeInputs *inputs, double time, const double *x, double *k) {
