@@ -109,3 +109,10 @@ class MassWithStopAndFriction(NativeComponent, Component):
     continuous_states = ("s", "v")
     state_units: ClassVar[tuple[str, ...]] = ("m", "m/s")
     initial_state = {"s": 0.0, "v": 0.0, **DISCRETE, "stopped": 0.0}
+    #: the positions and the stops' indicators move with s; the speeds and everything the friction law gives with v
+    outputs_on_states: ClassVar[dict[str, tuple[str, ...]] | None] = {
+        **{name: ("s",) for name in ("s", "flange_a.s", "flange_b.s", "indicator.lower", "indicator.upper")},
+        **{name: ("v",) for name in ("v", "flange_a.v", "flange_b.v", "a", "flange_a.a", "flange_b.a", "f", "sa",
+                                      "lossPower", "indicator.v", "indicator.slip")}}
+    derivatives_on: ClassVar[dict[str, tuple[str, ...]] | None] = {"s": ("state.v",),
+                                                                    "v": ("state.v", *LOAD_NAMES)}
