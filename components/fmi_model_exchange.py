@@ -194,14 +194,16 @@ class ModelExchangeFmu:
         return self._evaluate("fmi2GetEventIndicators", "ni", self.component.event_indicators, count)
 
     def me_new_discrete_states(self, values: list[float], count: int) -> list[float] | None:
-        """[valuesOfContinuousStatesChanged, nextEventTimeDefined, nextEventTime]."""
+        """[flags, nextEventTimeDefined, nextEventTime]: the flags 1 valuesOfContinuousStatesChanged plus 2
+        newDiscreteStatesNeeded (a native law's own, ``discrete_flags``; a Python component's True: 1)."""
         try:
             changed = self.component.update_discrete_states()
             upcoming = self.component.next_time_event()
         except Exception as exc:
             self._refused("fmi2NewDiscreteStates", exc)
             return None
-        return [1.0 if changed else 0.0, 0.0 if upcoming is None else 1.0, 0.0 if upcoming is None else upcoming]
+        flags = float(getattr(self.component, "discrete_flags", 1.0 if changed else 0.0))
+        return [flags, 0.0 if upcoming is None else 1.0, 0.0 if upcoming is None else upcoming]
 
     def directional_derivative(self, values: list[float], count: int) -> list[float] | None:
         """fmi2GetDirectionalDerivative: ``values`` = (nUnknown, nKnown, their value references, the seeds)."""

@@ -172,12 +172,15 @@ def friction_declarations(f: Friction) -> dict[str, Any]:
     if f.one_way:
         return one_way_declarations(f, {"quantities": q, "inputs": inputs, "parameters": parameters,
                                         "law_outputs": law, "friction": f})
+    initial = (v_a, v_b, *force_inputs)  # before the first event mode the initial equations read them
     state = (
-        Output("mode", "1", "Mode of friction (-1 backward sliding, 0 stuck, 1 forward sliding, 2 free, 3 unknown)"),
-        Output("locked", "1", f"1 if {speed} = 0 and not sliding (the {word} is the reaction lambda), else 0"),
-        Output("startForward", "1", f"1 if {speed} = 0 and start of forward sliding, else 0"),
-        Output("startBackward", "1", f"1 if {speed} = 0 and start of backward sliding, else 0"),
-        Output("free", "1", "1 if the element is not active (fn <= 0), else 0"),
+        Output("mode", "1", "Mode of friction (-1 backward sliding, 0 stuck, 1 forward sliding, 2 free, 3 unknown)",
+               initial),
+        Output("locked", "1", f"1 if {speed} = 0 and not sliding (the {word} is the reaction lambda), else 0",
+               initial),
+        Output("startForward", "1", f"1 if {speed} = 0 and start of forward sliding, else 0", initial),
+        Output("startBackward", "1", f"1 if {speed} = 0 and start of backward sliding, else 0", initial),
+        Output("free", "1", "1 if the element is not active (fn <= 0), else 0", initial),
     )
     indicators: tuple[Output, ...] = (
         (Output(indicator("free"), "N", "Event indicator fn (free where <= 0)", (NORMALIZED_FORCE,)),)
@@ -202,11 +205,14 @@ def one_way_declarations(f: Friction, declared: dict[str, Any]) -> dict[str, Any
     """The OneWayClutch's state and indicator outputs beside the ``declared`` others (its lossPower 0 while stuck)."""
     law = tuple(replace(o, description="Power dissipated by friction tau*w_rel, 0 while stuck (heatPort.Q_flow = "
                         "-lossPower)") if o.name == "lossPower" else o for o in declared["law_outputs"])
+    initial = (*f.quantities.flange_inputs[1::2], NORMALIZED_FORCE)  # the initial equations' (before event mode)
     return {**declared, "law_outputs": law, "initial_state": dict(ONE_WAY), "state_outputs": (
-        Output("stuck", "1", "1 if w_rel = 0 (locked or start of forward sliding) or w_rel < 0, else 0"),
-        Output("locked", "1", "1 if w_rel = 0 and not sliding (the torque is the reaction lambda), else 0"),
-        Output("startForward", "1", "1 if w_rel = 0 and start of forward sliding or w_rel > w_small, else 0"),
-        Output("free", "1", "1 if the clutch is not engaged (f_normalized <= 0: the freewheel alone), else 0"),
+        Output("stuck", "1", "1 if w_rel = 0 (locked or start of forward sliding) or w_rel < 0, else 0", initial),
+        Output("locked", "1", "1 if w_rel = 0 and not sliding (the torque is the reaction lambda), else 0", initial),
+        Output("startForward", "1", "1 if w_rel = 0 and start of forward sliding or w_rel > w_small, else 0",
+               initial),
+        Output("free", "1", "1 if the clutch is not engaged (f_normalized <= 0: the freewheel alone), else 0",
+               initial),
     ), "indicator_outputs": (
         Output(indicator("free"), "1", "Event indicator f_normalized (free where <= 0)", (NORMALIZED_FORCE,)),
         Output(indicator("w_rel"), "rad/s", "Event indicator w_rel (stuck where <= 0); 1 locked",

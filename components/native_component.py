@@ -289,8 +289,12 @@ class NativeComponent(Component, metaclass=NativeLaw):
         return self._exchange("me_indicators", "fmi2GetEventIndicators", [], len(self.indicator_names()))
 
     def update_discrete_states(self) -> bool:
+        """One event iteration: True if the states were set anew or another iteration is needed (which of them:
+        ``discrete_flags``, the runtime's sum of 1 and 2, FMI's valuesOfContinuousStatesChanged and
+        newDiscreteStatesNeeded)."""
         changed, defined, upcoming = self._exchange("me_new_discrete_states", "fmi2NewDiscreteStates", [], 3)
         self._next_event = upcoming if defined else None
+        self.discrete_flags = changed
         return bool(changed)
 
     def next_time_event(self) -> float | None:
