@@ -34,7 +34,11 @@ NAMES = ["none0/../data0.csv", "./sub1/none1/./../../data1.csv", "sub2/./none2/n
 TEXT_ROWS = [(0.0, 0.375), (0.5, -1.5), (0.75, 3.25), (1.0, 0.125)]  # a Table from its table text
 OTHERS = {"Sine": ("y", {"amplitude": 10.0, "f": 0.5, "phase": 0.3, "offset": -1.5}),
           "CoordinateSpringDamper": ("f", {"stiffness": 5000.0, "damping": 80.0, "offset": 0.1,
-                                           "springForceUserFunction": "0.1*k*u + 2.5*sin(t) + 0.5"})}
+                                           "springForceUserFunction": "0.1*k*u + 2.5*sin(t) + 0.5"}),
+          # its hybrid motion integrated within each step: sliding, locking
+          "MassWithStopAndFriction": ("s", {"m": 1.0, "L": 0.2, "s_start": 0.1, "v_start": 2.0, "smax": 0.9,
+                                            "smin": -0.5, "F_prop": 1.0, "F_Coulomb": 5.0, "F_Stribeck": 10.0,
+                                            "fexp": 2.0})}
 
 
 def interpolated(rows: list[tuple[float, float]]) -> list[float]:
