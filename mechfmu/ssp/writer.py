@@ -151,10 +151,9 @@ class Wiring:
             b = next((n for n in names if f"{y}.{n}" in inputs[element]), None)
             if a and b:
                 wires.append(f"{body}.{x}.{a} -> {element}.{y}.{b}")
-        acceleration = f"{ACCELERATION}"  # read by an element whose law needs it (a friction element's path)
-        if (getattr(self.models[element], "reads_accelerations", False) and f"{x}.{acceleration}" in outputs[body]
-                and f"{y}.{acceleration}" in inputs[element]):
-            wires.append(f"{body}.{x}.{acceleration} -> {element}.{y}.{acceleration}")
+        if (getattr(self.models[element], "reads_accelerations", False)  # a friction element's path parameter
+                and f"{x}.{ACCELERATION}" in outputs[body] and f"{y}.{ACCELERATION}" in inputs[element]):
+            wires.append(f"{body}.{x}.{ACCELERATION} -> {element}.{y}.{ACCELERATION}")
         force = next((n for n in (FORCE, TORQUE) if f"{y}.{n}" in outputs[element]), None)
         if force is None:
             return wires
