@@ -97,6 +97,9 @@ class CouplingAlgorithm(ABC):
     counter_names: ClassVar[tuple[str, ...]] = ()
     #: solves the force ``lambda`` of constraint slaves (``constraint_slaves``); others are refused them
     enforces_constraints: ClassVar[bool] = False
+    #: True only if it also solves a constraint that holds only while its ``locked`` output is 1, with the modes
+    #: iterated at every event (MSL's friction elements)
+    enforces_switching_constraints: ClassVar[bool] = False
     #: advances the slaves by their co-simulation step (False: integrates their Model Exchange form)
     steps_slaves: ClassVar[bool] = True
 
@@ -309,7 +312,7 @@ def refuse_unenforced_constraints(algorithm: CouplingAlgorithm, slaves: dict[str
     lambda at its start value and the constraint violated, silently)."""
     constraints = constraint_slaves(slaves)
     switching = [f"'{s.name}'" for s in constraints if is_switching(s)]
-    if switching and algorithm.name != "monolithic":
+    if switching and not algorithm.enforces_switching_constraints:
         raise ValueError(f"friction element {', '.join(switching)}: its locked phase is a constraint whose force "
                          "(the input lambda) a master must solve together with its stuck/sliding mode at every event, "
                          f"and algorithm '{algorithm.name}' cannot couple it exactly (its locked torque would be "

@@ -87,7 +87,7 @@ class Monolithic(CompiledExchange, CouplingAlgorithm):
                                   "system", choices=("directional", "differences"))}
     counter_names = ("derivative_evaluations", "solver_steps", "state_events", "time_events", "jacobians")
     steps_slaves = False
-    enforces_constraints = True
+    enforces_constraints = enforces_switching_constraints = True
 
     def __init__(self, **options: Any):
         super().__init__(**options)
