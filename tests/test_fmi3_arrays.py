@@ -84,6 +84,56 @@ def test_the_binary_serves_exactly_the_arrays_the_description_declares(fmi3_fmus
         fmu.freeInstance()
 
 
+@pytest.mark.parametrize("model", ["CoordinateSpringDamper", "SmoothSphereHalfSpaceForce", "MassWithStopAndFriction"])
+def test_a_repeated_list_of_value_references_reads_and_writes_as_each_one_alone(fmi3_fmus, model):
+    """fmi3GetFloat64 and fmi3SetFloat64 keep the last list of value references of each kind and take a repeated one as
+    runs of consecutive elements. Lists in any order, with repeats, gaps, parameters, outputs and `time`, called twice
+    (the second call takes the kept runs): the values each value reference gives alone; a set writes what each
+    element alone would (a repeated element its last value), and a non-finite value is refused as it is alone."""
+    rng = np.random.default_rng(7)
+    md = read_model_description(str(fmi3_fmus[model]))
+    fmu = FMU3Slave(guid=md.guid, unzipDirectory=extract(str(fmi3_fmus[model])), modelIdentifier=model,
+                    instanceName="runs")
+    messages: list[str] = []
+    fmu.instantiate(logMessage=lambda env, status, category, message: messages.append(message.decode()))
+    try:
+        size = {v.valueReference: math.prod(int(d.start) for d in v.dimensions) if v.dimensions else 1
+                for v in md.modelVariables if v.type == "Float64"}
+        inputs = [v.valueReference for v in md.modelVariables if v.type == "Float64" and v.causality == "input"]
+        fmu.enterInitializationMode()
+        fmu.exitInitializationMode()
+        time = 0.0
+        for _ in range(40):
+            chosen = list(rng.choice(inputs, size=int(rng.integers(1, 2 * len(inputs) + 1))))
+            values = [float(x) for r in chosen for x in rng.uniform(-0.01, 0.01, size[r])]
+            for _ in range(2):
+                fmu.setFloat64(chosen, values)
+            written = {}
+            at = 0
+            for r in chosen:
+                written[r] = values[at:at + size[r]]
+                at += size[r]
+            assert all(fmu.getFloat64([r], size[r]) == w for r, w in written.items())
+            fmu.doStep(time, 1e-4)
+            time += 1e-4
+            listed = list(rng.choice(sorted(size), size=int(rng.integers(1, 24))))
+            alone = [x for r in listed for x in fmu.getFloat64([r], size[r])]
+            for _ in range(2):
+                assert fmu.getFloat64(listed, len(alone)) == alone
+        array = max(inputs, key=lambda r: size[r])
+        before = fmu.getFloat64([array], size[array])
+        fmu.setFloat64([array], before)  # the list kept: the next set takes its runs
+        bad = [0.125] * size[array]
+        bad[-1] = math.nan
+        messages.clear()
+        with pytest.raises(FMICallException):
+            fmu.setFloat64([array], bad)
+        assert "failed" in messages[-1] and "finite" in messages[-1], messages
+        assert fmu.getFloat64([array], size[array]) == bad[:-1] + before[-1:]
+    finally:
+        fmu.freeInstance()
+
+
 def test_the_description_and_the_binary_apply_one_rule():
     """The rule on names (what the C glue applies to the runtime's variables): a run of x, y, z or w, x, y, z of one
     causality, in value-reference order; anything else stays scalar."""

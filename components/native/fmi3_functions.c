@@ -118,10 +118,12 @@ typedef struct {
         fmi3Boolean *early;
         fmi3Float64 *last;
     } step;
-    struct Expanded {          /* the last value references of fmi3GetFloat64 (0) and fmi3SetFloat64 (1), expanded */
-        size_t n, count;
-        fmi3ValueReference vr[16];
-        RuntimeReference elements[64];
+    struct Expanded {          /* the last value references of fmi3GetFloat64 (0) and fmi3SetFloat64 (1) */
+        size_t n, count, runs; /* n value references (0: none kept) for `count` values, in `runs` runs */
+        fmi3ValueReference vr[64];
+        RuntimeReference first[64]; /* the runs of consecutive runtime value references they stand for */
+        unsigned char length[64];
+        RuntimeReference elements[64]; /* room for the whole path's expansion */
     } expanded[2];
     size_t variable_count;     /* the runtime's variables; `time` is the next value reference */
     unsigned char *lengths;    /* per value reference its array length (vector_lengths); NULL: every one a scalar */
@@ -543,28 +545,29 @@ static RuntimeReference *elements(Instance *w, const char *function, const char 
 
 _Static_assert(sizeof(((struct Expanded *)0)->elements) == LOCAL_ELEMENTS * sizeof(RuntimeReference),
                "an expansion fits where elements() puts it");
+_Static_assert(sizeof(((struct Expanded *)0)->length) == LOCAL_ELEMENTS
+               && sizeof(((struct Expanded *)0)->vr) == LOCAL_ELEMENTS * sizeof(fmi3ValueReference),
+               "remember() keeps up to LOCAL_ELEMENTS value references and runs");
 
-/* elements() for the value references of a get (0) or set (1), the last ones' expansion again where they repeat (a host
- * steps with the same lists): the runtime's value references, in the instance or (more than 64) a new buffer the
- * caller frees. */
-static RuntimeReference *expanded(Instance *w, int which, const char *function, const fmi3ValueReference vr[],
-                                  size_t n, size_t limit, size_t *count) {
+/* Keep the value references of a Float64 call that the whole path checked (`which`: 0 get, 1 set), and the runs of
+ * consecutive runtime value references they stand for (all[0..count)), for the next call with the same ones. */
+static void remember(Instance *w, int which, const fmi3ValueReference vr[], size_t n, const RuntimeReference all[],
+                     size_t count) {
     struct Expanded *e = &w->expanded[which];
-    if (n == e->n && limit == e->count && n <= 16 && !memcmp(vr, e->vr, n * sizeof *vr)) {
-        *count = e->count;
-        return e->elements;
+    e->n = e->count = e->runs = 0;
+    if (n > LOCAL_ELEMENTS || count > LOCAL_ELEMENTS) return;
+    size_t r = 0;
+    for (size_t i = 0; i < count; ++i) {
+        if (r && all[i] > e->first[r - 1] && all[i] - e->first[r - 1] == e->length[r - 1] && e->length[r - 1] < 255)
+            ++e->length[r - 1];
+        else
+            e->first[r] = all[i], e->length[r++] = 1;
     }
-    e->n = 0; /* nothing cached until this expansion succeeds */
-    RuntimeReference *all = elements(w, function, "valueReferences", vr, n, limit, count, e->elements);
-    if (all == e->elements && n <= 16) {
-        memcpy(e->vr, vr, n * sizeof *vr);
-        e->n = n, e->count = *count;
-    }
-    return all;
+    memcpy(e->vr, vr, n * sizeof *vr);
+    e->n = n, e->count = count, e->runs = r;
 }
 
-/* The Float64 calls: scalars as they are (the common path: nValues = nValueReferences, no arrays, the runtime's OK
- * returned as it is), arrays by their elements. */
+/* The checks of a Float64 call on the whole path; `scalars`: the FMU has no array variable. */
 #define FLOAT64_ARRAYS(function)                                                                     \
     NEED(nValueReferences == 0 || (valueReferences && values), function, "%s is NULL with nValueReferences = %zu", \
          valueReferences ? "values" : "valueReferences", nValueReferences);                          \
@@ -583,21 +586,46 @@ static RuntimeReference *expanded(Instance *w, int which, const char *function, 
         return done_ == RUNTIME_OK && w->logged == fmi3OK ? fmi3OK : finish(w, done_, 0);          \
     } while (0)
 
-/* fmi3GetFloat64 (which = 0) and fmi3SetFloat64 (1): scalars straight to the runtime, arrays by their elements */
+/* fmi3GetFloat64 (which = 0) and fmi3SetFloat64 (1) on the whole path: scalars straight to the runtime, arrays by
+ * their elements; the value references kept for the next call (remember). */
 #define FLOAT64_BODY(name, type, runtime_function, which)                                             \
     FLOAT64_ARRAYS("fmi3" #name);                                                                    \
-    if (scalars) RETURN_FINISHED(runtime_function(w->runtime, valueReferences, nValueReferences, values)); \
-    size_t count;                                                                                    \
-    RuntimeReference *all = expanded(w, which, "fmi3" #name, valueReferences, nValueReferences, nValues, &count); \
-    if (!all) return fmi3Error;                                                                      \
+    size_t count = nValueReferences;                                                                 \
+    RuntimeReference *own = scalars ? NULL                                                           \
+        : elements(w, "fmi3" #name, "valueReferences", valueReferences, nValueReferences, nValues, &count, \
+                   w->expanded[which].elements);                                                     \
+    if (!scalars && !own) return fmi3Error;                                                          \
+    const RuntimeReference *all = scalars ? valueReferences : own;                                   \
+    remember(w, which, valueReferences, nValueReferences, all, count);                               \
     fmi3Status status = finish(w, runtime_function(w->runtime, all, count, values), 0);             \
-    if (all != w->expanded[which].elements) free(all);                                               \
+    if (own != w->expanded[which].elements) free(own);                                               \
     return status
+
+/* A Float64 call on its common path: in an `allowed` state, the value references of the last call of its kind (`which`)
+ * with as many values, taken as the runs they were checked to stand for. Any other call takes the whole path (`slow`:
+ * every check, a message for each). */
+#define FLOAT64_CALL(allowed, which, runtime_runs, slow)                                             \
+    Instance *w = glue_find(instance);                                                               \
+    if (w && (w->state & (allowed))) {                                                               \
+        const struct Expanded *e = &w->expanded[which];                                              \
+        if (nValueReferences == e->n && nValues == e->count && valueReferences && values             \
+            && !memcmp(valueReferences, e->vr, nValueReferences * sizeof *valueReferences)) {        \
+            w->logged = fmi3OK;                                                                      \
+            RETURN_FINISHED(runtime_runs(w->runtime, e->first, e->length, e->runs, values));         \
+        }                                                                                            \
+    }                                                                                                \
+    return slow(instance, valueReferences, nValueReferences, values, nValues)
+
+/* fmi3GetFloat64 off its common path: every check, arrays by their elements */
+NOINLINE static fmi3Status get_float64(fmi3Instance instance, const fmi3ValueReference valueReferences[],
+                                       size_t nValueReferences, fmi3Float64 values[], size_t nValues) {
+    ENTER("fmi3GetFloat64", GETTABLE);
+    FLOAT64_BODY(GetFloat64, fmi3Float64, runtime_get_real, 0); /* time too */
+}
 
 fmi3Status fmi3GetFloat64(fmi3Instance instance, const fmi3ValueReference valueReferences[], size_t nValueReferences,
                           fmi3Float64 values[], size_t nValues) {
-    ENTER("fmi3GetFloat64", GETTABLE);
-    FLOAT64_BODY(GetFloat64, fmi3Float64, runtime_get_real, 0); /* time too */
+    FLOAT64_CALL(GETTABLE, 0, runtime_get_real_runs, get_float64);
 }
 
 /* fmi3SetFloat64 inside the intermediate update where the inputs are asked for (SETTABLE_IN_CALLBACK): inputs only. */
@@ -614,18 +642,16 @@ static fmi3Status set_inputs(Instance *w, const fmi3ValueReference valueReferenc
 }
 
 /* set_inputs, a refusal failing the step that asked (refresh_inputs) */
-#if defined(__GNUC__) || defined(__clang__)
-__attribute__((noinline))
-#endif
-static fmi3Status set_intermediate(Instance *w, const fmi3ValueReference valueReferences[], size_t nValueReferences,
+NOINLINE static fmi3Status set_intermediate(Instance *w, const fmi3ValueReference valueReferences[], size_t nValueReferences,
                                    const fmi3Float64 values[], size_t nValues) {
     const fmi3Status status = set_inputs(w, valueReferences, nValueReferences, values, nValues);
     if (status > fmi3Warning && w->logged < fmi3Error) w->logged = fmi3Error;
     return status;
 }
 
-fmi3Status fmi3SetFloat64(fmi3Instance instance, const fmi3ValueReference valueReferences[], size_t nValueReferences,
-                          const fmi3Float64 values[], size_t nValues) {
+/* fmi3SetFloat64 off its common path: every check, arrays by their elements, the intermediate update's inputs */
+NOINLINE static fmi3Status set_float64(fmi3Instance instance, const fmi3ValueReference valueReferences[],
+                                       size_t nValueReferences, const fmi3Float64 values[], size_t nValues) {
     Instance *w = glue_find(instance);
     if (!w) return fmi3Error;
     if (!(w->state & SETTABLE)) {
@@ -638,6 +664,12 @@ fmi3Status fmi3SetFloat64(fmi3Instance instance, const fmi3ValueReference valueR
     w->logged = fmi3OK;
     FLOAT64_BODY(SetFloat64, const fmi3Float64, runtime_set_real, 1);
 }
+
+fmi3Status fmi3SetFloat64(fmi3Instance instance, const fmi3ValueReference valueReferences[], size_t nValueReferences,
+                          const fmi3Float64 values[], size_t nValues) {
+    FLOAT64_CALL(SETTABLE, 1, runtime_set_real_runs, set_float64);
+}
+#undef FLOAT64_CALL
 #undef FLOAT64_BODY
 
 _Static_assert(sizeof(fmi3Int32) == sizeof(int), "an FMI Int32 is the runtime's int");
@@ -1210,10 +1242,7 @@ fmi3Status fmi3EnterStepMode(fmi3Instance instance) {
  * (a root finder brackets an event so, no state restored); at most EARLY_ROUNDS times. Apart from fmi3DoStep, so
  * that its common path stays small. */
 #define EARLY_ROUNDS 200
-#if defined(__GNUC__) || defined(__clang__)
-__attribute__((noinline))
-#endif
-static fmi3Status intermediate_update(Instance *w, double currentCommunicationPoint, double end, fmi3Status status,
+NOINLINE static fmi3Status intermediate_update(Instance *w, double currentCommunicationPoint, double end, fmi3Status status,
                                       fmi3Boolean *earlyReturn, fmi3Float64 *lastSuccessfulTime) {
     double now = end; /* where the step ends now */
     for (int round = 0; round < EARLY_ROUNDS; ++round) {
@@ -1268,10 +1297,7 @@ static fmi3Status step_status(Instance *w, RuntimeStatus done, int *failed) {
 
 /* fmi3DoStep after the runtime's step, off the common path (a refusal, a warning, a failure, an intermediate update):
  * the step's start and outputs as fmi3DoStep left them in the instance (w->step). */
-#if defined(__GNUC__) || defined(__clang__)
-__attribute__((noinline))
-#endif
-static fmi3Status stepped(Instance *w, RuntimeStatus done) {
+NOINLINE static fmi3Status stepped(Instance *w, RuntimeStatus done) {
     const double start = w->step.start, end = *w->step.last; /* fmi3DoStep wrote the end there */
     int failed;
     const fmi3Status status = step_status(w, done, &failed);
@@ -1311,10 +1337,7 @@ static int reached_time(void *environment, double time, double *at) {
 
 /* fmi3DoStep of an instance given its inputs inside the step (intermediate_inputs): integrated by the runtime, the
  * importer asked for the inputs at each stage and for an early return after each internal step. */
-#if defined(__GNUC__) || defined(__clang__)
-__attribute__((noinline))
-#endif
-static fmi3Status integrated_step(Instance *w, double start, double size) {
+NOINLINE static fmi3Status integrated_step(Instance *w, double start, double size) {
     const RuntimeInputs inputs = {refresh_inputs, reached_time, w};
     double ended = start;
     const RuntimeStatus done = runtime_integrate(w->runtime, start, size, w->tolerance, &inputs, &ended);
@@ -1326,11 +1349,16 @@ static fmi3Status integrated_step(Instance *w, double start, double size) {
     return status;
 }
 
+/* fmi3DoStep of an instance with an intermediate update callback, off the common path. */
+NOINLINE static fmi3Status updated_step(Instance *w, double start, double size, fmi3Boolean *earlyReturn,
+                                        fmi3Float64 *lastSuccessfulTime) {
+    w->step.start = start, w->step.early = earlyReturn, w->step.last = lastSuccessfulTime;
+    if (w->intermediate_inputs) return integrated_step(w, start, size);
+    return stepped(w, runtime_do_step(w->runtime, start, size));
+}
+
 /* fmi3DoStep with an output argument NULL: refused, the instance as it was. */
-#if defined(__GNUC__) || defined(__clang__)
-__attribute__((noinline))
-#endif
-static fmi3Status null_output(fmi3Instance instance) {
+NOINLINE static fmi3Status null_output(fmi3Instance instance) {
     ENTER("fmi3DoStep", STEP_MODE);
     return refuse(w, "fmi3DoStep", "an output argument is NULL");
 }
@@ -1349,9 +1377,10 @@ fmi3Status fmi3DoStep(fmi3Instance instance, fmi3Float64 currentCommunicationPoi
     *eventHandlingNeeded = *terminateSimulation = *earlyReturn = false;
     *lastSuccessfulTime = currentCommunicationPoint + communicationStepSize;
     ENTER("fmi3DoStep", STEP_MODE); /* a co-simulation instance's state only */
+    if (w->intermediate_update) /* (intermediate_inputs only with it) */
+        return updated_step(w, currentCommunicationPoint, communicationStepSize, earlyReturn, lastSuccessfulTime);
     w->step.start = currentCommunicationPoint, w->step.early = earlyReturn, w->step.last = lastSuccessfulTime;
-    if (w->intermediate_inputs) return integrated_step(w, currentCommunicationPoint, communicationStepSize);
     const RuntimeStatus done = runtime_do_step(w->runtime, currentCommunicationPoint, communicationStepSize);
-    if (done == RUNTIME_OK && w->logged == fmi3OK && !w->intermediate_update) return fmi3OK;
+    if (done == RUNTIME_OK && w->logged == fmi3OK) return fmi3OK;
     return stepped(w, done);
 }

@@ -33,8 +33,10 @@ typedef pthread_mutex_t platform_mutex_t;
 
 #ifdef __GNUC__
 #define PRINTF_LIKE(f, a) __attribute__((format(printf, f, a)))
+#define NOINLINE __attribute__((noinline)) /* a path kept out of its caller's common one */
 #else
 #define PRINTF_LIKE(f, a)
+#define NOINLINE
 #endif
 
 void platform_once(platform_once_t *once, void (*function)(void));

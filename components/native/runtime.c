@@ -450,6 +450,52 @@ RuntimeStatus runtime_get_real(Runtime *s, const RuntimeReference vr[], size_t n
     return RUNTIME_OK;
 }
 
+/* runtime_get_real of `n` runs of consecutive value references, run i from first[i] with length[i] of them: the finite
+ * outputs of a run of outputs (the common case of an FMI 3.0 array) copied at once, any other value as runtime_get_real
+ * takes it. */
+RuntimeStatus runtime_get_real_runs(Runtime *s, const RuntimeReference first[], const unsigned char length[], size_t n,
+                                    double values[]) {
+    const NativeClass *c = s->cls;
+    const size_t outputs = c->parameter_count + c->input_count, end = outputs + c->output_count;
+    for (size_t i = 0; i < n; ++i) {
+        const RuntimeReference vr = first[i];
+        const size_t m = length[i];
+        size_t e = 0;
+        if (vr >= outputs && vr + m <= end && (s->base.cached || native_compute_outputs(inst(s)) == 0))
+            for (const double *from = s->base.outputs + (vr - outputs); e < m && isfinite(from[e]); ++e)
+                values[e] = from[e];
+        for (; e < m; ++e) {
+            const RuntimeReference element = vr + (RuntimeReference)e;
+            runtime_get_real(s, &element, 1, values + e);
+        }
+        values += m;
+    }
+    return RUNTIME_OK;
+}
+
+/* runtime_set_real of `n` runs of consecutive value references, as runtime_get_real_runs: the finite values of a run of
+ * inputs stored at once (in order, as runtime_set_real stores them), any other value as runtime_set_real takes it. */
+RuntimeStatus runtime_set_real_runs(Runtime *s, const RuntimeReference first[], const unsigned char length[], size_t n,
+                                    const double values[]) {
+    const NativeClass *c = s->cls;
+    const size_t inputs = c->parameter_count, end = inputs + c->input_count;
+    for (size_t i = 0; i < n; ++i) {
+        const RuntimeReference vr = first[i];
+        const size_t m = length[i];
+        size_t e = 0;
+        if (vr >= inputs && vr + m <= end && !c->written) {
+            s->base.cached = 0;
+            for (double *to = inst(s)->values + vr; e < m && isfinite(values[e]); ++e) to[e] = values[e];
+        }
+        for (; e < m; ++e) {
+            const RuntimeReference element = vr + (RuntimeReference)e;
+            runtime_set_real(s, &element, 1, values + e);
+        }
+        values += m;
+    }
+    return RUNTIME_OK;
+}
+
 RuntimeStatus runtime_get_integer(Runtime *s, const RuntimeReference vr[], size_t nvr, int values[]) {
     double value;
     for (size_t i = 0; i < nvr; ++i) {

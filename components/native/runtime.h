@@ -85,6 +85,12 @@ RUNTIME_API RuntimeStatus runtime_integrate(Runtime *s, double t, double h, doub
 RUNTIME_API int runtime_variable(const Runtime *s, RuntimeReference vr, const char **name, int *real, int *causality);
 
 RUNTIME_API RuntimeStatus runtime_get_real(Runtime *s, const RuntimeReference vr[], size_t nvr, double values[]);
+/* runtime_get_real and runtime_set_real of `n` runs of consecutive value references, run i from first[i] with
+ * length[i] of them, values in order (an FMI 3.0 array variable is such a run). */
+RUNTIME_API RuntimeStatus runtime_get_real_runs(Runtime *s, const RuntimeReference first[], const unsigned char length[],
+                                                size_t n, double values[]);
+RUNTIME_API RuntimeStatus runtime_set_real_runs(Runtime *s, const RuntimeReference first[], const unsigned char length[],
+                                                size_t n, const double values[]);
 RUNTIME_API RuntimeStatus runtime_get_integer(Runtime *s, const RuntimeReference vr[], size_t nvr, int values[]);
 RUNTIME_API RuntimeStatus runtime_get_boolean(Runtime *s, const RuntimeReference vr[], size_t nvr, int values[]);
 RUNTIME_API RuntimeStatus runtime_get_string(Runtime *s, const RuntimeReference vr[], size_t nvr,
