@@ -36,6 +36,10 @@ OTHERS = {"Sine": ("y", {"amplitude": 10.0, "f": 0.5, "phase": 0.3, "offset": -1
           "CoordinateSpringDamper": ("f", {"stiffness": 5000.0, "damping": 80.0, "offset": 0.1,
                                            "springForceUserFunction": "0.1*k*u + 2.5*sin(t) + 0.5"}),
           # its hybrid motion integrated within each step: sliding, locking
+          # a friction element sliding (its inputs set before initialization) on its table text; its first step
+          # warns, per instance, that its locked force is not driven
+          "Clutch": ("tau", {"mu_pos": "0, 0.5; 1, 0.4; 10, 0.25", "peak": 1.2, "cgeo": 0.8, "fn_max": 250.0,
+                             "flange_b.w": 2.5, "flange_a.w": -0.25, "f_normalized": 0.7}),
           "MassWithStopAndFriction": ("s", {"m": 1.0, "L": 0.2, "s_start": 0.1, "v_start": 2.0, "smax": 0.9,
                                             "smin": -0.5, "F_prop": 1.0, "F_Coulomb": 5.0, "F_Stribeck": 10.0,
                                             "fexp": 2.0})}
