@@ -49,15 +49,20 @@ def test_the_vectors_of_a_body_and_of_the_contact_are_arrays_and_nothing_else_is
     assert declared_arrays(fmi3_fmus[model]) == ARRAYS.get(model, {})
 
 
+def instantiated(path, model: str, name: str) -> tuple:
+    """(model description, an instantiated FMU3Slave of it, the list its messages go to)."""
+    md = read_model_description(str(path))
+    fmu = FMU3Slave(guid=md.guid, unzipDirectory=extract(str(path)), modelIdentifier=model, instanceName=name)
+    messages: list[str] = []
+    fmu.instantiate(logMessage=lambda env, status, category, message: messages.append(message.decode()))
+    return md, fmu, messages
+
+
 @pytest.mark.parametrize("model", sorted(ARRAYS))
 def test_the_binary_serves_exactly_the_arrays_the_description_declares(fmi3_fmus, model):
     """For every value reference: an array's whole elements with one call (nValues its length), a scalar alone, an
     element's own value reference refused naming the array's; a wrong nValues refused; set and read back whole."""
-    md = read_model_description(str(fmi3_fmus[model]))
-    fmu = FMU3Slave(guid=md.guid, unzipDirectory=extract(str(fmi3_fmus[model])), modelIdentifier=model,
-                    instanceName="arrays")
-    messages: list[str] = []
-    fmu.instantiate(logMessage=lambda env, status, category, message: messages.append(message.decode()))
+    md, fmu, messages = instantiated(fmi3_fmus[model], model, "arrays")
     try:
         declared = {v.valueReference: (math.prod(int(d.start) for d in v.dimensions) if v.dimensions else 1, v)
                     for v in md.modelVariables}
@@ -91,11 +96,7 @@ def test_a_repeated_list_of_value_references_reads_and_writes_as_each_one_alone(
     (the second call takes the kept runs): the values each value reference gives alone; a set writes what each
     element alone would (a repeated element its last value), and a non-finite value is refused as it is alone."""
     rng = np.random.default_rng(7)
-    md = read_model_description(str(fmi3_fmus[model]))
-    fmu = FMU3Slave(guid=md.guid, unzipDirectory=extract(str(fmi3_fmus[model])), modelIdentifier=model,
-                    instanceName="runs")
-    messages: list[str] = []
-    fmu.instantiate(logMessage=lambda env, status, category, message: messages.append(message.decode()))
+    md, fmu, messages = instantiated(fmi3_fmus[model], model, "runs")
     try:
         size = {v.valueReference: math.prod(int(d.start) for d in v.dimensions) if v.dimensions else 1
                 for v in md.modelVariables if v.type == "Float64"}
