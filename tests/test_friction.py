@@ -214,6 +214,7 @@ def test_a_master_that_cannot_solve_the_locked_torque_refuses_before_it_starts(a
     assert result.status == "error" and result.data is None
     assert "friction element 'clutch1', 'clutch2', 'clutch3'" in result.message
     assert f"algorithm '{algorithm}' cannot couple it exactly" in result.message and "monolithic" in result.message
+    assert "--algorithm newton-friction" in result.message and "--fmi-version 3" in result.message
 
 
 @pytest.mark.parametrize("name, rows", [("CoupledClutches", 1501), ("Brake", 2001), ("OneWayClutch", 2001)])

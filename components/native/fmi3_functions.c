@@ -101,6 +101,7 @@ typedef struct {
     fmi3Status logged;         /* worst status logged during the current call */
     int model_exchange;
     int event_mode_used, early_return_allowed;
+    int discrete_in_event_mode; /* the discrete state updated in fmi3UpdateDiscreteStates (runtime.c) */
     fmi3Boolean debug_logging;
     size_t n_categories;
     char **categories;         /* NULL = every category */
@@ -336,6 +337,12 @@ fmi3Instance fmi3InstantiateCoSimulation(fmi3String instanceName, fmi3String ins
                               loggingOn, instanceEnvironment, logMessage, 0);
     if (w) {
         w->event_mode_used = eventModeUsed;
+        if (eventModeUsed) {
+            double held = 0.0;
+            if (runtime_model_exchange(w->runtime, "cs_event_mode_used", "fmi3InstantiateCoSimulation", NULL, 0,
+                                       &held, 1) == RUNTIME_OK)
+                w->discrete_in_event_mode = held != 0.0;
+        }
         w->early_return_allowed = earlyReturnAllowed;
         w->intermediate_update = intermediateUpdate;
         /* every output is an intermediate variable; an input listed makes the step take inputs inside it */
@@ -1136,7 +1143,7 @@ fmi3Status fmi3UpdateDiscreteStates(fmi3Instance instance, fmi3Boolean *discrete
          && valuesOfContinuousStatesChanged && nextEventTimeDefined && nextEventTime, "fmi3UpdateDiscreteStates",
          "an output argument is NULL");
     double update[3] = {0.0, 0.0, 0.0}; /* runtime.h's flags, next event time defined, next event time */
-    fmi3Status status = w->model_exchange
+    fmi3Status status = w->model_exchange || w->discrete_in_event_mode
         ? finish(w, runtime_model_exchange(w->runtime, "me_new_discrete_states", "fmi3UpdateDiscreteStates", NULL, 0,
                                            update, 3), 0)
         : finish(w, runtime_model_exchange(w->runtime, "next_time_event", "fmi3UpdateDiscreteStates", NULL, 0,
@@ -1381,6 +1388,11 @@ fmi3Status fmi3DoStep(fmi3Instance instance, fmi3Float64 currentCommunicationPoi
         return updated_step(w, currentCommunicationPoint, communicationStepSize, earlyReturn, lastSuccessfulTime);
     w->step.start = currentCommunicationPoint, w->step.early = earlyReturn, w->step.last = lastSuccessfulTime;
     const RuntimeStatus done = runtime_do_step(w->runtime, currentCommunicationPoint, communicationStepSize);
+    if (done == RUNTIME_OK && w->discrete_in_event_mode) { /* the held discrete state would change: event mode */
+        double needed = 0.0;
+        if (runtime_model_exchange(w->runtime, "cs_event_needed", "fmi3DoStep", NULL, 0, &needed, 1) == RUNTIME_OK)
+            *eventHandlingNeeded = needed != 0.0;
+    }
     if (done == RUNTIME_OK && w->logged == fmi3OK) return fmi3OK;
     return stepped(w, done);
 }

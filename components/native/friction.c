@@ -305,6 +305,17 @@ static int update(const Friction *k, NativeInstance *n) {
     return needed;
 }
 
+/* whether an event iteration now would change the discrete state (event_pending: no side effect) */
+static int pending(const Friction *k, NativeInstance *n) {
+    const Modes pre = stored(n);
+    Point p;
+    if (evaluate(k, n, &pre, &p) != 0) return -1;
+    const Modes m = next_modes(&pre, pre.mode == UNKNOWN, p.fn <= 0, p.w, p.sa, p.tau0, p.tau0_max,
+                               n->values[k->small]);
+    return m.mode != pre.mode || m.locked != pre.locked || m.start_forward != pre.start_forward
+           || m.start_backward != pre.start_backward || m.free != pre.free;
+}
+
 /* co-simulation: the event iterations at the step's end, with the inputs held */
 static int advance(const Friction *k, NativeInstance *n) {
     for (int i = 0; i < 8; ++i) {
@@ -370,6 +381,7 @@ static int step_warning(NativeInstance *n, int locked, char *out, size_t size) {
         return rows(&SPEC, n, &r) != 0 ? -1 : discrete_rules(n, LOCKED, 4, 1);                                      \
     }                                                                                                               \
     int native_##Name##_update_discrete_states(NativeInstance *n) { return update(&SPEC, n); }                      \
+    int native_##Name##_event_pending(NativeInstance *n) { return pending(&SPEC, n); }                           \
     int native_##Name##_advance(NativeInstance *n, double t, double h) {                                            \
         (void)t, (void)h;                                                                                           \
         return advance(&SPEC, n);                                                                                   \
@@ -530,6 +542,19 @@ int native_OneWayClutch_update_discrete_states(NativeInstance *n) {
     n->state[ONE_WAY_START_FORWARD] = m.start_forward, n->state[ONE_WAY_FREE] = m.free;
     n->state[ONE_WAY_INITIAL] = 0.0;
     return needed;
+}
+
+/* whether an event iteration now would change the discrete state (no side effect) */
+int native_OneWayClutch_event_pending(NativeInstance *n) {
+    const OneWay pre = one_way_stored(n);
+    const int initial = n->state[ONE_WAY_INITIAL] != 0.0;
+    OneWay at = pre;
+    at.free = W(f_normalized) <= 0;
+    OneWayPoint p;
+    if (one_way_evaluate(n, &at, &p) != 0) return -1;
+    const OneWay m = one_way_next(&pre, initial, &p, W(w_small));
+    return initial || m.stuck != pre.stuck || m.locked != pre.locked || m.start_forward != pre.start_forward
+           || m.free != pre.free;
 }
 
 int native_OneWayClutch_advance(NativeInstance *n, double t, double h) {

@@ -69,6 +69,11 @@ typedef struct NativeClass {
      * and NATIVE_DISCRETE_NEEDED (another iteration is needed; the host passes the outputs on first), or -1
      * after native_fail; NULL: none */
     int (*update_discrete_states)(NativeInstance *);
+    /* 1 if an event iteration (update_discrete_states) at the current point would change the discrete state, else
+     * 0, without a side effect; -1 after native_fail. Non-NULL: the class's advance is those iterations alone, and a
+     * co-simulation instance with FMI 3.0 event mode holds its discrete state over a step and iterates it in event
+     * mode instead (MSL's friction elements); NULL: none */
+    int (*event_pending)(NativeInstance *);
     /* after an FMU state was restored (its parameter values may differ from the instance's); NULL: nothing */
     void (*state_restored)(NativeInstance *);
     /* the analytic partials of partial_pattern at the current point, in its order (components/partials.py);

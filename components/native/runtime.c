@@ -55,6 +55,7 @@ struct Runtime {
     int step_kept;         /* the last step can be taken again shorter: it started at step_start from before[] */
     double step_start, step_size;
     double before[64];
+    int discrete_in_event_mode; /* co-simulation with event mode: the class's advance is left to event mode */
 };
 
 static const NativeClass *loaded;
@@ -596,7 +597,7 @@ RuntimeStatus runtime_do_step(Runtime *s, double t, double h) {
         double *saved = s->before;
         memcpy(saved, n->state, s->cls->state_count * sizeof *saved);
         n->arithmetic = 0;
-        if (s->cls->advance(n, t, h) != 0) {
+        if (!s->discrete_in_event_mode && s->cls->advance(n, t, h) != 0) {
             char at[40], size[40];
             memcpy(n->state, saved, s->cls->state_count * sizeof *saved);
             native_measured(t, at, sizeof at);
@@ -1035,6 +1036,19 @@ RuntimeStatus runtime_model_exchange(Runtime *s, const char *method, const char 
     if (!strcmp(method, "sizes") && nout == 4) { /* variables, continuous states, event indicators; the time */
         out[0] = (double)c->variable_count, out[1] = (double)c->continuous_count;
         out[2] = (double)c->indicator_count, out[3] = n->time;
+        return RUNTIME_OK;
+    }
+    if (!strcmp(method, "cs_event_mode_used")) { /* fmi3InstantiateCoSimulation with eventModeUsed: out[0] 1 if
+                                                   * the discrete state is held over a step, updated in event mode */
+        s->discrete_in_event_mode = c->event_pending != NULL;
+        if (nout > 0) out[0] = s->discrete_in_event_mode;
+        return RUNTIME_OK;
+    }
+    if (!strcmp(method, "cs_event_needed") && nout == 1) { /* after a step with the discrete state held: 1 if an
+                                                              * event iteration would change it */
+        const int pending = s->discrete_in_event_mode ? c->event_pending(n) : 0;
+        if (pending < 0) return refused(s, what, n->message);
+        out[0] = pending;
         return RUNTIME_OK;
     }
     if (!strcmp(method, "next_time_event") && nout == 2) { /* co-simulation's event mode: no mode is committed */

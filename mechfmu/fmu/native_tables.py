@@ -24,7 +24,8 @@ from mechfmu.components.base import Component
 from mechfmu.components.native_library import state_slots
 
 #: the hooks of MSL's friction elements (components/native/friction.c)
-FRICTION_HOOKS = ("outputs", "validate", "advance", "update_discrete_states", "partials", "written", "step_warning")
+FRICTION_HOOKS = ("outputs", "validate", "advance", "update_discrete_states", "event_pending", "partials", "written",
+                  "step_warning")
 #: the component classes with a native law, and the hooks their C code defines (``native_<Class>_<hook>``)
 NATIVE_HOOKS: dict[str, tuple[str, ...]] = {
     "ElastoGap": ("outputs", "validate", "partials"),
@@ -68,7 +69,7 @@ NATIVE_HOOKS: dict[str, tuple[str, ...]] = {
 #: the C sources of the native laws
 NATIVE_DIR = Path(components_package.__file__).resolve().parent / "native"
 HOOKS = ("validate", "outputs", "advance", "derivatives", "initialize", "time_events", "written", "step_warning",
-         "parameter_changed", "states_set", "update_discrete_states", "state_restored", "partials")
+         "parameter_changed", "states_set", "update_discrete_states", "event_pending", "state_restored", "partials")
 TYPES = {"Real": "NATIVE_REAL", "Integer": "NATIVE_INTEGER", "Boolean": "NATIVE_BOOLEAN", "String": "NATIVE_STRING"}
 
 
@@ -168,7 +169,8 @@ def classes_source() -> str:
                          "initialize": "NativeInstance *", "time_events": "NativeInstance *, const double **",
                          "written": "NativeInstance *, size_t", "step_warning": "NativeInstance *, char *, size_t",
                          "parameter_changed": "NativeInstance *", "states_set": "NativeInstance *",
-                         "update_discrete_states": "NativeInstance *", "state_restored": "NativeInstance *",
+                         "update_discrete_states": "NativeInstance *", "event_pending": "NativeInstance *",
+                         "state_restored": "NativeInstance *",
                          "partials": "NativeInstance *, double *"}
             kind = {"time_events": "size_t", "written": "void", "parameter_changed": "void",
                     "state_restored": "void"}.get(hook, "int")

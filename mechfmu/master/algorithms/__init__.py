@@ -13,10 +13,11 @@ from mechfmu.master.algorithms.base import (
                    register,
 )
 from mechfmu.master.algorithms.fixed_step import GaussSeidel, Jacobi, LinearImplicit, tangent_connections
+from mechfmu.master.algorithms.friction_newton import NewtonFriction
 from mechfmu.master.algorithms.iterative import FixedPoint, IterativeAlgorithm, held_inputs
 from mechfmu.master.algorithms.monolithic import Monolithic
 from mechfmu.master.algorithms.newton import Newton
 
 __all__ = ["ALGORITHMS", "CouplingAlgorithm", "FixedPoint", "GaussSeidel", "IterativeAlgorithm", "Jacobi",
-           "LinearImplicit", "Monolithic", "Newton", "Option", "constraint_slaves", "held_inputs", "make_algorithm",
-           "refuse_unenforced_constraints", "register", "tangent_connections"]
+           "LinearImplicit", "Monolithic", "Newton", "NewtonFriction", "Option", "constraint_slaves", "held_inputs",
+           "make_algorithm", "refuse_unenforced_constraints", "register", "tangent_connections"]

@@ -317,7 +317,9 @@ def refuse_unenforced_constraints(algorithm: CouplingAlgorithm, slaves: dict[str
                          "(the input lambda) a master must solve together with its stuck/sliding mode at every event, "
                          f"and algorithm '{algorithm.name}' cannot couple it exactly (its locked torque would be "
                          "wrong, silently). Use the monolithic master: --algorithm monolithic, or auto (the default), "
-                         "which chooses it where every component has a Model Exchange form.")
+                         "which chooses it where every component has a Model Exchange form; in co-simulation, "
+                         "--algorithm newton-friction with the FMI 3.0 FMUs (--fmi-version 3), which switches the "
+                         "modes in FMI 3.0's event mode.")
     if constraints and not algorithm.enforces_constraints:
         able = ", ".join(sorted(n for n, cls in ALGORITHMS.items() if cls.enforces_constraints))
         names = ", ".join(f"'{s.name}'" for s in constraints)

@@ -74,7 +74,7 @@ def _divisible(lo: float, hi: float) -> bool:
     return lo < 0.5 * (lo + hi) < hi
 
 
-def _negative(values: list[float]) -> list[bool]:
+def negative(values: list[float]) -> list[bool]:
     return [x < 0 for x in values]
 
 
@@ -157,17 +157,17 @@ class EventLocator:
                 if algorithm.status != "ok":
                     return
                 after = self.values()
-                if _negative(after) == _negative(before):
+                if negative(after) == negative(before):
                     if audit is not None:
                         audit.end(tau)
                     return
-                tau, after = self._locate(algorithm, system, t, tau, before, after, saved, memory)
+                tau, after = self.locate(algorithm, system, t, tau, before, after, saved, memory)
                 if audit is not None:
                     audit.end(tau)
             finally:
                 system.free_states(saved)
             located += 1
-            crossed = [label for label, a, b in zip(self.labels, _negative(before), _negative(after)) if a != b]
+            crossed = [label for label, a, b in zip(self.labels, negative(before), negative(after)) if a != b]
             self.events.append((t + tau, ", ".join(crossed)))
             algorithm.counters["events"] += 1
             if located >= MAX_EVENTS:
@@ -180,7 +180,7 @@ class EventLocator:
             if not end - t > 0:
                 return
 
-    def _locate(self, algorithm, system, t, tau, before, after, saved, memory) -> tuple[float, list[float]]:
+    def locate(self, algorithm, system, t, tau, before, after, saved, memory) -> tuple[float, list[float]]:
         """The step length to the earliest sign change (right end of a bracket narrower than the
         tolerance) and the indicators there, with the system left at that end."""
         lo, hi = 0.0, tau
@@ -202,7 +202,7 @@ class EventLocator:
             algorithm.counters["event_rollbacks"] += 1
             at = trial
             g = self.values()
-            if _negative(g) != _negative(before):
+            if negative(g) != negative(before):
                 hi, g_hi = trial, g
                 kept = kept + 1 if kept >= 0 else 1
                 if kept >= 2:

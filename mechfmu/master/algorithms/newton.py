@@ -1,7 +1,7 @@
 """Newton coupling with rollback (``IterativeAlgorithm``, mechfmu/master/algorithms/iterative.py)."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -55,7 +55,7 @@ class Newton(IterativeAlgorithm):
 
     name = "newton"
     enforces_constraints = True
-    counter_names = ("iterations", "rollbacks", "jacobians")
+    counter_names: ClassVar[tuple[str, ...]] = ("iterations", "rollbacks", "jacobians")
     options = {"coupling": Option("explicit", "iterate on the connections too (implicit)",
                                   choices=("explicit", "implicit")),
                "inputs": INPUTS,
