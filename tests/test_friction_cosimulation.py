@@ -91,3 +91,13 @@ def test_a_friction_fmu_with_event_mode_switches_in_event_mode(fmi3_fmus):
     speed = -1.0 + 4.0 * np.arange(0.0, 0.5 + step / 2, step)  # the ramp at the output points
     first = int(np.argmax(speed >= 0.0))  # the first point whose speed is >= 0: its step says eventHandlingNeeded
     assert t[at] == pytest.approx((first + 1) * step, abs=1e-12), (t[at], first)
+
+
+def test_without_friction_elements_newton_friction_is_newton():
+    """The oscillator through the FMI 3.0 FMUs: newton-friction (no element to switch, no event) gives the bits of
+    newton with the same coupling (implicit, velocity level)."""
+    ours = simulate("scenarios/oscillator", "newton-friction", fmi_version=3, estimate_error=False)
+    newton = simulate("scenarios/oscillator", "newton", fmi_version=3, estimate_error=False, coupling="implicit",
+                      index="2")
+    assert ours.ok and newton.ok and ours.data.dtype.names == newton.data.dtype.names
+    assert all(np.array_equal(ours.data[n], newton.data[n]) for n in newton.data.dtype.names)
