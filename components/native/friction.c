@@ -525,15 +525,24 @@ int native_OneWayClutch_validate(NativeInstance *n) {
     return 0;
 }
 
-/* one event iteration: the relations (free) at the inputs, sa of the held configuration */
-int native_OneWayClutch_update_discrete_states(NativeInstance *n) {
-    const OneWay pre = one_way_stored(n);
-    const int initial = n->state[ONE_WAY_INITIAL] != 0.0;
-    OneWay at = pre;
+/* MSL's equations once at the current point: the relations (free) at the inputs, sa of the held configuration `pre`
+ * (*initial: the first event mode); the modes they give in *next; 0, or -1 after native_fail */
+static int one_way_iterate(NativeInstance *n, OneWay *pre, int *initial, OneWay *next) {
+    *pre = one_way_stored(n);
+    *initial = n->state[ONE_WAY_INITIAL] != 0.0;
+    OneWay at = *pre;
     at.free = W(f_normalized) <= 0;
     OneWayPoint p;
     if (one_way_evaluate(n, &at, &p) != 0) return -1;
-    const OneWay m = one_way_next(&pre, initial, &p, W(w_small));
+    *next = one_way_next(pre, *initial, &p, W(w_small));
+    return 0;
+}
+
+/* one event iteration */
+int native_OneWayClutch_update_discrete_states(NativeInstance *n) {
+    OneWay pre, m;
+    int initial;
+    if (one_way_iterate(n, &pre, &initial, &m) != 0) return -1;
     const int before[5] = {pre.stuck, pre.locked, pre.start_forward, pre.free, initial};
     const int after[5] = {m.stuck, m.locked, m.start_forward, m.free, 0};
     const int needed = iteration(n, before, after, m.locked);
@@ -546,13 +555,9 @@ int native_OneWayClutch_update_discrete_states(NativeInstance *n) {
 
 /* whether an event iteration now would change the discrete state (no side effect) */
 int native_OneWayClutch_event_pending(NativeInstance *n) {
-    const OneWay pre = one_way_stored(n);
-    const int initial = n->state[ONE_WAY_INITIAL] != 0.0;
-    OneWay at = pre;
-    at.free = W(f_normalized) <= 0;
-    OneWayPoint p;
-    if (one_way_evaluate(n, &at, &p) != 0) return -1;
-    const OneWay m = one_way_next(&pre, initial, &p, W(w_small));
+    OneWay pre, m;
+    int initial;
+    if (one_way_iterate(n, &pre, &initial, &m) != 0) return -1;
     return initial || m.stuck != pre.stuck || m.locked != pre.locked || m.start_forward != pre.start_forward
            || m.free != pre.free;
 }
