@@ -81,6 +81,7 @@ from .ports import (
     FLANGE_A,
     FORCE,
     LAMBDA,
+    LAMBDA_LOOP,
     POSITION,
     RATE,
     STIFFNESS_TANGENT,
@@ -168,7 +169,11 @@ def friction_declarations(f: Friction) -> dict[str, Any]:
             Output(VELOCITY_RESIDUAL, f.unit("m/s"), f"Constraint while locked: {speed}; else lambda",
                    (v_a, v_b, LAMBDA)),
             Output(CONSTRAINT_EQUATION, f.unit("m/s"), "The equation a master enforces (= residual_v)",
-                   (v_a, v_b, LAMBDA)))
+                   (v_a, v_b, LAMBDA)),
+            Output(LAMBDA_LOOP, f.unit("N"), f"While locked lambda - {f.acceleration} (in {f.unit('N')} per "
+                   f"{f.unit('m/s2')}), else 0: connected back to lambda, an algebraic-loop solver's fixed point is "
+                   f"the reaction that keeps {f.acceleration} at 0 (OMSimulator's strongly coupled system)",
+                   (*accelerations, LAMBDA)))
     if f.one_way:
         return one_way_declarations(f, {"quantities": q, "inputs": inputs, "parameters": parameters,
                                         "law_outputs": law, "friction": f})
@@ -191,9 +196,16 @@ def friction_declarations(f: Friction) -> dict[str, Any]:
         Output(indicator("slip"), "1", f"Event indicator: {zero_max} - |lambda| locked, sa - {zero} in startForward, "
                f"-{zero} - sa in startBackward, 1 + {speed}/{f.small} forward, 1 - {speed}/{f.small} backward, "
                "1 otherwise", depends + accelerations),
+        RESUME,
     )
     return {"quantities": q, "inputs": inputs, "parameters": parameters, "law_outputs": law, "state_outputs": state,
             "indicator_outputs": indicators, "initial_state": dict(DISCRETE), "friction": f}
+
+
+#: the indicator that resumes an event iteration a host left pending (it iterated with the inputs held: OMSimulator)
+RESUME = Output(indicator("resume"), "s", "Event indicator 1; where an event iteration was pending after the event "
+                "mode (the discrete state lags its inputs: a host iterated with them held) the time left until 1e-9 "
+                "s after that event (relative to the time beyond 1 s)", ())
 
 
 #: the discrete state of MSL's OneWayClutch, in its slots' order, with its start values (and 1 before the first
@@ -221,6 +233,7 @@ def one_way_declarations(f: Friction, declared: dict[str, Any]) -> dict[str, Any
                "w_rel/w_small - 1) in startForward, 1 - w_rel/w_small otherwise; 1 sliding",
                (*f.quantities.flange_inputs, NORMALIZED_FORCE, LAMBDA, *(port(x, ACCELERATION)
                                                                          for x in f.quantities.flanges))),
+        RESUME,
     )}
 
 
@@ -244,7 +257,8 @@ def friction_partials(q: Quantities) -> tuple[tuple[str, str], ...]:
     return connector_partials(q) + tuple(
         (unknown, LAMBDA) for unknown in (q.element_force, *(port(x, q.force) for x in q.flanges))
     ) + tuple((residual, known) for residual in (VELOCITY_RESIDUAL, CONSTRAINT_EQUATION)
-              for known in (v_a, v_b, LAMBDA))
+              for known in (v_a, v_b, LAMBDA)) + tuple(
+        (LAMBDA_LOOP, known) for known in (*(port(x, ACCELERATION) for x in q.flanges), LAMBDA))
 
 
 class PartialFriction(NativeComponent, Connector):

@@ -50,6 +50,7 @@ class ModelExchange:
 
     state: dict[str, Any]
     time: float
+    initialized: bool
     _cache: Any
     _accepted_time: float = -math.inf
     #: the time [s] of the last event mode: time events up to it are handled
@@ -78,8 +79,9 @@ class ModelExchange:
     def pending_time_event(self) -> bool:
         """In Model Exchange use, the model's time is a time event not yet handled in event mode (whether or not
         the solver completed a step there: OMSimulator calls fmi2CompletedIntegratorStep at the event's time
-        and reads the outputs before event mode)."""
-        if not (self.in_model_exchange and self.time > self._event_time):
+        and reads the outputs before event mode); never in initialization mode, whose equations evaluate the
+        relations at the start time itself, as Modelica's initial equations do."""
+        if not (self.initialized and self.in_model_exchange and self.time > self._event_time):
             return False
         events = self.time_events()
         found = bisect.bisect_left(events, self.time)

@@ -54,6 +54,9 @@ POSITION_SUFFIXES = (f".{POSITION}", f".{ANGLE}")
 
 LAMBDA, LAMBDA_RATE = "lambda", "lambda" + RATE
 CONSTRAINT_EQUATION, VELOCITY_RESIDUAL = "constraintEquation", "residual_v"
+#: a friction element's locked force for an algebraic-loop solver: connected back to lambda, its fixed point holds
+#: the relative acceleration at 0 while locked
+LAMBDA_LOOP = "lambda_loop"
 VELOCITY_LEVEL, ACTIVE = "velocityLevel", "activeConnector"
 #: a friction element's output: 1 while it is locked (a constraint), else 0 (components/friction.py)
 LOCKED = "locked"

@@ -1,6 +1,7 @@
 /* MSL's friction elements (components/friction.py: the law, its state machine, its parameters and sources):
  * Interfaces.PartialFriction's discrete equations and the Clutch, Brake, RotationalBrake, BearingFriction and
  * SupportFriction, one law with the class's parameters (Friction). */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,6 +105,13 @@ typedef struct {
     double time, inputs[8];
     size_t seen;
     int history[8][5];
+    /* a host that iterates with the inputs held: the time of the last iteration that changed the state (changed),
+     * whether an input was written since (passed), and whether the host was seen to hold them (holds_inputs); the
+     * sign of w_rel where MSL's transient configuration (stuck, neither locked nor starting) was entered
+     * (entry_signed) */
+    double changed_time;
+    int changed, passed, holds_inputs, entry_signed;
+    double entry_sign;
 } Rows;
 
 static void release(void *data) {
@@ -170,6 +178,16 @@ typedef struct {
     double w, a, fn, tau0, tau0_max, mu, mu_slope, tau, sa; /* mu: the coefficient, or the table's force */
 } Point;
 
+static double sign(double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : 0.0; }
+
+/* sign(w_rel) in MSL's transient configuration (stuck, neither locked nor starting: one event iteration long in
+ * MSL): the sign where it was entered, so that a host that holds it a while (passing the outputs on after the
+ * event mode) reads the instant's */
+static double transient_sign(const NativeInstance *n, const Modes *m, double w) {
+    const Rows *d = n->data;
+    return m->mode == STUCK && d && d->entry_signed ? d->entry_sign : sign(w);
+}
+
 /* the scale of the table's value: cgeo*fn, or 1 where the table is the force itself */
 static double scale(const Friction *k, const NativeInstance *n, double fn) {
     return k->cgeo >= 0 ? n->values[k->cgeo] * fn : 1.0;
@@ -195,7 +213,7 @@ static int evaluate(const Friction *k, NativeInstance *n, const Modes *m, Point 
             : m->free                                  ? p->a
             : m->start_forward || m->mode == FORWARD   ? p->a + p->tau0_max
             : m->start_backward || m->mode == BACKWARD ? p->a - p->tau0_max
-            : p->a + (p->w > 0 ? 1.0 : p->w < 0 ? -1.0 : 0.0) * p->tau0_max;
+            : p->a + transient_sign(n, m, p->w) * p->tau0_max;
     return 0;
 }
 
@@ -216,6 +234,7 @@ static int law(const Friction *k, NativeInstance *n, double v, double *f, double
     if (k->fn_max >= 0) *parts++ = p.mu, *parts++ = p.fn;
     *parts++ = p.tau0, *parts++ = p.tau0_max, *parts++ = p.tau * v;
     parts[0] = parts[1] = m.locked ? v : lambda(k, n);
+    parts[2] = m.locked ? p.tau - p.a : 0.0;
     return 0;
 }
 
@@ -228,19 +247,37 @@ static int slopes(const Friction *k, NativeInstance *n, double *f_q, double *f_v
     return 0;
 }
 
-/* [fn,] the speed while sliding or starting, the slip (components/friction.py) */
+/* the event indicator `resume`: 1, but where an event iteration was pending after the event mode at event_time
+ * (the discrete state lags the inputs: a host iterated with them held) the time left until RESUME_DELAY after it */
+#define RESUME_DELAY 1.0e-9 /* [s], relative to the time beyond 1 s */
+static double resume_indicator(const NativeInstance *n) {
+    return n->resume ? n->event_time + RESUME_DELAY * fmax(1.0, fabs(n->event_time)) - n->time : 1.0;
+}
+
+/* An indicator's zero, for a host that holds the inputs through event mode (OMSimulator, fmpy: CVODE's root
+ * finding), as the smallest negative normal number: FMI's domains are z > 0 and z <= 0 (free where fn <= 0, no
+ * longer sliding forward where w_rel <= 0), and CVODE takes an exact 0, where a located root can land (a speed held
+ * by the locked phase, then leaving it linearly), as no sign at all and misses the crossing that follows. (A master
+ * that passes the outputs on between the iterations, mechfmu's, reads the zero itself.) */
+static double below_zero(const NativeInstance *n, double z) {
+    const Rows *d = n->data;
+    return z != 0.0 || !d || !d->holds_inputs ? z : -DBL_MIN;
+}
+
+/* [fn,] the speed while sliding or starting, the slip, resume (components/friction.py) */
 static int indicators(const Friction *k, NativeInstance *n, double v, double *out) {
     const Modes m = current(k, n);
     Point p;
     if (evaluate(k, n, &m, &p) != 0) return -1;
-    if (k->fn_max >= 0) *out++ = p.fn;
-    out[0] = m.locked || m.free ? 1.0 : v;
+    if (k->fn_max >= 0) *out++ = below_zero(n, p.fn);
+    out[0] = m.locked || m.free ? 1.0 : below_zero(n, v);
     out[1] = m.locked           ? p.tau0_max - fabs(p.tau)
              : m.start_forward  ? p.sa - p.tau0
              : m.start_backward ? -p.tau0 - p.sa
              : m.mode == FORWARD ? 1.0 + v / n->values[k->small]
              : m.mode == BACKWARD ? 1.0 - v / n->values[k->small]
                                  : 1.0;
+    out[2] = resume_indicator(n);
     return 0;
 }
 
@@ -273,6 +310,7 @@ static int iteration(NativeInstance *n, const int pre[5], const int next[5], int
         memcpy(d->inputs, in, count * sizeof *in);
         memcpy(d->history[0], pre, size);
     }
+    d->changed = 0;
     if (!memcmp(next, pre, size)) {
         n->flags[ITERATIONS] = 0;
         return 0;
@@ -280,7 +318,10 @@ static int iteration(NativeInstance *n, const int pre[5], const int next[5], int
     for (size_t i = 0; i < d->seen; ++i)
         if (!memcmp(d->history[i], next, size)) return 0;
     if (d->seen < 8) memcpy(d->history[d->seen++], next, size);
-    if (++n->flags[ITERATIONS] <= MAX_ITERATIONS) return NATIVE_DISCRETE_NEEDED;
+    if (++n->flags[ITERATIONS] <= MAX_ITERATIONS) {
+        d->changed = 1, d->changed_time = n->time, d->passed = 0;
+        return NATIVE_DISCRETE_NEEDED;
+    }
     n->flags[ITERATIONS] = 0;
     native_fail_text(n, 0, "%s '%s': the friction mode does not settle at t = %.17g s: %d event iterations changed "
                      "it (locked %d); the master must pass the outputs on between the iterations", n->cls->name,
@@ -288,10 +329,23 @@ static int iteration(NativeInstance *n, const int pre[5], const int next[5], int
     return -1;
 }
 
+/* Event mode with the inputs held (OMSimulator's and fmpy's: one FMU at a time, the loop solved after): the last
+ * iteration at this instant changed the discrete state and no input was written since, so the next would read the
+ * other FMUs' outputs of before the change (the host is marked as one that holds them). Where that iteration reads
+ * sa (stuck: sa follows from the whole system's accelerations and lambda) it ends there; the `resume` indicator
+ * asks for the rest once the outputs are passed on. */
+static int held(const NativeInstance *n) {
+    Rows *d = n->data;
+    if (!d || !d->changed || d->changed_time != n->time || d->passed) return 0;
+    d->changed = 0, d->holds_inputs = 1;
+    return 1;
+}
+
 /* one event iteration (components/friction.py): NATIVE_DISCRETE_NEEDED if the discrete state changed (another
- * iteration is needed), 0 if not, -1 after native_fail */
-static int update(const Friction *k, NativeInstance *n) {
+ * iteration is needed), 0 if not, -1 after native_fail; `event_mode`: FMI's, where the inputs may be held */
+static int update(const Friction *k, NativeInstance *n, int event_mode) {
     const Modes pre = stored(n);
+    if (event_mode && held(n) && pre.mode == STUCK) return 0;
     Point p;
     if (evaluate(k, n, &pre, &p) != 0) return -1;
     const int initial = pre.mode == UNKNOWN;
@@ -300,6 +354,10 @@ static int update(const Friction *k, NativeInstance *n) {
     const int after[5] = {m.mode, m.locked, m.start_forward, m.start_backward, m.free};
     const int needed = iteration(n, before, after, m.locked);
     if (needed < 0) return -1;
+    Rows *d = n->data;
+    const int transient = m.mode == STUCK && !m.locked && !m.start_forward && !m.start_backward && !m.free;
+    if (!transient) d->entry_signed = 0;
+    else if (memcmp(before, after, sizeof before)) d->entry_signed = 1, d->entry_sign = sign(p.w);
     n->state[MODE] = m.mode, n->state[LOCKED] = m.locked, n->state[START_FORWARD] = m.start_forward;
     n->state[START_BACKWARD] = m.start_backward, n->state[IS_FREE] = m.free;
     return needed;
@@ -319,7 +377,7 @@ static int pending(const Friction *k, NativeInstance *n) {
 /* co-simulation: the event iterations at the step's end, with the inputs held */
 static int advance(const Friction *k, NativeInstance *n) {
     for (int i = 0; i < 8; ++i) {
-        const int changed = update(k, n);
+        const int changed = update(k, n, 0);
         if (changed <= 0) return changed;
     }
     n->flags[ITERATIONS] = 0;
@@ -334,12 +392,14 @@ static int partials(const Friction *k, const ConnectorLaw *l, NativeInstance *n,
     double *extra = out + 18;
     extra[0] = locked, extra[1] = -locked, extra[2] = locked;
     for (int i = 0; i < 2; ++i) extra[3 + 3 * i] = -locked, extra[4 + 3 * i] = locked, extra[5 + 3 * i] = 1.0 - locked;
+    extra[9] = locked, extra[10] = -locked, extra[11] = locked; /* lambda_loop on flange_a.a, flange_b.a, lambda */
     return 0;
 }
 
 /* lambda written after initialization: a host that solves the locked force */
 static void written(const Friction *k, NativeInstance *n, size_t index) {
     if (n->initialized && index == n->cls->parameter_count + (k->fn_max >= 0 ? 7 : 6)) n->flags[DRIVEN] = 1;
+    if (n->data && index >= n->cls->parameter_count) ((Rows *)n->data)->passed = 1;
 }
 
 /* after a co-simulation step: the warning, once, that the host has not driven the locked force (it cannot lock
@@ -358,7 +418,7 @@ static int step_warning(NativeInstance *n, int locked, char *out, size_t size) {
     return 1;
 }
 
-/* a class's law: PARTS, INDICATORS its law outputs and indicators (9 and 3 with a normal force, else 7 and 2) */
+/* a class's law: PARTS, INDICATORS its law outputs and indicators (10 and 4 with a normal force, else 8 and 3) */
 #define FRICTION_CLASS(Name, SPEC, PARTS, INDICATORS)                                                              \
     static int Name##_law(NativeInstance *n, double q, double v, double *f, double *parts) {                        \
         (void)q;                                                                                                    \
@@ -380,7 +440,7 @@ static int step_warning(NativeInstance *n, int locked, char *out, size_t size) {
         const Rows *r;                                                                                              \
         return rows(&SPEC, n, &r) != 0 ? -1 : discrete_rules(n, LOCKED, 4, 1);                                      \
     }                                                                                                               \
-    int native_##Name##_update_discrete_states(NativeInstance *n) { return update(&SPEC, n); }                      \
+    int native_##Name##_update_discrete_states(NativeInstance *n) { return update(&SPEC, n, 1); }                    \
     int native_##Name##_event_pending(NativeInstance *n) { return pending(&SPEC, n); }                           \
     int native_##Name##_advance(NativeInstance *n, double t, double h) {                                            \
         (void)t, (void)h;                                                                                           \
@@ -392,11 +452,11 @@ static int step_warning(NativeInstance *n, int locked, char *out, size_t size) {
         return step_warning(n, current(&SPEC, n).locked, out, size);                                                \
     }
 
-FRICTION_CLASS(Clutch, CLUTCH, 9, 3)
-FRICTION_CLASS(RotationalBrake, ROTATIONAL_BRAKE, 9, 3)
-FRICTION_CLASS(Brake, BRAKE, 9, 3)
-FRICTION_CLASS(BearingFriction, BEARING, 7, 2)
-FRICTION_CLASS(SupportFriction, SUPPORT, 7, 2)
+FRICTION_CLASS(Clutch, CLUTCH, 10, 4)
+FRICTION_CLASS(RotationalBrake, ROTATIONAL_BRAKE, 10, 4)
+FRICTION_CLASS(Brake, BRAKE, 10, 4)
+FRICTION_CLASS(BearingFriction, BEARING, 8, 3)
+FRICTION_CLASS(SupportFriction, SUPPORT, 8, 3)
 
 /* --- OneWayClutch: a freewheel in parallel with a clutch (its own state machine) ---------------------------- */
 
@@ -477,6 +537,7 @@ static int one_way_law(NativeInstance *n, double q, double v, double *f, double 
     parts[0] = p.a, parts[1] = p.sa, parts[2] = p.mu, parts[3] = p.fn, parts[4] = p.tau0, parts[5] = p.tau0_max;
     parts[6] = p.m.stuck ? 0.0 : p.tau * v;
     parts[7] = parts[8] = p.m.locked ? v : W(lambda);
+    parts[9] = p.m.locked ? p.tau - p.a : 0.0;
     return 0;
 }
 
@@ -495,17 +556,18 @@ static int one_way_indicators(NativeInstance *n, double q, double v, double *out
     (void)q;
     OneWayPoint p;
     if (one_way_point(n, &p) != 0) return -1;
-    out[0] = p.u;
-    out[1] = p.m.locked ? 1.0 : v;
+    out[0] = below_zero(n, p.u);
+    out[1] = p.m.locked ? 1.0 : below_zero(n, v);
     out[2] = !p.m.stuck          ? 1.0
              : p.m.locked        ? p.tau0_max - p.tau
              : p.m.start_forward ? fmax(p.sa - p.tau0, v / W(w_small) - 1.0)
                                  : 1.0 - v / W(w_small);
+    out[3] = resume_indicator(n);
     return 0;
 }
 
 static const int ONE_WAY_OUTPUTS[] = {ONE_WAY_STUCK, ONE_WAY_LOCKED, ONE_WAY_START_FORWARD, ONE_WAY_FREE};
-static const ConnectorLaw ONE_WAY_LAW = {one_way_law, one_way_slopes, one_way_indicators, 9, 3, -1, -1,
+static const ConnectorLaw ONE_WAY_LAW = {one_way_law, one_way_slopes, one_way_indicators, 10, 4, -1, -1,
                                          ONE_WAY_OUTPUTS, 4};
 
 int native_OneWayClutch_outputs(NativeInstance *n, double *out) {
@@ -538,8 +600,9 @@ static int one_way_iterate(NativeInstance *n, OneWay *pre, int *initial, OneWay 
     return 0;
 }
 
-/* one event iteration */
-int native_OneWayClutch_update_discrete_states(NativeInstance *n) {
+/* one event iteration; `event_mode`: FMI's, where the inputs may be held (held) */
+static int one_way_update(NativeInstance *n, int event_mode) {
+    if (event_mode && held(n) && n->state[ONE_WAY_STUCK] != 0.0) return 0;
     OneWay pre, m;
     int initial;
     if (one_way_iterate(n, &pre, &initial, &m) != 0) return -1;
@@ -553,6 +616,8 @@ int native_OneWayClutch_update_discrete_states(NativeInstance *n) {
     return needed;
 }
 
+int native_OneWayClutch_update_discrete_states(NativeInstance *n) { return one_way_update(n, 1); }
+
 /* whether an event iteration now would change the discrete state (no side effect) */
 int native_OneWayClutch_event_pending(NativeInstance *n) {
     OneWay pre, m;
@@ -565,7 +630,7 @@ int native_OneWayClutch_event_pending(NativeInstance *n) {
 int native_OneWayClutch_advance(NativeInstance *n, double t, double h) {
     (void)t, (void)h;
     for (int i = 0; i < 8; ++i) {
-        const int changed = native_OneWayClutch_update_discrete_states(n);
+        const int changed = one_way_update(n, 0);
         if (changed <= 0) return changed;
     }
     n->flags[ITERATIONS] = 0;
@@ -579,6 +644,7 @@ int native_OneWayClutch_partials(NativeInstance *n, double *out) {
     double *extra = out + 18;
     extra[0] = locked, extra[1] = -locked, extra[2] = locked;
     for (int i = 0; i < 2; ++i) extra[3 + 3 * i] = -locked, extra[4 + 3 * i] = locked, extra[5 + 3 * i] = 1.0 - locked;
+    extra[9] = locked, extra[10] = -locked, extra[11] = locked; /* lambda_loop on flange_a.a, flange_b.a, lambda */
     return 0;
 }
 

@@ -79,9 +79,10 @@ static int event_after(const double *events, size_t count, double after, double 
     return 1;
 }
 
-/* components/model_exchange.py: the model's time is a time event not yet handled in event mode */
+/* components/model_exchange.py: the model's time is a time event not yet handled in event mode (after
+ * initialization: its equations evaluate the relations at the start time itself, as Modelica's initial equations) */
 static int pending_time_event(const NativeInstance *n) {
-    if (!(n->in_model_exchange && n->time > n->event_time) || !n->cls->time_events) return 0;
+    if (!(n->initialized && n->in_model_exchange && n->time > n->event_time) || !n->cls->time_events) return 0;
     const double *events;
     size_t count = n->cls->time_events((NativeInstance *)n, &events);
     size_t low = 0, high = count; /* bisect_left */

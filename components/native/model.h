@@ -105,6 +105,11 @@ struct NativeInstance {
     int memo_valid;
     double memo[16];      /* a law's cache of a pure function of values (never part of the FMU state) */
     int flags[4];         /* a law's instance data that is not part of the FMU state (a warning given, ...) */
+    /* Model Exchange, a class with event_pending: whether an event iteration was pending at the first event
+     * indicators asked for after the event mode at event_time (resume_checked; NaN before): the discrete state then
+     * lags its inputs (a host that iterated with them held), and an indicator asks for an event soon after */
+    int resume;
+    double resume_checked;
     char **strings;       /* per variable: a String's value (NULL for other types) */
     char *message;        /* NATIVE_MESSAGE_SIZE bytes: the failure of the last call that failed */
     void *data;           /* memory a law keeps (a table's rows), released with release(data) */

@@ -105,6 +105,7 @@ static void reset_values(Runtime *s) {
     n->initialized = n->in_model_exchange = 0;
     s->step_kept = 0;
     memset(n->flags, 0, sizeof n->flags);
+    n->resume = 0, n->resume_checked = NAN;
     free(s->initialization_error);
     s->initialization_error = NULL;
     s->start_time = 0.0;
@@ -902,8 +903,11 @@ static RuntimeStatus directional_derivative(Runtime *s, const char *what, const 
             return refused(s, what, n->message);
     for (size_t i = 0; i < nu; ++i)
         if (!partial_operand(s, (RuntimeReference)unknowns[i], 0)) return refused(s, what, n->message);
-    for (size_t j = 0; j < nk; ++j)
-        if (!partial_operand(s, (RuntimeReference)knowns[j], 1)) return refused(s, what, n->message);
+    for (size_t j = 0; j < nk; ++j) /* a parameter with seed 0: FMI 2.0's InitialUnknowns list parameters among
+                                     * the knowns, and a host passes the whole list to ask for one column of it */
+        if (!(seeds[j] == 0.0 && knowns[j] < (double)c->parameter_count)
+            && !partial_operand(s, (RuntimeReference)knowns[j], 1))
+            return refused(s, what, n->message);
     size_t size = c->output_count > c->continuous_count ? c->output_count : c->continuous_count;
     /* the analytic partials, a buffer, and per variable: the partial against each known once found and each
      * unknown's sum once formed (`found` says which) */
@@ -1016,6 +1020,12 @@ RuntimeStatus runtime_model_exchange(Runtime *s, const char *method, const char 
         return evaluated(s, what, "nx", values, c->continuous_count, out, nout);
     }
     if (!strcmp(method, "me_indicators")) {
+        if (c->event_pending && !(n->resume_checked == n->event_time)) { /* once after each event mode */
+            const int pending = c->event_pending(n);
+            if (pending < 0) return refused(s, what, n->message);
+            n->resume_checked = n->event_time;
+            if (pending != n->resume) n->resume = pending, s->base.cached = 0;
+        }
         if (c->indicator_count && native_compute_outputs(inst(s)) != 0) return refused(s, what, n->message);
         return evaluated(s, what, "ni", s->base.outputs + c->output_count - c->indicator_count, c->indicator_count, out,
                          nout);
@@ -1024,6 +1034,7 @@ RuntimeStatus runtime_model_exchange(Runtime *s, const char *method, const char 
         const int changed = c->update_discrete_states ? c->update_discrete_states(n) : 0;
         if (changed < 0) return refused(s, what, n->message);
         n->accepted_time = n->event_time = n->time;
+        n->resume = 0;
         s->base.cached = 0;
         double next = 0.0;
         int defined = native_next_time_event(n, &next);
@@ -1151,6 +1162,7 @@ RuntimeStatus runtime_set_state(Runtime *s, void *state) {
     n->event_time = saved->event_time;
     n->initialized = saved->initialized;
     n->in_model_exchange = saved->in_model_exchange;
+    n->resume = 0, n->resume_checked = NAN;
     s->base.cached = 0;
     if (c->state_restored) c->state_restored(n);
     return RUNTIME_OK;
