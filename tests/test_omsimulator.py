@@ -11,6 +11,10 @@ variables), co-simulation and strongly coupled, against our own master.
 - Strongly coupled: every ``strongly_coupled`` export runs there (CVODE on the Model Exchange FMUs), at CVODE order
   5 and, for limit_stops and stick_slip (exact zeros of their indicators), at OMSimulator's default order 2: the
   body states agree with our monolithic master within the scenario's tolerance and the events are as many.
+- MSL's friction examples, exported strongly coupled (each friction element's lambda_loop wired to its lambda, so
+  OMSimulator's loop solver finds the locked force), run there at OMSimulator's defaults inside the Modelica
+  Association's tube for every compared signal, their mode columns equal to the reference's at every reference row
+  not within 1e-6 s of a switch of the reference.
 
 OMSimulator is found as ``MECHFMU_OMSIMULATOR`` or on PATH; without it these tests skip saying so, except under
 CI (``CI=true``), where its absence fails. Our runs are in-process (bit for bit the FMUs' runs:
@@ -66,7 +70,7 @@ def oms_runs(request, omsimulator, fmus, tmp_path_factory):
     pool = ThreadPoolExecutor(max_workers=1)
     futures = {}
     for kind, name in dict.fromkeys(jobs):
-        options = FAST_CVODE if kind == "sc" else []
+        options = FAST_CVODE if kind == "sc" else []  # sc-default, sc-friction: OMSimulator's own settings
         folder = work / kind / name.replace("/", "_")
         archive = export_ssp(ROOT / "scenarios" / name, folder / f"{folder.name}.ssp", strongly_coupled=kind != "cosim")
         futures[kind, name] = pool.submit(run_omsimulator, omsimulator, archive, folder, options)
@@ -145,6 +149,39 @@ def test_a_strongly_coupled_archive_runs_in_omsimulator_as_our_monolithic_master
     assert agreement.compared > 0
     assert agreement.worst <= 1.0, agreement
     assert agreement.oms_events == agreement.our_events
+
+
+#: the mode columns, compared by value at the reference's rows (MSL's constants)
+MODES = ("mode", "startForward", "startBackward")
+#: within this of a reference switch either mode counts (the reference's own resolution of an instant)
+SWITCH_WINDOW = 1e-6
+
+
+@pytest.mark.parametrize("kind, name", slow_but([("sc-friction", f"msl/{n}") for n in ("Brake", "CoupledClutches",
+                                                                                         "OneWayClutch")],
+                                                ("sc-friction", "msl/Brake")))
+def test_msl_friction_examples_run_strongly_coupled_in_omsimulator_inside_the_reference_tube(oms_runs, kind, name):
+    from mechfmu.validation.msl import event_times, read_msl_reference, tube_violation
+
+    folder = ROOT / "scenarios" / name
+    path = folder / "reference" / f"{folder.name}.csv"
+    reference = read_msl_reference(path)
+    compared = [c for c in (folder / "reference" / "comparisonSignals.txt").read_text().split() if c != "time"]
+    oms = finished(oms_runs, kind, name)
+    time = oms.signals["time"]
+    switches = event_times(path)
+    away = np.array([switches.size == 0 or np.min(np.abs(switches - t)) > SWITCH_WINDOW for t in reference["time"]])
+    last = np.searchsorted(time, reference["time"], side="right") - 1  # OMSimulator's last row at or before each
+    errors = {}
+    for column in compared:
+        if column.rsplit(".", 1)[1] in MODES:
+            mismatched = reference["time"][away & (oms.signals[column][last] != reference[column])]
+            assert mismatched.size == 0, (column, mismatched[:5])
+        else:
+            assert tube_violation(reference["time"], reference[column], time, oms.signals[column]) == 0.0, column
+            errors[column] = float(np.max(np.abs(np.interp(time, reference["time"], reference[column])
+                                                 - oms.signals[column])))  # at its rows (CVODE's steps)
+    print(f"\n{name}: OMSimulator {oms.wall_time:.2f} s; max abs error {errors}")
 
 
 def test_omsimulator_does_not_apply_a_linear_transformation(omsimulator, fmus, tmp_path):

@@ -1,6 +1,7 @@
 /* CoordinateSpringDamperExt and RotationalSpringDamperExt (components/coordinate_spring_damper_ext.py declares them
  * and states the law): Exudyn's Stribeck and bristle friction, limit stops and end-of-step switching, the event
  * indicators and Model Exchange's event mode. */
+#include <float.h>
 #include <math.h>
 
 #include "connector.h"
@@ -230,10 +231,10 @@ static int indicators(NativeInstance *n, double q, double v, double *out) {
     const int active = V(activeConnector) != 0.0;
     if (active && l.stops) {
         lower = q - l.lower, upper = l.upper - q;
-        if (n->in_model_exchange) {
+        if (n->in_model_exchange) { /* in contact: the penetration, a touching stop's 0 on the contact side (z > 0) */
             const double contact = n->state[STOP];
-            lower = contact < 0 ? -lower : lower;
-            upper = contact > 0 ? -upper : upper;
+            lower = contact < 0 ? (lower != 0.0 ? -lower : DBL_MIN) : lower;
+            upper = contact > 0 ? (upper != 0.0 ? -upper : DBL_MIN) : upper;
         }
     }
     if (active && bristle(&l)) {

@@ -36,11 +36,18 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from mechfmu.components.ports import ACTIVE, CONSTRAINT_EQUATION, LAMBDA
+from mechfmu.components.ports import LAMBDA, LAMBDA_LOOP
 from mechfmu.ssp.connection_maps import write_conversions
 from mechfmu.ssp.files import replaced
 from mechfmu.ssp.fmi_version import with_fmi_version
-from mechfmu.ssp.openmodelica import OMS_NS, openmodelica_annotations, strongly_coupled_refusal
+from mechfmu.ssp.elements import Connection
+from mechfmu.ssp.openmodelica import (
+    OMS_NS,
+    locked_force_loops,
+    openmodelica_annotations,
+    strongly_coupled_refusal,
+    unsolved_constraints,
+)
 from mechfmu.ssp.readback import ReadBackError, check_bindings, check_fmu, start_holders
 from mechfmu.ssp.scenario import NS, SSD_NAME, ComponentSpec, Scenario, component_class, load_scenario
 from mechfmu.ssp.system_bindings import nested_systems
@@ -55,7 +62,7 @@ from mechfmu.ssp.tool_notes import (
     oms_identifier,
     oms_refused_names,
     unconnected_input_connectors,
-    write_derived,
+    write_wires,
 )
 
 #: the name of the one parameter set each component's binding has in an archive: the set ecos applies with
@@ -168,26 +175,6 @@ def _members(components: dict[str, ComponentSpec], shared: bool) -> dict[str, st
     return members
 
 
-def unsolved_constraints(components: dict[str, ComponentSpec]) -> list[str]:
-    """The active constraints among ``components``: an input ``lambda`` (the force a master must solve at every
-    step) beside an output ``constraintEquation``, ``activeConnector`` not false. Our components by their
-    declarations (no FMU file needed), others by their model description."""
-    from mechfmu.fmu.declarations import declared_variables
-    from mechfmu.fmu.fmi3_arrays import read_description
-
-    names = []
-    for name, spec in components.items():
-        try:
-            declared = declared_variables(component_class(spec.fmu)).values()
-        except ValueError:  # not one of ours
-            declared = read_description(str(spec.fmu)).modelVariables
-        variables = {v.name: v.causality for v in declared}
-        if (variables.get(LAMBDA) == "input" and variables.get(CONSTRAINT_EQUATION) == "output"
-                and spec.parameters.get(ACTIVE, True) is not False):
-            names.append(name)
-    return names
-
-
 def export_ssp(scenario: str | Path, target: str | Path, shared_fmus: bool = False,
                strongly_coupled: bool = False, unsolved_constraints_allowed: bool = False,
                fmi_version: int = 2) -> Path:
@@ -215,15 +202,18 @@ def export_ssp(scenario: str | Path, target: str | Path, shared_fmus: bool = Fal
                    "letters, digits and _): rename them")
     if refusal:
         raise ValueError(f"cannot export {loaded.name} as a strongly coupled system: {refusal}")
-    constraints = unsolved_constraints(loaded.components)
+    looped = locked_force_loops(loaded.components)
+    constraints = [c for c in unsolved_constraints(loaded.components) if not (strongly_coupled and c in looped)]
     if constraints and not unsolved_constraints_allowed:
+        friction = ("; a friction element's locked force is solved by OMSimulator's strongly coupled system: "
+                    "export it with --strongly-coupled" if set(constraints) <= set(looped) else "")
         raise ValueError(
             f"cannot export {loaded.name} for other tools: its constraint {', '.join(map(repr, constraints))} needs "
             "its force lambda solved by the master at every step, which only mechfmu's constraint-solving "
             "algorithms do (newton); OMSimulator stops at the first step with the constraint's message, and "
             "libcosim, fmpy and ecos would move the bodies unconstrained. Run it with 'mechfmu run'; to write "
             "the archive anyway (for mechfmu, or to compare the tools' unconstrained runs) add "
-            "--unsolved-constraints (export_ssp(..., unsolved_constraints_allowed=True))")
+            f"--unsolved-constraints (export_ssp(..., unsolved_constraints_allowed=True)){friction}")
     members = _members(loaded.components, shared_fmus)
     files: dict[str, ComponentSpec] = {}
     system = root.find("ssd:System", NS)
@@ -245,7 +235,9 @@ def export_ssp(scenario: str | Path, target: str | Path, shared_fmus: bool = Fal
             connectors.remove(unfed)
     for named in (root, system):  # the model's name: OMSimulator refuses one that is not an identifier
         named.set("name", oms_identifier(named.get("name") or loaded.name))
-    write_derived(system, loaded)  # the signal derivatives every mechfmu master wires (Scenario.derived)
+    write_wires(system, loaded.derived)  # the signal derivatives every mechfmu master wires (Scenario.derived)
+    if strongly_coupled:  # OMSimulator's loop solver finds each locked force (locked_force_loops)
+        write_wires(system, [Connection(name, LAMBDA_LOOP, name, LAMBDA) for name in looped])
     write_conversions(system, loaded.connections)
     openmodelica_annotations(root, loaded.step_size, loaded.stop_time - loaded.start_time, root.get("name", ""),
                              strongly_coupled)
@@ -302,7 +294,8 @@ def export_notes(target: Path, shared_fmus: bool = False, strongly_coupled: bool
     if scenario is not None and (original := load_scenario(scenario, check=False).name) != loaded.name:
         lines.append(f"the model is named {loaded.name!r} in the archive: OMSimulator 2.1.3 refuses {original!r} "
                      "(a name is an ASCII letter, then letters, digits and _)")
-    if unsolved_constraints(loaded.components):
+    looped = locked_force_loops(loaded.components) if strongly_coupled else []
+    if [c for c in unsolved_constraints(loaded.components) if c not in looped]:
         unsolved = f"wrote {target}: its constraint is solved only by mechfmu's newton master; not by other tools"
         return Exported(Path(target), unsolved, tuple(lines), (unsolved,))
     if strongly_coupled:

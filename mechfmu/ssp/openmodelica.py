@@ -18,7 +18,8 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from typing import Any
 
-from mechfmu.ssp.scenario import NS, component_class
+from mechfmu.components.ports import ACTIVE, CONSTRAINT_EQUATION, LAMBDA, LAMBDA_LOOP
+from mechfmu.ssp.scenario import NS, ComponentSpec, component_class
 
 OMS_NS = "https://raw.githubusercontent.com/OpenModelica/OMSimulator/master/schema/oms.xsd"
 #: OMSimulator's defaults for the tolerances its fixed-step master declares (not used by a fixed step)
@@ -143,3 +144,34 @@ def openmodelica_annotations(root: ET.Element, step_size: float, span: float, na
         annotations.insert(0, annotation)  # OMSimulator reads it only as the first annotation there
     if strongly_coupled:
         _monolithic_master(annotations)
+
+
+def _variables(spec: ComponentSpec) -> dict[str, str]:
+    """A component's variables and their causalities: ours by their declarations (no FMU file needed), others by
+    their model description."""
+    from mechfmu.fmu.declarations import declared_variables
+    from mechfmu.fmu.fmi3_arrays import read_description
+
+    try:
+        declared = declared_variables(component_class(spec.fmu)).values()
+    except ValueError:  # not one of ours
+        declared = read_description(str(spec.fmu)).modelVariables
+    return {v.name: v.causality for v in declared}
+
+
+def unsolved_constraints(components: dict[str, ComponentSpec]) -> list[str]:
+    """The active constraints among ``components``: an input ``lambda`` (the force a master must solve at every
+    step) beside an output ``constraintEquation``, ``activeConnector`` not false."""
+    return [name for name, spec in components.items()
+            if (variables := _variables(spec)).get(LAMBDA) == "input"
+            and variables.get(CONSTRAINT_EQUATION) == "output" and spec.parameters.get(ACTIVE, True) is not False]
+
+
+def locked_force_loops(components: dict[str, ComponentSpec]) -> list[str]:
+    """The friction elements among ``components``: an input ``lambda`` beside an output ``lambda_loop`` (lambda −
+    a_rel while locked, else 0). A strongly coupled export wires each one's lambda_loop to its lambda: OMSimulator
+    solves that algebraic loop with the bodies' accelerations at every evaluation (KINSOL, with the FMUs' directional
+    derivatives), so the locked force keeps the relative acceleration 0, as mechfmu's monolithic master solves it
+    (``load_scenario`` drops such a wire: mechfmu's masters solve the force themselves)."""
+    return [name for name, spec in components.items()
+            if (variables := _variables(spec)).get(LAMBDA) == "input" and variables.get(LAMBDA_LOOP) == "output"]

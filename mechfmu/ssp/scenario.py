@@ -9,7 +9,8 @@ from the ``org.mechfmu`` annotation (``<mechfmu:Master algorithm=".." exchange="
 and atol the run's tolerance, ``mechfmu.master.accuracy``, and the adaptive step's); in a component
 ``<mechfmu:Free inputs=".."/>`` (``mechfmu.ssp.unconnected``), in the system ``<mechfmu:Sources fallback="built"/>``
 and ``<mechfmu:FreeInputs><mechfmu:Free component=".." inputs=".."/></mechfmu:FreeInputs>`` (the components'
-marks as an exported archive carries them: OMSimulator refuses annotations of a component).
+marks as an exported archive carries them: OMSimulator refuses annotations of a component). A wire from a friction
+element's ``lambda_loop`` to its own ``lambda`` (``openmodelica.locked_force_loops``) is dropped: our masters solve it.
 
 ``load_scenario`` checks everything it can before any FMU is instantiated and reports all
 problems at once in one ``ScenarioError``: unknown component or variable, missing FMU file,
@@ -28,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mechfmu.components.ports import LAMBDA, LAMBDA_LOOP
 from mechfmu.fmu.declarations import component_class, declared_variables, variable_unit
 from mechfmu.ssp import archive as ssp_archive
 from mechfmu.ssp.connection_maps import converted
@@ -187,7 +189,8 @@ def load_scenario(path: str | Path, check: bool = True, local: bool = False, bui
             problems.append(f"<mechfmu:Free component={owner!r}> of the system names no component")
             continue
         components[owner].free += free.get("inputs", "").split() or [""]
-    connections = [Connection(*ends) for ends in flat_connections]  # with factor and offset
+    connections = [Connection(*ends) for ends in flat_connections  # with factor and offset
+                   if not (ends[0] == ends[2] and ends[1:4:2] == (LAMBDA_LOOP, LAMBDA))]
     shown = Path(ssp_archive.shown(ssd.parent))  # an archive's, not the folder it is unpacked to
     scenario = Scenario(root.get("name") or (shown.stem if shown != ssd.parent else shown.name), ssd.parent,
                         components, connections)

@@ -15,7 +15,7 @@
   start, in-process, to a fixed point over the connections). An input declared as ``ssd:Connector`` but
   connected to nothing stops fmpy 0.3's reader (``UnboundLocalError``), or, after a connected one, wires it to
   that one's output: the export declares only connected inputs (``unconnected_input_connectors``).
-- Signal derivatives (``write_derived``): where a source's value input is wired and its derivative is not, every
+- Signal derivatives (``write_wires``): where a source's value input is wired and its derivative is not, every
   mechfmu master wires the signal's derivative to it (``Scenario.derived``); another tool would hold it at its
   start value (a road's speed 0), so the export writes those wires as connections of the archive.
 """
@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mechfmu.ssp.elements import Connection
 from mechfmu.ssp.parameters import NS
 from mechfmu.ssp.scenario import Scenario, component_class
 
@@ -147,21 +148,21 @@ def unconnected_input_connectors(element: ET.Element, name: str, scenario: Scena
             if c.get("kind") == "input" and c.get("name") not in fed]
 
 
-def write_derived(system: ET.Element, scenario: Scenario) -> None:
-    """Every wire of ``scenario.derived`` (a signal's derivative to a source's derivative input) written into the
-    top ``system`` of an SSD being exported as an ``ssd:Connection`` (its factor as an ``ssc:LinearTransformation``),
-    with the end connectors declared where they are not, so that another tool runs the physics every mechfmu master
-    runs. Raises ValueError naming a wire whose ends are not both components of the top system (a nested
-    system's component: its connection would need connectors on the systems between)."""
+def write_wires(system: ET.Element, wires: list[Connection]) -> None:
+    """Every wire of ``wires`` (``Scenario.derived``: a signal's derivative to a source's derivative input) written
+    into the top ``system`` of an SSD being exported as an ``ssd:Connection`` (its factor as an
+    ``ssc:LinearTransformation``), with the end connectors declared where they are not, so that another tool runs
+    the physics every mechfmu master runs. Raises ValueError naming a wire whose ends are not both components of the
+    top system (a nested system's component: its connection would need connectors on the systems between)."""
     ssd, ssc = f"{{{NS['ssd']}}}", f"{{{NS['ssc']}}}"
     elements = {e.get("name"): e for e in system.iterfind("ssd:Elements/ssd:Component", NS)}
     connections = system.find("ssd:Connections", NS)
-    if connections is None and scenario.derived:
+    if connections is None and wires:
         connections = ET.SubElement(system, f"{ssd}Connections")
-    for wire in scenario.derived:
+    for wire in wires:
         ends = ((wire.source, wire.source_variable, "output"), (wire.target, wire.target_variable, "input"))
         if any(name not in elements for name, _, _ in ends):
-            raise ValueError(f"cannot write the derived wire {wire.source}.{wire.source_variable} -> "
+            raise ValueError(f"cannot write the wire {wire.source}.{wire.source_variable} -> "
                              f"{wire.target}.{wire.target_variable} into the archive: its ends are not both "
                              "components of the top system; connect the derivative in the scenario")
         for name, variable, kind in ends:
