@@ -47,6 +47,7 @@ class DirectionalDerivatives:
     state: dict[str, Any]
     inputs: ClassVar[tuple[Any, ...]]
     outputs: ClassVar[tuple[Any, ...]]
+    parameters: ClassVar[tuple[Any, ...]]
     continuous_states: ClassVar[tuple[str, ...]]
 
     def partial_values(self) -> list[float]:

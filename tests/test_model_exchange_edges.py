@@ -12,6 +12,7 @@ side the inputs came from. Until event mode at a time event, a source outputs it
 or not the solver completed its step there."""
 import ctypes
 import math
+import sys
 
 import pytest
 from fmpy import read_model_description
@@ -101,13 +102,14 @@ def test_a_stop_left_exactly_on_its_zero_is_left(fmus, tmp_path, model):
 def test_a_stop_reached_exactly_on_its_zero_is_in_contact(fmus, tmp_path, model):
     """Free, stepped onto the lower stop exactly (limitStopsLower - ... : z = q - limitStopsLower = 0.0): event
     mode puts it in contact (a penetration of 0 kept as the least negative double), and the contact indicator
-    limitStopsLower - q leaves 0 upward as q goes on into the stop."""
+    limitStopsLower - q reads the least positive normal double there (the contact side: going on into the stop is
+    no second crossing), then grows as q goes on into the stop."""
     ext = Instance(fmus, tmp_path, model, STOPS)
     ext.move(0.01, flange_b__s=-0.1, flange_b__v=-1.0)
     assert ext.indicator("lowerStop") == 0.0 and ext.get("f") == 0.0
     ext.event_mode()
     assert ext.get("limitStopState") < 0.0 and ext.get("f") == -2.0
-    assert ext.indicator("lowerStop") == 0.0
+    assert ext.indicator("lowerStop") == sys.float_info.min
     ext.event_mode()
     assert ext.get("limitStopState") < 0.0
     ext.move(0.02, flange_b__s=-0.1001, flange_b__v=-1.0)
@@ -200,6 +202,25 @@ def test_a_source_holds_its_value_before_the_event_until_event_mode(fmus, tmp_pa
     assert checked == min(4, TIME_EVENTS[model])
 
 
+@pytest.mark.parametrize("model", SOURCES)
+def test_a_source_in_initialization_mode_gives_its_value_at_the_start_time(fmus, tmp_path, model):
+    """In initialization mode, before any event mode, a source whose time event is the start time itself gives its
+    value there, as Modelica's initial equations evaluate its relations at the start time (a Step its height),
+    not the left limit of continuous time: what OMSimulator passes on to the other FMUs before their first event
+    mode."""
+    parameters = {**COMPONENTS[model].example_parameters, "startTime": 0.0}
+    parameters = {k: v for k, v in parameters.items() if k in {p.name for p in COMPONENTS[model].parameters}}
+    fmu = model_exchange_instance(fmus, tmp_path, model, [])
+    refs = {v.name: v.valueReference for v in read_model_description(str(fmus[model])).modelVariables}
+    fmu.setupExperiment(startTime=0.0)
+    fmu.enterInitializationMode()
+    for name, value in parameters.items():
+        {str: fmu.setString, bool: fmu.setBoolean, int: fmu.setInteger}.get(type(value), fmu.setReal)([refs[name]],
+                                                                                                  [value])
+    assert fmu.getReal([refs["y"]])[0] == y_at(model, parameters, 0.0)
+    fmu.exitInitializationMode()
+
+
 #: the time events of each source at its example parameters: startTime (Ramp: and its end; Table: its 4 row times;
 #: Pulse: the rising and falling edge of each of its 3 periods)
 TIME_EVENTS = {"Step": 1, "Sine": 1, "Ramp": 2, "Table": 4, "Pulse": 6}
@@ -220,10 +241,12 @@ FRICTION_ELEMENTS = ["Clutch", "OneWayClutch", "RotationalBrake", "Brake", "Bear
 @pytest.mark.parametrize("model", FRICTION_ELEMENTS)
 def test_a_friction_element_locks_and_breaks_away_exactly_at_its_relations(fmus, tmp_path, model):
     """Sliding forward from the start (initial(): the speed 1), the speed stepped to exactly 0.0 (where CVODE may
-    land): event mode iterates (newDiscreteStatesNeeded) to locked, and the slip indicator of the locked mode
-    (tau0_max - |lambda|) is positive. lambda at exactly tau0_max keeps it locked (MSL's relation sa > tau0_max is
-    strict); one ulp beyond (the relative acceleration positive, as the torque that breaks it away gives), event
-    mode starts forward sliding."""
+    land; for this host, which holds the inputs through event mode, the speed indicator reads that 0 as the least
+    negative normal double, FMI's domain z <= 0): event mode takes it to stuck, and the iteration that would read
+    sa waits for the passed-on outputs; the resume indicator then asks for an event 1e-9 s later, where it locks,
+    and the slip indicator of the locked mode (tau0_max - |lambda|) is positive. lambda at exactly tau0_max keeps it
+    locked (MSL's relation sa > tau0_max is strict); one ulp beyond (the relative acceleration positive, as the
+    torque that breaks it away gives), event mode starts forward sliding."""
     cls = COMPONENTS[model]
     first, second = cls.quantities.flanges
     speed = f"{second}__{cls.quantities.velocity}"
@@ -233,7 +256,11 @@ def test_a_friction_element_locks_and_breaks_away_exactly_at_its_relations(fmus,
     element.event_mode()
     assert element.get("locked") == 0.0 and element.get("startForward") == 0.0
     element.move(0.02, **{speed: 0.0})
-    assert element.indicator(cls.quantities.relative_velocity) == 0.0
+    assert element.indicator(cls.quantities.relative_velocity) == -sys.float_info.min
+    element.event_mode()
+    assert element.get("locked") == 0.0 and element.indicator("resume") == pytest.approx(1e-9, rel=1e-6)
+    element.move(0.02 + 1e-9, **{speed: 0.0})
+    assert element.indicator("resume") <= 0.0
     element.event_mode()
     maximum = element.get("tau0_max" if cls.quantities.force == "tau" else "f0_max")
     assert element.get("locked") == 1.0 and element.indicator("slip") == maximum > 0.0

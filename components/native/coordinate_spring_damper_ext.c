@@ -231,10 +231,12 @@ static int indicators(NativeInstance *n, double q, double v, double *out) {
     const int active = V(activeConnector) != 0.0;
     if (active && l.stops) {
         lower = q - l.lower, upper = l.upper - q;
-        if (n->in_model_exchange) { /* in contact: the penetration, a touching stop's 0 on the contact side (z > 0) */
+        if (n->in_model_exchange) { /* in contact: the penetration (<= 0: out); a stop reached exactly (its contact
+                                     * the least double) stays on the contact side at 0, so that going on into it
+                                     * is no crossing */
             const double contact = n->state[STOP];
-            lower = contact < 0 ? (lower != 0.0 ? -lower : DBL_MIN) : lower;
-            upper = contact > 0 ? (upper != 0.0 ? -upper : DBL_MIN) : upper;
+            lower = contact < 0 ? (lower == 0.0 && contact == -5e-324 ? DBL_MIN : -lower) : lower;
+            upper = contact > 0 ? (upper == 0.0 && contact == 5e-324 ? DBL_MIN : -upper) : upper;
         }
     }
     if (active && bristle(&l)) {

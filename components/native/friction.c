@@ -329,14 +329,15 @@ static int iteration(NativeInstance *n, const int pre[5], const int next[5], int
     return -1;
 }
 
-/* Event mode with the inputs held (OMSimulator's and fmpy's: one FMU at a time, the loop solved after): the last
- * iteration at this instant changed the discrete state and no input was written since, so the next would read the
- * other FMUs' outputs of before the change (the host is marked as one that holds them). Where that iteration reads
- * sa (stuck: sa follows from the whole system's accelerations and lambda) it ends there; the `resume` indicator
- * asks for the rest once the outputs are passed on. */
+/* Model Exchange's event mode with the inputs held (OMSimulator's and fmpy's: one FMU at a time, the loop solved
+ * after): the last iteration at this instant changed the discrete state and no input was written since, so the
+ * next would read the other FMUs' outputs of before the change (the host is marked as one that holds them). Where
+ * that iteration reads sa (stuck: sa follows from the whole system's accelerations and lambda) it ends there; the
+ * `resume` indicator asks for the rest once the outputs are passed on. (Co-simulation's event mode iterates at its
+ * inputs, as its master gives them.) */
 static int held(const NativeInstance *n) {
     Rows *d = n->data;
-    if (!d || !d->changed || d->changed_time != n->time || d->passed) return 0;
+    if (!n->in_model_exchange || !d || !d->changed || d->changed_time != n->time || d->passed) return 0;
     d->changed = 0, d->holds_inputs = 1;
     return 1;
 }

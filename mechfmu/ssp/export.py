@@ -38,9 +38,9 @@ from typing import Any
 
 from mechfmu.components.ports import LAMBDA, LAMBDA_LOOP
 from mechfmu.ssp.connection_maps import write_conversions
+from mechfmu.ssp.elements import Connection
 from mechfmu.ssp.files import replaced
 from mechfmu.ssp.fmi_version import with_fmi_version
-from mechfmu.ssp.elements import Connection
 from mechfmu.ssp.openmodelica import (
     OMS_NS,
     locked_force_loops,
