@@ -12,9 +12,9 @@ variables), co-simulation and strongly coupled, against our own master.
   5 and, for limit_stops and stick_slip (exact zeros of their indicators), at OMSimulator's default order 2: the
   body states agree with our monolithic master within the scenario's tolerance and the events are as many.
 - MSL's friction examples, exported strongly coupled (each friction element's lambda_loop wired to its lambda, so
-  OMSimulator's loop solver finds the locked force), run there at OMSimulator's defaults inside the Modelica
-  Association's tube for every compared signal, their mode columns equal to the reference's at every reference row
-  not within 1e-6 s of a switch of the reference.
+  OMSimulator's loop solver finds the locked force), and its Backlash example run there at OMSimulator's defaults
+  inside the Modelica Association's tube for every compared signal, their mode columns equal to the reference's at
+  every reference row not within 1e-6 s of a switch of the reference.
 
 OMSimulator is found as ``MECHFMU_OMSIMULATOR`` or on PATH; without it these tests skip saying so, except under
 CI (``CI=true``), where its absence fails. Our runs are in-process (bit for bit the FMUs' runs:
@@ -70,7 +70,7 @@ def oms_runs(request, omsimulator, fmus, tmp_path_factory):
     pool = ThreadPoolExecutor(max_workers=1)
     futures = {}
     for kind, name in dict.fromkeys(jobs):
-        options = FAST_CVODE if kind == "sc" else []  # sc-default, sc-friction: OMSimulator's own settings
+        options = FAST_CVODE if kind == "sc" else []  # sc-default, sc-msl: OMSimulator's own settings
         folder = work / kind / name.replace("/", "_")
         archive = export_ssp(ROOT / "scenarios" / name, folder / f"{folder.name}.ssp", strongly_coupled=kind != "cosim")
         futures[kind, name] = pool.submit(run_omsimulator, omsimulator, archive, folder, options)
@@ -157,9 +157,9 @@ MODES = ("mode", "startForward", "startBackward")
 SWITCH_WINDOW = 1e-6
 
 
-@pytest.mark.parametrize("kind, name", slow_but([("sc-friction", f"msl/{n}") for n in ("Brake", "CoupledClutches",
-                                                                                         "OneWayClutch")],
-                                                ("sc-friction", "msl/Brake")))
+@pytest.mark.parametrize("kind, name", slow_but([("sc-msl", f"msl/{n}") for n in ("Brake", "CoupledClutches",
+                                                                                    "OneWayClutch", "Backlash")],
+                                                ("sc-msl", "msl/Brake")))
 def test_msl_friction_examples_run_strongly_coupled_in_omsimulator_inside_the_reference_tube(oms_runs, kind, name):
     from mechfmu.validation.msl import event_times, read_msl_reference, tube_violation
 
