@@ -46,7 +46,11 @@ where <= 0; not of the elements that are never free), ``indicator.w_rel`` (``ind
 while sliding or starting (1 locked or free: no relation of w_rel switches then), ``indicator.slip`` = tau0_max −
 |lambda| locked, sa − tau0 in startForward, −tau0 − sa in startBackward, 1 + w_rel/w_small sliding forward (MSL's
 w_rel < −w_small), 1 − w_rel/w_small sliding backward, 1 otherwise. Its
-accelerations ``flange_x.a`` (``support.a``) are inputs (sa needs a_rel): a scenario wires them.
+accelerations ``flange_x.a`` (``support.a``) are inputs (sa needs a_rel): a scenario wires them. ``lambda_loop``
+(lambda − a_rel locked, else 0) wired to lambda makes the locked force an algebraic loop's fixed point (OMSimulator).
+Where a host holds the inputs through Model Exchange's event mode (OMSimulator, fmpy) the element stops where an
+iteration would read sa (stuck); ``indicator.resume`` (else 1) falls through 0 1e-9 s after an event mode whose
+passed-on inputs still change the state, where it goes on (native/friction.c: held, below_zero, transient_sign).
 
 Parameters as MSL's: ``mu_pos`` (rows "w_rel, mu; ..." of the positive sliding friction coefficient, w_rel in
 rad/s increasing, interpolated linearly and extrapolated through the last two rows: MSL's LinearSegments and
