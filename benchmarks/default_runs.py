@@ -71,7 +71,11 @@ def piecewise(rhs, kinks, y0: list[float], times: np.ndarray) -> np.ndarray:
         if solution.status != 1:
             break
         t0, y = solution.t[-1], solution.y[:, -1]
-        step = solve_ivp(rhs, (t0, t0 + 1e-9), y, method="DOP853", rtol=1e-13, atol=1e-15)  # past the kink
+        step = solve_ivp(rhs, (t0, t0 + 1e-9), y, method="DOP853", rtol=1e-13, atol=1e-15,
+                         dense_output=True)  # past the kink
+        within = times[(times > t0) & (times < step.t[-1])]  # a grid point just after the kink (the piece ends there)
+        if len(within):
+            pieces.append((within, step.sol(within)))
         t0, y = step.t[-1], step.y[:, -1]
     kept: dict[float, np.ndarray] = {}
     for at, values in pieces:
