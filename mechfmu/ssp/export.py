@@ -205,15 +205,22 @@ def export_ssp(scenario: str | Path, target: str | Path, shared_fmus: bool = Fal
     looped = locked_force_loops(loaded.components)
     constraints = [c for c in unsolved_constraints(loaded.components) if not (strongly_coupled and c in looped)]
     if constraints and not unsolved_constraints_allowed:
-        friction = ("; a friction element's locked force is solved by OMSimulator's strongly coupled system: "
-                    "export it with --strongly-coupled" if set(constraints) <= set(looped) else "")
+        listed, anyway = ", ".join(map(repr, constraints)), ("--unsolved-constraints (export_ssp(..., "
+                                                            "unsolved_constraints_allowed=True))")
+        if set(constraints) <= set(looped):  # friction elements only
+            raise ValueError(
+                f"cannot export {loaded.name} for other tools: its friction element {listed} needs its force "
+                "lambda solved by the master while locked, which mechfmu's monolithic master (auto's choice) and "
+                "newton-friction do, and OMSimulator's strongly coupled system through the loop --strongly-coupled "
+                "writes; OMSimulator's co-simulation, libcosim, fmpy and ecos would leave it at its start value "
+                "(the FMU warns). Run it with 'mechfmu run', or export it with --strongly-coupled for OMSimulator; "
+                f"to write this archive anyway add {anyway}")
         raise ValueError(
-            f"cannot export {loaded.name} for other tools: its constraint {', '.join(map(repr, constraints))} needs "
+            f"cannot export {loaded.name} for other tools: its constraint {listed} needs "
             "its force lambda solved by the master at every step, which only mechfmu's constraint-solving "
             "algorithms do (newton); OMSimulator stops at the first step with the constraint's message, and "
             "libcosim, fmpy and ecos would move the bodies unconstrained. Run it with 'mechfmu run'; to write "
-            "the archive anyway (for mechfmu, or to compare the tools' unconstrained runs) add "
-            f"--unsolved-constraints (export_ssp(..., unsolved_constraints_allowed=True)){friction}")
+            f"the archive anyway (for mechfmu, or to compare the tools' unconstrained runs) add {anyway}")
     members = _members(loaded.components, shared_fmus)
     files: dict[str, ComponentSpec] = {}
     system = root.find("ssd:System", NS)
