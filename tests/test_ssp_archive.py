@@ -105,7 +105,7 @@ def test_export_and_run_from_the_command_line(fmus, tmp_path):
 
 @pytest.mark.slow
 def test_a_scenario_with_a_constraint_is_exported_only_when_asked(fmus, tmp_path):
-    """No tool but our newton master solves a constraint's force: export-ssp refuses it (exit 2, naming the
+    """No tool but our masters solve a constraint's force: export-ssp refuses it (exit 2, naming the
     constraint and the option); with --unsolved-constraints the archive is written, says so, and runs here."""
     archive = tmp_path / "gm.ssp"
 
@@ -116,6 +116,10 @@ def test_a_scenario_with_a_constraint_is_exported_only_when_asked(fmus, tmp_path
     assert refused.returncode == 2 and not archive.exists()
     assert "constraint 'gear'" in refused.stderr and "--unsolved-constraints" in refused.stderr, refused.stderr
     written = cli("export-ssp", "scenarios/geared_masses", "-o", str(archive), "--unsolved-constraints")
-    assert written.returncode == 0 and "solved only by mechfmu's newton master" in written.stdout, written.stderr
+    assert written.returncode == 0 and "the force of gear is solved only by mechfmu's monolithic and newton masters" \
+        in written.stdout, written.stderr
+    friction = cli("export-ssp", "scenarios/msl/Brake", "-o", str(tmp_path / "brake.ssp"), "--unsolved-constraints")
+    assert friction.returncode == 0, friction.stderr
+    assert "is solved only by mechfmu's monolithic and newton-friction masters" in friction.stdout, friction.stdout
     run = cli("run", str(archive), "--stop", "0.01")
     assert run.returncode == 0 and "geared_masses (FMUs, newton): ok" in run.stdout, run.stdout + run.stderr

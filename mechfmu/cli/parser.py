@@ -184,8 +184,9 @@ def make_parser() -> argparse.ArgumentParser:
                    help="OMSimulator's strongly coupled system: its FMUs as Model Exchange FMUs integrated by CVODE "
                         "(ours: the monolithic master); every FMU needs a Model Exchange interface")
     p.add_argument("--unsolved-constraints", action="store_true",
-                   help="write a scenario with a constraint all the same: only mechfmu's newton algorithm solves "
-                        "its force; OMSimulator stops at the first step, libcosim, fmpy and ecos run unconstrained")
+                   help="write a scenario with a constraint or friction element all the same: only mechfmu's "
+                        "masters solve its force (monolithic; newton for a constraint, newton-friction for friction); "
+                        "OMSimulator stops at a constraint's first step, libcosim, fmpy and ecos run unconstrained")
     p.add_argument("--fmi-version", choices=("2", "3"), default="2",
                    help="2 (default): mechfmu's FMUs as FMI 2.0 FMUs, which every tool named runs; 3: as FMI 3.0 FMUs, "
                         "which mechfmu and ecos run (not OMSimulator 2.1.3, libcosim or fmpy's simulate_ssp)")

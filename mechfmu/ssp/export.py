@@ -218,7 +218,7 @@ def export_ssp(scenario: str | Path, target: str | Path, shared_fmus: bool = Fal
         raise ValueError(
             f"cannot export {loaded.name} for other tools: its constraint {listed} needs "
             "its force lambda solved by the master at every step, which only mechfmu's constraint-solving "
-            "algorithms do (newton); OMSimulator stops at the first step with the constraint's message, and "
+            "algorithms do (monolithic, newton); OMSimulator stops at the first step with the constraint's message, and "
             "libcosim, fmpy and ecos would move the bodies unconstrained. Run it with 'mechfmu run'; to write "
             f"the archive anyway (for mechfmu, or to compare the tools' unconstrained runs) add {anyway}")
     members = _members(loaded.components, shared_fmus)
@@ -301,9 +301,10 @@ def export_notes(target: Path, shared_fmus: bool = False, strongly_coupled: bool
     if scenario is not None and (original := load_scenario(scenario, check=False).name) != loaded.name:
         lines.append(f"the model is named {loaded.name!r} in the archive: OMSimulator 2.1.3 refuses {original!r} "
                      "(a name is an ASCII letter, then letters, digits and _)")
-    looped = locked_force_loops(loaded.components) if strongly_coupled else []
-    if [c for c in unsolved_constraints(loaded.components) if c not in looped]:
-        unsolved = f"wrote {target}: its constraint is solved only by mechfmu's newton master; not by other tools"
+    friction = locked_force_loops(loaded.components)
+    if left := [c for c in unsolved_constraints(loaded.components) if not (strongly_coupled and c in friction)]:
+        masters = "monolithic and newton-friction" if set(left) <= set(friction) else "monolithic and newton"
+        unsolved = f"wrote {target}: the force of {', '.join(left)} is solved only by mechfmu's {masters} masters"
         return Exported(Path(target), unsolved, tuple(lines), (unsolved,))
     if strongly_coupled:
         summary = (f"wrote {target}: a strongly coupled system of Model Exchange FMUs (OMSimulator: CVODE, as "
