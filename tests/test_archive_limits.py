@@ -284,3 +284,36 @@ def test_file_and_folder_of_one_name_refused_by_entry_and_path(oscillator, tmp_p
     assert f"entry {second!r} cannot be unpacked to " in message, message
     assert "(the archive holds a file and a folder of that name)" in message, message
     assert "[Errno" not in message
+
+
+def test_an_fmu_is_unpacked_without_the_binaries_of_other_platforms(fmus, tmp_path):
+    """An FMU's binaries for other platforms are never loaded here: they are neither unpacked nor read, so a damaged
+    one costs nothing (FMI lets an importer load the binary of its own platform only); the model description,
+    resources and this platform's binary are unpacked, and the FMU runs."""
+    import fmpy
+
+    from mechfmu.master.fmu_slave import FmuSlave
+    from mechfmu.ssp.archive import extract
+    source = tmp_path / "Mass.fmu"
+    with zipfile.ZipFile(fmu_path("Mass")) as zin, zipfile.ZipFile(source, "w", zipfile.ZIP_STORED) as zout:
+        names = zin.namelist()
+        for name in names:
+            zout.writestr(name, zin.read(name))
+    with zipfile.ZipFile(source) as zf:
+        entry = next(i for i in zf.infolist() if i.filename.startswith("binaries/win64/"))
+    raw = bytearray(source.read_bytes())
+    raw[entry.header_offset + 30 + len(entry.filename) + 100] ^= 0xFF  # the Windows binary damaged: its CRC fails
+    source.write_bytes(bytes(raw))
+    assert any(n.startswith("binaries/win64/") for n in names)
+    folder = extract(source, "FMU")
+    unpacked = {str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file()}
+    assert {"modelDescription.xml", f"binaries/{fmpy.platform}/Mass.so"} <= unpacked
+    assert {n for n in names if not n.startswith("binaries/")} <= unpacked
+    assert not any(n.startswith("binaries/") and not n.startswith(f"binaries/{fmpy.platform}/") for n in unpacked)
+    slave = FmuSlave("mass", source)
+    slave.enter_initialization(0.0, None)
+    slave.exit_initialization()
+    slave.set(["f_drive"], [2.0])
+    assert slave.do_step(0.0, 1e-3)
+    assert slave.get(["v"])[0] > 0.0  # driven forward: the Linux binary ran
+    slave.terminate()

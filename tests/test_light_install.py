@@ -110,3 +110,18 @@ def test_a_prebuilt_library_is_found_for_this_machine(monkeypatch, tmp_path):
     library.write_bytes(b"")
     assert prebuilt_module.prebuilt_library(library.name, tmp_path) == library
     assert prebuilt_module.prebuilt_library("mechfmu_exchange_other.so", tmp_path) is None
+
+
+@pytest.mark.parametrize("algorithm, imports_scipy", [("jacobi", False), ("monolithic", True)])
+def test_a_run_imports_scipy_only_when_its_master_integrates_with_it(fmus, algorithm, imports_scipy):
+    """scipy (a third of a second to import) comes with the monolithic master's integrator and event location,
+    not with the command line, the scenario or a co-simulation master."""
+    import subprocess
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parent.parent
+    script = ("import sys; from mechfmu.cli import main; "
+              f"code = main(['run', 'scenarios/oscillator', '--algorithm', '{algorithm}', '--stop', '0.01']); "
+              "print('scipy' in sys.modules, code)")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=root, timeout=300)
+    assert done.stdout.splitlines()[-1] == f"{imports_scipy} 0", done.stdout + done.stderr

@@ -112,8 +112,16 @@ def _unpack_entry(zf: zipfile.ZipFile, info: zipfile.ZipInfo, target: Path, budg
     return written
 
 
+def _other_platform(name: str) -> bool:
+    """An FMU's entry ``binaries/<platform>/...`` of a platform other than this one (never loaded here)."""
+    import fmpy
+    parts = name.split("/")
+    return len(parts) > 2 and parts[0] == "binaries" and parts[1] not in (fmpy.platform, fmpy.platform_tuple)
+
+
 def unpack_into(archive: Path, folder: Path, kind: str = "SSP archive") -> None:
-    """Unpack ``archive`` (an ``kind``) into ``folder`` within the limits; ArchiveError saying what is wrong,
+    """Unpack ``archive`` (an ``kind``) into ``folder`` within the limits (an FMU without its binaries for other
+    platforms, which are neither read nor checked); ArchiveError saying what is wrong,
     naming the entry and the path where a file cannot be written (a file and a folder of one name, a full
     disk, the file size limit)."""
     root = folder.resolve()
@@ -122,6 +130,8 @@ def unpack_into(archive: Path, folder: Path, kind: str = "SSP archive") -> None:
             check_directory(zf)
             budget = limit("MECHFMU_SSP_MAX_BYTES")
             for info in zf.infolist():
+                if kind == "FMU" and _other_platform(info.filename):
+                    continue
                 target = (root / info.filename).resolve()
                 if not target.is_relative_to(root) or (target == root and not info.is_dir()):
                     raise ArchiveError(f"entry {info.filename!r} lies outside the archive's folder")

@@ -38,7 +38,6 @@ import math
 from typing import Any
 
 import numpy as np
-from scipy.optimize import brentq
 
 from mechfmu.master.algorithms.base import (
     CouplingAlgorithm,
@@ -51,7 +50,6 @@ from mechfmu.master.algorithms.base import (
 from mechfmu.master.algorithms.monolithic_programs import CompiledExchange
 from mechfmu.master.constraint_forces import AlgebraicView, ConstraintForces
 from mechfmu.master.coupled_system import CoupledSystem
-from mechfmu.master.integrators import SOLVERS, dense_output
 from mechfmu.master.jacobian import SystemJacobian
 
 #: FMI 2.0's domains of an indicator are z > 0 and z <= 0: a zero is moved this far below 0 (so one that stays 0, as
@@ -207,12 +205,14 @@ class Monolithic(CompiledExchange, CouplingAlgorithm):
     def _restart(self, system: CoupledSystem, t: float, x: np.ndarray) -> None:
         """A new integrator from (t, x) (after an event) up to the next time event or the stop time."""
         bounds = [e for c in self.components if (e := c.next_time_event()) is not None and e > t]
+        from mechfmu.master.integrators import SOLVERS, dense_output  # scipy: imported by the runs that need it
         self.solver = SOLVERS[self.config["method"]](lambda s, y: self._derivatives(system, s, y), t, x,
                                                      min(bounds + [self.stop_time]), rtol=self.config["ode_rtol"],
                                                      atol=self.config["ode_atol"],
                                                      jac=None if self.jacobian is None
                                                      else lambda s, y: self._jacobian(system, s, y))
         self.dense: Any = None  # the dense output of the integrator's last step
+        self._dense_output = dense_output
         self.z = self._indicators(system, t, x)  # the indicators at the integrator's point
         self.pending: tuple[float, list[int]] | None = None  # a crossing in the last step: (root, indicators)
 
@@ -230,6 +230,7 @@ class Monolithic(CompiledExchange, CouplingAlgorithm):
         if not crossed:
             self.z = z
             return
+        from scipy.optimize import brentq
         roots = {}
         for i in crossed:
             try:
@@ -326,5 +327,5 @@ class Monolithic(CompiledExchange, CouplingAlgorithm):
                                                            f"t = {solver.t!r} s")
                     return
                 self.counters["solver_steps"] += 1
-                self.dense = dense_output(solver)
+                self.dense = self._dense_output(solver)
                 self._watch(system, ignored)
