@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parent.parent
 FUZZ = ROOT / "tests" / "fuzz"
 HARNESSES = sorted(FUZZ.glob("fuzz_*.c"))
 FLAGS = ["-g", "-O1", "-fsanitize=fuzzer,address,undefined", "-fno-sanitize-recover=all", "-DMECHFMU_NATIVE",
-         f"-I{ROOT / 'components/native'}", f"-I{ROOT / 'mechfmu/fmu'}", f"-I{HEADERS}"]
+         f"-I{ROOT / 'components/native'}", f"-I{ROOT / 'mechfmu/fmu'}", f"-I{ROOT / 'mechfmu/master'}", f"-I{HEADERS}"]
 #: seconds each harness runs; inputs at most this long (a state of the small class, a start_values.json, an
 #: expression, a table are all shorter)
 SECONDS = 20 if os.environ.get("CI") == "true" else 4

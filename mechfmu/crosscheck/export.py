@@ -25,9 +25,10 @@ from pathlib import Path
 from mechfmu import __version__
 from mechfmu.components import fmi
 from mechfmu.components.start_values import start_values_text
+from mechfmu.master.csv_text import csv_row
 from mechfmu.master.observers import Observer
 from mechfmu.master.result import Run
-from mechfmu.master.result_files import csv_header, csv_row
+from mechfmu.master.result_files import csv_header
 from mechfmu.master.simulate import simulate
 from mechfmu.master.slaves import LocalSlave
 from mechfmu.ssp.readback import ReadBackError, check_fmu

@@ -20,6 +20,7 @@ from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from mechfmu.master.csv_text import csv_line
 from mechfmu.master.interrupt import INTERRUPT
 from mechfmu.master.mat_v4 import DOUBLE, INT32, TEXT, matrix, text_matrix
 from mechfmu.master.observers import Observer, is_stream
@@ -31,10 +32,6 @@ if TYPE_CHECKING:
 def csv_header(names: list[str]) -> str:
     """The quoted header line (RFC 4180: a quote inside a name is doubled)."""
     return ",".join('"' + n.replace('"', '""') + '"' for n in names) + "\n"
-
-
-def csv_row(row: tuple[float, ...]) -> str:
-    return ",".join(repr(float(v)) for v in row) + "\n"
 
 
 def partial_path(path: Path) -> Path:
@@ -279,7 +276,7 @@ class CsvWriter(ResultFile):
         return csv_header(run.column_names).encode()
 
     def encode(self, row: tuple[float, ...]) -> bytes:
-        return csv_row(row).encode()
+        return csv_line(row)
 
 
 class MatWriter(ResultFile):

@@ -218,8 +218,8 @@ def export_ssp(scenario: str | Path, target: str | Path, shared_fmus: bool = Fal
         raise ValueError(
             f"cannot export {loaded.name} for other tools: its constraint {listed} needs "
             "its force lambda solved by the master at every step, which only mechfmu's constraint-solving "
-            "algorithms do (monolithic, newton); OMSimulator stops at the first step with the constraint's message, and "
-            "libcosim, fmpy and ecos would move the bodies unconstrained. Run it with 'mechfmu run'; to write "
+            "algorithms do (monolithic, newton); OMSimulator stops at the first step with the constraint's message, "
+            "and libcosim, fmpy and ecos would move the bodies unconstrained. Run it with 'mechfmu run'; to write "
             f"the archive anyway (for mechfmu, or to compare the tools' unconstrained runs) add {anyway}")
     members = _members(loaded.components, shared_fmus)
     files: dict[str, ComponentSpec] = {}
