@@ -4,7 +4,13 @@ at the default tolerance), with the estimate and without it (``estimate_error=Fa
 each, in this process. Printed per case: the wall times, the estimate's wall share of the run it judges
 ((with - without) / without) and its FMU calls as a share of the run's. Target: at most 30 % of the run.
 
+``--long STOP``: instead, stick_slip with its own master (Jacobi, h = 1e-4 s) to STOP s (1,000: 10^7 steps), as
+``mechfmu run scenarios/stick_slip --stop STOP`` runs it (no rows kept in memory), once with the estimate and once
+without: the ratio of the wall times (target: at most 1.3) and when the run's first row reached the observers
+(target: within 1 s of the call, as without the estimate).
+
     python3 benchmarks/estimate_cost.py [--repeat 3] [CASE ...]
+    python3 benchmarks/estimate_cost.py --long 1000
 """
 from __future__ import annotations
 
@@ -20,6 +26,37 @@ sys.path.insert(0, str(HERE))
 from default_runs import impact_run, shipped, two_mass_run, without_master  # noqa: E402
 
 TARGET = 0.30
+LONG_TARGET, FIRST_ROW = 1.3, 1.0
+
+
+def long_run(stop: float) -> None:
+    """stick_slip to ``stop`` with and without the estimate: wall times, their ratio, the first row's latency."""
+    from mechfmu.master.observers import Observer
+    from mechfmu.master.simulate import simulate
+
+    class FirstRow(Observer):
+        def __init__(self) -> None:
+            self.at = float("nan")
+
+        def initialized(self, run) -> None:
+            if self.at != self.at:
+                self.at = time.perf_counter()
+
+    scenario = HERE.parent / "scenarios" / "stick_slip"
+    simulate(scenario, stop=0.1, record=False)  # warm: libraries loaded, FMUs unpacked
+    walls, first = {}, {}
+    for estimate in (False, True):
+        row = FirstRow()
+        started = time.perf_counter()
+        result = simulate(scenario, stop=stop, record=False, observers=[row], estimate_error=estimate)
+        walls[estimate], first[estimate] = time.perf_counter() - started, row.at - started
+        method = result.accuracy.method[:60] if estimate and result.accuracy else ""
+        print(f"stick_slip to {stop:g} s, {'with' if estimate else 'without'} the estimate: {walls[estimate]:.1f} s, "
+              f"first row after {first[estimate]:.3f} s ({result.status}; {method})", flush=True)
+    ratio = walls[True] / walls[False]
+    print(f"with / without: {ratio:.2f} (target <= {LONG_TARGET}: {'met' if ratio <= LONG_TARGET else 'NOT met'}); "
+          f"first row {first[True]:.3f} s (target <= {FIRST_ROW} s: "
+          f"{'met' if first[True] <= FIRST_ROW else 'NOT met'})")
 
 
 def timed(case: str, work: Path, estimate: bool) -> tuple[float, int, int]:
@@ -44,9 +81,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("cases", nargs="*", help="impact, two_mass or a shipped scenario (default: all)")
     parser.add_argument("--repeat", type=int, default=3, help="runs of each, the fastest kept")
+    parser.add_argument("--long", type=float, metavar="STOP", help="stick_slip to STOP s with and without")
     args = parser.parse_args()
     from mechfmu.fmu.build import build
     build()
+    if args.long:
+        long_run(args.long)
+        return
     cases = args.cases or ["impact", "two_mass", *shipped()]
     print(f"{'case':<26}{'without s':>10}{'with s':>9}{'wall share':>11}{'calls share':>12}  target <= 30 %")
     shares = []
