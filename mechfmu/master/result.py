@@ -153,6 +153,9 @@ class Result:
         return text + (f"\n{self.message}" if self.message else "")
 
 
+_smallest, _largest = np.minimum.reduce, np.maximum.reduce
+
+
 class Run:
     """What observers see of a running simulation: scenario name, step count, the current step index
     and time, the column names, and ``row``, the values of the current communication point (time
@@ -198,10 +201,10 @@ class Run:
 
     def within(self, bound: float) -> bool:
         """Every value of the current point but its time is finite and at most ``bound`` in magnitude."""
-        if self._row is None:  # the compiled reader's values, as numpy
+        if self._row is None:  # the compiled reader's values, as numpy: a NaN is its own minimum and maximum
             assert self.outputs is not None
             outputs = self.outputs
-            return (bool(np.isfinite(outputs).all()) and (not outputs.size or float(np.abs(outputs).max()) <= bound)
+            return ((not outputs.size or -bound <= _smallest(outputs) and _largest(outputs) <= bound)
                     and all(abs(x) <= bound for x in self._extras))
         values = self._row[1:]
         return not values or (math.isfinite(sum(values)) and -bound <= min(values) and max(values) <= bound)

@@ -257,11 +257,11 @@ class Monolithic(CompiledExchange, CouplingAlgorithm):
         return t, np.asarray(self.dense(t), dtype=float)
 
     def _accept(self, system: CoupledSystem, t: float, x: np.ndarray) -> None:
-        if self.compiled is not None and self.forces is None and self._evaluated != (t, x.tobytes()):
+        if self.compiled is not None and self.forces is None and self._evaluated != (key := (t, x.tobytes())):
             self.compiled["accept"].run(t, states=np.ascontiguousarray(x, dtype=float))  # _put's calls, completed's
             for component in self.components:
                 component.time = t
-            self._evaluated = (t, x.tobytes())
+            self._evaluated = key
             return
         self._put(system, t, x)
         if self.compiled is not None:
