@@ -16,15 +16,17 @@ coupled one (``--strongly-coupled``: Model Exchange FMUs, CVODE). Each tool runs
 Error: the largest difference of a body's position or angle (those the reference has) at the tool's rows from the
 reference there (fmpy's rows put at the end of their step, its bodies read off their flanges:
 ``mechfmu.crosscheck.tool_results``), against the scenario's tolerance (atol + rtol·largest |position|); an MSL
-example: every Modelica Association comparison signal the tool's result has, at the reference's rows (the tool's
-row there, else a straight line between its rows, counted in the note), as a fraction of the tube's half-height.
+example: every Modelica Association comparison signal the tool's result has, at the reference's rows where the tool
+has rows there (the tools on the scenario's grid), else at the tool's rows with the reference interpolated linearly
+between its rows (OMSimulator: CVODE's steps; said in the note), as a fraction of the tube's half-height.
 
-    python3 benchmarks/side_by_side.py [--cases CASE ...] [--repeat 3] [--write-docs]
+    python3 benchmarks/side_by_side.py [--cases CASE ...] [--repeat 3] [--oms-option=OPTION ...] [--write-docs]
+
+Run on demand (all cases, best of 3: about 10 minutes on two cores), never as a test.
 """
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import math
 import os
@@ -38,10 +40,9 @@ from pathlib import Path
 
 import numpy as np
 from side_by_side_cases import NOT_YET, ROOT, judge, quarter_car, shipped
+from side_by_side_table import DOCS, section, table, write_docs
 
 HERE = Path(__file__).resolve().parent
-DOCS = ROOT / "docs" / "performance.md"
-BEGIN, END = "<!-- side_by_side.py: begin -->", "<!-- side_by_side.py: end -->"
 TIMEOUT = 900.0
 
 
@@ -263,66 +264,6 @@ def measure(name: str, repeat: int, program: Path | None, oms_options: list[str]
             cell.notes.append("the constraint's force unsolved: the bodies move unconstrained")
     judge(case, cells)
     return case, cells
-
-
-def table(results: list[tuple[Case, list[Cell]]], markdown: bool) -> str:
-    head = ["case", "tool", "wall s", "run s", "error", "tolerance", "note"]
-    lines = []
-    for case, cells in results:
-        label = case.name + (f" ({'; '.join(case.marks)})" if case.marks else "")
-        for i, c in enumerate(cells):
-            refused = f"refused: {c.refused}" if c.refused else ""
-            wall, run = ("" if math.isnan(x) else f"{x:.2f}" if x >= 0.1 else f"{x:.3f}" for x in (c.wall, c.run))
-            note = "; ".join(([refused] if refused else []) + c.notes)
-            lines.append([label if i == 0 else "", c.tool, wall, run, c.error, c.tolerance, note])
-    if markdown:
-        return "\n".join("| " + " | ".join(s.replace("|", "/") for s in row) + " |"
-                         for row in [head, ["---"] * len(head), *lines])
-    widths = [max(len(r[i]) for r in [head, *lines]) for i in range(len(head) - 1)]
-    return "\n".join(" | ".join(s.ljust(w) for s, w in zip(row, widths)) + " | " + row[-1] for row in [head, *lines])
-
-
-def section(results: list[tuple[Case, list[Cell]]], repeat: int, oms_options: list[str], load: float,
-            minutes: float) -> str:
-    today = datetime.date.today().isoformat()
-    options = f"with `{' '.join(oms_options)}`" if oms_options else "at its default options (CVODE up to order 2)"
-    return f"""{BEGIN}
-## Beside other tools
-
-`python3 benchmarks/side_by_side.py --write-docs` regenerates this section ({minutes:.0f} minutes; `--cases` picks
-some, `--repeat` sets the runs): every shipped scenario (one with a constraint exported with
-`--unsolved-constraints`, one with a friction element strongly coupled only) and a quarter car the benchmark builds
-with `System` (a 250 kg body on a 35 kg wheel whose tyre, a unilateral contact, lifts off the road and lands again),
-each exported once and run in mechfmu, OpenModelica's OMSimulator, fmpy's `simulate_ssp` and libcosim (libcosimpy),
-each as a whole process, best of {repeat}: `wall s` from the process's start to its end (fmpy and libcosim in a
-Python process that imports only the tool; Python with its bytecode cached, PYTHONDONTWRITEBYTECODE unset, as an
-installed package runs), `run s` the run alone as the tool tells it (OMSimulator: `--wallTime=true`, in one more
-run). mechfmu runs the co-simulation archive with the scenario's master and its error estimate, as `mechfmu run
-NAME.ssp` does (the strongly coupled archive where export-ssp writes no other); OMSimulator the strongly coupled
-archive (CVODE on the Model Exchange FMUs) {options}; fmpy and libcosim the co-simulation archive at the
-scenario's step (fixed-step Jacobi, first order: an explicit coupling of stiff elements at that step can go
-unstable). `error`: the largest difference of a body's position or angle from the case's independent reference
-at the tool's rows (fmpy's rows at the end of their step), against the scenario's tolerance; an MSL example: the
-Modelica Association's reference at its rows (OMSimulator, whose rows are CVODE's steps: at its rows, the reference
-interpolated linearly between its own), as a fraction of the tube's half-height (1: on the tube's edge).
-`benchmarks/side_by_side_cases.py` says what each reference is; {NOT_YET}.
-
-Measured on {today} on the project's 2-core machine while other sessions ran tests on it (load average
-{load:.1f} at the start): the wall times are noisy; regenerate the table on a quiet machine before reading a ratio
-off it.
-
-{table(results, markdown=True)}
-{END}"""
-
-
-def write_docs(text: str) -> None:
-    page = DOCS.read_text()
-    if BEGIN in page:
-        before, rest = page.split(BEGIN, 1)
-        page = before + text + rest.split(END, 1)[1]
-    else:
-        page = page.rstrip("\n") + "\n\n" + text + "\n"
-    DOCS.write_text(page)
 
 
 def main() -> None:

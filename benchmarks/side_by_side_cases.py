@@ -219,8 +219,8 @@ def judge_msl(case, cells: list) -> None:
                 if c != "time" and c.rsplit(".", 1)[1] not in ("mode", "startForward", "startBackward", "locked")]
     for c in (c for c in cells if not c.refused):
         worst, had, times = (-1.0, ""), [n for n in compared if n in c.columns], c.columns["time"]
-        _, between = values_at(exact["time"], times, times)
-        on_rows = np.sum(~between) >= 0.1 * len(exact)
+        hit, between = values_at(exact["time"], times, times)
+        on_rows = np.sum(~between & ~np.isnan(hit)) >= 0.1 * len(exact)
         for name in had:
             if on_rows:
                 theirs, ours = values_at(exact["time"], times, c.columns[name])[0], exact[name]
