@@ -11,7 +11,15 @@ one run, per FMU:
 Both kinds are built here from the current sources for this machine. Targets: at most 0.5 us per C-host step for
 the connectors and Mass, and at least 20 times faster than the Python-embedding FMU.
 
-    python3 benchmarks/native_speed.py [--steps N] [--fmpy-steps N] [--libcosim-steps N] [MODEL ...]
+With Mass among the models, the C host also measures a minimal FMU of Mass's interface (``benchmarks/minimal_fmu.c``,
+compiled here: Mass's modelDescription.xml, so the same variables, value references and causalities; its step one
+explicit Euler step of one mass, its fmi2SetReal and fmi2GetReal the plain loops of a hand-written FMU). Target: a
+Mass step at most 1.5 times the minimal FMU's. A native FMU's C-host time is the best of ``--repeats`` runs (default
+5), the FMUs taking turns; ``--c-host-only`` measures the native FMUs in the C host only (no Python-embedding FMU, no
+fmpy, no libcosim). The exit status is 1 when a target is not met.
+
+    python3 benchmarks/native_speed.py [--steps N] [--repeats N] [--c-host-only] [--fmpy-steps N]
+                                       [--libcosim-steps N] [MODEL ...]
 """
 from __future__ import annotations
 
@@ -20,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import zipfile
 from pathlib import Path
 
 import fmpy
@@ -31,8 +40,12 @@ from mechfmu.fmu.build import binary_name, build
 from mechfmu.fmu.native_tables import NATIVE_HOOKS
 
 HOST_SOURCE = Path(__file__).with_name("fmi2_speed_host.c")
+MINIMAL_SOURCE = Path(__file__).with_name("minimal_fmu.c")
 #: the targets of the C-host step: an upper bound [ns] and the least speed-up over the Python-embedding FMU
 TARGET_NS, TARGET_RATIO = 500.0, 20.0
+#: the target of a Mass step against the minimal FMU of its interface: at most this many times its step
+TARGET_MINIMAL = 1.5
+MINIMAL = "minimal FMU of Mass's interface"
 
 
 def compile_host(folder: Path) -> Path:
@@ -66,6 +79,51 @@ def c_host_ns(host: Path, fmu: Path, model: str, steps: int, folder: Path, wrapp
     if proc.returncode != 0:
         raise RuntimeError(f"{model} ({fmu}): {proc.stderr}")
     return float(proc.stdout.split()[1])
+
+
+def minimal_fmu(fmu: Path, folder: Path) -> Path:
+    """The minimal FMU of the interface of the native FMU ``fmu`` of Mass: its modelDescription.xml with the binary of
+    ``benchmarks/minimal_fmu.c`` (its tables written from that description), packed as folder/minimal/Mass.fmu."""
+    description = read_model_description(str(fmu))
+    variables = sorted(description.modelVariables, key=lambda v: v.valueReference)
+    assert [v.valueReference for v in variables] == list(range(len(variables))), "value references 0 to n - 1"
+    kind = {"parameter": 0, "input": 1, "output": 2}
+    outputs = [v.valueReference for v in variables if v.causality == "output"]
+    assert outputs == list(range(outputs[0], outputs[0] + len(outputs))), "the outputs in one run"
+    forces = [v.valueReference for v in variables if v.causality == "input" and (v.name == "f_drive"
+                                                                                 or v.name.endswith(".f"))]
+    mass = next(v.valueReference for v in variables if v.name == "m")
+
+    def table(values: list) -> str:
+        return "{" + ", ".join(map(str, values)) + "}"
+
+    work = folder / "minimal_build"
+    work.mkdir()
+    defines = {"VARIABLES": len(variables), "CAUSALITIES": table([kind.get(v.causality, 3) for v in variables]),
+               "STARTS": table([float(v.start or 0.0) for v in variables]), "FORCES": table(forces),
+               "FORCE_COUNT": len(forces), "MASS": mass, "FIRST_OUTPUT": outputs[0], "OUTPUTS": len(outputs),
+               "GUID": f'"{description.guid}"'}
+    (work / "interface.h").write_text("".join(f"#define {name} {value}\n" for name, value in defines.items()))
+    binary = work / "Mass.so"
+    headers = Path(fmpy.__file__).parent / "c-code"
+    subprocess.run(["cc", "-O2", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC", "-fvisibility=hidden",
+                    f"-I{headers}", f"-I{work}", "-o", str(binary), str(MINIMAL_SOURCE)], check=True)
+    target = folder / "minimal" / "Mass.fmu"
+    target.parent.mkdir()
+    with zipfile.ZipFile(fmu) as source, zipfile.ZipFile(target, "w") as packed:
+        packed.writestr("modelDescription.xml", source.read("modelDescription.xml"))
+        packed.write(binary, binary_name("Mass", "linux64"))
+    return target
+
+
+def best_c_host_ns(host: Path, fmus: dict[str, tuple[Path, str]], steps: int, repeats: int,
+                   folder: Path) -> dict[str, float]:
+    """The fastest of ``repeats`` C-host runs of each of ``fmus`` (a label's FMU and model), the FMUs taking turns."""
+    times: dict[str, list[float]] = {label: [] for label in fmus}
+    for _ in range(repeats):
+        for label, (fmu, model) in fmus.items():
+            times[label].append(c_host_ns(host, fmu, model, steps, folder))
+    return {label: min(found) for label, found in times.items()}
 
 
 def fmpy_ns(fmu: Path, model: str, steps: int, folder: Path) -> float:
@@ -116,38 +174,60 @@ def libcosim_ns(fmu: Path, steps: int) -> float:
     return float(proc.stdout.split()[-1])
 
 
-def main(argv: list[str]) -> None:
+def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=1_000_000)
+    parser.add_argument("--repeats", type=int, default=5, help="C-host runs per native FMU (the best kept)")
+    parser.add_argument("--c-host-only", action="store_true", help="the native FMUs in the C host only")
     parser.add_argument("--fmpy-steps", type=int, default=20_000)
     parser.add_argument("--libcosim-steps", type=int, default=100_000)
     parser.add_argument("models", nargs="*", default=sorted(NATIVE_HOOKS))
     args = parser.parse_args(argv)
+    failed = []
     with tempfile.TemporaryDirectory(prefix="mechfmu_speed_") as tmp:
         folder = Path(tmp)
         native_dir, python_dir = folder / "native", folder / "python"
         build(args.models, native_dir, platforms=["linux64"], backend="native")
-        build(args.models, python_dir, platforms=["linux64"], backend="python")
+        if not args.c_host_only:
+            build(args.models, python_dir, platforms=["linux64"], backend="python")
         host = compile_host(folder)
-        print(f"C host: {args.steps} steps per FMU (setReal of every input, doStep, getReal of every output); "
-              f"fmpy FMU2Slave: {args.fmpy_steps} steps; libcosim: {args.libcosim_steps} steps")
-        print(f"{'FMU':26s} {'in':>3s} {'out':>3s} {'C native':>9s} {'C Python':>9s} {'ratio':>6s} "
-              f"{'fmpy nat.':>9s} {'fmpy Py':>9s} {'ratio':>6s} {'cosim nat.':>10s} {'cosim Py':>9s} {'ratio':>6s}"
-              "  target (ns per step)")
+        fmus = {model: (native_dir / f"{model}.fmu", model) for model in args.models}
+        if "Mass" in args.models:
+            fmus[MINIMAL] = (minimal_fmu(native_dir / "Mass.fmu", folder), "Mass")
+        native = best_c_host_ns(host, fmus, args.steps, args.repeats, folder)
+        print(f"C host: {args.steps} steps per FMU (setReal of every input, doStep, getReal of every output), the "
+              f"best of {args.repeats} runs of each native FMU" + ("" if args.c_host_only else
+              f"; fmpy FMU2Slave: {args.fmpy_steps} steps; libcosim: {args.libcosim_steps} steps"))
+        print(f"{'FMU':26s} {'in':>3s} {'out':>3s} {'C native':>9s}" + ("" if args.c_host_only else
+              f" {'C Python':>9s} {'ratio':>6s} {'fmpy nat.':>9s} {'fmpy Py':>9s} {'ratio':>6s} {'cosim nat.':>10s} "
+              f"{'cosim Py':>9s} {'ratio':>6s}") + "  target (ns per step)")
         for model in args.models:
             native_fmu, python_fmu = native_dir / f"{model}.fmu", python_dir / f"{model}.fmu"
-            c_native = c_host_ns(host, native_fmu, model, args.steps, folder)
-            c_python = c_host_ns(host, python_fmu, model, args.steps, folder)
-            f_native = fmpy_ns(native_fmu, model, args.fmpy_steps, folder)
-            f_python = fmpy_ns(python_fmu, model, args.fmpy_steps, folder)
-            l_native = libcosim_ns(native_fmu, args.libcosim_steps)
-            l_python = libcosim_ns(python_fmu, max(1000, args.libcosim_steps // 20))
+            c_native = native[model]
             inputs, outputs = references(native_fmu, model)
-            met = c_native <= TARGET_NS and c_python / c_native >= TARGET_RATIO
-            print(f"{model:26s} {len(inputs):3d} {len(outputs):3d} {c_native:9.1f} {c_python:9.1f} "
-                  f"{c_python / c_native:6.1f} {f_native:9.1f} {f_python:9.1f} {f_python / f_native:6.1f} "
-                  f"{l_native:10.1f} {l_python:9.1f} {l_python / l_native:6.1f}  {'met' if met else 'NOT MET'}")
+            line = f"{model:26s} {len(inputs):3d} {len(outputs):3d} {c_native:9.1f}"
+            met = c_native <= TARGET_NS
+            if not args.c_host_only:
+                c_python = c_host_ns(host, python_fmu, model, args.steps, folder)
+                f_native = fmpy_ns(native_fmu, model, args.fmpy_steps, folder)
+                f_python = fmpy_ns(python_fmu, model, args.fmpy_steps, folder)
+                l_native = libcosim_ns(native_fmu, args.libcosim_steps)
+                l_python = libcosim_ns(python_fmu, max(1000, args.libcosim_steps // 20))
+                met = met and c_python / c_native >= TARGET_RATIO
+                line += (f" {c_python:9.1f} {c_python / c_native:6.1f} {f_native:9.1f} {f_python:9.1f} "
+                         f"{f_python / f_native:6.1f} {l_native:10.1f} {l_python:9.1f} {l_python / l_native:6.1f}")
+            print(f"{line}  {'met' if met else 'NOT MET'}")
+            failed += [] if met else [model]
+        if MINIMAL in native:
+            ratio = native["Mass"] / native[MINIMAL]
+            print(f"{MINIMAL} (benchmarks/minimal_fmu.c): {native[MINIMAL]:.1f} ns per step in the C host")
+            others = "".join(f", {m} {native[m]:.1f} ns" for m in args.models if m != "Mass")
+            print(f"Mass {native['Mass']:.1f} ns{others}; Mass / minimal = {ratio:.2f} (target <= {TARGET_MINIMAL}): "
+                  f"{'met' if ratio <= TARGET_MINIMAL else 'NOT MET'}")
+            failed += [] if ratio <= TARGET_MINIMAL else ["Mass against the minimal FMU"]
+    print(f"targets: {'met' if not failed else 'NOT MET by ' + ', '.join(failed)}")
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    sys.exit(main(sys.argv[1:]))

@@ -39,36 +39,53 @@ static const Layout INERTIA = {
      Inertia__flange_b_3__tau_rate, Inertia__flange_b_4__tau_rate},
 };
 
-/* the drive follows the two flange loads in both classes */
-static int drive(const Layout *l) { return l->load[PORTS] + 1; }
+/* The law below is inlined into each class's functions (Mass's, Inertia's), where its layout is a constant: a
+ * value is read at a fixed offset, not through the layout's tables. What a step seldom needs (RARE) stays out. */
+#if defined(__GNUC__) || defined(__clang__)
+#define LAW static inline __attribute__((always_inline))
+#define RARE static __attribute__((noinline))
+#else
+#define LAW static inline
+#define RARE static
+#endif
 
-/* every extra port (flange_x[k]) is 0: the law is the two-flange one */
-static int two_flanges(const NativeInstance *n, const Layout *l) {
-    for (int p = 0; p < 2 * PORTS; ++p)
-        if (p % PORTS && (n->values[l->load[p]] != 0.0 || n->values[l->c[p]] != 0.0 || n->values[l->d[p]] != 0.0
-                          || n->values[l->rate[p]] != 0.0))
-            return 0;
-    return 1;
+/* the drive follows the two flange loads in both classes */
+LAW int drive(const Layout *l) { return l->load[PORTS] + 1; }
+
+/* values[names[k]] is 0 for every extra port k (flange_a[2..4], flange_b[2..4]) */
+LAW int extra_ports_zero(const double *vals, const int *names) {
+    return vals[names[1]] == 0.0 && vals[names[2]] == 0.0 && vals[names[3]] == 0.0 && vals[names[PORTS + 1]] == 0.0
+           && vals[names[PORTS + 2]] == 0.0 && vals[names[PORTS + 3]] == 0.0;
 }
 
-static double acceleration(const NativeInstance *n, const Layout *l) {
+/* every extra port (flange_x[k]) is 0: the law is the two-flange one (the tangents first: a port in use by a
+ * linear contact holds them, so the answer comes at the first of them) */
+LAW int two_flanges(const NativeInstance *n, const Layout *l) {
     const double *vals = n->values;
+    return extra_ports_zero(vals, l->c) && extra_ports_zero(vals, l->d) && extra_ports_zero(vals, l->rate)
+           && extra_ports_zero(vals, l->load);
+}
+
+/* `two`: two_flanges(n, l) */
+LAW double acceleration(const NativeInstance *n, const Layout *l, int two) {
+    const double *vals = n->values;
+    const int *load = l->load;
     double force = vals[drive(l)];
-    if (two_flanges(n, l)) {
-        force -= vals[l->load[0]];
-        force -= vals[l->load[PORTS]];
-    } else {
-        for (int p = 0; p < 2 * PORTS; ++p) force -= vals[l->load[p]];
+    if (two) {
+        force -= vals[load[0]];
+        force -= vals[load[PORTS]];
+    } else { /* each subtracted in turn, from flange_a's on */
+        force = force - vals[load[0]] - vals[load[1]] - vals[load[2]] - vals[load[3]] - vals[load[4]] - vals[load[5]]
+                - vals[load[6]] - vals[load[7]];
     }
     return force / vals[l->inertia];
 }
 
 /* values[names[0]] + values[names[1]] + ... in that order */
-static double total(const double *vals, const int *names, int two) {
+LAW double total(const double *vals, const int *names, int two) {
     if (two) return vals[names[0]] + vals[names[PORTS]];
-    double result = vals[names[0]];
-    for (int p = 1; p < 2 * PORTS; ++p) result += vals[names[p]];
-    return result;
+    return vals[names[0]] + vals[names[1]] + vals[names[2]] + vals[names[3]] + vals[names[4]] + vals[names[5]]
+           + vals[names[6]] + vals[names[7]];
 }
 
 typedef double Mat2[4];
@@ -110,51 +127,64 @@ static void exp_phi(const double *matrix, double *phi1, double *phi2) {
     memcpy(phi2, psi, sizeof psi);
 }
 
+/* the memo of linear_implicit_step for (stiffness, damping, m, h): the matrices h*phi1 and h^2*phi2 */
+RARE void remember_phi(NativeInstance *n, double m, double stiffness, double damping, double h) {
+    double *key = n->memo, *p = n->memo + 4, *q = n->memo + 8;
+    const double matrix[4] = {0.0, h, -stiffness / m * h, -damping / m * h};
+    Mat2 phi, phi2;
+    exp_phi(matrix, phi, phi2);
+    for (int i = 0; i < 4; ++i) p[i] = h * phi[i], q[i] = h * h * phi2[i];
+    key[0] = stiffness, key[1] = damping, key[2] = m, key[3] = h;
+    n->memo_valid = 1;
+}
+
 /* exact s, v after h of m*a = force - stiffness*(s - s0) - damping*(v - v0) - rate*tau; the matrices
  * h*phi1 and h^2*phi2 depend on (stiffness, damping, m, h) only and are kept in the instance's memo */
-static void linear_implicit_step(NativeInstance *n, double *s, double *v, double m, double force, double stiffness,
-                                 double damping, double rate, double h) {
-    double *key = n->memo, *p = n->memo + 4, *q = n->memo + 8;
-    if (!(n->memo_valid && key[0] == stiffness && key[1] == damping && key[2] == m && key[3] == h)) {
-        const double matrix[4] = {0.0, h, -stiffness / m * h, -damping / m * h};
-        Mat2 phi, phi2;
-        exp_phi(matrix, phi, phi2);
-        for (int i = 0; i < 4; ++i) p[i] = h * phi[i], q[i] = h * h * phi2[i];
-        key[0] = stiffness, key[1] = damping, key[2] = m, key[3] = h;
-        n->memo_valid = 1;
-    }
+LAW void linear_implicit_step(NativeInstance *n, double *s, double *v, double m, double force, double stiffness,
+                              double damping, double rate, double h) {
+    const double *key = n->memo, *p = n->memo + 4, *q = n->memo + 8;
+    if (!(n->memo_valid && key[0] == stiffness && key[1] == damping && key[2] == m && key[3] == h))
+        remember_phi(n, m, stiffness, damping, h);
     const double b1 = force / m, r1 = -rate / m, s0 = *s, v0 = *v;
     *s = s0 + p[0] * v0 + p[1] * b1 + q[1] * r1;
     *v = v0 + p[2] * v0 + p[3] * b1 + q[3] * r1;
 }
 
-static int advance(NativeInstance *n, const Layout *l, double h) {
+/* every output, from the state and the acceleration `a` (acceleration(n, l, two_flanges(n, l))) */
+LAW void write_outputs(const NativeInstance *n, const Layout *l, double a, double *out) {
+    const double s = n->state[0], v = n->state[1], half = 0.5 * (l->length >= 0 ? n->values[l->length] : 0.0);
+    out[0] = s, out[1] = v, out[2] = a, out[3] = s - half, out[4] = v, out[5] = s + half, out[6] = v;
+    out[7] = a, out[8] = a;
+}
+
+/* the step, then the outputs after it (model.h: the acceleration, which the inputs held give, is computed once) */
+LAW int advance(NativeInstance *n, const Layout *l, double h) {
     const double *vals = n->values;
     const int two = two_flanges(n, l);
     const double stiffness = total(vals, l->c, two), damping = total(vals, l->d, two), rate = total(vals, l->rate, two);
+    const double a = acceleration(n, l, two);
     double *s = &n->state[0], *v = &n->state[1];
     if (stiffness == 0.0 && damping == 0.0 && rate == 0.0) {
-        const double a = acceleration(n, l), s0 = *s, v0 = *v;
+        const double s0 = *s, v0 = *v;
         *s = s0 + v0 * h + 0.5 * a * h * h;
         *v = v0 + a * h;
     } else {
         const double inertia = vals[l->inertia];
-        linear_implicit_step(n, s, v, inertia, acceleration(n, l) * inertia, stiffness, damping, rate, h);
+        linear_implicit_step(n, s, v, inertia, a * inertia, stiffness, damping, rate, h);
     }
+    write_outputs(n, l, a, n->outputs);
+    n->cached = 1;
     return 0;
 }
 
-static int outputs(NativeInstance *n, const Layout *l, double *out) {
-    const double s = n->state[0], v = n->state[1], half = 0.5 * (l->length >= 0 ? n->values[l->length] : 0.0);
-    const double a = acceleration(n, l);
-    out[0] = s, out[1] = v, out[2] = a, out[3] = s - half, out[4] = v, out[5] = s + half, out[6] = v;
-    out[7] = a, out[8] = a;
+LAW int outputs(NativeInstance *n, const Layout *l, double *out) {
+    write_outputs(n, l, acceleration(n, l, two_flanges(n, l)), out);
     return 0;
 }
 
-static int derivatives(NativeInstance *n, const Layout *l, double *out) {
+LAW int derivatives(NativeInstance *n, const Layout *l, double *out) {
     out[0] = n->state[1];
-    out[1] = acceleration(n, l);
+    out[1] = acceleration(n, l, two_flanges(n, l));
     return 0;
 }
 

@@ -46,7 +46,9 @@ typedef struct NativeClass {
     int (*validate)(NativeInstance *);
     /* every output, in declaration order, from values, state and time; 0, or -1 after native_fail */
     int (*outputs)(NativeInstance *, double *out);
-    /* the state over one step (inputs held); NULL: no dynamics */
+    /* the state over one step (inputs held); NULL: no dynamics. It may also leave every output at the step's end
+     * (the new state, time t + h) in n->outputs, exactly as `outputs` gives them, and set n->cached: a law that
+     * computes part of its outputs for the step anyway then does not compute them again when they are read */
     int (*advance)(NativeInstance *, double t, double h);
     /* d/dt of the continuous states (no side effect); NULL: none */
     int (*derivatives)(NativeInstance *, double *out);

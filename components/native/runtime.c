@@ -7,9 +7,10 @@
  *     parameter moves its state; an input must be finite; an output cannot be set; a refused value keeps the old;
  *   - exiting initialization mode checks every range, then the class's rules; a later step refuses with the reason;
  *   - a step's size is finite and > 0 and it starts at the instance's time (1e-9 relative);
- *   - outputs are computed from the inputs, state and time when read, kept until one of those changes; a law that
- *     fails before initialization is blamed on a bad parameter first, an arithmetic failure on a value of
- *     magnitude >= 1e150; a non-finite output is returned with RUNTIME_ERROR, naming it;
+ *   - outputs are computed from the inputs, state and time when read (or by a step whose law computes them there),
+ *     kept until one of those changes; a law that fails before initialization is blamed on a bad parameter first,
+ *     an arithmetic failure on a value of magnitude >= 1e150; a non-finite output is returned with RUNTIME_ERROR,
+ *     naming it;
  *   - FMU states are copies of the values, the state and the times; serialized, they are checked completely (the
  *     class, every number finite, every parameter in its range and, initialized, the class's rules) before use;
  *   - Model Exchange: set time (not before the last accepted point), states, derivatives, indicators, event mode.
@@ -437,19 +438,51 @@ static int read_value(Runtime *s, RuntimeReference vr, double *value) {
     return 0;
 }
 
+/* A Real value other than a finite output already computed (FMI 3.0's time, a parameter, an input, a local, an output
+ * that is not finite or cannot be computed: logged), NaN for what is not a Real. */
+static void other_real(Runtime *s, RuntimeReference vr, double *value) {
+    if (vr == s->cls->variable_count && s->fmi_version == 3) *value = inst(s)->time; /* FMI 3.0's time */
+    else if (variable(s, vr, NATIVE_REAL, 0)) read_value(s, vr, value);
+    else *value = NAN;
+}
+
 RuntimeStatus runtime_get_real(Runtime *s, const RuntimeReference vr[], size_t nvr, double values[]) {
     const NativeClass *c = s->cls;
     const size_t first = c->parameter_count + c->input_count, last = first + c->output_count;
-    for (size_t i = 0; i < nvr; ++i) {
+    size_t i = 0;
+    /* the common case, outputs from the first on, copied while they are finite outputs: one range check each (an
+     * unsigned difference), the outputs computed once; the first other value and all after it as below */
+    if (nvr && vr[0] - first < c->output_count) {
+        if (s->base.cached || native_compute_outputs(inst(s)) == 0) {
+            const double *outputs = s->base.outputs;
+            const RuntimeReference from = (RuntimeReference)first, count = (RuntimeReference)c->output_count;
+            for (; i < nvr && vr[i] - from < count && isfinite(outputs[vr[i] - from]); ++i)
+                values[i] = outputs[vr[i] - from];
+        } else { /* they cannot be computed: the first as below (which would ask for them once more) */
+            other_real(s, vr[0], &values[0]);
+            i = 1;
+        }
+    }
+    for (; i < nvr; ++i) {
         if (vr[i] >= first && vr[i] < last && (s->base.cached || native_compute_outputs(inst(s)) == 0)) { /* an output: the common case */
             values[i] = s->base.outputs[vr[i] - first];
             if (isfinite(values[i])) continue;
         }
-        if (vr[i] == c->variable_count && s->fmi_version == 3) values[i] = inst(s)->time; /* FMI 3.0's time */
-        else if (variable(s, vr[i], NATIVE_REAL, 0)) read_value(s, vr[i], &values[i]);
-        else values[i] = NAN;
+        other_real(s, vr[i], &values[i]);
     }
     return RUNTIME_OK;
+}
+
+/* to[0..) = from[0..) while they are finite, two at a time, then one (m at most); how many were copied. */
+static inline size_t copy_finite(double *to, const double *from, size_t m) {
+    size_t e = 0;
+    for (; e + 1 < m; e += 2) {
+        const double x = from[e], y = from[e + 1];
+        if (!(isfinite(x) && isfinite(y))) break;
+        to[e] = x, to[e + 1] = y;
+    }
+    for (; e < m && isfinite(from[e]); ++e) to[e] = from[e];
+    return e;
 }
 
 /* runtime_get_real of `n` runs of consecutive value references, run i from first[i] with length[i] of them: the finite
@@ -464,8 +497,7 @@ RuntimeStatus runtime_get_real_runs(Runtime *s, const RuntimeReference first[], 
         const size_t m = length[i];
         size_t e = 0;
         if (vr >= outputs && vr + m <= end && (s->base.cached || native_compute_outputs(inst(s)) == 0))
-            for (const double *from = s->base.outputs + (vr - outputs); e < m && isfinite(from[e]); ++e)
-                values[e] = from[e];
+            e = copy_finite(values, s->base.outputs + (vr - outputs), m);
         for (; e < m; ++e) {
             const RuntimeReference element = vr + (RuntimeReference)e;
             runtime_get_real(s, &element, 1, values + e);
@@ -487,7 +519,7 @@ RuntimeStatus runtime_set_real_runs(Runtime *s, const RuntimeReference first[], 
         size_t e = 0;
         if (vr >= inputs && vr + m <= end && !c->written) {
             s->base.cached = 0;
-            for (double *to = inst(s)->values + vr; e < m && isfinite(values[e]); ++e) to[e] = values[e];
+            e = copy_finite(inst(s)->values + vr, values, m);
         }
         for (; e < m; ++e) {
             const RuntimeReference element = vr + (RuntimeReference)e;
@@ -530,7 +562,22 @@ RuntimeStatus runtime_get_string(Runtime *s, const RuntimeReference vr[], size_t
 RuntimeStatus runtime_set_real(Runtime *s, const RuntimeReference vr[], size_t nvr, const double values[]) {
     const NativeClass *c = s->cls;
     const size_t first = c->parameter_count, last = first + c->input_count;
-    for (size_t i = 0; i < nvr; ++i) {
+    size_t i = 0;
+    /* the common case, finite inputs of a class without `written`, stored while they are (two at a time, then one):
+     * one range check each (an unsigned difference); the first other value and all after it as below, in order */
+    if (!c->written) {
+        double *to = s->base.values;
+        const RuntimeReference from = (RuntimeReference)first, count = (RuntimeReference)c->input_count;
+        for (; i + 1 < nvr; i += 2) {
+            const RuntimeReference a = vr[i], b = vr[i + 1];
+            const double x = values[i], y = values[i + 1];
+            if (!(a - from < count && b - from < count && isfinite(x) && isfinite(y))) break;
+            to[a] = x, to[b] = y;
+        }
+        for (; i < nvr && vr[i] - from < count && isfinite(values[i]); ++i) to[vr[i]] = values[i];
+        if (i) s->base.cached = 0;
+    }
+    for (; i < nvr; ++i) {
         if (vr[i] >= first && vr[i] < last && isfinite(values[i])) { /* an input: the common case */
             inst(s)->values[vr[i]] = values[i];
             s->base.cached = 0;
@@ -576,43 +623,56 @@ RuntimeStatus runtime_set_string(Runtime *s, const RuntimeReference vr[], size_t
 
 /* --- stepping -------------------------------------------------------------------------------------- */
 
+/* A step refused for its arguments (logged; the instance unchanged). */
+static NOINLINE RuntimeStatus refuse_step(Runtime *s, double t, double h) {
+    char at[40], size[40], wanted[40];
+    native_number(t, at, sizeof at);
+    native_number(h, size, sizeof size);
+    native_number(inst(s)->time, wanted, sizeof wanted);
+    log_error(s, "%s: fmi%dDoStep refused: currentCommunicationPoint = %s, communicationStepSize = %s; expected "
+              "currentCommunicationPoint = %s (the end of the last step or the restored state's time) and a "
+              "finite step size > 0", s->base.name, s->fmi_version, at, size, wanted);
+    return RUNTIME_OK;
+}
+
+/* A step the law could not take: the state it started from back, logged. */
+static NOINLINE RuntimeStatus failed_step(Runtime *s, double t, double h) {
+    NativeInstance *n = inst(s);
+    char at[40], size[40];
+    memcpy(n->state, s->before, s->cls->state_count * sizeof *s->before);
+    native_measured(t, at, sizeof at);
+    native_number(h, size, sizeof size);
+    log_error(s, "%s: step at t=%s h=%s failed: %s", s->base.name, at, size, n->message);
+    s->base.cached = 0;
+    return RUNTIME_DISCARD;
+}
+
+/* The class's warning after a step, logged. */
+static NOINLINE void step_warning(Runtime *s) {
+    char warning[2048];
+    if (s->cls->step_warning(inst(s), warning, sizeof warning)) log_text(s, RUNTIME_WARNING, warning);
+}
+
 RuntimeStatus runtime_do_step(Runtime *s, double t, double h) {
     NativeInstance *n = inst(s);
-    double expected = n->time;
-    if (!(isfinite(t) && isfinite(h) && h > 0.0 && fabs(t - expected) <= TIME_TOLERANCE * fmax(1.0, fabs(expected)))) {
-        char at[40], size[40], wanted[40];
-        native_number(t, at, sizeof at);
-        native_number(h, size, sizeof size);
-        native_number(expected, wanted, sizeof wanted);
-        log_error(s, "%s: fmi%dDoStep refused: currentCommunicationPoint = %s, communicationStepSize = %s; expected "
-                  "currentCommunicationPoint = %s (the end of the last step or the restored state's time) and a "
-                  "finite step size > 0", s->base.name, s->fmi_version, at, size, wanted);
-        return RUNTIME_OK;
-    }
+    const NativeClass *c = s->cls;
+    const double expected = n->time, scale = fabs(expected) > 1.0 ? fabs(expected) : 1.0; /* fmax(1, |expected|) */
+    if (!(isfinite(t) && isfinite(h) && h > 0.0 && fabs(t - expected) <= TIME_TOLERANCE * scale))
+        return refuse_step(s, t, h);
     if (s->initialization_error) {
         log_error(s, "initialization failed: %s", s->initialization_error);
         return RUNTIME_DISCARD;
     }
     s->step_kept = 0;
-    if (s->cls->advance) {
-        double *saved = s->before;
-        memcpy(saved, n->state, s->cls->state_count * sizeof *saved);
+    s->base.cached = 0; /* unless the law's advance leaves the outputs after the step (model.h) */
+    if (c->advance) {
+        for (size_t k = 0; k < c->state_count; ++k) s->before[k] = n->state[k];
         n->arithmetic = 0;
-        if (!s->discrete_in_event_mode && s->cls->advance(n, t, h) != 0) {
-            char at[40], size[40];
-            memcpy(n->state, saved, s->cls->state_count * sizeof *saved);
-            native_measured(t, at, sizeof at);
-            native_number(h, size, sizeof size);
-            log_error(s, "%s: step at t=%s h=%s failed: %s", s->base.name, at, size, n->message);
-            s->base.cached = 0;
-            return RUNTIME_DISCARD;
-        }
+        if (!s->discrete_in_event_mode && c->advance(n, t, h) != 0) return failed_step(s, t, h);
     }
     n->time = t + h;
-    s->base.cached = 0;
     s->step_kept = 1, s->step_start = t, s->step_size = h;
-    char warning[2048];
-    if (s->cls->step_warning && s->cls->step_warning(n, warning, sizeof warning)) log_text(s, RUNTIME_WARNING, warning);
+    if (c->step_warning) step_warning(s);
     return RUNTIME_OK;
 }
 
