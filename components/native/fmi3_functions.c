@@ -118,6 +118,7 @@ typedef struct {
         double start;
         fmi3Boolean *early;
         fmi3Float64 *last;
+        fmi3Boolean *event;    /* eventHandlingNeeded */
     } step;
     struct Expanded {          /* the last value references of fmi3GetFloat64 (0) and fmi3SetFloat64 (1) */
         size_t n, count, runs; /* n value references (0: none kept) for `count` values, in `runs` runs */
@@ -1364,6 +1365,18 @@ NOINLINE static fmi3Status updated_step(Instance *w, double start, double size, 
     return stepped(w, runtime_do_step(w->runtime, start, size));
 }
 
+/* fmi3DoStep after the runtime's step, off the common path: where the discrete state is held (event mode used), whether
+ * it would change (eventHandlingNeeded), then as stepped. */
+NOINLINE static fmi3Status stepped_in_event_mode(Instance *w, RuntimeStatus done) {
+    if (done == RUNTIME_OK && w->discrete_in_event_mode) { /* the held discrete state would change: event mode */
+        double needed = 0.0;
+        if (runtime_model_exchange(w->runtime, "cs_event_needed", "fmi3DoStep", NULL, 0, &needed, 1) == RUNTIME_OK)
+            *w->step.event = needed != 0.0;
+    }
+    if (done == RUNTIME_OK && w->logged == fmi3OK) return fmi3OK;
+    return stepped(w, done);
+}
+
 /* fmi3DoStep with an output argument NULL: refused, the instance as it was. */
 NOINLINE static fmi3Status null_output(fmi3Instance instance) {
     ENTER("fmi3DoStep", STEP_MODE);
@@ -1387,12 +1400,8 @@ fmi3Status fmi3DoStep(fmi3Instance instance, fmi3Float64 currentCommunicationPoi
     if (w->intermediate_update) /* (intermediate_inputs only with it) */
         return updated_step(w, currentCommunicationPoint, communicationStepSize, earlyReturn, lastSuccessfulTime);
     w->step.start = currentCommunicationPoint, w->step.early = earlyReturn, w->step.last = lastSuccessfulTime;
+    w->step.event = eventHandlingNeeded;
     const RuntimeStatus done = runtime_do_step(w->runtime, currentCommunicationPoint, communicationStepSize);
-    if (done == RUNTIME_OK && w->discrete_in_event_mode) { /* the held discrete state would change: event mode */
-        double needed = 0.0;
-        if (runtime_model_exchange(w->runtime, "cs_event_needed", "fmi3DoStep", NULL, 0, &needed, 1) == RUNTIME_OK)
-            *eventHandlingNeeded = needed != 0.0;
-    }
-    if (done == RUNTIME_OK && w->logged == fmi3OK) return fmi3OK;
-    return stepped(w, done);
+    if (done == RUNTIME_OK && w->logged == fmi3OK && !w->discrete_in_event_mode) return fmi3OK;
+    return stepped_in_event_mode(w, done);
 }

@@ -15,6 +15,7 @@
  *     class, every number finite, every parameter in its range and, initialized, the class's rules) before use;
  *   - Model Exchange: set time (not before the last accepted point), states, derivatives, indicators, event mode.
  */
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -485,19 +486,44 @@ static inline size_t copy_finite(double *to, const double *from, size_t m) {
     return e;
 }
 
-/* runtime_get_real of `n` runs of consecutive value references, run i from first[i] with length[i] of them: the finite
- * outputs of a run of outputs (the common case of an FMI 3.0 array) copied at once, any other value as runtime_get_real
- * takes it. */
-RuntimeStatus runtime_get_real_runs(Runtime *s, const RuntimeReference first[], const unsigned char length[], size_t n,
-                                    double values[]) {
+/* to[0..m) = from[0..m), and how many of them from the first are finite (m if all are): the values from the first
+ * non-finite one on are copied too, for the caller to overwrite. Two at a time with GCC's vectors (GCC, clang), their
+ * finiteness gathered over the run without a branch; read again one at a time where one is not finite. */
+static inline size_t copy_counting_finite(double *to, const double *from, size_t m) {
+    size_t e = 0;
+#ifdef __GNUC__
+    typedef double Pair __attribute__((vector_size(16)));
+    typedef long long PairBits __attribute__((vector_size(16)));
+    PairBits finite = {-1, -1};
+    for (; e + 1 < m; e += 2) {
+        Pair x;
+        memcpy(&x, from + e, sizeof x);
+        memcpy(to + e, &x, sizeof x);
+        finite &= (PairBits)((Pair)((PairBits)x & (PairBits){INT64_MAX, INT64_MAX}) <= (Pair){DBL_MAX, DBL_MAX});
+    }
+    if (!(finite[0] & finite[1])) e = 0;
+#endif
+    for (; e < m && isfinite(from[e]); ++e) to[e] = from[e];
+    return e;
+}
+
+/* What get_runs_rest and set_runs_rest take for `e`: run 0 as the others, its common case tried first. */
+#define WHOLE_RUN ((size_t)-1)
+
+/* runtime_get_real_runs off its common path: run 0 element by element from its element `e` on (or WHOLE_RUN), the
+ * other runs as runtime_get_real_runs describes them. */
+static NOINLINE RuntimeStatus get_runs_rest(Runtime *s, const RuntimeReference first[], const unsigned char length[],
+                                            size_t n, double values[], size_t e) {
     const NativeClass *c = s->cls;
     const size_t outputs = c->parameter_count + c->input_count, end = outputs + c->output_count;
-    for (size_t i = 0; i < n; ++i) {
+    for (size_t i = 0; i < n; ++i, e = WHOLE_RUN) {
         const RuntimeReference vr = first[i];
         const size_t m = length[i];
-        size_t e = 0;
-        if (vr >= outputs && vr + m <= end && (s->base.cached || native_compute_outputs(inst(s)) == 0))
-            e = copy_finite(values, s->base.outputs + (vr - outputs), m);
+        if (e == WHOLE_RUN) {
+            e = 0;
+            if (vr >= outputs && vr + m <= end && (s->base.cached || native_compute_outputs(inst(s)) == 0))
+                e = copy_finite(values, s->base.outputs + (vr - outputs), m);
+        }
         for (; e < m; ++e) {
             const RuntimeReference element = vr + (RuntimeReference)e;
             runtime_get_real(s, &element, 1, values + e);
@@ -507,24 +533,85 @@ RuntimeStatus runtime_get_real_runs(Runtime *s, const RuntimeReference first[], 
     return RUNTIME_OK;
 }
 
-/* runtime_set_real of `n` runs of consecutive value references, as runtime_get_real_runs: the finite values of a run of
- * inputs stored at once (in order, as runtime_set_real stores them), any other value as runtime_set_real takes it. */
-RuntimeStatus runtime_set_real_runs(Runtime *s, const RuntimeReference first[], const unsigned char length[], size_t n,
-                                    const double values[]) {
+/* The common case of runtime_get_real_runs, its outputs computed (or not: a run then takes the rest): the runs of
+ * outputs copied while they are finite, no call on the way; the first other run (from its first other element) and
+ * all after it as get_runs_rest takes them. */
+static inline RuntimeStatus copy_output_runs(Runtime *s, const RuntimeReference first[], const unsigned char length[],
+                                             size_t n, double values[]) {
+    for (const unsigned char *const last = length + n; length < last; ++first, ++length) {
+        const NativeClass *c = s->cls; /* (read again for each run: fewer registers kept across the loop) */
+        const size_t outputs = c->parameter_count + c->input_count, vr = *first, m = *length;
+        if (!(vr >= outputs && vr + m <= outputs + c->output_count && s->base.cached))
+            return get_runs_rest(s, first, length, (size_t)(last - length), values, WHOLE_RUN);
+        const size_t e = copy_counting_finite(values, s->base.outputs + (vr - outputs), m);
+        if (e < m) return get_runs_rest(s, first, length, (size_t)(last - length), values, e);
+        values += m;
+    }
+    return RUNTIME_OK;
+}
+
+/* runtime_get_real_runs whose outputs are not computed yet: computed where the first run is of outputs (a failure as
+ * before: its elements as runtime_get_real takes them), then copied. */
+static NOINLINE RuntimeStatus compute_output_runs(Runtime *s, const RuntimeReference first[],
+                                                  const unsigned char length[], size_t n, double values[]) {
+    const NativeClass *c = s->cls;
+    const size_t outputs = c->parameter_count + c->input_count, m = n ? length[0] : 0;
+    if (!(n && first[0] >= outputs && first[0] + m <= outputs + c->output_count))
+        return get_runs_rest(s, first, length, n, values, WHOLE_RUN);
+    if (native_compute_outputs(inst(s)) != 0) return get_runs_rest(s, first, length, n, values, 0);
+    const size_t e = copy_counting_finite(values, s->base.outputs + (first[0] - outputs), m);
+    if (e < m) return get_runs_rest(s, first, length, n, values, e);
+    return n == 1 ? RUNTIME_OK : copy_output_runs(s, first + 1, length + 1, n - 1, values + m);
+}
+
+/* runtime_get_real of `n` runs of consecutive value references, run i from first[i] with length[i] of them: the finite
+ * outputs of a run of outputs (the common case of an FMI 3.0 array) copied at once, any other value as runtime_get_real
+ * takes it. */
+RuntimeStatus runtime_get_real_runs(Runtime *s, const RuntimeReference first[], const unsigned char length[], size_t n,
+                                    double values[]) {
+    if (!s->base.cached) return compute_output_runs(s, first, length, n, values);
+    return copy_output_runs(s, first, length, n, values);
+}
+
+/* runtime_set_real_runs off its common path: run 0 element by element from its element `e` on (or WHOLE_RUN), the
+ * other runs as runtime_set_real_runs describes them. */
+static NOINLINE RuntimeStatus set_runs_rest(Runtime *s, const RuntimeReference first[], const unsigned char length[],
+                                            size_t n, const double values[], size_t e) {
     const NativeClass *c = s->cls;
     const size_t inputs = c->parameter_count, end = inputs + c->input_count;
-    for (size_t i = 0; i < n; ++i) {
+    for (size_t i = 0; i < n; ++i, e = WHOLE_RUN) {
         const RuntimeReference vr = first[i];
         const size_t m = length[i];
-        size_t e = 0;
-        if (vr >= inputs && vr + m <= end && !c->written) {
-            s->base.cached = 0;
-            e = copy_finite(inst(s)->values + vr, values, m);
+        if (e == WHOLE_RUN) {
+            e = 0;
+            if (vr >= inputs && vr + m <= end && !c->written) {
+                s->base.cached = 0;
+                e = copy_finite(inst(s)->values + vr, values, m);
+            }
         }
         for (; e < m; ++e) {
             const RuntimeReference element = vr + (RuntimeReference)e;
             runtime_set_real(s, &element, 1, values + e);
         }
+        values += m;
+    }
+    return RUNTIME_OK;
+}
+
+/* runtime_set_real of `n` runs of consecutive value references, as runtime_get_real_runs: the finite values of a run of
+ * inputs stored at once (in order, as runtime_set_real stores them), no call on the way; any other value (and all
+ * after it) as runtime_set_real takes it. */
+RuntimeStatus runtime_set_real_runs(Runtime *s, const RuntimeReference first[], const unsigned char length[], size_t n,
+                                    const double values[]) {
+    if (s->cls->written) return set_runs_rest(s, first, length, n, values, WHOLE_RUN); /* (no run stored at once) */
+    for (const unsigned char *const last = length + n; length < last; ++first, ++length) {
+        const NativeClass *c = s->cls; /* (read again for each run: fewer registers kept across the loop) */
+        const size_t vr = *first, m = *length;
+        if (!(vr >= c->parameter_count && vr + m <= c->parameter_count + c->input_count))
+            return set_runs_rest(s, first, length, (size_t)(last - length), values, WHOLE_RUN);
+        s->base.cached = 0;
+        const size_t e = copy_finite(s->base.values + vr, values, m);
+        if (e < m) return set_runs_rest(s, first, length, (size_t)(last - length), values, e);
         values += m;
     }
     return RUNTIME_OK;
