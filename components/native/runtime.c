@@ -15,7 +15,6 @@
  *     class, every number finite, every parameter in its range and, initialized, the class's rules) before use;
  *   - Model Exchange: set time (not before the last accepted point), states, derivatives, indicators, event mode.
  */
-#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -488,10 +487,13 @@ static inline size_t copy_finite(double *to, const double *from, size_t m) {
 
 /* to[0..m) = from[0..m), and how many of them from the first are finite (m if all are): the values from the first
  * non-finite one on are copied too, for the caller to overwrite. Two at a time with GCC's vectors (GCC, clang), their
- * finiteness gathered over the run without a branch; read again one at a time where one is not finite. */
+ * finiteness gathered over the run without a branch, on the bits (an integer comparison: a NaN raises no
+ * floating-point flag, which a host may trap); read again one at a time where one is not finite. */
 static inline size_t copy_counting_finite(double *to, const double *from, size_t m) {
     size_t e = 0;
 #ifdef __GNUC__
+    enum { INFINITE_BITS_HIGH = 0x7ff00000 };
+    const long long INFINITE_BITS = (long long)INFINITE_BITS_HIGH << 32; /* +inf's bits: finite |x| lies below */
     typedef double Pair __attribute__((vector_size(16)));
     typedef long long PairBits __attribute__((vector_size(16)));
     PairBits finite = {-1, -1};
@@ -499,7 +501,7 @@ static inline size_t copy_counting_finite(double *to, const double *from, size_t
         Pair x;
         memcpy(&x, from + e, sizeof x);
         memcpy(to + e, &x, sizeof x);
-        finite &= (PairBits)((Pair)((PairBits)x & (PairBits){INT64_MAX, INT64_MAX}) <= (Pair){DBL_MAX, DBL_MAX});
+        finite &= ((PairBits)x & (PairBits){INT64_MAX, INT64_MAX}) < (PairBits){INFINITE_BITS, INFINITE_BITS};
     }
     if (!(finite[0] & finite[1])) e = 0;
 #endif
