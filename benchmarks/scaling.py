@@ -17,7 +17,9 @@ h = 1e-3 s:
    minimum of ``--repeat`` runs is kept (libcosim: one run from 2,000 FMUs on). The in-process
    and FMU-path results are compared with == (every recorded value at the smallest size, the final
    values of every output at the others). From 100 FMUs on, one more in-process run with Python's cyclic
-   garbage collector off (``gc.disable()``) shows how much of the growth with size is the collector.
+   garbage collector off (``gc.disable()``) shows how much of the growth with size is the collector. The FMU path
+   runs once more per repetition with the FMU profile's timing off (``MECHFMU_PROFILE=off``: calls counted, not
+   timed), alternating with the timed runs: the ratio of the two is what timing the calls costs.
    Targets: FMU path / libcosim wall <= 0.5 at 20 FMUs; in-process / FMU path <= 0.1 (time per step);
    time per step from 200 to 2,000 FMUs grows <= 11x (ours and libcosim), the minimum of 5 runs at each size;
    at most 0.3 µs per FMU step at 2,000 FMUs (ours, FMUs).
@@ -115,9 +117,10 @@ class Timing:
         return self.step / fmus * 1e6
 
 
-def time_ours(scenario, steps: int, local: bool, record: bool, collect: bool = True):
+def time_ours(scenario, steps: int, local: bool, record: bool, collect: bool = True, timed: bool = True):
     """(Timing, Result) of one run of ours over ``steps`` steps (``collect=False``: Python's cyclic
-    garbage collector off during the run, a diagnostic)."""
+    garbage collector off during the run, a diagnostic; ``timed=False``: the FMU profile's calls not timed)."""
+    from mechfmu.master.fmu_profile import TIMING
     from mechfmu.master.observers import Observer
     from mechfmu.master.simulate import simulate
 
@@ -133,11 +136,13 @@ def time_ours(scenario, steps: int, local: bool, record: bool, collect: bool = T
         gc.collect()
         gc.disable()
     t0 = time.perf_counter()
+    was, TIMING[0] = TIMING[0], timed
     try:
         result = simulate(scenario, stop=scenario.start_time + steps * STEP, local=local, record=record,
                           observers=[clock], estimate_error=False)
     finally:
         gc.enable()
+        TIMING[0] = was
     if not result.ok:
         raise SystemExit(f"{scenario.name} ({'in-process' if local else 'FMUs'}): {result.message}")
     return Timing(clock.ready - t0, (clock.last - clock.ready) / steps, clock.last - t0), result
@@ -222,10 +227,15 @@ def scaling(sizes: list[int], quick: bool, repeat: int, work: Path) -> None:
         scenario = load_scenario(folder)
         row: dict[str, Timing] = {}
         runs: dict[bool, list] = {False: [], True: []}
+        untimed: list[Timing] = []
         record = size == min(sizes)  # whole arrays compared at the smallest size, final values elsewhere
-        for _ in range(repetitions(fmus, repeat)):
-            for local in (False, True):
-                runs[local].append(time_ours(scenario, steps, local, record))
+        for k in range(repetitions(fmus, repeat)):
+            for timed in (True, False) if k % 2 == 0 else (False, True):  # timed and untimed FMU runs alternate
+                if timed:
+                    runs[False].append(time_ours(scenario, steps, False, record))
+                else:
+                    untimed.append(time_ours(scenario, steps, False, record, timed=False)[0])
+            runs[True].append(time_ours(scenario, steps, True, record))
         fmu_results, local_results = runs[False][-1][1], runs[True][-1][1]
         if record:
             names = fmu_results.data.dtype.names
@@ -236,7 +246,12 @@ def scaling(sizes: list[int], quick: bool, repeat: int, work: Path) -> None:
             identical = fmu_results.final == local_results.final
             compared = f"final values of {len(fmu_results.final) - 1} outputs"
         row["ours FMUs"], row["in-process"] = best([t for t, _ in runs[False]]), best([t for t, _ in runs[True]])
-        notes = {"ours FMUs": f"{len(runs[False])} run(s)",
+        row["FMUs, untimed"] = best(untimed)
+        profile = fmu_results.profile
+        notes = {"ours FMUs": f"{len(runs[False])} run(s); FMU profile: {profile.total_seconds:.3f} s in "
+                              f"{profile.total_calls} calls, {profile.compiled_timed} of {profile.compiled_runs} "
+                              "compiled runs timed",
+                 "FMUs, untimed": f"{len(untimed)} run(s), MECHFMU_PROFILE=off (calls counted, not timed)",
                  "in-process": f"{len(runs[True])} run(s); == FMU path: {'bit-identical' if identical else 'DIFFERENT'}"
                                f" ({compared})"}
         if fmus >= 100:  # diagnostic: how much of the growth with size is the cyclic garbage collector
@@ -252,7 +267,7 @@ def scaling(sizes: list[int], quick: bool, repeat: int, work: Path) -> None:
             notes["libcosim"] = (f"{len(cosim_runs)} run(s); instantiate {out['instantiate']:.2f} s, first step "
                                  f"{out['first_step']:.2f} s; final mass1.flange_a.s {out['mass1.flange_a.s']:.6g} "
                                  f"(strict Jacobi; ours, ordered: {fmu_results.final['mass1.flange_a.s']:.6g})")
-        for tool in ("ours FMUs", "in-process", "in-proc, no GC", "libcosim"):
+        for tool in ("ours FMUs", "FMUs, untimed", "in-process", "in-proc, no GC", "libcosim"):
             if tool not in notes:
                 continue
             t = row.get(tool)
@@ -271,6 +286,8 @@ def scaling(sizes: list[int], quick: bool, repeat: int, work: Path) -> None:
         if fmus > 1000:
             line += (f"; FMU path {fmu_t.per_fmu_us(fmus):.3f} µs per FMU step (target <= 0.3: "
                      f"{verdict(fmu_t.per_fmu_us(fmus), 0.3)})")
+        cost = fmu_t.step / row["FMUs, untimed"].step
+        line += f"; timing the FMU calls: timed / untimed per step {cost:.3f} (target <= 1.05: {verdict(cost, 1.05)})"
         if cosim_t:
             line += (f"; FMU path / libcosim wall {ratio(fmu_t.wall, cosim_t.wall)}, per step "
                      f"{ratio(fmu_t.step, cosim_t.step)}, set-up {ratio(fmu_t.setup, cosim_t.setup)}; "

@@ -8,6 +8,15 @@
  * Invariant: each FMU gets the FMI calls the Python master makes it, in the same order, with the same arguments
  * (the program may interleave them across FMUs, whose calls do not touch one another), and factor*v + offset is
  * rounded as Python rounds it (compiled with -ffp-contract=off): the results are the same bits.
+ *
+ * The time in each call (the FMU profile, mechfmu/master/fmu_profile.py) is read from the processor's counter
+ * (x86: the time-stamp counter, AArch64: the virtual counter; elsewhere CLOCK_MONOTONIC, on Windows the performance
+ * counter), which the master calibrates against CLOCK_MONOTONIC (``exchange_clock``). The read after each call
+ * (it ends one and starts the next) costs tens of ns with what it holds up, as much as a call of a small FMU, so a
+ * program times one run in ``period`` on average (runs picked at random, so that no periodic work of an FMU is
+ * always or never seen): every run's whole time is read (two reads a run), and after each timed run ``period`` is
+ * set to what keeps the timed runs' extra time within ``budget`` of the program's own time (1, every run timed,
+ * where calls take long).
  */
 #include <stdint.h>
 
@@ -15,9 +24,62 @@
 
 #if defined(_WIN32)
 #define EXPORT __declspec(dllexport)
+#include <windows.h>
 #else
 #define EXPORT __attribute__((visibility("default")))
+#include <time.h>
 #endif
+#if defined(__x86_64__) || defined(__i386__) || defined(_M_X64) || defined(_M_IX86)
+#if defined(_MSC_VER)
+#include <intrin.h>
+#else
+#include <x86intrin.h>
+#endif
+#define COUNTER() ((int64_t)__rdtsc())
+#elif defined(__aarch64__)
+static inline int64_t virtual_counter(void) {
+    uint64_t value;
+    __asm__ __volatile__("mrs %0, cntvct_el0" : "=r"(value));
+    return (int64_t)value;
+}
+#define COUNTER() virtual_counter()
+#else
+#define COUNTER() monotonic_ns()
+#endif
+
+/* CLOCK_MONOTONIC in ns (Windows: the performance counter, in ns). */
+static int64_t monotonic_ns(void) {
+#if defined(_WIN32)
+    LARGE_INTEGER count, frequency;
+    QueryPerformanceCounter(&count);
+    QueryPerformanceFrequency(&frequency);
+    return (int64_t)((double)count.QuadPart * 1e9 / (double)frequency.QuadPart);
+#else
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+#endif
+}
+
+/* The counter and CLOCK_MONOTONIC [ns] read now, one right after the other (the master's calibration). */
+EXPORT void exchange_clock(int64_t *counter, int64_t *ns) {
+    *counter = COUNTER();
+    *ns = monotonic_ns();
+    *counter = (*counter + COUNTER()) / 2;
+}
+
+/* What reading the counter costs: the fewest ticks between two reads one right after the other (what a timed call
+ * measures beyond its own time, subtracted from each), and the mean ticks per read (what timing a call costs). */
+EXPORT void exchange_counter_cost(int64_t *overhead, double *read) {
+    int64_t fewest = INT64_MAX, first = COUNTER(), last = first;
+    for (int k = 0; k < 1000; ++k) {
+        int64_t a = COUNTER(), b = COUNTER();
+        fewest = b - a < fewest ? b - a : fewest;
+        last = b;
+    }
+    *overhead = fewest;
+    *read = (double)(last - first) / 2000.0;
+}
 
 /* One FMU instance and its functions (NULL where the interface lacks one). */
 typedef struct {
@@ -56,6 +118,30 @@ enum {
     STEP_FROM        /* doStep(values[b], time - values[b], fmi2True) where time > values[b] */
 };
 
+/* A program's timing: what it measured, and when it times a run next. */
+typedef struct {
+    double *ticks;     /* per operation: the counter's ticks in its calls in the timed runs, less ``overhead`` each,
+                          each run's times the runs it stands for (``weight``) */
+    double *run;       /* per operation: the same in the run being timed (zero between runs) */
+    int64_t runs;      /* runs made */
+    int64_t timed;     /* runs timed */
+    int64_t countdown; /* runs until the next timed one (1: the next run) */
+    int64_t elapsed;   /* ticks of the timed runs, whole, with their bookkeeping here */
+    int64_t untimed;   /* ticks of the other runs, whole */
+    int64_t calls;     /* calls timed */
+    int64_t usual;     /* ticks of the timed runs after the first that stood for ``weight`` runs, whole (what a
+                          timed run is compared with before there is an untimed one) */
+    int64_t usuals;    /* how many */
+    int64_t overhead;  /* exchange_counter_cost's fewest ticks between two reads */
+    double read;       /* exchange_counter_cost's ticks per read */
+    double budget;     /* the share of the program's own time (its untimed runs') that timing may add */
+    double weight;     /* the runs the next timed run stands for: 1 for the first (always timed), else the period;
+                          a run over twice as long as an untimed one and its reads' cost (held up: another process,
+                          an interrupt, or a rare long call) stands for itself alone */
+    double weights;    /* the timed runs' weights, summed (about ``runs``) */
+    uint64_t random;   /* the state of the generator that picks the timed runs (xorshift64, never 0) */
+} Clock;
+
 /* The arrays a program works on; the master owns them. */
 typedef struct {
     const fmi2ValueReference *refs;
@@ -63,16 +149,20 @@ typedef struct {
     const double *factor, *offset;
     const unsigned char *mapped;
     double *values;
+    Clock *clock; /* the program's timing (NULL: none) */
 } Tables;
 
 /*
- * Run ``operations`` in order. Returns -1 when every call returned fmi2OK or fmi2Warning, else the index of the
- * first operation whose call returned more (its status in *status): the program stops there, as the Python master
- * stops at the first failed call.
+ * Run ``operations`` in order, ``timed``: the ticks from each call's start (the end of the one before it: the
+ * values passed on to it and a few ns of this loop included) to its end added to ``ticks``. Returns -1 when
+ * every call returned fmi2OK or fmi2Warning, else the index of the first operation whose call returned more (its
+ * status in *status): the program stops there, as the Python master stops at the first failed call.
  */
-EXPORT int64_t exchange_run(const Unit *units, const Operation *operations, int64_t count, const Tables *tables,
-                            double time, double step, const double *states, double *derivatives, double *indicators,
-                            fmi2FMUstate *handles, int *status) {
+static inline int64_t execute(const Unit *units, const Operation *operations, int64_t count, const Tables *tables,
+                              double time, double step, const double *states, double *derivatives,
+                              double *indicators, fmi2FMUstate *handles, int *status, double *ticks,
+                              int64_t overhead, int64_t *calls, const int timed) {
+    int64_t last = timed ? COUNTER() : 0;
     for (int64_t k = 0; k < count; ++k) {
         const Operation *op = &operations[k];
         const Unit *unit = &units[op->unit];
@@ -133,10 +223,76 @@ EXPORT int64_t exchange_run(const Unit *units, const Operation *operations, int6
         default:
             result = fmi2Fatal;
         }
+        if (timed && op->code != PASS) { /* since the last call's end: this call, and passing its values on */
+            int64_t now = COUNTER();
+            ticks[k] += (double)(now - last - overhead);
+            last = now;
+            ++*calls;
+        }
         if (result > fmi2Warning) {
             *status = (int)result;
             return k;
         }
     }
     return -1;
+}
+
+/*
+ * ``execute``, timed where the program's ``clock`` (NULL: never) says this run is: then the next timed run is drawn,
+ * on average ``period`` runs on, the period at which timing adds ``budget`` of the program's own time: a timed run's
+ * extra time is what it takes beyond an untimed one (before there is one: four times its reads' own cost), over an
+ * untimed run's time (so all programs together add ``budget`` of the time in the compiled exchange at most).
+ */
+EXPORT int64_t exchange_run(const Unit *units, const Operation *operations, int64_t count, const Tables *tables,
+                            double time, double step, const double *states, double *derivatives, double *indicators,
+                            fmi2FMUstate *handles, int *status) {
+    Clock *clock = tables->clock;
+    if (clock == NULL) {
+        return execute(units, operations, count, tables, time, step, states, derivatives, indicators, handles, status,
+                       NULL, 0, NULL, 0);
+    }
+    int64_t calls = clock->calls, begin = COUNTER(), failed;
+    clock->runs += 1;
+    if (--clock->countdown > 0) {
+        failed = execute(units, operations, count, tables, time, step, states, derivatives, indicators, handles,
+                         status, NULL, 0, NULL, 0);
+        clock->untimed += COUNTER() - begin;
+        return failed;
+    }
+    failed = execute(units, operations, count, tables, time, step, states, derivatives, indicators, handles, status,
+                     clock->run, clock->overhead, &clock->calls, 1);
+    int64_t end = COUNTER(), others = clock->runs - clock->timed - 1; /* the runs not timed so far */
+    double reads = clock->read * (double)(clock->calls - calls + 3), plain = 0;
+    int usual = clock->timed > 0 && (clock->usuals == 0 || (end - begin) * clock->usuals <= 2 * clock->usual);
+    if (others) { /* within twice an untimed run's time and what its reads may add */
+        plain = (double)clock->untimed / (double)others;
+        usual = clock->timed > 0 && (double)(end - begin) <= 2 * (plain + 4 * reads);
+    }
+    double weight = usual ? clock->weight : 1;
+    for (int64_t k = 0; k < count; ++k) {
+        clock->ticks[k] += weight * clock->run[k];
+        clock->run[k] = 0;
+    }
+    if (usual) {
+        clock->usual += end - begin;
+        clock->usuals += 1;
+    }
+    clock->elapsed += end - begin;
+    clock->timed += 1;
+    clock->weights += weight;
+    double extra = others ? (double)clock->elapsed / (double)clock->timed - plain : 4 * reads;
+    double own = others ? plain : (double)(end - begin) - 4 * reads;
+    extra = extra < reads ? reads : extra;
+    double period = own > 0 ? extra / (clock->budget * own) : 1e6;
+    period = period < 1 ? 1 : period > 1e6 ? 1e6 : period;
+    uint64_t x = clock->random;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    clock->random = x;
+    int64_t span = 2 * (int64_t)(period + 0.5) - 1; /* 1 .. span: period on average */
+    clock->countdown = 1 + (int64_t)(x % (uint64_t)span);
+    clock->weight = (double)(span + 1) / 2;
+    clock->elapsed += COUNTER() - end; /* this bookkeeping is the timing's cost too */
+    return failed;
 }

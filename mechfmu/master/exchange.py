@@ -4,8 +4,9 @@
 A ``Program`` is built once (a transfer plan, every slave's step, the monolithic master's evaluation of its ODE) and
 run at every step. Each FMU gets the calls the Python master makes it, in its order and with its arguments (Jacobi's
 step and transfer interleave them across FMUs: ``mechfmu.master.fused_step``), so results are the same bits; it
-counts them in each slave's ``calls`` and turns a failed call, or an error an FMU logged during the program, into
-the ``SlaveError`` (a refused step: ``StepRefused``) the slave's own call raises.
+counts them in each slave's ``calls`` (by kind: ``profiles``), times them (``mechfmu.master.exchange_clock``) and
+turns a failed call, or an error an FMU logged during the program, into the ``SlaveError`` (a refused step:
+``StepRefused``) the slave's own call raises.
 
 The library is compiled from its source with the system C compiler the first time a process needs it, into the
 FMUs' folder (``.native/``), and kept; ``MECHFMU_EXCHANGE=python`` (or no C compiler) leaves every call to Python,
@@ -24,6 +25,8 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from mechfmu.components.number_text import measured, number
+from mechfmu.master import exchange_clock
+from mechfmu.master.fmu_profile import TIMING
 from mechfmu.master.fmu_slave import FmuSlave, _logged
 
 if TYPE_CHECKING:
@@ -60,7 +63,8 @@ class Operation(ctypes.Structure):
 class Tables(ctypes.Structure):
     _fields_ = [("refs", ctypes.POINTER(ctypes.c_uint32)), ("source", ctypes.POINTER(ctypes.c_int64)),
                 ("factor", ctypes.POINTER(ctypes.c_double)), ("offset", ctypes.POINTER(ctypes.c_double)),
-                ("mapped", ctypes.POINTER(ctypes.c_ubyte)), ("values", ctypes.POINTER(ctypes.c_double))]
+                ("mapped", ctypes.POINTER(ctypes.c_ubyte)), ("values", ctypes.POINTER(ctypes.c_double)),
+                ("clock", ctypes.c_void_p)]
 
 
 _library: list[Any] = []  # the loaded library (None: not available), once per process
@@ -79,6 +83,7 @@ def library() -> Any:
             loaded.exchange_run.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p,
                                             ctypes.c_double, ctypes.c_double, ctypes.c_void_p, ctypes.c_void_p,
                                             ctypes.c_void_p, ctypes.c_void_p, ctypes.POINTER(ctypes.c_int)]
+            exchange_clock.calibrate(loaded)
         _library.append(loaded)
     return _library[0]
 
@@ -165,6 +170,7 @@ class Program:
         self.size = 0  # values the program holds
         self._sealed: Any = None
         self.completed = 0  # runs whose every call returned well (each slave's ``calls`` counts them when read)
+        self._profiles: tuple[Any, list[dict[str, tuple[int, float]]]] = (None, [])
 
     def unit(self, slave: Slave) -> int:
         if id(slave) not in self._unit:
@@ -233,7 +239,7 @@ class Program:
                 counts[unit] = counts.get(unit, 0) + 1
         self._steps_from = [(self.slaves[unit], b) for code, unit, _, _, b in self.operations if code == STEP_FROM]
         for unit, count in counts.items():
-            cast(FmuSlave, self.slaves[unit]).count_calls(self, count)
+            cast(FmuSlave, self.slaves[unit]).count_calls(self, count, unit)
         return units, operations, arrays, tables
 
     def _ready(self) -> None:
@@ -241,6 +247,10 @@ class Program:
         self._head = (self._sealed[0], self._sealed[1], len(self.operations), ctypes.byref(self._sealed[3]))
         self._status = ctypes.c_int(0)
         self._status_ref = ctypes.byref(self._status)
+        timing: tuple[Any, Any, Any] = exchange_clock.clock(len(self.operations)) if TIMING[0] else (None, None, None)
+        self._clock, self._ticks, self._run = timing
+        if self._clock is not None:  # the run finds it in the tables: no argument to convert at every run
+            self._sealed[3].clock = ctypes.addressof(self._clock)
 
     def prepare(self) -> None:
         """Its arrays made now (else at its first run)."""
@@ -270,11 +280,38 @@ class Program:
             self.completed += 1
             for slave, start in self._steps_from:
                 if time > self._sealed[2][5][start]:
-                    cast(FmuSlave, slave)._calls += 1
+                    cast(FmuSlave, slave).count_call("fmi2DoStep")
             if _logged[0] != mark:
                 self._logged_errors(mark, time, step)
             return
         self._failed(int(failed), self._status.value, mark, time, step)
+
+    def clock_runs(self) -> tuple[int, int]:
+        """(runs, runs timed) so far ((0, 0) untimed)."""
+        return (0, 0) if getattr(self, "_clock", None) is None else (self._clock.runs, self._clock.timed)
+
+    def profiles(self) -> list[dict[str, tuple[int, float]]]:
+        """Per unit (slave), per kind (the FMI 2.0 function): the calls its completed runs made (those of a step
+        from a time and of a failed run are counted by the slave) and the seconds inside all its runs' calls: how
+        the timed runs divide among the calls (each run weighted by the runs it stands for), of the program's whole
+        time in its untimed runs (mean) times its runs; the timed runs scaled to all runs where every run was
+        timed."""
+        runs, timed = self.clock_runs()
+        if self._profiles[0] != (self.completed, runs):
+            scale = 0.0
+            if timed:
+                counted = sum(self._ticks[k] for k, op in enumerate(self.operations) if op[0] != PASS)
+                untimed = runs - timed  # their mean time is the program's own, undisturbed by the counter's reads
+                whole = self._clock.untimed / untimed * runs if untimed else counted * runs / self._clock.weights
+                scale = exchange_clock.seconds_per_tick() * whole / counted if counted > 0 else 0.0
+            found: list[dict[str, tuple[int, float]]] = [{} for _ in self.slaves]
+            for k, (code, unit, *_) in enumerate(self.operations):
+                if code != PASS:
+                    kind, calls = FUNCTION_OF[code], 0 if code == STEP_FROM else self.completed
+                    before = found[unit].get(kind, (0, 0.0))
+                    found[unit][kind] = (before[0] + calls, before[1] + (self._ticks[k] * scale if timed else 0.0))
+            self._profiles = ((self.completed, runs), found)
+        return self._profiles[1]
 
     def _what(self, code: int, time: float, step: float) -> str:
         if code == DO_STEP:
@@ -300,7 +337,7 @@ class Program:
         from mechfmu.master.slaves import SlaveError, StepRefused
         for code, unit, _, _, b in self.operations[:index + 1]:
             if code != PASS and (code != STEP_FROM or time > self._sealed[2][5][b]):
-                cast(FmuSlave, self.slaves[unit])._calls += 1
+                cast(FmuSlave, self.slaves[unit]).count_call(FUNCTION_OF[code])
         code, unit = self.operations[index][:2]
         slave = self.slaves[unit]
         logged = cast(FmuSlave, slave).errors_logged_since(mark)

@@ -4,9 +4,9 @@
 (components/model_exchange.py: ``set_time``, ``set_continuous_states``, ``derivatives``, ``event_indicators``,
 ``update_discrete_states``, ...) as FMI 2.0 Model Exchange calls of ``slave`` (an ``FmuSlave`` made with
 ``model_exchange=True``), through its one error path (``FmuSlave._call``: a refused call is a ``SlaveError``
-with the FMU's message). Modes follow FMI 2.0 §3.2.3: after initialization the instance is in event mode;
-``update_discrete_states`` goes through event mode (fmi2EnterEventMode, fmi2NewDiscreteStates,
-fmi2EnterContinuousTimeMode) and keeps the nextEventTime it reports.
+with the FMU's message; each call counted and timed as the FMI function it makes). Modes follow FMI 2.0 §3.2.3:
+after initialization the instance is in event mode; ``update_discrete_states`` goes through event mode
+(fmi2EnterEventMode, fmi2NewDiscreteStates, fmi2EnterContinuousTimeMode) and keeps the nextEventTime it reports.
 """
 from __future__ import annotations
 
@@ -48,33 +48,40 @@ class ModelExchangeView:
         return list(self._indicators)
 
     def set_time(self, t: float) -> None:
-        self.slave._call(lambda: f"fmi2SetTime({measured(t)} s)", self._fmu.setTime, t)
+        self.slave._call("fmi2SetTime", lambda: f"fmi2SetTime({measured(t)} s)", self._fmu.setTime, t)
         self.time = t
 
     def set_continuous_states(self, values: list[float]) -> None:
         for i, value in enumerate(values):
             self._x[i] = value
-        self.slave._call("fmi2SetContinuousStates", self._fmu.setContinuousStates, self._x, len(values))
+        self.slave._call("fmi2SetContinuousStates", "fmi2SetContinuousStates",
+                         self._fmu.setContinuousStates, self._x, len(values))
 
     def get_continuous_states(self) -> list[float]:
-        self.slave._call("fmi2GetContinuousStates", self._fmu.getContinuousStates, self._x, len(self._x))
+        self.slave._call("fmi2GetContinuousStates", "fmi2GetContinuousStates",
+                         self._fmu.getContinuousStates, self._x, len(self._x))
         return list(self._x)
 
     def derivatives(self) -> list[float]:
-        self.slave._call("fmi2GetDerivatives", self._fmu.getDerivatives, self._dx, len(self._dx))
+        self.slave._call("fmi2GetDerivatives", "fmi2GetDerivatives",
+                         self._fmu.getDerivatives, self._dx, len(self._dx))
         return list(self._dx)
 
     def event_indicators(self) -> list[float]:
         if not len(self._z):
             return []
-        self.slave._call("fmi2GetEventIndicators", self._fmu.getEventIndicators, self._z, len(self._z))
+        self.slave._call("fmi2GetEventIndicators", "fmi2GetEventIndicators",
+                         self._fmu.getEventIndicators, self._z, len(self._z))
         return list(self._z)
 
     def update_discrete_states(self) -> bool:
         if self._continuous:
-            self.slave._call("fmi2EnterEventMode", self._fmu.enterEventMode)
-        info = self.slave._call("fmi2NewDiscreteStates", self._fmu.newDiscreteStates)
-        self.slave._call("fmi2EnterContinuousTimeMode", self._fmu.enterContinuousTimeMode)
+            self.slave._call("fmi2EnterEventMode", "fmi2EnterEventMode",
+                             self._fmu.enterEventMode)
+        info = self.slave._call("fmi2NewDiscreteStates", "fmi2NewDiscreteStates",
+                                self._fmu.newDiscreteStates)
+        self.slave._call("fmi2EnterContinuousTimeMode", "fmi2EnterContinuousTimeMode",
+                         self._fmu.enterContinuousTimeMode)
         self._continuous = True
         self._next = info[5] if info[4] else None
         return bool(info[0] or info[3])  # another event iteration needed, or the states set anew
@@ -83,4 +90,5 @@ class ModelExchangeView:
         return self._next
 
     def completed_integrator_step(self) -> None:
-        self.slave._call("fmi2CompletedIntegratorStep", self._fmu.completedIntegratorStep)
+        self.slave._call("fmi2CompletedIntegratorStep", "fmi2CompletedIntegratorStep",
+                         self._fmu.completedIntegratorStep)

@@ -2,10 +2,11 @@
 FMU's own functions (an FMI 3.0 one through ``mechfmu.master.fmi3_instance``); ``InstancePool``
 (``mechfmu.master.instance_pool``): instances kept for the next run of a process.
 
-The one way into the FMU is ``FmuSlave._call``: it counts the call and turns an error status or a logged
-error into a ``SlaveError`` with the FMU's messages (a discarded step is a refusal, not an error). Batched
-Real reads and writes (the master's every step) call fmi2GetReal/fmi2SetReal directly with value-reference
-arrays and buffers prepared once per list of names; everything else goes through fmpy's wrappers.
+The one way into the FMU is ``FmuSlave._call``: it counts and times the call by its kind (``CallCounts``,
+mechfmu/master/fmu_calls.py) and turns an error status or a logged error into a ``SlaveError`` with the FMU's
+messages (a discarded step is a refusal, not an error). Batched Real reads and writes (the master's every step)
+call fmi2GetReal/fmi2SetReal directly with value-reference arrays and buffers prepared once per list of names;
+everything else goes through fmpy's wrappers.
 """
 from __future__ import annotations
 
@@ -17,11 +18,15 @@ from mechfmu.components.base import coerce
 from mechfmu.components.number_text import measured, number
 from mechfmu.components.ports import LAMBDA
 from mechfmu.master.fmi3_instance import ELEMENT_REFERENCES, TYPES, Fmi3Instance, read_fmi3_interfaces
+from mechfmu.master.fmu_calls import CallCounts
 from mechfmu.master.slaves import Slave, SlaveError, VariableInfo
 from mechfmu.ssp.archive import ArchiveError
 
 #: what ``FmuSlave._call`` returns for a refused (discarded) step
 REFUSED = object()
+#: the kind (the FMI 2.0 function, or FMI 3.0's where 2.0 has none) of each of ``FmuSlave.event_call``'s calls
+EVENT_CALLS = {"enterEventMode": "fmi2EnterEventMode", "newDiscreteStates": "fmi2NewDiscreteStates",
+               "enterStepMode": "fmi3EnterStepMode"}
 #: messages every FMU of this process has logged so far (each message's serial number is the count before it)
 _logged = [0]
 
@@ -31,33 +36,12 @@ def log_serial() -> int:
     return _logged[0]
 
 
-class FmuSlave(Slave):
+class FmuSlave(CallCounts, Slave):
     """An FMI 2.0 or 3.0 FMU loaded with fmpy (unzipped once per FMU file and process)."""
 
     _unzipped: dict[str, tuple[Any, str]] = {}
     #: per FMU file its FMI 3.0 array elements: (index, length) by name (mechfmu.fmu.fmi3_arrays.read_layout)
     _layouts: dict[str, dict[str, tuple[int, int]]] = {}
-    _calls = 0
-    #: the compiled programs that call this FMU, each with its calls per run (``exchange.Program.completed``)
-    _counted: list[tuple[Any, int]] = []
-
-    @property  # type: ignore[override]
-    def calls(self) -> int:
-        """FMI calls made: through Python, and per completed run of each compiled program that calls it (counted
-        when read, so a program's run costs no Python per FMU)."""
-        return self._calls + sum(program.completed * count for program, count in self._counted)
-
-    @calls.setter
-    def calls(self, value: int) -> None:
-        self._calls = value - (self.calls - self._calls)
-
-    def count_calls(self, program: Any, count: int) -> None:
-        """``program`` makes ``count`` calls of this FMU per completed run."""
-        self._counted = [*self._counted, (program, count)]
-
-    def restart_count(self, calls: int) -> None:
-        """The count is ``calls`` and the programs made so far no longer count (a reused instance's next run)."""
-        self._calls, self._counted = calls, []
 
     @classmethod
     def unpacked(cls, fmu: str) -> tuple[Any, str]:
@@ -137,6 +121,8 @@ class FmuSlave(Slave):
         self._callbacks.logger = fmi2CallbackLoggerTYPE(log)
         self._callbacks.allocateMemory = fmi2CallbackAllocateMemoryTYPE(fmpy.calloc)
         self._callbacks.freeMemory = fmi2CallbackFreeMemoryTYPE(fmpy.free)
+        self._start_counts()
+        loading = self._clock()
         if self.fmi_version == 3:
             def log3(status: int, text: str) -> None:
                 self.messages.append((status, text))
@@ -148,8 +134,10 @@ class FmuSlave(Slave):
             self._fmu = (FMU2Model if model_exchange else FMU2Slave)(guid=md.guid, unzipDirectory=unzipped,
                                                                      modelIdentifier=md.coSimulation.modelIdentifier,
                                                                      instanceName=name)
+        self._load_ns = self._clock() - loading
         try:
-            self._call("instantiate", lambda: self._fmu.instantiate(callbacks=self._callbacks, loggingOn=True))
+            self._call("fmi2Instantiate", "instantiate",
+                       lambda: self._fmu.instantiate(callbacks=self._callbacks, loggingOn=True))
         except SlaveError:
             raise
         except Exception as exc:  # fmpy raises a plain Exception when fmi2Instantiate returns NULL
@@ -195,9 +183,9 @@ class FmuSlave(Slave):
 
     def directional_derivative(self, unknowns: list[str], knowns: list[str], seeds: list[float]) -> list[float]:
         refs = self.variables
-        return list(self._call("fmi2GetDirectionalDerivative", self._fmu.getDirectionalDerivative,
-                               [refs[u].value_reference for u in unknowns], [refs[k].value_reference for k in knowns],
-                               list(seeds)))
+        return list(self._call("fmi2GetDirectionalDerivative", "fmi2GetDirectionalDerivative",
+                               self._fmu.getDirectionalDerivative, [refs[u].value_reference for u in unknowns],
+                               [refs[k].value_reference for k in knowns], list(seeds)))
 
     def model_exchange_view(self) -> Any:
         """The instance's Model Exchange calls (``mechfmu.master.fmu_model_exchange``); ValueError for co-simulation."""
@@ -225,16 +213,22 @@ class FmuSlave(Slave):
         """Every warning the FMU has logged (status fmi2Warning)."""
         return [m for s, m in self.messages if s == 1]
 
-    def _call(self, what, fn, *args, refusable: bool = False):
-        """The one way into the FMU: counts the call, and turns an error status or a logged error into
-        a SlaveError with the FMU's messages. With ``refusable`` a discard (a refused step) returns
-        ``REFUSED`` with the reason in ``last_error`` instead. ``what`` names the call in the message (a
-        text, or a function that writes it, called only on a failure)."""
+    def _call(self, kind: str, what, fn, *args, refusable: bool = False):
+        """The one way into the FMU: counts and times the call as ``kind`` (the FMI 2.0 function it makes), and
+        turns an error status or a logged error into a SlaveError with the FMU's messages. With ``refusable`` a
+        discard (a refused step) returns ``REFUSED`` with the reason in ``last_error`` instead. ``what`` names the
+        call in the message (a text, or a function that writes it, called only on a failure)."""
         from fmpy.fmi1 import FMICallException
         mark = len(self.messages)
-        self._calls += 1
+        counted = self._kinds.get(kind) or self._kinds.setdefault(kind, [0, 0])
+        clock = self._clock
+        start = clock()
         try:
-            result = fn(*args)
+            try:
+                result = fn(*args)
+            finally:
+                counted[0] += 1
+                counted[1] += clock() - start
         except FMICallException as exc:
             self.last_error = self._errors_since(mark) or str(exc)
             if refusable and exc.status == 2:  # fmi2Discard
@@ -272,22 +266,23 @@ class FmuSlave(Slave):
             except (TypeError, ValueError, OverflowError) as exc:
                 problem = exc if isinstance(exc, ValueError) else f"is not a {info.type}"
                 raise SlaveError(f"{self.name}: {name} = {number(value)} {problem}") from None
-            self._call(f"setting {name} = {number(value)}", setter, vr, [value])
+            self._call(f"fmi2Set{info.type}", f"setting {name} = {number(value)}", setter, vr, [value])
 
     def enter_initialization(self, start_time: float, stop_time: float | None) -> None:
         self.stop_time = stop_time
-        self._call("setupExperiment", self._fmu.setupExperiment, None, start_time, stop_time)
-        self._call("enterInitializationMode", self._fmu.enterInitializationMode)
+        self._call("fmi2SetupExperiment", "setupExperiment", self._fmu.setupExperiment, None, start_time, stop_time)
+        self._call("fmi2EnterInitializationMode", "enterInitializationMode", self._fmu.enterInitializationMode)
 
     def exit_initialization(self) -> None:
-        self._call("initialization", self._fmu.exitInitializationMode)
+        self._call("fmi2ExitInitializationMode", "initialization", self._fmu.exitInitializationMode)
+        self.end_setup()
 
     def set(self, names: list[str], values: list[float]) -> None:
         plan = self._real_plan(names)
         if plan is not None:
             refs, array, buffer = plan
             buffer[:] = values  # a value that is not a number is refused here (TypeError), as by fmpy
-            self._call("setting inputs", self._set_reals, refs, array, buffer)
+            self._call("fmi2SetReal", "setting inputs", self._set_reals, refs, array, buffer)
         else:
             for n, v in zip(names, values):
                 self.set_parameters({n: v})
@@ -297,46 +292,49 @@ class FmuSlave(Slave):
         if plan is None:
             getter = {"Integer": self._fmu.getInteger, "Boolean": self._fmu.getBoolean,
                       "String": self._fmu.getString, "Real": self._fmu.getReal}
-            return [self._call(f"reading {n}", getter[self.variables[n].type], [self._vr[n]])[0] for n in names]
-        return self._call("reading outputs", self._get_reals, *plan)
+            return [self._call(f"fmi2Get{self.variables[n].type}", f"reading {n}", getter[self.variables[n].type],
+                               [self._vr[n]])[0] for n in names]
+        return self._call("fmi2GetReal", "reading outputs", self._get_reals, *plan)
 
     def do_step(self, current_time: float, step_size: float) -> bool:
-        return self._call(lambda: f"step at t={measured(current_time)} h={number(step_size)}", self._step,
-                          current_time, step_size, refusable=True) is not REFUSED  # the text only on a failure
+        return self._call("fmi2DoStep", lambda: f"step at t={measured(current_time)} h={number(step_size)}",
+                          self._step, current_time, step_size, refusable=True) is not REFUSED  # the text on a failure
 
     def event_call(self, function: str) -> Any:
         """An FMI 3.0 instance's ``function`` (enterEventMode, newDiscreteStates, enterStepMode), as every call."""
-        return self._call(function, getattr(self._fmu, function))
+        return self._call(EVENT_CALLS[function], function, getattr(self._fmu, function))
 
     def get_state(self) -> Any:
-        return self._call("getFMUstate", self._fmu.getFMUstate)
+        return self._call("fmi2GetFMUstate", "getFMUstate", self._fmu.getFMUstate)
 
     def set_state(self, state: Any) -> None:
-        self._call("setFMUstate", self._fmu.setFMUstate, state)
+        self._call("fmi2SetFMUstate", "setFMUstate", self._fmu.setFMUstate, state)
 
     def free_state(self, state: Any) -> None:
-        self._call("freeFMUstate", self._fmu.freeFMUstate, state)
+        self._call("fmi2FreeFMUstate", "freeFMUstate", self._fmu.freeFMUstate, state)
 
     def serialize_state(self, state: Any) -> bytes:
-        return self._call("serializeFMUstate", self._fmu.serializeFMUstate, state)
+        return self._call("fmi2SerializeFMUstate", "serializeFMUstate", self._fmu.serializeFMUstate, state)
 
     def deserialize_state(self, data: bytes) -> Any:
-        return self._call("deSerializeFMUstate", self._fmu.deSerializeFMUstate, data)
+        return self._call("fmi2DeSerializeFMUstate", "deSerializeFMUstate", self._fmu.deSerializeFMUstate, data)
 
     def terminate(self) -> None:
         try:
-            self._call("terminate", self._fmu.terminate)
+            self._call("fmi2Terminate", "terminate", self._fmu.terminate)
         finally:
-            self._call("freeInstance", self._fmu.freeInstance)
+            self.release()
 
     def release(self) -> None:
-        self._call("freeInstance", self._fmu.freeInstance)
+        self._call("fmi2FreeInstance", "freeInstance", self._fmu.freeInstance)
 
     def reset(self) -> None:
         """fmi2Terminate, then fmi2Reset: the instance is back at its start values (instantiated), ready
         for another run without loading and instantiating again; its log starts afresh."""
-        self._call("terminate", self._fmu.terminate)
-        self._call("reset", self._fmu.reset)
+        self._call("fmi2Terminate", "terminate", self._fmu.terminate)
+        before = self._kinds.get("fmi2Reset", [0, 0])[1]
+        self._call("fmi2Reset", "reset", self._fmu.reset)
+        self._reset_ns = self._kinds["fmi2Reset"][1] - before
         self.__dict__.pop("_view", None)  # its Model Exchange view's modes and next event start afresh too
         self.messages.clear()
         self._serials.clear()

@@ -32,7 +32,7 @@ class InstancePool:
         try:
             slave.reset()
         except SlaveError:
-            slave._call("freeInstance", slave._fmu.freeInstance)
+            slave.release()
             raise
         self._free.setdefault((slave.fmu, slave.name, slave.instantiated_for_model_exchange), []).append(slave)
 

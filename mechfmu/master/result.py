@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, overload
 import numpy as np
 
 from mechfmu.master.exchange import reader
+from mechfmu.master.fmu_profile import Profile
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -126,6 +127,9 @@ class Result:
     local_errors: dict[str, float] = field(default_factory=dict)
     switching: list[str] = field(default_factory=list)
     events_on: bool = False
+    #: where the time went: per FMU (instance name) its FMI calls by kind, counted, and the seconds inside them,
+    #: its setup (``mechfmu.master.fmu_profile.Profile``; empty for an in-process run)
+    profile: Profile = field(default_factory=Profile)
 
     @property
     def ok(self) -> bool:
@@ -140,6 +144,8 @@ class Result:
             text += f"\n{self.choice}"
         if self.accuracy is not None:
             text += f"\n{self.accuracy.describe()}"
+        if self.profile.fmus:
+            text += f"\n{self.profile.describe()}"
         if self.events:
             shown = "; ".join(f"{t:.9g} s {what}" for t, what in self.events[:EVENTS_SHOWN])
             more = f" (and {len(self.events) - EVENTS_SHOWN} more)" if len(self.events) > EVENTS_SHOWN else ""

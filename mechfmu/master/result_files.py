@@ -5,7 +5,8 @@ the file's suffix.
 Both are a ``ResultFile``: rows go whole to a temporary file renamed at the end (``x.partial.csv`` or
 ``x.partial.mat`` after a failed run), a lock refuses a second writer, a full disk is cut back to whole rows. The
 rows are never kept in memory: the CSV row is text, the MAT row the point's values as float64 appended to the
-matrix ``data_2``, whose header holds the number of points and is completed when the run ends.
+matrix ``data_2``, whose header holds the number of points and is completed when the run ends. The run's FMU
+profile (``mechfmu.master.fmu_profile``) goes into the MAT file after ``data_2`` and beside the CSV file as JSON.
 """
 from __future__ import annotations
 
@@ -16,13 +17,13 @@ import struct
 import tempfile
 import time
 from abc import ABC, abstractmethod
-from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mechfmu.master.csv_text import csv_line
+from mechfmu.master.fmu_profile import Profile, write_sidecar
 from mechfmu.master.interrupt import INTERRUPT
-from mechfmu.master.mat_v4 import DOUBLE, INT32, TEXT, matrix, text_matrix
+from mechfmu.master.mat_v4 import trajectory_head
 from mechfmu.master.observers import Observer, is_stream
 
 if TYPE_CHECKING:
@@ -81,6 +82,9 @@ class ResultFile(Observer, ABC):
     #: whether a FIFO or a device can take the format (one that is completed at its end cannot)
     STREAMS = True
     ASCII = False  # whether names must be ASCII (MatWriter)
+    #: whether the run's FMU profile goes to a file beside it (``mechfmu.master.fmu_profile.sidecar_path``)
+    SIDECAR = False
+    profile = Profile()
 
     def __init__(self, path: str | Path):
         self.path = target(path)
@@ -225,7 +229,7 @@ class ResultFile(Observer, ABC):
     def finished(self, run: Run, result: Result) -> None:
         if self._fd is None or not self._started:
             return
-        ok = result.ok
+        ok, self.profile = result.ok, result.profile
         for step in (self._flush, self._complete):
             try:
                 step()
@@ -240,6 +244,12 @@ class ResultFile(Observer, ABC):
         self._fd = None
         assert self._tmp is not None  # set with _fd
         destination = self.path if ok else partial_path(self.path)
+        if self.SIDECAR and self.profile.fmus:
+            try:
+                write_sidecar(destination, self.profile, result.status, result.end_time)
+            except OSError as exc:
+                result.status, result.message = "error", result.message or f"writing the FMU profile failed: {exc}"
+                destination = partial_path(self.path)
         os.replace(self._tmp, destination)  # a failed run leaves an earlier run's file at ``path`` as it was
         self.written = destination
         self.close()
@@ -267,10 +277,13 @@ class ResultFile(Observer, ABC):
 class CsvWriter(ResultFile):
     """The run's rows as FMI cross-check CSV (quoted header, ``time`` first, every value as ``repr``, which reads
     back bit for bit; readable by ``fmpy.util.read_csv``), streamed as ``ResultFile`` says; a device or a FIFO is
-    written straight through. A file whose name does not end in ``.csv`` (``x.xlsx``) is refused: CSV text under
+    written straight through. The run's FMU profile goes beside a regular file, as JSON (``x.csv``:
+    ``x.profile.json``, ``x.partial.csv``: ``x.partial.profile.json``; ``fmu_profile.write_sidecar``), where the run
+    had an FMU. A file whose name does not end in ``.csv`` (``x.xlsx``) is refused: CSV text under
     another format's name would not open there."""
 
     FORMAT, SUFFIX = "CSV", ".csv"
+    SIDECAR = True
 
     def header(self, run: Run) -> bytes:
         return csv_header(run.column_names).encode()
@@ -294,6 +307,9 @@ class MatWriter(ResultFile):
       constants).
     - ``data_2`` (float64, n x points): one column per recorded point, in the CSV's order and bits; the header's
       column count and ``data_1``'s last time are written when the run ends (a partial file's too).
+    - ``profile_name`` (char) and ``profile_data`` (float64, 2 x entries: calls, seconds), after ``data_2`` where
+      the run had an FMU: the FMU profile (``fmu_profile.Profile.matrices``), which readers of the format that stop
+      at ``data_2`` (Dymola's, OpenModelica's) pass over.
 
     A FIFO or device (it cannot be completed at its end) and non-ASCII names (``ASCII``) are refused."""
 
@@ -305,19 +321,9 @@ class MatWriter(ResultFile):
     #: the matrix types (MATLAB v4 ``MOPT``, little-endian): float64, int32, text as uint8
 
     def header(self, run: Run) -> bytes:
-        names = run.column_names
-        described = ["Simulation time [s]"] + [f"[{run.units[n]}]" if run.units.get(n, "1") not in ("", "1") else ""
-                                               for n in names[1:]]
-        aclass = [text.ljust(11, "\0") for text in ("Atrajectory", "1.1", "", "binTrans")]
-        head = matrix("Aclass", TEXT, 4, 11, "".join(map("".join, zip(*aclass))).encode())
-        head += text_matrix("name", names) + text_matrix("description", described)
-        info = [(0, 1, 0, -1)] + [(2, k, 0, -1) for k in range(2, len(names) + 1)]
-        head += matrix("dataInfo", INT32, 4, len(names), struct.pack(f"<{4 * len(info)}i", *chain(*info)))
-        head += matrix("data_1", DOUBLE, 1, 2, struct.pack("<2d", run.row[0], run.row[0]))
-        self._data_1 = len(head) - 16  # where data_1's values are
-        self._data_2 = len(head)  # where data_2's header is
-        self._pack = struct.Struct(f"<{len(names)}d").pack
-        return head + matrix("data_2", DOUBLE, len(names), 0, b"")
+        head, self._data_1, self._data_2 = trajectory_head(run.column_names, run.units, run.row[0])
+        self._pack = struct.Struct(f"<{len(run.column_names)}d").pack
+        return head
 
     def encode(self, row: tuple[float, ...]) -> bytes:
         return self._pack(*row)
@@ -331,6 +337,8 @@ class MatWriter(ResultFile):
         if rows:
             os.pwrite(self._fd, struct.pack("<d", struct.unpack_from("<d", last)[0]), self._data_1 + 8)
         os.pwrite(self._fd, struct.pack("<i", rows), self._data_2 + 8)
+        if not self._failed:  # the FMU profile after data_2 (a file cut at a full disk ends at its last point)
+            os.pwrite(self._fd, self.profile.matrices(), self._committed)
 
 
 #: the result file's format by suffix

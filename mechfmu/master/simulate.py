@@ -35,6 +35,7 @@ from mechfmu.master.algorithms.base import is_constraint
 from mechfmu.master.algorithms.intermediate_inputs import prepare as prepare_inner
 from mechfmu.master.algorithms.step_control import state_outputs
 from mechfmu.master.coupled_system import AlgebraicLoopError, CoupledSystem
+from mechfmu.master.fmu_profile import collect
 from mechfmu.master.fmu_slave import FmuSlave
 from mechfmu.master.grid import (  # noqa: F401 (DIVIDES, dividing_steps: named here before the grid had a module)
     DIVERGENCE_FACTOR,
@@ -286,7 +287,8 @@ def _run(scenario: Scenario, algo: CouplingAlgorithm | None, opts: dict[str, Any
         result = Result(status, shown(message), recorder.array() if recorder is not None and recorder.rows else None,
                         counters, end_time, warnings=[shown(w) for w in warnings],
                         units=run.units if run is not None else {},
-                        final=dict(zip(run.column_names, run.row)) if run is not None and run.row else {})
+                        final=dict(zip(run.column_names, run.row)) if run is not None and run.row else {},
+                        profile=collect(slaves.values()))
         if algo is not None:
             result.events = algo.located_events()
             result.steps = algo.controller.steps if algo.controller is not None else []
