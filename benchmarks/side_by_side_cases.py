@@ -15,7 +15,6 @@
 """
 from __future__ import annotations
 
-import math
 import re
 import sys
 from collections.abc import Callable
@@ -101,39 +100,10 @@ def quarter_car_reference(times: np.ndarray) -> dict[str, np.ndarray]:
 
 
 def stick_slip_positions(times: np.ndarray) -> dict[str, np.ndarray]:
-    """scenarios/stick_slip's mass position by the model of ``tests/test_events.stick_slip_reference`` (the same
-    law and switches), its pieces' dense output at ``times``."""
-    from scipy.integrate import solve_ivp
-    m, k, d, v_d, f_d, f_so, v_exp, k_b, d_b = 1.0, 100.0, 0.5, 0.1, 5.0, 5.0, 0.05, 1e4, 200.0
-    f_max = f_d + f_so
-    t, x, v, slip, x_s, position = 0.0, 0.0, 0.0, 0.0, 0.0, np.full(len(times), np.nan)
-    while t < times[-1]:
-        if slip == 0:
-            def rhs(tt, z, x_s=x_s):
-                return [z[1], (-k * (z[0] - v_d * tt) - d * (z[1] - v_d) - k_b * (z[0] - x_s) - d_b * z[1]) / m]
-
-            def event(tt, z, x_s=x_s):
-                return f_max - abs(k_b * (z[0] - x_s) + d_b * z[1])
-        else:
-            def rhs(tt, z, s=slip):
-                friction = s * (f_d + f_so * math.exp(-abs(z[1]) / v_exp))
-                return [z[1], (-k * (z[0] - v_d * tt) - d * (z[1] - v_d) - friction) / m]
-
-            def event(tt, z, s=slip):
-                return s * z[1]
-        event.terminal, event.direction = True, -1
-        sol = solve_ivp(rhs, (t, times[-1]), [x, v], method="Radau", rtol=1e-12, atol=1e-14, events=event,
-                        max_step=1e-3, dense_output=True)
-        inside = (times >= t) & (times <= sol.t[-1])
-        position[inside] = sol.sol(times[inside])[0]
-        if sol.status != 1:
-            break
-        t, (x, v) = float(sol.t_events[0][0]), map(float, sol.y_events[0][0])
-        if slip == 0:
-            slip = math.copysign(1.0, v)
-        else:
-            x_s, slip = x - (slip * f_max - v * d_b) / k_b, 0.0
-    return {"mass.s": position}
+    """scenarios/stick_slip's mass position by ``mechfmu.validation.stick_slip`` (the model whose switching instants
+    tests/test_events.py checks), its phases' dense output at ``times``."""
+    from mechfmu.validation.stick_slip import stick_slip_solution
+    return {"mass.s": stick_slip_solution(float(times[-1]), times)[1]}
 
 
 def oscillator_hermite(times: np.ndarray) -> dict[str, np.ndarray]:
