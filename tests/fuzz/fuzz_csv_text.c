@@ -17,7 +17,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     double *values = malloc((size_t)count * sizeof(double));
     memcpy(values, data, (size_t)count * sizeof(double));
-    const int64_t columns = 1 + (int64_t)(data[size - 1] % (uint8_t)count), rows = count / columns;
+    const int64_t columns = 1 + (int64_t)data[size - 1] % count, rows = count / columns;
     const int64_t room = 26 * rows * columns;
     char *text = malloc((size_t)room + 1);
     const int64_t written = csv_rows(values, rows, columns, text, room);
