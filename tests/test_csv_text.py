@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 import pytest
+from conftest import unavailable
 
 from mechfmu.master import csv_text, exchange
 
@@ -15,7 +16,7 @@ from mechfmu.master import csv_text, exchange
 @pytest.fixture(scope="module")
 def compiled():
     if exchange.library() is None:
-        pytest.skip("the compiled exchange is not built here (no C compiler)")
+        unavailable("the compiled exchange is not built here: a C compiler ($CC, cc or gcc) is needed")
     return csv_text
 
 
