@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import os
 import tempfile
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
 import numpy as np
 
@@ -90,6 +90,19 @@ class StateRows(Observer):
         if self.filled == len(self.block):
             self._write()
 
+    def takes_rows(self) -> bool:
+        return self.columns is not None
+
+    def rows_completed(self, run: Run, rows: np.ndarray) -> None:
+        assert self.columns is not None  # takes_rows
+        taken = 0
+        while taken < len(rows):  # the blocks written as the rows one by one fill them
+            part = rows[taken:taken + len(self.block) - self.filled]
+            self.block[self.filled:self.filled + len(part)] = part[:, self.columns]
+            self.filled, taken = self.filled + len(part), taken + len(part)
+            if self.filled == len(self.block):
+                self._write()
+
     def _write(self, rows: np.ndarray | None = None) -> None:
         """The rows gathered (or ``rows``: time, then the states, as a ``Comparison`` holds them), to the file
         (none after a failed write)."""
@@ -119,7 +132,7 @@ class StateRows(Observer):
 
 
 #: rows a comparison holds before it folds them into the states' scales, and values at most
-ROWS_HELD, HELD_VALUES = 1024, 2 ** 20
+ROWS_HELD, HELD_VALUES = 16384, 2 ** 20
 
 
 class Comparison(Observer):
@@ -178,6 +191,14 @@ class Comparison(Observer):
         if self.filled == len(self.block):
             self._fold()
 
+    def takes_rows(self) -> bool:
+        return self.whole or self.columns is not None
+
+    def rows_completed(self, run: Run, rows: np.ndarray) -> None:
+        self._fold()  # the rows held before, then these, folded as they come (the maxima are the same)
+        picked = 1 + cast(np.ndarray, self.outputs) if self.whole else self.columns
+        self._take(rows[:, 0], rows[:, picked])
+
     def _companion_rows(self, until: float) -> np.ndarray:
         """The companion's rows not yet compared, read up to the first later than ``until`` [s] (or its end)."""
         assert self.file is not None, "the companion's rows are read while comparing"
@@ -197,9 +218,13 @@ class Comparison(Observer):
         if not self.filled:
             return
         rows, times = self.block[:self.filled], self.times[:self.filled]
-        states = rows[:, self.outputs] if self.whole else rows
-        np.maximum(self.scale, np.abs(states).max(axis=0), out=self.scale)
         self.filled = 0
+        self._take(times, rows[:, self.outputs] if self.whole else rows)
+
+    def _take(self, times: np.ndarray, states: np.ndarray) -> None:
+        """Rows of the run (``times`` [s], ``states`` one row per time) into the scales, the relay and the
+        comparison: in one piece or in several, the same maxima (a later equal difference never replaces one)."""
+        np.maximum(self.scale, np.abs(states).max(axis=0), out=self.scale)
         if self.relay is not None:
             self.relay._write(np.column_stack((times, states)))
         if self.usable:

@@ -8,6 +8,8 @@ import array
 import ctypes
 from typing import Any
 
+import numpy as np
+
 from mechfmu.master import exchange
 
 _typed: list[Any] = []  # the library with csv_rows typed (None: not compiled), once per process
@@ -23,6 +25,11 @@ def _library() -> Any:
                                          ctypes.c_int64]
         _typed.append(library)
     return _typed[0]
+
+
+def csv_header(names: list[str]) -> str:
+    """The quoted header line (RFC 4180: a quote inside a name is doubled)."""
+    return ",".join('"' + n.replace('"', '""') + '"' for n in names) + "\n"
 
 
 def csv_row(row: tuple[float, ...]) -> str:
@@ -44,4 +51,20 @@ def csv_line(row: tuple[float, ...]) -> bytes:
     written = library.csv_rows(address, 1, count, _buffer[0], len(_buffer[0]))
     if written < 0:
         raise RuntimeError(f"csv_rows could not write a row of {count} values into {len(_buffer[0])} bytes")
+    return ctypes.string_at(_buffer[0], written)
+
+
+def csv_lines(rows: np.ndarray) -> bytes:
+    """Each row of ``rows`` (points x columns, float64) as ``csv_line`` writes it, one line after another."""
+    library = _library()
+    rows = np.ascontiguousarray(rows, dtype=np.float64)
+    if library is None or not rows.size:
+        return "".join(csv_row(row) for row in rows.tolist()).encode()
+    room = 26 * rows.size
+    if len(_buffer[0]) < room:
+        _buffer[0] = ctypes.create_string_buffer(2 * room)
+    written = library.csv_rows(rows.ctypes.data, rows.shape[0], rows.shape[1], _buffer[0], len(_buffer[0]))
+    if written < 0:
+        raise RuntimeError(f"csv_rows could not write {rows.shape[0]} rows of {rows.shape[1]} values into "
+                           f"{len(_buffer[0])} bytes")
     return ctypes.string_at(_buffer[0], written)

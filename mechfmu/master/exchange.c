@@ -296,3 +296,78 @@ EXPORT int64_t exchange_run(const Unit *units, const Operation *operations, int6
     clock->elapsed += COUNTER() - end; /* this bookkeeping is the timing's cost too */
     return failed;
 }
+
+/*
+ * Fixed steps ``first`` .. ``first + count - 1`` of a run of ``steps`` steps of ``h`` from ``start`` to ``stop``, as
+ * the master's loop takes them one by one: step n runs ``program`` (``steps_``: its units, operations, count and
+ * tables) at t = start + n h over t_next - t, t_next = start + (n + 1) h (the last step's: at most ``stop``); after a
+ * recorded step (each ``every``-th and the last) the ``reader`` program (``reads_``) reads the outputs and its
+ * ``width`` values go, after t_next, into the next row of ``rows`` (room for ``count`` rows of 1 + width). Returns
+ * the steps completed; ``outcome[0]`` the rows written, ``outcome[1]`` why it stopped before ``count``: -1 not,
+ * -2 a row beyond ``bound`` in magnitude or not finite (written, its step completed), -3 a message logged during a
+ * step's program, -4 a read that failed (the index of its failed operation in ``outcome[3]``, its status in
+ * *status) or logged a message (``outcome[3]`` -1) (that step run and, for -4, its values read but not written;
+ * the count of ``logged`` before that program in ``outcome[2]``), else the index of the failed operation of the
+ * step's program (its status in *status; that step not completed). ``logged`` counts the messages the FMUs log (the master's
+ * logger adds to it).
+ */
+EXPORT int64_t exchange_steps(const Unit *step_units, const Operation *step_operations, int64_t step_count,
+                              const Tables *step_tables, const Unit *read_units, const Operation *read_operations,
+                              int64_t read_count, const Tables *read_tables, double start, double h, double stop,
+                              int64_t first, int64_t count, int64_t steps, int64_t every, double bound, double *rows,
+                              int64_t width, const volatile int64_t *logged, int64_t *outcome, int *status) {
+    outcome[0] = 0;
+    outcome[1] = -1;
+    outcome[2] = *logged;
+    outcome[3] = -1;
+    if (every < 1 || width < 0 || count < 0) {
+        *status = (int)fmi2Fatal;
+        outcome[1] = 0;
+        return 0;
+    }
+    for (int64_t k = 0; k < count; ++k) {
+        int64_t n = first + k;
+        double t = start + (double)n * h, t_next = start + (double)(n + 1) * h;
+        if (n == steps - 1 && stop < t_next) {
+            t_next = stop;
+        }
+        int64_t mark = *logged;
+        int64_t failed = exchange_run(step_units, step_operations, step_count, step_tables, t, t_next - t, NULL, NULL,
+                                      NULL, NULL, status);
+        if (failed >= 0) {
+            outcome[1] = failed;
+            return k;
+        }
+        if (*logged != mark) {
+            outcome[1] = -3;
+            outcome[2] = mark;
+            return k;
+        }
+        if ((n + 1) % every && n + 1 < steps) {
+            continue;
+        }
+        mark = *logged;
+        failed = exchange_run(read_units, read_operations, read_count, read_tables, 0.0, 0.0, NULL, NULL, NULL, NULL,
+                              status);
+        if (failed >= 0 || *logged != mark) {
+            outcome[1] = -4;
+            outcome[2] = mark;
+            outcome[3] = failed;
+            return k;
+        }
+        double *row = rows + outcome[0] * (1 + width);
+        const double *values = read_tables->values;
+        int within = 1;
+        row[0] = t_next;
+        for (int64_t i = 0; i < width; ++i) {
+            row[1 + i] = values[i];
+            within &= values[i] >= -bound && values[i] <= bound;
+        }
+        outcome[0] += 1;
+        if (!within) {
+            outcome[1] = -2;
+            return k + 1;
+        }
+    }
+    return count;
+}

@@ -10,6 +10,7 @@ everything else goes through fmpy's wrappers.
 """
 from __future__ import annotations
 
+import ctypes
 import math
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,8 @@ EVENT_CALLS = {"enterEventMode": "fmi2EnterEventMode", "newDiscreteStates": "fmi
                "enterStepMode": "fmi3EnterStepMode"}
 #: messages every FMU of this process has logged so far (each message's serial number is the count before it)
 _logged = [0]
+#: the same count where the compiled exchange's loop of steps reads it (``exchange_steps``)
+LOGGED = ctypes.c_int64(0)
 
 
 def log_serial() -> int:
@@ -116,6 +119,7 @@ class FmuSlave(CallCounts, Slave):
             self.messages.append((status, message.decode("utf-8", "replace")))
             self._serials.append(_logged[0])
             _logged[0] += 1
+            LOGGED.value += 1
 
         self._callbacks = fmi2CallbackFunctions()
         self._callbacks.logger = fmi2CallbackLoggerTYPE(log)

@@ -28,6 +28,19 @@ class Observer:
 
     def initialized(self, run: Run) -> None: ...
     def step_completed(self, run: Run) -> None: ...
+
+    def rows_completed(self, run: Run, rows: np.ndarray) -> None:
+        """Several recorded points at once, where ``takes_rows`` said the observer takes them: ``rows`` (points x
+        columns, float64: ``run.column_names``, time first), as ``step_completed`` would have seen them one by one
+        (``run`` is at the last; the slaves may have gone on since). By default nothing, for an observer that does
+        nothing at a point."""
+
+    def takes_rows(self) -> bool:
+        """Whether ``rows_completed`` takes the place of ``step_completed`` (asked after ``initialized``): so the
+        master may run many steps a call (``mechfmu.master.step_blocks``). By default: where ``step_completed`` does
+        nothing."""
+        return type(self).step_completed is Observer.step_completed
+
     def finished(self, run: Run, result: Result) -> None: ...
     def close(self) -> None:
         """Called last by every ``simulate``, also when the run failed before ``initialized``."""
@@ -46,6 +59,12 @@ class Recorder(Observer):
 
     def step_completed(self, run: Run) -> None:
         self.rows.append(run.row)
+
+    def rows_completed(self, run: Run, rows: np.ndarray) -> None:
+        self.rows.extend(map(tuple, rows.tolist()))
+
+    def takes_rows(self) -> bool:
+        return True
 
     def array(self) -> np.ndarray:
         dtype = np.dtype([(n, np.float64) for n in self.names])

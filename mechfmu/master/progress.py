@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, TextIO
 from mechfmu.master.observers import Observer
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from mechfmu.master.result import Result, Run
 
 #: wall-clock seconds a run goes on before its bar shows (a shorter run shows none); $MECHFMU_PROGRESS_DELAY
@@ -70,6 +72,12 @@ class ProgressBar(Observer):
         self._next = run.step_index + self._stride
         self._bar.n = run.step_index if self.stop is None else run.time - self._start
         self._bar.update(0)  # drawn where tqdm's interval and delay allow
+
+    def rows_completed(self, run: Run, rows: np.ndarray) -> None:
+        self.step_completed(run)  # the bar at the last
+
+    def takes_rows(self) -> bool:
+        return True
 
     def finished(self, run: Run, result: Result) -> None:
         self.close()

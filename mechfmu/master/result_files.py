@@ -11,46 +11,23 @@ profile (``mechfmu.master.fmu_profile``) goes into the MAT file after ``data_2``
 from __future__ import annotations
 
 import errno
-import fcntl
 import os
 import struct
 import tempfile
-import time
 from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from mechfmu.master.csv_text import csv_line
+from mechfmu.master.csv_text import csv_header, csv_line, csv_lines
 from mechfmu.master.fmu_profile import Profile, write_sidecar
-from mechfmu.master.interrupt import INTERRUPT
 from mechfmu.master.mat_v4 import trajectory_head
 from mechfmu.master.observers import Observer, is_stream
+from mechfmu.master.result_paths import WRITE_CAUSES, lock, open_stream, partial_path, target
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from mechfmu.master.result import Result, Run
-
-
-def csv_header(names: list[str]) -> str:
-    """The quoted header line (RFC 4180: a quote inside a name is doubled)."""
-    return ",".join('"' + n.replace('"', '""') + '"' for n in names) + "\n"
-
-
-def partial_path(path: Path) -> Path:
-    """Where a failed or interrupted run leaves its rows: ``x.csv`` -> ``x.partial.csv``, ``x.mat`` ->
-    ``x.partial.mat``."""
-    return path.with_name(f"{path.stem}.partial{path.suffix}")
-
-
-#: what a failed write means when the file (not the run) is at fault
-WRITE_CAUSES = {errno.ENOSPC: "no space left on the disk; free space or write elsewhere",
-                errno.EDQUOT: "the disk quota is used up; free space or write elsewhere",
-                errno.EFBIG: "the file size limit (ulimit -f) or the file system's largest file was reached; "
-                             "raise the limit, record fewer points (--output-interval) or write elsewhere"}
-
-
-def target(path: str | Path) -> Path:
-    """The file a result for ``path`` goes to: a symbolic link is followed (the link stays a link)."""
-    return Path(os.path.realpath(path)) if os.path.islink(path) else Path(path)
 
 
 class ResultFile(Observer, ABC):
@@ -122,37 +99,10 @@ class ResultFile(Observer, ABC):
         """Complete a regular file (temporary or partial) that holds ``rows`` whole rows, ``last`` the last one."""
 
     def _open_stream(self) -> None:
-        while True:
-            try:
-                fd = os.open(self.path, os.O_WRONLY | os.O_NONBLOCK)
-                break
-            except OSError as exc:
-                if exc.errno != errno.ENXIO:  # ENXIO: a FIFO without a reader yet
-                    raise OSError(exc.errno, f"{self.path}: cannot open it for writing ({exc.strerror})") from None
-            if INTERRUPT.requested:
-                raise KeyboardInterrupt
-            time.sleep(0.05)
-        os.set_blocking(fd, True)
-        self._fd = fd
+        self._fd = open_stream(self.path)
 
     def _lock(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        lock = self.path.with_name(f".{self.path.name}.lock")
-        while True:
-            fd = os.open(lock, os.O_CREAT | os.O_RDWR, 0o644)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                os.close(fd)
-                raise FileExistsError(f"{self.path}: another run is writing this file now (it holds {lock}); "
-                                      "wait for it or write elsewhere") from None
-            try:  # the holder before us may have removed the lock file: then lock the new one
-                if os.stat(lock).st_ino == os.fstat(fd).st_ino:
-                    break
-            except FileNotFoundError:
-                pass
-            os.close(fd)
-        self._lock_fd, self._lock_file = fd, lock
+        self._lock_fd, self._lock_file = lock(self.path)
 
     def initialized(self, run: Run) -> None:
         if self.ASCII and (refused := ", ".join(name for name in run.column_names if not name.isascii())):
@@ -177,6 +127,20 @@ class ResultFile(Observer, ABC):
 
     def step_completed(self, run: Run) -> None:
         self._add(self.encode(run.row))
+
+    def rows_completed(self, run: Run, rows: np.ndarray) -> None:
+        pieces = self.encode_rows(rows)
+        self._pending.extend(pieces)
+        self._pending_size += sum(map(len, pieces))
+        if self._pending_size >= self.CHUNK:
+            self._flush()
+
+    def takes_rows(self) -> bool:
+        return True
+
+    def encode_rows(self, rows: np.ndarray) -> list[bytes]:
+        """Each row's bytes (``rows``: points x columns, float64), as ``encode`` gives them."""
+        return [self.encode(tuple(row)) for row in rows.tolist()]
 
     def _add(self, data: bytes) -> None:
         self._pending.append(data)
@@ -291,6 +255,9 @@ class CsvWriter(ResultFile):
     def encode(self, row: tuple[float, ...]) -> bytes:
         return csv_line(row)
 
+    def encode_rows(self, rows: np.ndarray) -> list[bytes]:
+        return csv_lines(rows).splitlines(keepends=True)
+
 
 class MatWriter(ResultFile):
     """The run's rows as Dymola's result format 1.1 (a MATLAB v4 file, little-endian; what Dymola and OpenModelica
@@ -327,6 +294,10 @@ class MatWriter(ResultFile):
 
     def encode(self, row: tuple[float, ...]) -> bytes:
         return self._pack(*row)
+
+    def encode_rows(self, rows: np.ndarray) -> list[bytes]:
+        data, size = rows.astype("<f8").tobytes(), 8 * rows.shape[1]
+        return [data[k:k + size] for k in range(0, len(data), size)]
 
     def complete(self, rows: int, last: bytes) -> None:
         """data_2's column count (the points written whole) and data_1's last time, in place."""

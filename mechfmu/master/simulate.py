@@ -50,6 +50,7 @@ from mechfmu.master.interrupt import INTERRUPT
 from mechfmu.master.observers import Observer, Recorder
 from mechfmu.master.result import Result, Run, declared_outputs, selector
 from mechfmu.master.slaves import LocalSlave, Slave, SlaveError
+from mechfmu.master.step_blocks import step_blocks
 from mechfmu.ssp.archive import shown
 from mechfmu.ssp.fmi_version import with_fmi_version
 from mechfmu.ssp.overrides import check_overrides
@@ -249,25 +250,35 @@ def _run(scenario: Scenario, algo: CouplingAlgorithm | None, opts: dict[str, Any
             bound = factor * max(1.0, max(map(abs, run.row[1:]), default=0.0))
             for obs in observers:
                 obs.initialized(run)
-            end_time = t0
-            for n in range(n_steps):
+            end_time, n = t0, 0
+            blocks = step_blocks(algo, system, run, observers, every, t0, h, t_stop, n_steps, bound)
+            while n < n_steps:
                 if INTERRUPT.requested:
                     status, message = "interrupted", f"interrupted ({INTERRUPT.name}) at t={measured(end_time)} s"
                     break
-                t = t0 + n * h
-                t_next = min(t0 + (n + 1) * h, t_stop) if n == n_steps - 1 else t0 + (n + 1) * h
-                algo.step(system, t, t_next - t)
-                if algo.status != "ok":
-                    status, message = algo.status, algo.message
-                    break
-                run.step_index, run.time = n + 1, t_next
-                end_time = t_next
-                if (n + 1) % every and n + 1 < n_steps:
-                    continue
-                record_point(run, observers, t_next)
+                if blocks is not None:  # many steps a call (the same calls, one Python pass per block)
+                    try:
+                        n, check = blocks.take(n, lambda t_point: record_point(run, observers, t_point))
+                    finally:
+                        end_time = run.time
+                    if not check:
+                        continue
+                else:
+                    t = t0 + n * h
+                    t_next = min(t0 + (n + 1) * h, t_stop) if n == n_steps - 1 else t0 + (n + 1) * h
+                    algo.step(system, t, t_next - t)
+                    if algo.status != "ok":
+                        status, message = algo.status, algo.message
+                        break
+                    run.step_index, run.time = n + 1, t_next
+                    end_time = t_next
+                    n += 1
+                    if n % every and n < n_steps:
+                        continue
+                    record_point(run, observers, t_next)
                 problem = divergence(run, bound, factor)
                 if problem:
-                    status, message = "error", (f"{problem} at t={measured(t_next)} s (step {number(h)} s too large "
+                    status, message = "error", (f"{problem} at t={measured(run.time)} s (step {number(h)} s too large "
                                                 f"for {algo.name}?)")
                     break
         except (SlaveError, AlgebraicLoopError, ValueError, OSError) as exc:

@@ -1,0 +1,152 @@
+"""Fixed steps in blocks: the master's loop of Jacobi steps run by the compiled exchange (``exchange_steps`` in
+``mechfmu/master/exchange.c``), many steps a call, the recorded rows handed to the observers a block at a time.
+
+Each step is the one ``simulate``'s loop takes: the fused step-and-transfer program at t = t0 + n·h over
+t_next − t (the last step ending at the stop), then, at a recorded point, the compiled reader's read and the
+divergence check (every value finite and within the bound). The same calls with the same arguments in the same
+order, so the same values, bit for bit; what changes is that Python runs once per block, not once per step.
+It is taken where nothing else happens in a step: Jacobi without substeps, event location, energy audit or step
+control, every slave an FMU the compiled exchange calls, no extra columns, and every observer taking blocks of rows
+(``Observer.takes_rows``). A block is as long as about ``SECONDS`` of steps (Ctrl-C is answered between blocks) and
+holds at most ``VALUES`` values. A step that fails, a row beyond the bound and a message an FMU logged end a block
+where they happen; the master goes on from there as it does step by step.
+"""
+from __future__ import annotations
+
+import ctypes
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from mechfmu.master import exchange
+from mechfmu.master.fmu_slave import LOGGED
+from mechfmu.master.fused_step import fused_program
+
+if TYPE_CHECKING:
+    from mechfmu.master.algorithms.base import CouplingAlgorithm
+    from mechfmu.master.coupled_system import CoupledSystem
+    from mechfmu.master.observers import Observer
+    from mechfmu.master.result import Run
+
+#: the wall time a block aims at [s], and the most values (rows times columns) its rows hold
+SECONDS, VALUES = 0.02, 1 << 19
+#: ``exchange_steps``'s reasons to end a block early
+DIVERGED, LOGGED_IN_STEP, READ_STOPPED = -2, -3, -4
+
+
+class StepBlocks:
+    """``advance`` takes steps n, n + 1, ... of a run as blocks; made by ``step_blocks`` where it can."""
+
+    def __init__(self, algo: CouplingAlgorithm, program: Any, run: Run, observers: list[Observer], every: int,
+                 t0: float, h: float, t_stop: float, n_steps: int, bound: float) -> None:
+        self.algo, self.program, self.run, self.observers = algo, program, run, observers
+        assert run._reader is not None  # step_blocks makes one only with a compiled reader
+        self.reader: Any = run._reader
+        self.every, self.t0, self.h, self.t_stop, self.n_steps, self.bound = every, t0, h, t_stop, n_steps, bound
+        self.width = self.reader.size
+        self.most = max(1, VALUES // (1 + self.width))  # rows a block holds
+        self.size = min(64, self.most)  # steps the next block takes (grows to about SECONDS of steps)
+        self.rows = np.zeros((self.most, 1 + self.width))
+        self.outcome = (ctypes.c_int64 * 4)()
+        self.status = ctypes.c_int(0)
+        #: what the last block left to the master: (step, what stopped it, the message count before it, the failed
+        #: read operation) or None
+        self.left: tuple[int, int, int, int] | None = None
+        self.diverged = False  # the last block's last row is beyond the bound
+
+    def advance(self, n: int) -> int:
+        """Steps from ``n`` on, as many as the next block takes: the rows recorded on the way handed to the
+        observers. Returns the next step; ``left`` says where a block stopped early. Raises the slave's error of a
+        failed step (the rows before it handed over)."""
+        self.program.prepare()
+        self.reader.prepare()
+        count = min(self.size, self.n_steps - n)
+        if (n + count) % self.every and n + count < self.n_steps:  # a block ends at a recorded point
+            count = min(self.n_steps - n, max(self.every, count - count % self.every))
+        count = min(count, self.most * self.every)
+        started = time.perf_counter()
+        done = self.program.runner.exchange_steps(
+            *self.program._head, *self.reader._head, self.t0, self.h, self.t_stop, n, count, self.n_steps, self.every,
+            self.bound, self.rows.ctypes.data, self.width, ctypes.addressof(LOGGED), self.outcome, self.status)
+        elapsed = time.perf_counter() - started
+        self.algo.step_seconds += elapsed
+        self.algo.counters["steps"] += done
+        self.program.completed += done
+        recorded, why, mark, read_failed = self.outcome
+        self.reader.completed += recorded
+        run = self.run
+        if done:
+            run.step_index, run.time = n + done, self.t_next(n + done - 1)
+        if recorded:
+            rows = self.rows[:recorded]
+            run._row_time, run._row, run._extras = float(rows[-1, 0]), None, []
+            for obs in self.observers:
+                obs.rows_completed(run, rows)
+        if why == -1 and done == count:
+            self.size = max(1, min(self.most, int(self.size * min(4.0, SECONDS * done / max(elapsed, 1e-9)))))
+        self.diverged = why == DIVERGED
+        self.left = None if why in (-1, DIVERGED) else (n + done, why, mark, read_failed)
+        if why >= 0:  # a call of step n + done failed: its error, as the step's own run raises it
+            t = self.t0 + (n + done) * self.h
+            self.program._failed(why, self.status.value, mark, t, self.t_next(n + done) - t)
+        return n + done
+
+    def take(self, n: int, record: Callable[[float], None]) -> tuple[int, bool]:
+        """``advance`` from step ``n``, and the step a block left (``finish_left``) with its point: recorded by
+        ``record`` (which reads the row at a time and hands it over) or handed over as read. Returns the next step
+        and whether the row handed over last is one to check for divergence (a block's last row that is beyond
+        the bound, or the step left)."""
+        n = self.advance(n)
+        if self.left is None:
+            return n, self.diverged
+        left = self.finish_left()
+        if left == "read":
+            record(self.run.time)
+        elif left == "hand":
+            for obs in self.observers:
+                obs.step_completed(self.run)
+        return n + 1, bool(left)
+
+    def t_next(self, n: int) -> float:
+        """Where step ``n`` ends, as ``simulate``'s loop puts it."""
+        end = self.t0 + (n + 1) * self.h
+        return min(end, self.t_stop) if n == self.n_steps - 1 else end
+
+    def finish_left(self) -> str:
+        """The step a block stopped at for a logged message or a failed read: its program ran (and for a read, its
+        read): the messages judged as the step's own run judges them (an error raised), the step counted. Returns
+        what is left of it: "read" (its point is a recorded one, not read yet), "hand" (read, not handed to the
+        observers) or ""."""
+        assert self.left is not None
+        n, why, mark, read_failed = self.left
+        self.left = None
+        t, t_next = self.t0 + n * self.h, self.t_next(n)
+        self.program.completed += 1
+        if why == LOGGED_IN_STEP:
+            self.program._logged_errors(mark, t, t_next - t)
+        self.algo.counters["steps"] += 1
+        self.run.step_index, self.run.time = n + 1, t_next
+        if why == LOGGED_IN_STEP:
+            return "" if (n + 1) % self.every and n + 1 < self.n_steps else "read"
+        if read_failed >= 0:
+            self.reader._failed(read_failed, self.status.value, mark, 0.0, 0.0)
+        self.reader.completed += 1
+        self.reader._logged_errors(mark, 0.0, 0.0)
+        self.run._row_time, self.run._row, self.run._extras = t_next, None, []
+        return "hand"
+
+def step_blocks(algo: CouplingAlgorithm, system: CoupledSystem, run: Run, observers: list[Observer], every: int,
+                t0: float, h: float, t_stop: float, n_steps: int, bound: float) -> StepBlocks | None:
+    """The run's steps in blocks where they can be (the module's docstring says where), else None."""
+    from mechfmu.master.algorithms.fixed_step import Jacobi
+    if (type(algo) is not Jacobi or algo.controller is not None or algo.locator is not None
+            or algo.audit is not None or algo.config["substeps"] != 1 or run._reader is None
+            or run._extra is not None or not all(obs.takes_rows() for obs in observers)
+            or exchange.library() is None or n_steps < 2):
+        return None
+    program = fused_program(system, algo._plan(system))
+    if program is None or program._steps_from:
+        return None
+    return StepBlocks(algo, program, run, observers, every, t0, h, t_stop, n_steps, bound)
