@@ -58,11 +58,12 @@ def test_the_exchange_in_blocks_runs_clean_under_address_and_undefined_behaviour
                     *map(str, sources)], check=True, capture_output=True, text=True)
     script = tmp_path / "runs.py"
     script.write_text(RUNS)
-    plain = subprocess.run([sys.executable, str(script), "-", str(tmp_path / "plain.csv")], cwd=ROOT, capture_output=True, text=True, timeout=600,
-                           env={**os.environ, "PYTHONPATH": str(ROOT)}).stdout
+    environment = {**os.environ, "PYTHONPATH": str(ROOT)}
+    plain = subprocess.run([sys.executable, str(script), "-", str(tmp_path / "plain.csv")], cwd=ROOT,
+                           capture_output=True, text=True, timeout=600, env=environment).stdout
     sanitized = subprocess.run(
         [sys.executable, str(script), str(library), str(tmp_path / "sanitized.csv")], cwd=ROOT, capture_output=True,
-        text=True, timeout=600, env={**os.environ, "PYTHONPATH": str(ROOT), "LD_PRELOAD": runtime, "PYTHONMALLOC": "malloc",
+        text=True, timeout=600, env={**environment, "LD_PRELOAD": runtime, "PYTHONMALLOC": "malloc",
                                      "ASAN_OPTIONS": "detect_leaks=0:abort_on_error=1",
                                      "UBSAN_OPTIONS": "print_stacktrace=1:halt_on_error=1"})
     assert sanitized.returncode == 0 and "ERROR: AddressSanitizer" not in sanitized.stderr, sanitized.stderr[-3000:]
