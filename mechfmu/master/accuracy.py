@@ -265,7 +265,7 @@ def estimated(once: Callable[..., Result], algo: CouplingAlgorithm | None, opts:
         elif not itself:  # the companion goes after the run
             own_rows = StateRows()
             files.append(own_rows)
-            comparing = Comparison(None, relay=own_rows)
+            comparing = Comparison(None, relay=own_rows, grid=(t0, 2 * h))  # every companion's points are on it
         result = the_run(opts, comparing, predicted)
         if not result.ok:
             return result

@@ -37,10 +37,17 @@ def configuration(states: list[str], units: dict[str, str]) -> list[str]:
 
 
 def state_reads(run: Run) -> tuple[list[tuple[Any, list[str]]], dict[str, str]]:
-    """Per slave its Real outputs without feed-through, and their units by ``slave.output`` name."""
+    """Per slave the states the estimate judges, and their units by ``slave.output`` name: its Real outputs without
+    feed-through that are among the run's ``state_columns`` and ``configuration`` (all of them where the run names
+    no state columns)."""
     reads = [(s, [n for n in s.outputs() if not s.variables[n].depends_on and s.variables[n].type == "Real"])
              for s in run.slaves.values()]
-    return reads, {f"{s.name}.{n}": s.variables[n].unit or "1" for s, names in reads for n in names}
+    units = {f"{s.name}.{n}": s.variables[n].unit or "1" for s, names in reads for n in names}
+    if run.state_columns is None:
+        return reads, units
+    judged = set(configuration([n for n in units if n in set(run.state_columns)], units))
+    reads = [(s, [n for n in names if f"{s.name}.{n}" in judged]) for s, names in reads]
+    return reads, {name: unit for name, unit in units.items() if name in judged}
 
 
 def outputs_at(run: Run, columns: np.ndarray | None) -> np.ndarray | None:
@@ -141,12 +148,15 @@ class Comparison(Observer):
     of both: times within 1e-9 of max(1, |t|)). ``relay`` (a ``StateRows``) also gets the run's own rows, block by
     block (for a run that is itself a companion, or to confirm the estimate). ``companion`` None: the companion
     runs after the run, the blocks are only written to ``relay`` (then required) and compared by
-    ``compare_with`` once the companion's rows are there; the same blocks, so the same maxima as compared at once."""
+    ``compare_with`` once the companion's rows are there; the same blocks, so the same maxima as compared at once.
+    ``grid`` (t0, spacing [s]): the relay gets only the rows on that grid (every companion's points are on it: its
+    other rows could never be compared)."""
 
-    def __init__(self, companion: StateRows | None, relay: StateRows | None = None) -> None:
+    def __init__(self, companion: StateRows | None, relay: StateRows | None = None,
+                 grid: tuple[float, float] | None = None) -> None:
         if companion is None and relay is None:
             raise ValueError("a comparison without the companion's rows needs a relay for the run's own")
-        self.companion, self.relay = companion, relay
+        self.companion, self.relay, self.grid = companion, relay, grid
         self.names: list[str] = []
         self.units: dict[str, str] = {}
         self.largest = np.zeros(0)  # per state: the largest |y_run − y_companion|
@@ -226,7 +236,11 @@ class Comparison(Observer):
         comparison: in one piece or in several, the same maxima (a later equal difference never replaces one)."""
         np.maximum(self.scale, np.abs(states).max(axis=0), out=self.scale)
         if self.relay is not None:
-            self.relay._write(np.column_stack((times, states)))
+            relayed = np.column_stack((times, states))
+            if self.grid is not None:  # a quarter of the spacing: far from the grid's points, and far within it
+                t0, spacing = self.grid
+                relayed = relayed[np.abs(times - t0 - np.round((times - t0) / spacing) * spacing) <= 0.25 * spacing]
+            self.relay._write(relayed)
         if self.usable:
             self._compare(times, states)
 

@@ -196,6 +196,8 @@ class Run:
         self.outputs = (np.ctypeslib.as_array(self._reader.values)[:self._reader.size]
                         if self._reader is not None else None)
         self._extras: list[float] = []
+        #: the run's state columns (``Result.state_columns``), or None where not known: what an estimate judges
+        self.state_columns: list[str] | None = None
 
     @property
     def row(self) -> tuple[float, ...]:

@@ -243,6 +243,7 @@ def _run(scenario: Scenario, algo: CouplingAlgorithm | None, opts: dict[str, Any
                 columns = ([f"energy.{label}" for label in audit.labels], ["J"] * len(audit.labels),
                            lambda: audit.injected)
             run = Run(scenario.name, slaves, n_steps, t0, output_variables, columns)
+            run.state_columns = states
             if output_accepted and algo.controller is not None:
                 algo.controller.on_accepted = lambda t_point: record_point(run, observers, t_point)
             algo.on_event = lambda t_point: record_point(run, observers, t_point)
