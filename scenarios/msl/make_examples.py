@@ -1,7 +1,8 @@
 """Writes the MSL 4.1 Translational and Rotational examples our elements express as scenarios, with
 MSL's instance names and parameters. Given REFERENCE_DATA, the folder that holds the Modelica Association's
 regression reference results ``MAP-LIB_ReferenceResults-v4.1.0/``, it also copies each example's result into
-its ``reference/`` folder; without it, the ``reference/`` folders in the repository (copies made so) stay.
+its ``reference/`` folder; without it (or for an example it does not hold), the ``reference/`` folders in the
+repository (copies made so) stay.
 
     python3 scenarios/msl/make_examples.py [REFERENCE_DATA]
 
@@ -38,6 +39,20 @@ its ``reference/`` folder; without it, the ``reference/`` folders in the reposit
   ``signalTorque`` (Sine, amplitude 10, 3 Hz) and ``inertiaOut`` (J = 1 kg.m2, at rest) joined by ``oneWayClutch``
   (OneWayClutch, peak 25, fn_max 3 N) that ``signalEngagement`` (Pulse: amplitude 1, width 50 %, period 1.3 s from
   0.3 s) engages.
+- ``PreLoad`` (Translational): a valve ``spool`` (Mass, 0.15 kg, L = 0.19 m) held by one preloaded ``spring``
+  (c = 20e3 N/m, s_rel0 = 0.025 m: a CoordinateSpringDamper without damping) between ``springPlateA`` and
+  ``springPlateB`` (10 g, L = 2 mm), each plate stopped by the housing (``outerContactA``/``B``: ElastoGap c = 1e6
+  N/m, d = 250 N.s/m, s_rel0 = 1.5 mm) and the spool (``innerContactA``/``B``: s_rel0 = 1 mm); ``force`` from
+  ``sineForce`` (Sine, amplitude 150 N, 0.01 Hz) drives the spool, ``friction`` (MSL Damper d = 2500 N.s/m: a
+  CoordinateSpringDamper without stiffness) damps it to ``fixedLe`` (s0 = -0.0955 m). MSL's five Rods are Rods,
+  which are directed (a body drives flange_a, the element it carries is on flange_b): ``housing`` (0.0305 m, driven
+  by fixedLe), ``rod1`` (7 mm, by springPlateA) and ``rod4`` (5.75 mm, by the spool) as MSL's, ``rod2`` and
+  ``rod3``, whose body MSL puts at flange_b, turned round (L = -7 mm, -5.75 mm): every flange is where MSL's is,
+  every s_rel MSL's. A rod's driven end takes one element, so ``friction``, also at rod3's far end in MSL, reads
+  that flange's position and velocity and gives its force to the spool (a rigid rod passes it on unchanged).
+  springPlateB starts 1.75 mm off the housing and the spool, as in MSL, and the spring pushes it there within the
+  first millisecond. MSL's StopTime 100 s, its Interval 0.1 s the communication step (the reference's output
+  interval, 0.05 s, is half of it); the default master (auto: monolithic, each contact switch located).
 """
 from __future__ import annotations
 
@@ -54,12 +69,14 @@ from mechfmu import (
     CoordinateSpringDamper,
     ElastoBacklash,
     ElastoBacklash2,
+    ElastoGap,
     Fixed,
     Force,
     Inertia,
     Mass,
     OneWayClutch,
     Pulse,
+    Rod,
     RotationalFixed,
     RotationalSpringDamper,
     Sine,
@@ -75,7 +92,7 @@ PROVENANCE = """# Reference result of Modelica.Mechanics.{library}.Examples.{nam
 
 Copied unchanged from the Modelica Association's regression reference results
 `MAP-LIB_ReferenceResults-v4.1.0/{msl}/{name}/` (Dymola 2020x, DASSL, tolerance 1e-6, output interval
-0.0005 s; see `creation.txt`). `comparisonSignals.txt` lists the regression-checked columns. The Modelica
+{interval} s; see `creation.txt`). `comparisonSignals.txt` lists the regression-checked columns. The Modelica
 Association publishes these results under the BSD 3-Clause license of the Modelica Standard Library.
 """
 
@@ -230,6 +247,38 @@ def one_way_clutch(s: System) -> None:
     s.connect(engagement.y, clutch.f_normalized)
 
 
+def pre_load(s: System) -> None:
+    sine_force = s.add("sineForce", Sine(amplitude=150.0, f=0.01))
+    force = s.add("force", Force())
+    spool = s.add("spool", Mass(m=0.150, L=0.19, s_start=0.01475))
+    fixed_le = s.add("fixedLe", Fixed(s0=-0.0955))
+    plate_a = s.add("springPlateA", Mass(m=10e-3, L=0.002, s_start=-0.093))
+    plate_b = s.add("springPlateB", Mass(m=10e-3, L=0.002, s_start=-0.06925))
+    spring = s.add("spring", CoordinateSpringDamper(stiffness=20e3, offset=0.025, damping=0.0))
+    inner_a, inner_b, outer_a, outer_b = (s.add(f"{name}Contact{side}", ElastoGap(c=1000e3, d=250.0, s_rel0=gap))
+                                          for name, gap in (("inner", 0.001), ("outer", 0.0015)) for side in "AB")
+    friction = s.add("friction", CoordinateSpringDamper(stiffness=0.0, damping=2500.0))
+    rods = {name: s.add(name, Rod(L=length)) for name, length in (
+        ("housing", 0.0305), ("rod1", 0.007), ("rod2", -0.007), ("rod3", -0.00575), ("rod4", 0.00575))}
+    s.connect(sine_force.y, force.f)
+    s.connect(force.flange, spool.flange_a)
+    # each rod: the flange driving its flange_a, the element's flange on its flange_b
+    for rod, body, element in (("housing", fixed_le.flange, outer_b.flange_b),
+                               ("rod1", plate_a.flange_b, inner_a.flange_b),
+                               ("rod2", plate_b.flange_a, inner_b.flange_a),
+                               ("rod3", spool.flange_a, inner_a.flange_a),
+                               ("rod4", spool.flange_a, inner_b.flange_b)):
+        s.connect(body, rods[rod].flange_a)
+        s.connect(rods[rod].flange_b, element)
+    for body, element in ((fixed_le.flange, outer_a.flange_a), (plate_a.flange_a, outer_a.flange_b),
+                          (plate_a.flange_b, spring.flange_a), (plate_b.flange_a, spring.flange_b),
+                          (plate_b.flange_b, outer_b.flange_a), (fixed_le.flange, friction.flange_a)):
+        s.connect(body, element)
+    s.connect(rods["rod3"].flange_b.s, friction.flange_b.s)
+    s.connect(rods["rod3"].flange_b.v, friction.flange_b.v)
+    s.connect(friction.flange_b.f, spool["flange_a[4]"].f)
+
+
 #: name -> (the function placing and connecting its components, master, description)
 EXAMPLES = {
     "Sensors": (sensors, "linear-implicit",
@@ -269,11 +318,17 @@ EXAMPLES = {
                      "MSL Rotational.Examples.OneWayClutch: a driving and a driven inertia joined by a one-way clutch "
                      "(peak 25, fn_max 3 N) that a pulse engages periodically, the input driven by a 3 Hz sine "
                      "torque"),
+    "PreLoad": (pre_load, "auto",
+                "MSL Translational.Examples.PreLoad: a valve spool held in place by one preloaded spring between two "
+                "plates and four ElastoGap stops until a 0.01 Hz sine force (150 N) exceeds the preload, then moved "
+                "in proportion to it; MSL's rods are Rods (two of them turned round: a body drives a rod's flange_a)"),
 }
 #: the examples of MSL's Rotational library (the others are Translational)
 ROTATIONAL = ("Backlash", "CoupledClutches", "OneWayClutch")
-#: each example's experiment(StopTime) where it is not 1 s
-STOP_TIMES = {"InitialConditions": 5.0, "CoupledClutches": 1.5, "Brake": 2.0, "OneWayClutch": 2.0}
+#: each example's experiment(StopTime, Interval) where it is not (1 s, 1e-3 s): the run's stop time and its
+#: communication step (the reference's output interval is half the Interval: creation.txt)
+EXPERIMENTS = {"InitialConditions": (5.0, 1e-3), "CoupledClutches": (1.5, 1e-3), "Brake": (2.0, 1e-3),
+               "OneWayClutch": (2.0, 1e-3), "PreLoad": (100.0, 0.1)}
 
 
 def main(reference_data: Path | None) -> None:
@@ -281,18 +336,22 @@ def main(reference_data: Path | None) -> None:
         folder = HERE / name
         system = System(name, description)
         build(system)
-        stop = STOP_TIMES.get(name, 1.0)
-        system.experiment(stop, 1e-3, algorithm, tolerance=(2e-3, 1e-6))  # the MA's regression tube, 2e-3
+        stop, interval = EXPERIMENTS.get(name, (1.0, 1e-3))
+        system.experiment(stop, interval, algorithm, tolerance=(2e-3, 1e-6))  # the MA's regression tube, 2e-3
         system.write(folder, fmu_folder="../../../fmus")
         if reference_data is None:
             continue
         msl = MSL_ROTATIONAL if name in ROTATIONAL else MSL
         source = reference_data / "MAP-LIB_ReferenceResults-v4.1.0" / msl / name
+        if not source.is_dir():  # a copy of the results without this example: the repository's copy stays
+            print(f"{name}: {source} is not there; {folder / 'reference'} left as it is")
+            continue
         target = folder / "reference"
         target.mkdir(exist_ok=True)
         for file in (f"{name}.csv", "comparisonSignals.txt", "creation.txt"):
             shutil.copyfile(source / file, target / file)
-        (target / "README.md").write_text(PROVENANCE.format(name=name, msl=msl, library=msl.split("/")[2]))
+        (target / "README.md").write_text(PROVENANCE.format(name=name, msl=msl, library=msl.split("/")[2],
+                                                            interval=f"{interval / 2:g}"))
 
 
 if __name__ == "__main__":
