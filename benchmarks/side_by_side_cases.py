@@ -30,10 +30,9 @@ QUARTER_CAR = dict(ms=250.0, mu=35.0, k=16e3, d=1e3, c=160e3, d_tyre=50.0, radiu
                    step=1e-3)
 ROAD = ((0.0, 0.0), (0.5, 0.0), (0.55, 0.08), (1.5, 0.08), (1.55, 0.0))
 CONNECTORS = " (it records the SSD's connectors only)"
-#: MSL examples not yet among the shipped scenarios, so not cases: PreLoad (a spool held by four ElastoGap contacts
-#: and a preloaded spring) and Friction (the example of MassWithStopAndFriction, components/mass_friction.py)
-NOT_YET = ("not yet scenarios, so not cases: MSL's Translational.Examples.PreLoad (ElastoGap contacts) and "
-           "Translational.Examples.Friction (MassWithStopAndFriction)")
+#: MSL examples not yet among the shipped scenarios, so not cases: Friction (the example of MassWithStopAndFriction,
+#: components/mass_friction.py)
+NOT_YET = ("not yet a scenario, so not a case: MSL's Translational.Examples.Friction (MassWithStopAndFriction)")
 
 
 def quarter_car_start() -> tuple[float, float]:
