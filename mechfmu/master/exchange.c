@@ -300,27 +300,30 @@ EXPORT int64_t exchange_run(const Unit *units, const Operation *operations, int6
 /*
  * Fixed steps ``first`` .. ``first + count - 1`` of a run of ``steps`` steps of ``h`` from ``start`` to ``stop``, as
  * the master's loop takes them one by one: step n runs ``program`` (``steps_``: its units, operations, count and
- * tables) at t = start + n h over t_next - t, t_next = start + (n + 1) h (the last step's: at most ``stop``); after a
- * recorded step (each ``every``-th and the last) the ``reader`` program (``reads_``) reads the outputs and its
- * ``width`` values go, after t_next, into the next row of ``rows`` (room for ``count`` rows of 1 + width). Returns
- * the steps completed; ``outcome[0]`` the rows written, ``outcome[1]`` why it stopped before ``count``: -1 not,
- * -2 a row beyond ``bound`` in magnitude or not finite (written, its step completed), -3 a message logged during a
- * step's program, -4 a read that failed (the index of its failed operation in ``outcome[3]``, its status in
- * *status) or logged a message (``outcome[3]`` -1) (that step run and, for -4, its values read but not written;
- * the count of ``logged`` before that program in ``outcome[2]``), else the index of the failed operation of the
- * step's program (its status in *status; that step not completed). ``logged`` counts the messages the FMUs log (the master's
- * logger adds to it).
+ * tables) at t = start + n h over t_next - t, t_next = start + (n + 1) h (the last step's: at most ``stop``); with
+ * ``states`` (``state_count`` per step, row k for step first + k) it runs instead at the step's end t + (t_next - t),
+ * over 0, with row k as its states (the monolithic master's accepted points). After a recorded step (each
+ * ``every``-th and the last) the ``reader`` program (``reads_``) reads the outputs and its ``width`` values go,
+ * after t_next, into the next row of ``rows`` (room for ``count`` rows of 1 + width). Returns the steps completed;
+ * ``outcome[0]`` the rows written, ``outcome[1]`` why it stopped before ``count``: -1 not, -2 a row beyond
+ * ``bound`` in magnitude or not finite (written, its step completed), -3 a message logged during a step's program,
+ * -4 a read that failed (the index of its failed operation in ``outcome[3]``, its status in *status) or logged a
+ * message (``outcome[3]`` -1) (that step run and, for -4, its values read but not written; the count of ``logged``
+ * before that program in ``outcome[2]``), else the index of the failed operation of the step's program (its status
+ * in *status; that step not completed). ``logged`` counts the messages the FMUs log (the master's logger adds to
+ * it).
  */
 EXPORT int64_t exchange_steps(const Unit *step_units, const Operation *step_operations, int64_t step_count,
                               const Tables *step_tables, const Unit *read_units, const Operation *read_operations,
                               int64_t read_count, const Tables *read_tables, double start, double h, double stop,
                               int64_t first, int64_t count, int64_t steps, int64_t every, double bound, double *rows,
-                              int64_t width, const volatile int64_t *logged, int64_t *outcome, int *status) {
+                              int64_t width, const double *states, int64_t state_count,
+                              const volatile int64_t *logged, int64_t *outcome, int *status) {
     outcome[0] = 0;
     outcome[1] = -1;
     outcome[2] = *logged;
     outcome[3] = -1;
-    if (every < 1 || width < 0 || count < 0) {
+    if (every < 1 || width < 0 || count < 0 || state_count < 0) {
         *status = (int)fmi2Fatal;
         outcome[1] = 0;
         return 0;
@@ -332,8 +335,11 @@ EXPORT int64_t exchange_steps(const Unit *step_units, const Operation *step_oper
             t_next = stop;
         }
         int64_t mark = *logged;
-        int64_t failed = exchange_run(step_units, step_operations, step_count, step_tables, t, t_next - t, NULL, NULL,
-                                      NULL, NULL, status);
+        int64_t failed = states != NULL
+                             ? exchange_run(step_units, step_operations, step_count, step_tables, t + (t_next - t), 0.0,
+                                            states + k * state_count, NULL, NULL, NULL, status)
+                             : exchange_run(step_units, step_operations, step_count, step_tables, t, t_next - t, NULL,
+                                            NULL, NULL, NULL, status);
         if (failed >= 0) {
             outcome[1] = failed;
             return k;

@@ -257,7 +257,7 @@ def _run(scenario: Scenario, algo: CouplingAlgorithm | None, opts: dict[str, Any
                 if INTERRUPT.requested:
                     status, message = "interrupted", f"interrupted ({INTERRUPT.name}) at t={measured(end_time)} s"
                     break
-                if blocks is not None:  # many steps a call (the same calls, one Python pass per block)
+                if blocks is not None and blocks.ready(n):  # many steps a call (the same calls, one pass a block)
                     try:
                         n, check = blocks.take(n, lambda t_point: record_point(run, observers, t_point))
                     finally:

@@ -1,12 +1,14 @@
-"""Fixed steps in blocks: the master's loop of Jacobi steps run by the compiled exchange (``exchange_steps`` in
-``mechfmu/master/exchange.c``), many steps a call, the recorded rows handed to the observers a block at a time.
+"""Steps in blocks: the master's loop of Jacobi steps, and of the monolithic master's communication points between
+its integrator's steps, run by the compiled exchange (``exchange_steps`` in ``mechfmu/master/exchange.c``), many
+steps a call, the recorded rows handed to the observers a block at a time.
 
-Each step is the one ``simulate``'s loop takes: the fused step-and-transfer program at t = t0 + n·h over
-t_next − t (the last step ending at the stop), then, at a recorded point, the compiled reader's read and the
-divergence check (every value finite and within the bound). The same calls with the same arguments in the same
-order, so the same values, bit for bit; what changes is that Python runs once per block, not once per step.
-It is taken where nothing else happens in a step: Jacobi without substeps, event location, energy audit or step
-control, every slave an FMU the compiled exchange calls, no extra columns, and every observer taking blocks of rows
+Each step is the one ``simulate``'s loop takes: Jacobi's fused step-and-transfer program at t = t0 + n·h over
+t_next − t (the last step ending at the stop), or the monolithic master's accepted point (``PointBlocks``); then,
+at a recorded point, the compiled reader's read and the divergence check (every value finite and within the
+bound). The same calls with the same arguments in the same order, so the same values, bit for bit; what changes is
+that Python runs once per block, not once per step. It is taken where nothing else happens in a step: no
+substeps, event location, energy audit or step control (the monolithic master: no constraint forces), every slave
+an FMU the compiled exchange calls, no extra columns, and every observer taking blocks of rows
 (``Observer.takes_rows``). A block is as long as about ``SECONDS`` of steps (Ctrl-C is answered between blocks) and
 holds at most ``VALUES`` values. A step that fails, a row beyond the bound and a message an FMU logged end a block
 where they happen; the master goes on from there as it does step by step.
@@ -14,9 +16,10 @@ where they happen; the master goes on from there as it does step by step.
 from __future__ import annotations
 
 import ctypes
+import math
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -55,6 +58,7 @@ class StepBlocks:
         #: read operation) or None
         self.left: tuple[int, int, int, int] | None = None
         self.diverged = False  # the last block's last row is beyond the bound
+        self.outcome_step = 0  # the block's index of the step it left
 
     def advance(self, n: int) -> int:
         """Steps from ``n`` on, as many as the next block takes: the rows recorded on the way handed to the
@@ -62,18 +66,19 @@ class StepBlocks:
         failed step (the rows before it handed over)."""
         self.program.prepare()
         self.reader.prepare()
-        count = min(self.size, self.n_steps - n)
-        if (n + count) % self.every and n + count < self.n_steps:  # a block ends at a recorded point
-            count = min(self.n_steps - n, max(self.every, count - count % self.every))
-        count = min(count, self.most * self.every)
+        count = self._count(n)
+        states, state_count = self._states()
         started = time.perf_counter()
         done = self.program.runner.exchange_steps(
             *self.program._head, *self.reader._head, self.t0, self.h, self.t_stop, n, count, self.n_steps, self.every,
-            self.bound, self.rows.ctypes.data, self.width, ctypes.addressof(LOGGED), self.outcome, self.status)
+            self.bound, self.rows.ctypes.data, self.width, states, state_count, ctypes.addressof(LOGGED), self.outcome,
+            self.status)
         elapsed = time.perf_counter() - started
         self.algo.step_seconds += elapsed
         self.algo.counters["steps"] += done
         self.program.completed += done
+        if done:
+            self._completed(n + done - 1, done - 1)
         recorded, why, mark, read_failed = self.outcome
         self.reader.completed += recorded
         run = self.run
@@ -88,10 +93,30 @@ class StepBlocks:
             self.size = max(1, min(self.most, int(self.size * min(4.0, SECONDS * done / max(elapsed, 1e-9)))))
         self.diverged = why == DIVERGED
         self.left = None if why in (-1, DIVERGED) else (n + done, why, mark, read_failed)
+        self.outcome_step = done  # the block's index of the step left
         if why >= 0:  # a call of step n + done failed: its error, as the step's own run raises it
-            t = self.t0 + (n + done) * self.h
-            self.program._failed(why, self.status.value, mark, t, self.t_next(n + done) - t)
+            self.program._failed(why, self.status.value, mark, *self._at(n + done))
         return n + done
+
+    def ready(self, n: int) -> bool:
+        """Whether a block can start at step ``n`` (else the master takes that step itself)."""
+        return True
+
+    def _count(self, n: int) -> int:
+        """How many steps the block from step ``n`` takes."""
+        return min(self.size, self.n_steps - n, self.most * self.every)
+
+    def _states(self) -> tuple[int | None, int]:
+        """The block's states (an address, per step ``state_count`` values) or None."""
+        return None, 0
+
+    def _at(self, n: int) -> tuple[float, float]:
+        """The time and step size step ``n``'s program is run with."""
+        t = self.t0 + n * self.h
+        return t, self.t_next(n) - t
+
+    def _completed(self, n: int, k: int) -> None:
+        """After the program of step ``n``, the block's ``k``-th, returned well."""
 
     def take(self, n: int, record: Callable[[float], None]) -> tuple[int, bool]:
         """``advance`` from step ``n``, and the step a block left (``finish_left``) with its point: recorded by
@@ -122,10 +147,11 @@ class StepBlocks:
         assert self.left is not None
         n, why, mark, read_failed = self.left
         self.left = None
-        t, t_next = self.t0 + n * self.h, self.t_next(n)
+        t_next = self.t_next(n)
         self.program.completed += 1
         if why == LOGGED_IN_STEP:
-            self.program._logged_errors(mark, t, t_next - t)
+            self.program._logged_errors(mark, *self._at(n))
+        self._completed(n, self.outcome_step)
         self.algo.counters["steps"] += 1
         self.run.step_index, self.run.time = n + 1, t_next
         if why == LOGGED_IN_STEP:
@@ -137,16 +163,70 @@ class StepBlocks:
         self.run._row_time, self.run._row, self.run._extras = t_next, None, []
         return "hand"
 
+class PointBlocks(StepBlocks):
+    """The monolithic master's communication points in blocks: the points its integrator has passed (none of them
+    at or after a pending state event or the integrator's bound), each the point ``Monolithic._step_impl`` accepts
+    (the dense output there, or the integrator's state at its own point; its accept program: the states put, the
+    integrator step completed), its row read and checked in the compiled exchange; the integrator steps, events and
+    restarts stay the master's own, step by step."""
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.points = np.zeros((self.most, len(cast(Any, self.algo).solver.y)))
+        self.count = 0
+
+    def ready(self, n: int) -> bool:
+        algo, solver = cast(Any, self.algo), cast(Any, self.algo).solver
+        if algo.status != "ok" or not algo._started:
+            return False
+        pending = algo.pending[0] if algo.pending is not None else math.inf
+        finished, count = solver.status == "finished", 0
+        while count < min(self.size, self.most, self.n_steps - n):
+            t = self.t0 + (n + count) * self.h
+            end = t + (self.t_next(n + count) - t)
+            if not (pending > end and not (finished and solver.t <= end) and solver.t >= end):
+                break  # an event, the integrator's bound or a step to take first: the master's
+            x = solver.y if solver.t == end else np.asarray(algo.dense(end), dtype=float)
+            if count == 0 and algo._evaluated == (end, x.tobytes()):
+                break  # its states put already: the master completes the step alone
+            self.points[count] = x
+            count += 1
+        self.count = count
+        return count > 0
+
+    def _count(self, n: int) -> int:
+        return self.count
+
+    def _states(self) -> tuple[int | None, int]:
+        return self.points.ctypes.data, self.points.shape[1]
+
+    def _at(self, n: int) -> tuple[float, float]:
+        t = self.t0 + n * self.h
+        return t + (self.t_next(n) - t), 0.0
+
+    def _completed(self, n: int, k: int) -> None:
+        algo = cast(Any, self.algo)
+        end = self._at(n)[0]
+        for component in algo.components:
+            component.time = end
+        algo._evaluated = (end, self.points[k].tobytes())
+
+
 def step_blocks(algo: CouplingAlgorithm, system: CoupledSystem, run: Run, observers: list[Observer], every: int,
                 t0: float, h: float, t_stop: float, n_steps: int, bound: float) -> StepBlocks | None:
     """The run's steps in blocks where they can be (the module's docstring says where), else None."""
     from mechfmu.master.algorithms.fixed_step import Jacobi
-    if (type(algo) is not Jacobi or algo.controller is not None or algo.locator is not None
+    from mechfmu.master.algorithms.monolithic import Monolithic
+    if (type(algo) not in (Jacobi, Monolithic) or algo.controller is not None or algo.locator is not None
             or algo.audit is not None or algo.config["substeps"] != 1 or run._reader is None
             or run._extra is not None or not all(obs.takes_rows() for obs in observers)
             or exchange.library() is None or n_steps < 2):
         return None
-    program = fused_program(system, algo._plan(system))
+    if isinstance(algo, Monolithic):
+        if algo.compiled is None or algo.forces is not None or "accept" not in algo.compiled:
+            return None
+        return PointBlocks(algo, algo.compiled["accept"], run, observers, every, t0, h, t_stop, n_steps, bound)
+    program = fused_program(system, cast(Jacobi, algo)._plan(system))
     if program is None or program._steps_from:
         return None
     return StepBlocks(algo, program, run, observers, every, t0, h, t_stop, n_steps, bound)
