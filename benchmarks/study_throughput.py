@@ -25,8 +25,10 @@ from __future__ import annotations
 
 import argparse
 import csv
+import faulthandler
 import json
 import math
+import signal
 import subprocess
 import sys
 import tempfile
@@ -51,7 +53,8 @@ def study(runs: int, stop: float):
 
 
 def one(runs: int, stop: float, workers: int, table: Path, chunk_s: float | None) -> None:
-    """In a process of its own: one study, its timings printed as JSON."""
+    """In a process of its own: one study, its timings printed as JSON (a crash prints every thread's stack)."""
+    faulthandler.enable(all_threads=True)
     from mechfmu.studies.runner import run_study
     if chunk_s is not None:
         from mechfmu.studies import on_dask
@@ -69,6 +72,18 @@ def one(runs: int, stop: float, workers: int, table: Path, chunk_s: float | None
     print(json.dumps({"wall": wall, "start": first[0]}))
 
 
+def failed(workers: int, done: subprocess.CompletedProcess) -> str:
+    """What a configuration's process that failed said: how it ended (a signal by name) and its error output."""
+    ended = f"exit status {done.returncode}"
+    if done.returncode < 0:
+        try:
+            ended = f"killed by {signal.Signals(-done.returncode).name}"
+        except ValueError:
+            ended = f"killed by signal {-done.returncode}"
+    return (f"the study on {workers} worker(s) failed ({ended}); its output:\n{done.stdout[-2000:]}"
+            f"{done.stderr[-8000:]}")
+
+
 def throughput(runs: int, stop: float, repeat: int, configurations: list[int], work: Path,
                chunk_s: float | None) -> None:
     n = study(runs, stop).run_count
@@ -82,7 +97,9 @@ def throughput(runs: int, stop: float, repeat: int, configurations: list[int], w
                 old.unlink()
             command = [sys.executable, __file__, "--one", str(workers), str(table), "--runs", str(runs), "--stop",
                        str(stop)] + ([] if chunk_s is None else ["--chunk-s", str(chunk_s)])
-            done = subprocess.run(command, capture_output=True, text=True, check=True)
+            done = subprocess.run(command, capture_output=True, text=True)
+            if done.returncode:
+                raise SystemExit(failed(workers, done))
             times[workers].append(json.loads(done.stdout.splitlines()[-1]))
     with (work / "w0.csv").open(newline="") as f:
         run_s = sum(float(line[-1]) for line in list(csv.reader(f))[1:]) / n
