@@ -37,6 +37,18 @@ def test_chunks_are_a_second_of_work_and_shrink_towards_the_end():
     assert sizes[-4:] == [1, 1, 1, 1] and max(sizes) == int(CHUNK_S / 0.15) and sizes == sorted(sizes, reverse=True)
 
 
+def test_the_forkserver_is_started_once_per_process(monkeypatch):
+    """Only the first start sets the environment and changes the working folder (both process-wide): a later one,
+    such as the local cluster's after the study's check, made while other threads run, does nothing."""
+    from mechfmu.studies import forkserver
+    started = []
+    monkeypatch.setattr(forkserver, "_start", lambda: started.append(os.getcwd()))
+    monkeypatch.setattr(forkserver, "_started_by", None)
+    for _ in range(3):
+        forkserver.start()
+    assert started == ([os.getcwd()] if forkserver.available() else [])
+
+
 def chunks(keys):
     """(kind, first run, runs) of each of our Dask keys (mechfmu-FINGERPRINT-KIND-FIRST-RUNS)."""
     return [(kind, int(first), int(n)) for kind, first, n in (str(key).rsplit("-", 3)[1:] for key in keys)]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import threading
 
 #: what the server imports once for every worker
 MODULES = ["distributed", "mechfmu.studies.worker", "mechfmu.studies.on_dask", "mechfmu.master.simulate"]
@@ -17,6 +18,9 @@ MODULES = ["distributed", "mechfmu.studies.worker", "mechfmu.studies.on_dask", "
 #: before the server starts
 PRE_SPAWN = {"MALLOC_TRIM_THRESHOLD_": "65536", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
              "OPENBLAS_NUM_THREADS": "1"}
+#: the process that started the server (a fork of it, e.g. a worker, has none of its own)
+_started_by: int | None = None
+_lock = threading.Lock()
 
 
 def available() -> bool:
@@ -25,9 +29,19 @@ def available() -> bool:
 
 
 def start() -> None:
-    """Start the server (once per process; it goes on importing while this process works)."""
+    """Start the server (once per process; it goes on importing while this process works). Only the first call
+    sets the environment and changes the working folder for a moment (both process-wide): a later one, made while
+    the caller's threads run (a progress bar's, a cluster's), does nothing."""
+    global _started_by
     if not available():
         return
+    with _lock:
+        if _started_by != os.getpid():
+            _start()
+            _started_by = os.getpid()
+
+
+def _start() -> None:
     from multiprocessing import forkserver as server
 
     import dask.config
