@@ -177,7 +177,7 @@ def _pairs(items: list[str] | None, option: str) -> dict[str, str]:
 
 
 def _sweep(args: argparse.Namespace) -> int:
-    from mechfmu.studies.runner import run_study
+    from mechfmu.studies.runner import Throughput, run_study
     from mechfmu.studies.study import load_study
 
     study = load_study(args.study, metrics=_pairs(args.metric, "--metric"), grid=_pairs(args.grid, "--grid"),
@@ -196,11 +196,12 @@ def _sweep(args: argparse.Namespace) -> int:
     def note_failure(row: dict) -> None:
         if row["status"] != "ok" and len(reasons) < 3:
             reasons.append(f"run {row['index']}: {row['message']}")
+    speed = Throughput(study, note_failure, dask=bool(args.workers or args.scheduler))  # its clock starts here
     counts = run_study(study, out, workers=args.workers, scheduler=args.scheduler,
-                       progress=sys.stderr.isatty() and not args.no_progress, on_row=note_failure,
+                       progress=sys.stderr.isatty() and not args.no_progress, on_row=speed.add,
                        **({"max_runs": args.max_runs} if args.max_runs is not None else {}))
     print(f"{Path(study.scenario).name}: {counts['runs']} runs, {counts['done_before']} already in {out}, "
-          f"{counts['computed']} computed, {counts['failed']} failed; table {out}")
+          f"{counts['computed']} computed, {counts['failed']} failed; table {out}\n{speed.summary()}")
     if reasons:
         print("first failures:\n" + "\n".join(f"  {reason}" for reason in reasons), file=sys.stderr)
     return 1 if counts["computed"] and counts["failed"] == counts["computed"] else 0

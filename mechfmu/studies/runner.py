@@ -3,12 +3,12 @@ table streamed as runs finish.
 
 Execution: ``workers`` > 0 starts a Dask LocalCluster of that many worker processes (one thread
 each); ``scheduler`` ("tcp://host:8786") uses an existing cluster instead, whose workers must have
-mechfmu and the FMUs' folder; ``workers=0`` runs here, one after another. A worker keeps the loaded
-scenario, the unpacked FMUs and their instances for the next run (``_scenario``; FMUs are unpacked once
-per process, mechfmu/master/slaves.py; instances are reset, not freed, after a run that ended well:
-``instance_pool``, ``mechfmu.master.simulate.InstancePool``). A run never raises: its failure (a bad value, a
-diverging run, a worker that died on it repeatedly) is its row's status and message, and the study goes
-on. Dask runs again a task whose worker died (a killed or crashed process): its row still comes.
+mechfmu and the FMUs' folder; ``workers=0`` runs here, one after another. On Dask the runs go in chunks, one task
+each, to workers warmed up as they join (mechfmu/studies/on_dask.py). A process keeps the loaded scenario, the
+unpacked FMUs and their instances for the next run (mechfmu/studies/worker.py: ``instance_pool``,
+``mechfmu.master.simulate.InstancePool``). A run never raises: its failure (a bad value, a diverging run, a worker
+that died on it repeatedly) is its row's status and message, and the study goes on. Dask runs again a task whose
+worker died (a killed or crashed process): its rows still come.
 
 Table: one row per run, columns ``index``, the varied settings, the metrics, ``status``,
 ``message``, ``counters`` (JSON), the run's error estimate (``mechfmu.master.accuracy``: ``error_estimate`` in the
@@ -24,9 +24,8 @@ from __future__ import annotations
 
 import csv
 import json
-import logging
-import math
 import os
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -35,40 +34,18 @@ from typing import Any
 from mechfmu.ssp.overrides import check_overrides
 from mechfmu.studies import needs
 from mechfmu.studies.study import FIXED_COLUMNS, INDEX_COLUMN, Study, split_settings
+from mechfmu.studies.worker import instance_pool, run_point
+from mechfmu.studies.worker import scenario as load
+
+__all__ = ["MAX_RUNS", "Table", "Throughput", "check_study", "columns", "instance_pool", "run_point", "run_study"]
 
 #: runs a study may have unless allowed more (``max_runs``, ``--max-runs``): a mistyped axis must not start
 #: a study of days (100,000 runs of 0.1 s are about 3 hours on two workers)
 MAX_RUNS = 100_000
-#: a local cluster's workers, nannies and scheduler wake up rarely: no statistical profiler (a thread
-#: sampling every 10 ms), loop ticks, system and memory monitors every second or 5 s instead of every
-#: 20-500 ms; on two cores a run then takes as long on a worker as here (benchmarks/study_throughput.py)
-QUIET_WORKERS = {"distributed.worker.profile.enabled": False, "distributed.admin.tick.interval": "1s",
-                 "distributed.admin.system-monitor.interval": "5s", "distributed.worker.memory.monitor-interval": "5s"}
-#: scenarios loaded in this process, by (path, local): a worker loads each once
-_scenarios: dict[tuple[str, bool], Any] = {}
-#: FMU instances reset for the next run in this process (created on the first FMU-path run)
-_pool: Any = None
 
 
 def columns(study: Study) -> list[str]:
     return [INDEX_COLUMN, *study.axes, *(m.name for m in study.parsed_metrics), *FIXED_COLUMNS]
-
-
-def _scenario(path: str, local: bool):
-    from mechfmu.ssp.scenario import load_scenario
-    key = (str(Path(path).resolve()), local)
-    if key not in _scenarios:
-        _scenarios[key] = load_scenario(path, local=local)
-    return _scenarios[key]
-
-
-def instance_pool():
-    """This process's ``InstancePool``: a worker instantiates each FMU once and resets it between runs."""
-    global _pool
-    from mechfmu.master.simulate import InstancePool
-    if _pool is None:
-        _pool = InstancePool()
-    return _pool
 
 
 def check_study(study: Study, points: list[dict[str, Any]]) -> None:
@@ -81,7 +58,7 @@ def check_study(study: Study, points: list[dict[str, Any]]) -> None:
     from mechfmu.master.result import declared_outputs
     from mechfmu.master.simulate import MAX_STEPS, step_count
     from mechfmu.ssp.scenario import ScenarioError
-    scenario = _scenario(study.scenario, study.local)
+    scenario = load(study.scenario, study.local)
     problems: list[str] = []
     values: dict[str, dict[str, Any]] = {}  # every value each setting takes, by its text
     runs: dict[str, dict[str, Any]] = {}    # every distinct algorithm with its options
@@ -144,36 +121,6 @@ def check_study(study: Study, points: list[dict[str, Any]]) -> None:
                          + "\n".join(f"  - {problem}" for problem in unique))
 
 
-def run_point(study: Study, index: int, settings: dict[str, Any]) -> dict[str, Any]:
-    """One run of the study (on a worker): its row. Never raises."""
-    from mechfmu.master.simulate import simulate
-    started = time.perf_counter()
-    metrics = {m.name: math.nan for m in study.parsed_metrics}
-    counters: dict[str, Any] = {}
-    error: dict[str, Any] = {"error_estimate": math.nan, "error_ratio": math.nan, "error_variable": ""}
-    try:
-        run, overrides, options = split_settings(study.settings(settings))
-        scenario = _scenario(study.scenario, study.local)
-        overrides = check_overrides(scenario, overrides, study.local, texts=True)
-        result = simulate(scenario, algorithm=run.get("algorithm"), step=run.get("step"),
-                          stop=run.get("stop"), local=study.local, parameters=overrides,
-                          output_variables=study.outputs or None,
-                          pool=None if study.local else instance_pool(), **options)
-        if result.status == "interrupted":
-            raise KeyboardInterrupt  # Ctrl-C in this process: the study stops, the run is not a row
-        status, message, counters = result.status, result.message, result.counters
-        if result.accuracy is not None:
-            error = {"error_estimate": result.accuracy.estimate, "error_ratio": result.accuracy.ratio,
-                     "error_variable": result.accuracy.variable}
-        if result.ok and result.data is not None:
-            for metric in study.parsed_metrics:
-                metrics[metric.name] = metric(result.data)
-    except Exception as exc:  # a run's failure is its row, never the study's
-        status, message = "error", f"{type(exc).__name__}: {exc}" if not isinstance(exc, ValueError) else str(exc)
-    return {"index": index, **settings, **metrics, "status": status, "message": message,
-            "counters": json.dumps(counters, sort_keys=True), **error, "wall_s": time.perf_counter() - started}
-
-
 def _text(value: Any) -> str:
     return repr(value) if isinstance(value, float) else str(value)
 
@@ -224,10 +171,11 @@ class Table:
         self._file.flush()
         os.fsync(self._file.fileno())
 
-    def add(self, row: dict[str, Any]) -> None:
-        line = [_text(row[c]) for c in self.columns]
-        self.rows[row["index"]] = line
-        self._write_rows([(row["index"], line)])
+    def add(self, rows: list[dict[str, Any]]) -> None:
+        """Append ``rows`` and flush them to the disk (one fsync)."""
+        lines = [(row["index"], [_text(row[c]) for c in self.columns]) for row in rows]
+        self.rows.update(lines)
+        self._write_rows(lines)
 
     def finish(self) -> None:
         """Close the journal and write the table sorted by run index."""
@@ -259,6 +207,40 @@ def _value(text: str) -> Any:
         return text
 
 
+class Throughput:
+    """What a study's computed runs did per second of its wall time (``mechfmu sweep``'s summary): runs, FMU steps
+    (each run's macro steps, counter ``steps``, times the scenario's FMUs; with ``local``, its in-process
+    components) and FMI calls (each run's ``fmu_calls`` and its error estimate's ``estimate_fmu_calls``). The
+    clock starts when it is made; ``add`` takes each computed row (run_study's ``on_row``) and passes it on to
+    ``on_row``; ``dask``: the wall time holds the Dask cluster's start and stop (said in the summary)."""
+
+    def __init__(self, study: Study, on_row: Callable[[dict[str, Any]], None] | None = None, dask: bool = False):
+        self.study, self.on_row, self.dask = study, on_row, dask
+        self.started = time.perf_counter()
+        self.fmus = self.runs = self.steps = self.calls = 0
+
+    def add(self, row: dict[str, Any]) -> None:
+        if not self.runs:  # the scenario is loaded (and checked) by now
+            self.fmus = len(load(self.study.scenario, self.study.local).components)
+        counters = json.loads(row["counters"])
+        self.runs += 1
+        self.steps += counters.get("steps", 0) * self.fmus
+        self.calls += counters.get("fmu_calls", 0) + counters.get("estimate_fmu_calls", 0)
+        if self.on_row is not None:
+            self.on_row(row)
+
+    def summary(self) -> str:
+        """One line: the computed runs, FMU steps and FMI calls per second since the clock started."""
+        wall = time.perf_counter() - self.started
+        if not self.runs:
+            return f"throughput: no run computed ({wall:.2f} s)"
+        per = 1 / max(wall, 1e-9)
+        where = "its check, the Dask cluster's start and stop included" if self.dask else "its check included"
+        return (f"throughput: {self.runs} runs in {wall:.2f} s ({where}): {self.runs * per:.2f} runs/s, "
+                f"{self.steps * per:,.0f} FMU steps/s ({self.fmus} FMUs x macro steps), {self.calls * per:,.0f} "
+                "FMI calls/s")
+
+
 def run_study(study: Study, table: str | Path, workers: int = 2, scheduler: str | None = None,
               progress: bool = False, on_row: Callable[[dict[str, Any]], None] | None = None,
               max_runs: int = MAX_RUNS) -> dict[str, int]:
@@ -278,6 +260,9 @@ def run_study(study: Study, table: str | Path, workers: int = 2, scheduler: str 
                                   "--workers 0, runs it in this process without Dask)")
     if Path(table).suffix == ".parquet":
         needs("pyarrow", f"the Parquet table {table}")
+    if workers > 0 and scheduler is None:
+        from mechfmu.studies import forkserver
+        forkserver.start()  # its imports go on beside the check
     points = study.points()
     check_study(study, points)
     store = Table(table, study)
@@ -287,60 +272,37 @@ def run_study(study: Study, table: str | Path, workers: int = 2, scheduler: str 
     if progress:
         from tqdm import tqdm
         bar = tqdm(total=len(points), initial=counts["done_before"], unit="run", desc=Path(study.scenario).name)
+    counted: set[int] = set()  # the runs the bar has counted (as they finish on a worker, or with their rows)
+    lock = threading.Lock()
 
-    def finished(row: dict[str, Any]) -> None:
-        store.add(row)
-        counts["computed"] += 1
-        counts["failed"] += row["status"] != "ok"
-        if bar is not None:
-            bar.update()
-        if on_row is not None:
-            on_row(row)
+    def ran(index: int) -> None:
+        with lock:
+            if bar is not None and index not in counted:
+                counted.add(index)
+                bar.update()
+
+    def finished(rows: list[dict[str, Any]]) -> None:
+        store.add(rows)
+        for row in rows:
+            counts["computed"] += 1
+            counts["failed"] += row["status"] != "ok"
+            ran(row["index"])
+            if on_row is not None:
+                on_row(row)
 
     try:
         if workers == 0 and scheduler is None:
             try:
                 for index, settings in pending:
-                    finished(run_point(study, index, settings))
+                    finished([run_point(study, index, settings)])
             finally:
                 instance_pool().close()
-        else:
-            _run_on_dask(study, pending, workers, scheduler, finished)
+        elif pending:
+            from mechfmu.studies.on_dask import run_on_dask
+            run_on_dask(study, pending, workers, scheduler, finished, ran if bar is not None else None)
         store.finish()
     finally:
         store.close()
         if bar is not None:
             bar.close()
     return counts
-
-
-def _run_on_dask(study: Study, pending: list[tuple[int, dict[str, Any]]], workers: int, scheduler: str | None,
-                 finished: Callable[[dict[str, Any]], None]) -> None:
-    import dask
-    from dask.distributed import Client, LocalCluster, as_completed
-    cluster = None
-    if scheduler is None:
-        if workers < 1:
-            raise ValueError(f"workers = {workers}: a local cluster needs at least 1 (0 runs in this process)")
-        with dask.config.set(QUIET_WORKERS):
-            cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
-                                   silence_logs=logging.ERROR)
-    client = Client(scheduler or cluster)
-    try:
-        fingerprint = study.fingerprint()
-        futures = {client.submit(run_point, study, index, settings, key=f"mechfmu-{fingerprint}-{index}"):
-                   (index, settings) for index, settings in pending}
-        for future in as_completed(futures):
-            index, settings = futures[future]
-            try:
-                row = future.result()
-            except Exception as exc:  # the worker died on this run every time Dask tried it
-                row = {"index": index, **settings, **{m.name: math.nan for m in study.parsed_metrics},
-                       "status": "error", "message": f"worker failed: {type(exc).__name__}: {exc}",
-                       "counters": "{}", "error_estimate": math.nan, "error_ratio": math.nan,
-                       "error_variable": "", "wall_s": math.nan}
-            finished(row)
-    finally:
-        client.close()
-        if cluster is not None:
-            cluster.close()
