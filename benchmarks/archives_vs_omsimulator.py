@@ -52,7 +52,8 @@ def main() -> None:
     program = find_omsimulator()
     if program is None:
         raise SystemExit("OMSimulator not found: set MECHFMU_OMSIMULATOR or put it on PATH")
-    print(f"{'case':14s} {'mechfmu s':>10s} {'OMSimulator s':>14s} {'ratio':>7s}  verdict   largest position difference")
+    print(f"{'case':14s} {'mechfmu s':>10s} {'OMSimulator s':>14s} {'ratio':>7s}  verdict   "
+          "largest position difference")
     with tempfile.TemporaryDirectory() as folder:
         for name in args.cases:
             work = Path(folder) / name
@@ -62,8 +63,8 @@ def main() -> None:
                 print(f"{name:14s} no strongly coupled archive: {case.strong_refused}")
                 continue
             case.cosim = None  # mechfmu runs the strongly coupled archive too
-            ours = best_of(args.repeat, lambda: run_mechfmu(case, work))
-            theirs = best_of(args.repeat, lambda: run_oms(case, work, program, []))
+            ours = best_of(args.repeat, lambda case=case, work=work: run_mechfmu(case, work))
+            theirs = best_of(args.repeat, lambda case=case, work=work: run_oms(case, work, program, []))
             if ours.refused or theirs.refused:
                 print(f"{name:14s} mechfmu: {ours.refused or 'ok'}; OMSimulator: {theirs.refused or 'ok'}")
                 continue

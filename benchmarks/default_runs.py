@@ -247,8 +247,9 @@ def msl_reference(scenario: str, result) -> dict[str, tuple[float, float]]:
 def child(cases: list[str]) -> None:
     """Measure ``cases`` with the ``mechfmu`` on the path (imported before the benchmarks' helpers put this tree on
     it), one JSON line each."""
-    import mechfmu  # noqa: F401 - the tree under test, before any helper inserts this tree's path
     import scipy.integrate  # noqa: F401 - once per process, before the first case's clock (a run imports it once)
+
+    import mechfmu  # noqa: F401 - the tree under test, before any helper inserts this tree's path
     from mechfmu.fmu.build import build
     sys.path.insert(1, str(HERE))
     build(platforms=["linux64"]) if "platforms" in build.__code__.co_varnames else build()
