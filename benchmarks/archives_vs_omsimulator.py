@@ -27,12 +27,13 @@ CASES = ("oscillator", "elastogap", "ball_drop", "stick_slip", "limit_stops")
 
 
 def largest_difference(ours: dict[str, np.ndarray], oms: dict[str, np.ndarray]) -> tuple[float, str]:
-    """The largest |ours - OMSimulator| of a position both record (a name ending in ``.s``), at OMSimulator's rows
-    within our run, ours interpolated linearly."""
+    """The largest |ours - OMSimulator| of a position or angle both record (``x.s``, ``x.phi``, ``x.position.y``), at
+    OMSimulator's rows within our run, ours interpolated linearly."""
     worst, where = 0.0, ""
     times = oms.get("time")
     for name, values in oms.items():
-        if not name.endswith(".s") or name not in ours or times is None:
+        position = name.endswith((".s", ".phi")) or ".position." in name
+        if not position or name not in ours or times is None:
             continue
         inside = (times >= ours["time"][0]) & (times <= ours["time"][-1])
         difference = float(np.max(np.abs(np.interp(times[inside], ours["time"], ours[name]) - values[inside])))

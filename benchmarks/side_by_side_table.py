@@ -67,9 +67,11 @@ def section(results: list, repeat: int, oms_options: list[str], load: float, min
         "msl/InitialConditions, msl/Backlash): the scenarios name linear-implicit or auto for that.",
     ]
     today = datetime.date.today().isoformat()
-    measured = (f"Measured on {today} on the project's 2-core machine while other sessions ran tests on it (load "
-                f"average {load:.1f} at the start): the wall times are noisy; regenerate the table on a quiet "
-                "machine before reading a ratio off it.")
+    measured = (f"Measured on {today} on the project's 2-core machine, quiet (load average {load:.1f} at the start)."
+                if load < 1.5 else
+                f"Measured on {today} on the project's 2-core machine while other work ran on it (load average "
+                f"{load:.1f} at the start): the wall times are noisy; regenerate the table on a quiet machine before "
+                "reading a ratio off it.")
     text = [BEGIN, "## Beside other tools", textwrap.fill(what, 116), textwrap.fill(error, 116),
             "\n".join(textwrap.fill(r, 116, initial_indent="- ", subsequent_indent="  ") for r in reading),
             textwrap.fill(measured, 116), table(results, markdown=True)]
