@@ -198,6 +198,29 @@ def test_a_warning_logged_mid_block_is_kept_and_the_run_goes_on(fmus, probe, blo
     same(blocked, stepped)
 
 
+def test_a_block_never_writes_more_rows_than_it_holds(fmus, probe, blocks_taken, monkeypatch):
+    """Blocks of 2 rows (6 steps), every 3rd step recorded and the last: after the step a warning left to the master
+    (n = 123) the blocks start at 124, 130, ..., so the last, 196 to 201, holds 2 points on the grid and the last
+    step's (t = 0.202 s, off it); the block ends before the one it has no row for, and the rows are those of the
+    step-by-step loop."""
+    monkeypatch.setattr(step_blocks, "VALUES", 2 * 24)  # the probed scenario records 24 columns: 2 rows a block
+    ended = [0]
+    advance = step_blocks.StepBlocks.advance
+
+    def watched(self, n):
+        count, after = self._count(n), advance(self, n)
+        ended[0] += after - n < count and self.left is None and not self.diverged
+        assert self.outcome[0] <= len(self.rows)
+        return after
+
+    monkeypatch.setattr(step_blocks.StepBlocks, "advance", watched)
+    blocked, stepped = (simulate(probed(probe, fmus, warn_at=0.124), algorithm="jacobi", output_interval=3e-3,
+                                 stop=0.202, estimate_error=False, observers=o) for o in ([], [OneByOne()]))
+    assert blocked.ok and len(blocked.data.dtype.names) == 24
+    assert ended[0] > 0  # a block ended for want of room
+    same(blocked, stepped)
+
+
 def test_a_read_failing_mid_block_ends_the_run_as_step_by_step(fmus, probe, blocks_taken):
     blocked, stepped = both(blocks_taken, probed(probe, fmus, fail_at=0.1234), algorithm="jacobi",
                             estimate_error=False)

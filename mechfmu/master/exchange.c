@@ -304,7 +304,8 @@ EXPORT int64_t exchange_run(const Unit *units, const Operation *operations, int6
  * ``states`` (``state_count`` per step, row k for step first + k) it runs instead at the step's end t + (t_next - t),
  * over 0, with row k as its states (the monolithic master's accepted points). After a recorded step (each
  * ``every``-th and the last) the ``reader`` program (``reads_``) reads the outputs and its ``width`` values go,
- * after t_next, into the next row of ``rows`` (room for ``count`` rows of 1 + width). Returns the steps completed;
+ * after t_next, into the next row of ``rows`` (``room`` rows of 1 + width: a recorded step without room for its row
+ * ends the block before it runs). Returns the steps completed;
  * ``outcome[0]`` the rows written, ``outcome[1]`` why it stopped before ``count``: -1 not, -2 a row beyond
  * ``bound`` in magnitude or not finite (written, its step completed), -3 a message logged during a step's program,
  * -4 a read that failed (the index of its failed operation in ``outcome[3]``, its status in *status) or logged a
@@ -317,13 +318,13 @@ EXPORT int64_t exchange_steps(const Unit *step_units, const Operation *step_oper
                               const Tables *step_tables, const Unit *read_units, const Operation *read_operations,
                               int64_t read_count, const Tables *read_tables, double start, double h, double stop,
                               int64_t first, int64_t count, int64_t steps, int64_t every, double bound, double *rows,
-                              int64_t width, const double *states, int64_t state_count,
+                              int64_t room, int64_t width, const double *states, int64_t state_count,
                               const volatile int64_t *logged, int64_t *outcome, int *status) {
     outcome[0] = 0;
     outcome[1] = -1;
     outcome[2] = *logged;
     outcome[3] = -1;
-    if (every < 1 || width < 0 || count < 0 || state_count < 0) {
+    if (every < 1 || width < 0 || count < 0 || state_count < 0 || room < 0) {
         *status = (int)fmi2Fatal;
         outcome[1] = 0;
         return 0;
@@ -333,6 +334,10 @@ EXPORT int64_t exchange_steps(const Unit *step_units, const Operation *step_oper
         double t = start + (double)n * h, t_next = start + (double)(n + 1) * h;
         if (n == steps - 1 && stop < t_next) {
             t_next = stop;
+        }
+        int recorded = !((n + 1) % every && n + 1 < steps);
+        if (recorded && outcome[0] >= room) { /* no room for its row: the block ends before this step */
+            return k;
         }
         int64_t mark = *logged;
         int64_t failed = states != NULL
@@ -349,7 +354,7 @@ EXPORT int64_t exchange_steps(const Unit *step_units, const Operation *step_oper
             outcome[2] = mark;
             return k;
         }
-        if ((n + 1) % every && n + 1 < steps) {
+        if (!recorded) {
             continue;
         }
         mark = *logged;

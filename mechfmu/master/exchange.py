@@ -86,8 +86,8 @@ def library() -> Any:
             loaded.exchange_steps.restype = ctypes.c_int64
             program: list[Any] = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p]
             loaded.exchange_steps.argtypes = (program * 2 + [ctypes.c_double] * 3 + [ctypes.c_int64] * 4
-                                              + [ctypes.c_double, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p,
-                                                 ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p,
+                                              + [ctypes.c_double, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64,
+                                                 ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p,
                                                  ctypes.POINTER(ctypes.c_int)])
             exchange_clock.calibrate(loaded)
         _library.append(loaded)

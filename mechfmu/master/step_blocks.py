@@ -71,8 +71,8 @@ class StepBlocks:
         started = time.perf_counter()
         done = self.program.runner.exchange_steps(
             *self.program._head, *self.reader._head, self.t0, self.h, self.t_stop, n, count, self.n_steps, self.every,
-            self.bound, self.rows.ctypes.data, self.width, states, state_count, ctypes.addressof(LOGGED), self.outcome,
-            self.status)
+            self.bound, self.rows.ctypes.data, len(self.rows), self.width, states, state_count,
+            ctypes.addressof(LOGGED), self.outcome, self.status)
         elapsed = time.perf_counter() - started
         self.algo.step_seconds += elapsed
         self.algo.counters["steps"] += done
@@ -103,8 +103,9 @@ class StepBlocks:
         return True
 
     def _count(self, n: int) -> int:
-        """How many steps the block from step ``n`` takes."""
-        return min(self.size, self.n_steps - n, self.most * self.every)
+        """How many steps the block from step ``n`` takes: ``size`` recorded rows' worth (the block ends early at a
+        recorded step it has no room for)."""
+        return min(self.size * self.every, self.n_steps - n)
 
     def _states(self) -> tuple[int | None, int]:
         """The block's states (an address, per step ``state_count`` values) or None."""
