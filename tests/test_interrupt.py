@@ -16,10 +16,11 @@ from fmpy.util import read_csv
 
 ROOT = Path(__file__).resolve().parent.parent
 STEP = 1e-4  # the oscillator's step
+STOP = "1000"  # 10 million steps: ten times what a fast machine takes in the longest delay below
 
 
 def start(out: Path) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "mechfmu.cli", "run", "scenarios/oscillator", "--stop", "100",
+    return subprocess.Popen([sys.executable, "-m", "mechfmu.cli", "run", "scenarios/oscillator", "--stop", STOP,
                              "--out", str(out)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
