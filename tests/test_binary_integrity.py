@@ -210,3 +210,28 @@ def test_a_python_fmus_host_library_carries_its_manifest_and_is_not_mapped_when_
                           timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]  # not SIGBUS
     assert f"host library {library} is not loaded: damaged: 4096 bytes where" in proc.stdout, proc.stdout[-2000:]
+
+
+def test_an_archive_is_read_back_again_only_when_its_file_changed(tmp_path, monkeypatch):
+    """``zip_problem_once`` reads a member back once; an unchanged file is not read again; any rewrite (even with
+    its modification time set back) and a damaged ledger make it read again, and a damaged member is still found."""
+    member = "binaries/linux64/X.so"
+    fmu = tmp_path / "X.fmu"
+    with zipfile.ZipFile(fmu, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr(member, os.urandom(4096) * 4)
+    reads = []
+    read = integrity.zip_problem
+    monkeypatch.setattr(integrity, "zip_problem", lambda path, members: reads.append(path) or read(path, members))
+    assert integrity.zip_problem_once(fmu, [member]) is None and len(reads) == 1
+    assert integrity.zip_problem_once(fmu, [member]) is None and len(reads) == 1  # unchanged: not read
+    assert integrity.zip_problem_once(fmu, []) is None and len(reads) == 2  # other members: read
+    before = fmu.stat()
+    corrupt_member(fmu, member)
+    os.utime(fmu, ns=(before.st_atime_ns, before.st_mtime_ns))  # the modification time set back
+    problem = integrity.zip_problem_once(fmu, [member])
+    assert problem is not None and problem.startswith("damaged") and len(reads) == 3
+    assert integrity.zip_problem_once(fmu, [member]) == problem and len(reads) == 4  # a damaged file is not recorded
+    for ledger in (b"\x00\xff garbage", b"[1, 2]", b'{"X.fmu": "no"}', b"{" * 100_000):
+        (tmp_path / integrity.READ_BACK).write_bytes(ledger)
+        assert integrity.zip_problem_once(fmu, [member]) == problem
+

@@ -151,6 +151,53 @@ def zip_problem(path: Path, members: Iterable[str] = ()) -> str | None:
     return None
 
 
+#: beside the FMUs: the archives that read back whole (``zip_problem``), each with its file's stat at the time
+READ_BACK = ".read_back.json"
+_READ_BACK_LIMIT = 1 << 20
+
+
+def _stat_key(path: Path) -> list[int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
+
+
+def _read_back_ledger(folder: Path) -> dict[str, list[int]]:
+    try:
+        with open(folder / READ_BACK, "rb") as file:
+            ledger = json.loads(file.read(_READ_BACK_LIMIT + 1) or b"{}")
+    except (OSError, ValueError):
+        return {}
+    return ledger if isinstance(ledger, dict) else {}
+
+
+def zip_problem_once(path: Path, members: Iterable[str] = ()) -> str | None:
+    """``zip_problem``, read only when the file changed since it last read back whole: a file that did is recorded
+    in its folder's ``READ_BACK`` with its size, modification and change times and inode, which any rewrite of a byte
+    changes (the change time even when the modification time is set back). A ledger that does not read as one is
+    ignored, and it is replaced whole (rename), so readers and writers in other processes see one or the other."""
+    path = Path(path)
+    key = "\n".join([path.name, *sorted(members)])
+    stat = _stat_key(path)
+    ledger = _read_back_ledger(path.parent)
+    if stat is not None and ledger.get(key) == stat:
+        return None
+    problem = zip_problem(path, members)
+    if problem is None and stat is not None and stat == _stat_key(path):
+        ledger[key] = stat
+        text = json.dumps(ledger).encode()
+        if len(text) <= _READ_BACK_LIMIT:
+            temporary = path.parent / f".{READ_BACK}.{os.getpid()}.tmp"
+            with contextlib.suppress(OSError):
+                temporary.write_bytes(text)
+                os.replace(temporary, path.parent / READ_BACK)
+            with contextlib.suppress(OSError):
+                temporary.unlink(missing_ok=True)
+    return problem
+
+
 def notice(message: str) -> None:
     """One line on standard error: a damaged binary named, and what was done instead (rebuilt, not used)."""
     print(f"mechfmu: warning: {message}", file=sys.stderr)
