@@ -170,7 +170,7 @@ def is_current(path: Path, digest: str | None = None, platforms: list[str] | Non
         return False
     return stamp.endswith(f"_{digest}") and all(binary_name(path.stem, platform) in names
                                                  for platform in platforms or [HOST_PLATFORM]) and \
-        integrity.zip_problem_once(path, [binary_name(path.stem, HOST_PLATFORM)]) is None  # the binary loaded here reads
+        integrity.zip_problem_once(path, [binary_name(path.stem, HOST_PLATFORM)]) is None  # the binary loaded here
 
 
 def backend_of(model: str, backend: str) -> str:

@@ -1,20 +1,31 @@
-"""scipy's ODE integrators as the monolithic master uses them: the methods of its option ``method``, and the dense
-output of an integrator's last step."""
+"""The ODE integrators of the monolithic master's option ``method``: Radau (the default, ``mechfmu.master.radau``:
+scipy's Radau IIA without importing ``scipy.integrate``), BDF and LSODA (scipy's, imported by the runs that use
+them), and the dense output of an integrator's last step."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from scipy.integrate import BDF, LSODA, Radau
-from scipy.integrate._ivp.radau import RadauDenseOutput
+
+from mechfmu.master.radau import Radau, RadauDenseOutput
 
 #: the integrators of the option method
-SOLVERS = {"Radau": Radau, "BDF": BDF, "LSODA": LSODA}
+METHODS = ("Radau", "BDF", "LSODA")
+
+
+def integrator(method: str, fun: Callable[[float, np.ndarray], Any], t0: float, y0: np.ndarray, t_bound: float,
+               rtol: float, atol: float, jac: Callable[[float, np.ndarray], Any] | None) -> Any:
+    """An integrator of ``method`` (``METHODS``) from (t0, y0) up to t_bound, scipy's ``OdeSolver`` interface."""
+    if method == "Radau":
+        return Radau(fun, t0, y0, t_bound, rtol=rtol, atol=atol, jac=jac)
+    from scipy.integrate import BDF, LSODA
+    return {"BDF": BDF, "LSODA": LSODA}[method](fun, t0, y0, t_bound, rtol=rtol, atol=atol, jac=jac)
 
 
 def dense_output(solver: Any) -> Any:
-    """The dense output of the integrator's last step: Radau's evaluated with scipy's operations in scipy's order
-    (the same bits) without its per-call array handling (most of a call's cost), the others as scipy gives them."""
+    """The dense output of the integrator's last step: Radau's evaluated with its operations in its order (the same
+    bits) without its per-call array handling (most of a call's cost), the others as the integrator gives them."""
     dense = solver.dense_output()
     if type(dense) is not RadauDenseOutput or dense.Q.shape[1] != 3:
         return dense

@@ -3,9 +3,9 @@
 The system state x is every component's continuous states, in scenario order. At (t, x) each component gets
 the time and its states, the outputs pass to the inputs along the connections in dependency order (every
 output that feeds through is read after its inputs were set, as in a co-simulation exchange), and dx/dt is
-the components' derivatives. One of scipy's integrators (``method`` Radau, BDF or LSODA, ``ode_rtol``,
-``ode_atol``) integrates it with its own steps, kept across communication points; the results at a
-communication point are the components evaluated at the integrator's dense output there. Its Jacobian
+the components' derivatives. An integrator (``method`` Radau: scipy's Radau IIA, ``mechfmu.master.radau``; BDF or
+LSODA: scipy's; ``ode_rtol``, ``ode_atol``) integrates it with its own steps, kept across communication points; the
+results at a communication point are the components evaluated at the integrator's dense output there. Its Jacobian
 (``jacobian``) comes from the components' directional derivatives (``mechfmu.master.jacobian``: exact where their
 partials are analytic) when every component provides them, else from scipy's difference quotients of the whole
 system (``jacobian="differences"``, one derivative evaluation per state and Jacobian). Events:
@@ -50,7 +50,9 @@ from mechfmu.master.algorithms.base import (
 from mechfmu.master.algorithms.monolithic_programs import CompiledExchange
 from mechfmu.master.constraint_forces import AlgebraicView, ConstraintForces
 from mechfmu.master.coupled_system import CoupledSystem
+from mechfmu.master.integrators import METHODS, dense_output, integrator
 from mechfmu.master.jacobian import SystemJacobian
+from mechfmu.master.scipy_kernels import brentq
 
 #: FMI 2.0's domains of an indicator are z > 0 and z <= 0: a zero is moved this far below 0 (so one that stays 0, as
 #: an inactive switch's does, is no event, and leaving z > 0 for z = 0 is one)
@@ -74,8 +76,8 @@ class Monolithic(CompiledExchange, CouplingAlgorithm):
     """All Model Exchange components as one ODE, a stiff integrator, events located (module docstring)."""
 
     name = "monolithic"
-    options = {"method": Option("Radau", "the ODE integrator (scipy.integrate)",
-                                choices=("Radau", "BDF", "LSODA")),
+    options = {"method": Option("Radau", "the ODE integrator (scipy.integrate's method of that name)",
+                                choices=METHODS),
                "ode_rtol": Option("1e-8", "relative tolerance of the ODE integrator", kind=float, check=_positive,
                                   requirement="must be > 0"),
                "ode_atol": Option("1e-10", "absolute tolerance of the ODE integrator (SI units)", kind=float,
@@ -205,14 +207,11 @@ class Monolithic(CompiledExchange, CouplingAlgorithm):
     def _restart(self, system: CoupledSystem, t: float, x: np.ndarray) -> None:
         """A new integrator from (t, x) (after an event) up to the next time event or the stop time."""
         bounds = [e for c in self.components if (e := c.next_time_event()) is not None and e > t]
-        from mechfmu.master.integrators import SOLVERS, dense_output  # scipy: imported by the runs that need it
-        self.solver = SOLVERS[self.config["method"]](lambda s, y: self._derivatives(system, s, y), t, x,
-                                                     min(bounds + [self.stop_time]), rtol=self.config["ode_rtol"],
-                                                     atol=self.config["ode_atol"],
-                                                     jac=None if self.jacobian is None
-                                                     else lambda s, y: self._jacobian(system, s, y))
+        self.solver = integrator(self.config["method"], lambda s, y: self._derivatives(system, s, y), t, x,
+                                 min(bounds + [self.stop_time]), rtol=self.config["ode_rtol"],
+                                 atol=self.config["ode_atol"],
+                                 jac=None if self.jacobian is None else lambda s, y: self._jacobian(system, s, y))
         self.dense: Any = None  # the dense output of the integrator's last step
-        self._dense_output = dense_output
         self.z = self._indicators(system, t, x)  # the indicators at the integrator's point
         self.pending: tuple[float, list[int]] | None = None  # a crossing in the last step: (root, indicators)
 
@@ -230,7 +229,6 @@ class Monolithic(CompiledExchange, CouplingAlgorithm):
         if not crossed:
             self.z = z
             return
-        from scipy.optimize import brentq
         roots = {}
         for i in crossed:
             try:
@@ -327,5 +325,5 @@ class Monolithic(CompiledExchange, CouplingAlgorithm):
                                                            f"t = {solver.t!r} s")
                     return
                 self.counters["solver_steps"] += 1
-                self.dense = self._dense_output(solver)
+                self.dense = dense_output(solver)
                 self._watch(system, ignored)
