@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import copy
 import math
+import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -40,6 +41,7 @@ import numpy as np
 from mechfmu.components.number_text import number
 from mechfmu.master.algorithms.monolithic import Monolithic
 from mechfmu.master.algorithms.step_control import is_state
+from mechfmu.master.alongside import LOOSENED, Alongside, Stopper, companion_after, companion_beside
 from mechfmu.master.companion import Comparison, StateRows, configuration
 from mechfmu.master.instance_pool import InstancePool
 from mechfmu.master.interrupt import INTERRUPT
@@ -53,8 +55,6 @@ if TYPE_CHECKING:
     from mechfmu.ssp.scenario import Scenario
 
 RTOL, ATOL = 1e-6, 1e-9
-#: the monolithic master's companion: at this many times its integrator's tolerances, on a grid this much coarser
-LOOSENED, GRID = 1000.0, 20
 #: ``auto`` divides its step at most this often for its tolerance (then warns)
 MAX_SUBSTEPS = 64
 OFF_RANGE = 0.05  #: a companion further than this share of a state's range from the run: off the asymptotic range
@@ -192,7 +192,7 @@ def confirmed(result: Result, companion: Callable[..., tuple[Result | None, Any]
 def estimated(once: Callable[..., Result], algo: CouplingAlgorithm | None, opts: dict[str, Any], h: float, t0: float,
               t_stop: float, n_steps: int, observers: list[Observer], output_variables: list[str] | None, every: int,
               output_accepted: bool, pool: InstancePool | None, tolerance: tuple[float, float],
-              auto: bool = False) -> Result:
+              auto: bool = False, beside: bool = False) -> Result:
     """The run (``once``, ``simulate``'s) with its error estimated in constant memory (``mechfmu.master.companion``):
     the run goes first, its states written to a temporary file as it runs, then a companion at 4h (a quarter of the
     run's cost; at 2h if the one at 4h fails; ``confirmed`` at 2h where it says the run misses), and the two are
@@ -206,13 +206,15 @@ def estimated(once: Callable[..., Result], algo: CouplingAlgorithm | None, opts:
     coarser; a run with the adaptive step needs none (it sums its local errors). ``auto``: the algorithm is auto's
     choice (the warning says so)."""
     own_pool = InstancePool() if pool is None else None
+    alongside: Alongside | None = None
     pool = pool or own_pool
     twin = copy.deepcopy(algo)  # the companion's algorithm, as the run's before it runs
     files: list[StateRows] = []
     companions: list[Result] = []
     bars = [o for o in observers if isinstance(o, ProgressBar)]
 
-    def companion(factor: int, *compare: Observer, loosened: float = 1.0) -> tuple[Result | None, StateRows]:
+    def companion(factor: int, *compare: Observer, loosened: float = 1.0, stop: threading.Event | None = None,
+                  instances: InstancePool | None = None) -> tuple[Result | None, StateRows]:
         rows = StateRows()
         files.append(rows)
         steps = n_steps // factor
@@ -222,9 +224,10 @@ def estimated(once: Callable[..., Result], algo: CouplingAlgorithm | None, opts:
         if loosened != 1.0 and made is not None:  # the integrator's tolerances (monolithic)
             made.config["ode_rtol"] *= loosened
             made.config["ode_atol"] *= loosened
-        shown = [ProgressBar(bar.stop, bar.file, bar.delay, label="error estimate") for bar in bars]
+        shown = ([ProgressBar(bar.stop, bar.file, bar.delay, label="error estimate") for bar in bars] if stop is None
+                 else [Stopper(stop)])  # beside the run: the run's bar is the one shown
         ran = once(made, opts, factor * h, t0 + steps * factor * h, steps, [*(compare or [rows]), *shown], None, 1,
-                   False, pool)
+                   False, instances or pool)
         companions.append(ran)
         return ran, rows
 
@@ -262,10 +265,12 @@ def estimated(once: Callable[..., Result], algo: CouplingAlgorithm | None, opts:
                     note, reference = comparison.relay.error, None
                 else:
                     comparing = Comparison(comparison.relay)
-        elif not itself:  # the companion goes after the run
+        elif not itself:  # the companion goes after the run, or beside it (mechfmu.master.alongside)
             own_rows = StateRows()
             files.append(own_rows)
             comparing = Comparison(None, relay=own_rows, grid=(t0, 2 * h))  # every companion's points are on it
+            if beside and not choosing and not monolithic:
+                alongside = Alongside(lambda stop: companion_beside(companion, stop, n_steps, h))
         result = the_run(opts, comparing, predicted)
         if not result.ok:
             return result
@@ -286,7 +291,8 @@ def estimated(once: Callable[..., Result], algo: CouplingAlgorithm | None, opts:
                 elif comparison.relay is not None:
                     comparing.compare_with(comparison.relay)
         elif own_rows is not None and comparing is not None:
-            reference, factor, note = companion_after(companion, monolithic, n_steps, h)
+            reference, factor, note = (alongside.result() if alongside is not None
+                                       else companion_after(companion, monolithic, n_steps, h))
             if reference is not None and (reference[1] is None or reference[1].error or own_rows.error):
                 note = reference[1].error if reference[1] is not None and reference[1].error else own_rows.error
                 reference = None
@@ -326,35 +332,9 @@ def estimated(once: Callable[..., Result], algo: CouplingAlgorithm | None, opts:
                                            bool(result.local_errors)))
         return result
     finally:
+        if alongside is not None:
+            alongside.cancel()  # done, or no longer needed: joined before its file goes
         for rows in files:
             rows.discard()
         if own_pool is not None:
             own_pool.close()
-
-
-def companion_after(companion: Callable[..., tuple[Result | None, StateRows]], monolithic: bool, n_steps: int,
-                    h: float) -> tuple[tuple[Result, StateRows | None] | None, int, str]:
-    """The companion run after the run: the monolithic master's at ``LOOSENED`` times its tolerance on a grid
-    ``GRID`` times coarser, a co-simulation master's at 4h (2h where that one fails). (The companion and its rows,
-    or None with the reason; the factor of its step.)"""
-    if monolithic:
-        factor = GRID if n_steps // GRID >= 2 else 1
-        ran, rows = companion(factor, loosened=LOOSENED)
-        if ran is not None and ran.ok:
-            return (ran, rows), factor, ""
-        return None, factor, ("the run has too few steps for a companion" if ran is None else
-                              f"the companion run at {LOOSENED:g} times the integrator's tolerance ended {ran.status}")
-    note = ""
-    for factor in (4, 2):  # at 2h only where the one at 4h fails (a step near where the algorithm fails)
-        ran, rows = companion(factor)
-        if ran is None:
-            note = f"the run has {n_steps} steps, too few for a companion at {factor} times the step"
-            continue
-        if ran.status == "interrupted":
-            return None, factor, "the companion run was interrupted (SIGINT)"
-        if ran.ok:
-            return (ran, rows), factor, ""
-        note = (f"the companion run at {factor} times the step ({factor * h:g} s) failed, a sign that this "
-                f"step is near where the algorithm fails: "
-                f"{ran.message.splitlines()[0] if ran.message else ran.status}")
-    return None, 4, note

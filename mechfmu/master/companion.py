@@ -166,6 +166,8 @@ class Comparison(Observer):
         self.block, self.times, self.filled, self.whole = np.zeros((ROWS_HELD, 0)), np.zeros(ROWS_HELD), 0, False
         self.ahead = np.zeros((0, 1))  # the companion's rows read but later than the rows compared so far
         self.file: BinaryIO | None = None  # the companion's rows, as they are read
+        self.queued: list[tuple[np.ndarray, np.ndarray]] = []  # blocks' rows not yet taken: (times, states)
+        self.queued_rows = 0
 
     def initialized(self, run: Run) -> None:
         self.reads, self.units = state_reads(run)
@@ -190,6 +192,7 @@ class Comparison(Observer):
         self.step_completed(run)
 
     def step_completed(self, run: Run) -> None:
+        self._flush()
         held = self.block[self.filled]
         if self.whole:  # every output, the states picked when needed (a copy of the reader's values is cheaper)
             held[:] = run.outputs
@@ -205,9 +208,24 @@ class Comparison(Observer):
         return self.whole or self.columns is not None
 
     def rows_completed(self, run: Run, rows: np.ndarray) -> None:
-        self._fold()  # the rows held before, then these, folded as they come (the maxima are the same)
+        if self.filled:
+            self._fold()  # the rows held before, then these (the maxima are the same, in one piece or several)
         picked = 1 + cast(np.ndarray, self.outputs) if self.whole else self.columns
-        self._take(rows[:, 0], rows[:, picked])
+        self.queued.append((rows[:, 0].copy(), rows[:, picked]))  # copies: the rows' array is the next block's
+        self.queued_rows += len(rows)
+        if self.queued_rows >= len(self.block):
+            self._flush()
+
+    def _flush(self) -> None:
+        """The blocks' rows queued since the last flush, taken in one piece (a block of a few rows, as the monolithic
+        master's between two integrator steps, costs its call's overhead once per ``block`` rows)."""
+        if not self.queued:
+            return
+        queued, self.queued, self.queued_rows = self.queued, [], 0
+        if len(queued) == 1:
+            self._take(*queued[0])
+            return
+        self._take(np.concatenate([times for times, _ in queued]), np.concatenate([states for _, states in queued]))
 
     def _companion_rows(self, until: float) -> np.ndarray:
         """The companion's rows not yet compared, read up to the first later than ``until`` [s] (or its end)."""
@@ -225,6 +243,7 @@ class Comparison(Observer):
     def _fold(self) -> None:
         """The rows held since the last fold: into the states' scales (the largest |y|) and, at the points the
         companion has too, into the largest differences."""
+        self._flush()
         if not self.filled:
             return
         rows, times = self.block[:self.filled], self.times[:self.filled]

@@ -34,6 +34,7 @@ from mechfmu.master.algorithms.auto import Choice, chosen_algorithm, offers_mode
 from mechfmu.master.algorithms.base import is_constraint
 from mechfmu.master.algorithms.intermediate_inputs import prepare as prepare_inner
 from mechfmu.master.algorithms.step_control import state_outputs
+from mechfmu.master.alongside import beside_allowed
 from mechfmu.master.coupled_system import AlgebraicLoopError, CoupledSystem
 from mechfmu.master.fmu_profile import collect
 from mechfmu.master.fmu_slave import FmuSlave
@@ -190,7 +191,8 @@ def simulate(scenario: Scenario | str | Path, algorithm: str | CouplingAlgorithm
     else:  # auto's co-simulation divides its step by its companions' estimate: the same run with or without it
         with INTERRUPT.during_run():  # one request for the run and its companions: Ctrl-C in one stops them all
             result = estimated(once, algo, opts, h, t0, t_stop, n_steps, observers, output_variables, every,
-                               output_accepted, pool, tolerance, auto=algo is None or chosen is not None)
+                               output_accepted, pool, tolerance, auto=algo is None or chosen is not None,
+                               beside=pool is None and not local and beside_allowed())
     result.wall_time = _time.perf_counter() - t_wall
     return result
 

@@ -1,0 +1,129 @@
+"""The error estimate's companion run on a second core, beside the run it judges.
+
+A co-simulation master's steps go in blocks of compiled calls that leave Python's lock (ctypes releases the GIL),
+so on a machine with two free cores the companion at 4h costs the run almost nothing in wall time where it cost a
+quarter of it after the run. It runs in a thread with FMU instances of its own (an ``InstancePool`` of its own:
+instances are never shared between threads), no progress bar (the run's is the one shown) and its rows in its own
+file; it computes exactly what it computes after the run, so the estimate is the same. A Ctrl-C stops both (one
+request: ``INTERRUPT``); a run that ends early cancels it (``Alongside.cancel``: it stops at its next recorded
+point). Where it runs is ``beside_allowed``'s choice.
+"""
+from __future__ import annotations
+
+import functools
+import os
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from mechfmu.master.instance_pool import InstancePool
+from mechfmu.master.observers import Observer
+
+if TYPE_CHECKING:
+    from mechfmu.master.companion import StateRows
+    from mechfmu.master.result import Result
+
+#: the monolithic master's companion: at LOOSENED times its integrator's tolerances on a grid GRID times coarser
+LOOSENED, GRID = 1000.0, 20
+#: the environment variable that turns the companion beside the run off ("0")
+ENVIRONMENT = "MECHFMU_COMPANION_BESIDE"
+
+
+class Cancelled(Exception):
+    """Raised inside the companion's run by ``Stopper`` once the run it judges no longer needs it."""
+
+
+class Stopper(Observer):
+    """An observer of the companion's run that ends it (``Cancelled``) at its next recorded points once ``event``
+    is set."""
+
+    def __init__(self, event: threading.Event) -> None:
+        self.event = event
+
+    def step_completed(self, run: Any) -> None:
+        if self.event.is_set():
+            raise Cancelled
+
+    def rows_completed(self, run: Any, rows: Any) -> None:
+        self.step_completed(run)
+
+    def takes_rows(self) -> bool:
+        return True
+
+
+class Alongside:
+    """``work(event)`` in a thread from now on; ``result()`` joins it and returns what it returned or raises what it
+    raised; ``cancel()`` sets ``event`` (which ``work`` hands to a ``Stopper``) and joins it."""
+
+    def __init__(self, work: Callable[[threading.Event], Any]) -> None:
+        self.event = threading.Event()
+        self._value: Any = None
+        self._error: BaseException | None = None
+
+        def target() -> None:
+            try:
+                self._value = work(self.event)
+            except BaseException as exc:  # noqa: BLE001 - handed to the thread that joins
+                self._error = exc
+        self._thread = threading.Thread(target=target, name="mechfmu error estimate", daemon=True)
+        self._thread.start()
+
+    def result(self) -> Any:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+    def cancel(self) -> None:
+        self.event.set()
+        self._thread.join()
+
+
+def beside_allowed() -> bool:
+    """Whether the companion may run beside the run: two cores or more for this process, and not turned off
+    (``MECHFMU_COMPANION_BESIDE=0``)."""
+    if os.environ.get(ENVIRONMENT, "1").strip() == "0":
+        return False
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not Linux
+        cores = os.cpu_count() or 1
+    return cores >= 2
+
+
+def companion_beside(companion: Callable[..., tuple[Result | None, StateRows]], stop: threading.Event, n_steps: int,
+                     h: float) -> tuple[tuple[Result, StateRows | None] | None, int, str]:
+    """``companion_after`` of a co-simulation master in the thread beside the run, with FMU instances of its own."""
+    instances = InstancePool()
+    try:
+        return companion_after(functools.partial(companion, stop=stop, instances=instances), False, n_steps, h)
+    finally:
+        instances.close()
+
+
+def companion_after(companion: Callable[..., tuple[Result | None, StateRows]], monolithic: bool, n_steps: int,
+                    h: float) -> tuple[tuple[Result, StateRows | None] | None, int, str]:
+    """The companion run after the run: the monolithic master's at ``LOOSENED`` times its tolerance on a grid
+    ``GRID`` times coarser, a co-simulation master's at 4h (2h where that one fails). (The companion and its rows,
+    or None with the reason; the factor of its step.)"""
+    if monolithic:
+        factor = GRID if n_steps // GRID >= 2 else 1
+        ran, rows = companion(factor, loosened=LOOSENED)
+        if ran is not None and ran.ok:
+            return (ran, rows), factor, ""
+        return None, factor, ("the run has too few steps for a companion" if ran is None else
+                              f"the companion run at {LOOSENED:g} times the integrator's tolerance ended {ran.status}")
+    note = ""
+    for factor in (4, 2):  # at 2h only where the one at 4h fails (a step near where the algorithm fails)
+        ran, rows = companion(factor)
+        if ran is None:
+            note = f"the run has {n_steps} steps, too few for a companion at {factor} times the step"
+            continue
+        if ran.status == "interrupted":
+            return None, factor, "the companion run was interrupted (SIGINT)"
+        if ran.ok:
+            return (ran, rows), factor, ""
+        note = (f"the companion run at {factor} times the step ({factor * h:g} s) failed, a sign that this "
+                f"step is near where the algorithm fails: "
+                f"{ran.message.splitlines()[0] if ran.message else ran.status}")
+    return None, 4, note

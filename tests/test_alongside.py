@@ -1,0 +1,92 @@
+"""The error estimate's companion beside the run (mechfmu/master/alongside.py): the same estimate as after the run,
+its own FMU instances, cancelled when the run ends early, never left running."""
+import threading
+
+import numpy as np
+import pytest
+
+from mechfmu.master import alongside
+from mechfmu.master import simulate as simulate_module
+from mechfmu.master.observers import Observer
+from mechfmu.master.simulate import simulate
+
+
+def companion_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == "mechfmu error estimate"]
+
+
+def run(monkeypatch, beside: bool, **kwargs):
+    made = []
+
+    class Counted(alongside.Alongside):
+        def __init__(self, work):
+            made.append(self)
+            super().__init__(work)
+    monkeypatch.setattr(simulate_module, "beside_allowed", lambda: beside)
+    monkeypatch.setattr("mechfmu.master.accuracy.Alongside", Counted)
+    return simulate("scenarios/stick_slip", **kwargs), made
+
+
+@pytest.mark.parametrize("stop", [0.3, 3.0])
+def test_the_estimate_beside_the_run_is_the_one_after_it(fmus, monkeypatch, stop):
+    """Beside the run or after it, the companion computes the same: the same estimate to the bit, the same calls
+    counted (its own instances' start counts as the pool's reset does), the same rows of the run."""
+    beside, made = run(monkeypatch, True, stop=stop)
+    after, none = run(monkeypatch, False, stop=stop)
+    assert len(made) == 1 and not none  # beside once, after without a thread
+    assert beside.ok and after.ok and beside.accuracy.method.startswith("Richardson")
+    assert vars(beside.accuracy) == vars(after.accuracy)
+    assert beside.counters == after.counters and beside.counters["estimate_fmu_calls"] > 0
+    assert np.array_equal(beside.data, after.data)
+    assert not companion_threads()
+
+
+class FailingAt(Observer):
+    """Ends the run it observes with an error once it passes ``time``."""
+
+    def __init__(self, time: float) -> None:
+        self.time = time
+
+    def step_completed(self, run) -> None:
+        if run.time > self.time:
+            raise ValueError(f"an observer gave up at t = {run.time}")
+
+    def rows_completed(self, run, rows) -> None:
+        self.step_completed(run)
+
+    def takes_rows(self) -> bool:
+        return True
+
+
+def test_a_run_that_ends_early_cancels_its_companion(fmus, monkeypatch):
+    """A run of 10^7 steps that fails at 0.5 s: its companion beside it (2.5·10^6 steps) sees the cancel at its next
+    block and stops there; no thread is left and the run's error is the one reported."""
+    seen = []
+    original = alongside.Stopper.rows_completed
+
+    def watched(self, run, rows):
+        seen.append(self.event.is_set())
+        original(self, run, rows)
+    monkeypatch.setattr(alongside.Stopper, "rows_completed", watched)
+    result, made = run(monkeypatch, True, stop=1000.0, record=False, observers=[FailingAt(0.5)])
+    assert result.status == "error" and "an observer gave up" in result.message
+    assert len(made) == 1 and seen and seen[-1] is True  # it stopped at the cancel, not at its end
+    assert isinstance(made[0]._error, alongside.Cancelled)
+    assert not companion_threads()
+
+
+def test_the_companion_beside_is_off_by_environment_or_on_one_core(monkeypatch):
+    monkeypatch.setattr(alongside.os, "sched_getaffinity", lambda pid: {0, 1})
+    monkeypatch.setenv(alongside.ENVIRONMENT, "0")
+    assert not alongside.beside_allowed()
+    monkeypatch.setenv(alongside.ENVIRONMENT, "1")
+    assert alongside.beside_allowed()
+    monkeypatch.setattr(alongside.os, "sched_getaffinity", lambda pid: {0})
+    assert not alongside.beside_allowed()
+
+
+def test_an_error_in_the_companion_reaches_the_run_that_waits_for_it():
+    def work(event):
+        raise RuntimeError("the companion broke")
+    with pytest.raises(RuntimeError, match="the companion broke"):
+        alongside.Alongside(work).result()
