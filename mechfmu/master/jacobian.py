@@ -68,14 +68,19 @@ class SystemJacobian:
                       for c in range(len(components))]
         self.size = sum(s.stop - s.start for s in slices)
         self.nz = len(extra)
+        #: per component: where its partials go in A, B, Bz, C, D and E (np.ix_ of its rows and columns)
+        self.places = [(np.ix_(range(part.start, part.stop), range(part.start, part.stop)),
+                        np.ix_(range(part.start, part.stop), in_rows), np.ix_(range(part.start, part.stop), z_columns),
+                        np.ix_(out_rows, range(part.start, part.stop)), np.ix_(out_rows, in_rows),
+                        np.ix_(out_rows, z_columns))
+                       for part, (_, out_rows, _, in_rows, _, z_columns) in zip(slices, self.ports)]
 
     def _blocks(self) -> tuple[np.ndarray, ...]:
         """A, B, Bz, C, D, E of the module docstring at the current point."""
         n, ny, nu, nz = self.size, self.coupling.shape[1], self.coupling.shape[0], self.nz
         a, b, bz = np.zeros((n, n)), np.zeros((n, nu)), np.zeros((n, nz))
         c, d, e = np.zeros((ny, n)), np.zeros((ny, nu)), np.zeros((ny, nz))
-        for component, part, (out_names, out_rows, in_names, in_rows, z_names, z_columns) in zip(
-                self.components, self.slices, self.ports):
+        for component, (out_names, _, in_names, _, z_names, _), places in zip(self.components, self.ports, self.places):
             states, derivatives = component.state_variables(), component.derivative_variables()
             unknowns, knowns = derivatives + out_names, states + in_names + z_names
             if not unknowns or not knowns:
@@ -85,13 +90,9 @@ class SystemJacobian:
                        for j in range(len(knowns))]
             block = np.array(columns, dtype=float).T  # rows: unknowns, columns: knowns
             nx, nk = len(states), len(states) + len(in_names)
-            rows_x, rows_y = list(range(part.start, part.stop)), out_rows
-            a[np.ix_(rows_x, rows_x)] = block[:nx, :nx]
-            b[np.ix_(rows_x, in_rows)] = block[:nx, nx:nk]
-            bz[np.ix_(rows_x, z_columns)] = block[:nx, nk:]
-            c[np.ix_(rows_y, rows_x)] = block[nx:, :nx]
-            d[np.ix_(rows_y, in_rows)] = block[nx:, nx:nk]
-            e[np.ix_(rows_y, z_columns)] = block[nx:, nk:]
+            xx, xu, xz, yx, yu, yz = places
+            a[xx], b[xu], bz[xz] = block[:nx, :nx], block[:nx, nx:nk], block[:nx, nk:]
+            c[yx], d[yu], e[yz] = block[nx:, :nx], block[nx:, nx:nk], block[nx:, nk:]
         return a, b, bz, c, d, e
 
     def __call__(self) -> np.ndarray:
