@@ -23,7 +23,7 @@ def run(monkeypatch, beside: bool, **kwargs):
             made.append(self)
             super().__init__(work)
     monkeypatch.setattr(simulate_module, "beside_allowed", lambda: beside)
-    monkeypatch.setattr("mechfmu.master.accuracy.Alongside", Counted)
+    monkeypatch.setattr(alongside, "Alongside", Counted)
     return simulate("scenarios/stick_slip", **kwargs), made
 
 
@@ -90,3 +90,40 @@ def test_an_error_in_the_companion_reaches_the_run_that_waits_for_it():
         raise RuntimeError("the companion broke")
     with pytest.raises(RuntimeError, match="the companion broke"):
         alongside.Alongside(work).result()
+
+
+def test_no_fmu_is_loaded_while_the_companion_runs_beside(fmus, monkeypatch):
+    """fmpy changes the process's working directory while it loads an FMU: every instance of the run and of its
+    companion is made before the companion's thread starts, none in it, and a relative path means the same
+    throughout the run."""
+    import os
+
+    from mechfmu.master.fmu_slave import FmuSlave
+    made_in = []
+    original = FmuSlave.__init__
+
+    def init(self, *args, **kwargs):
+        made_in.append((threading.current_thread().name, len(companion_threads())))
+        original(self, *args, **kwargs)
+    monkeypatch.setattr(FmuSlave, "__init__", init)
+
+    class WorkingDirectory(Observer):
+        seen: set = set()
+
+        def rows_completed(self, run, rows) -> None:
+            self.seen.add(os.getcwd())
+
+        def takes_rows(self) -> bool:
+            return True
+    watcher = WorkingDirectory()
+    result, made = run(monkeypatch, True, stop=3.0, observers=[watcher])
+    assert result.ok and len(made) == 1 and result.accuracy.method.startswith("Richardson")
+    assert made_in and all(thread == "MainThread" and running == 0 for thread, running in made_in), made_in
+    assert watcher.seen == {os.getcwd()}
+
+
+def test_a_pool_filled_beforehand_makes_no_instance():
+    from mechfmu.master.instance_pool import InstancePool
+    from mechfmu.master.slaves import SlaveError
+    with pytest.raises(SlaveError, match="mass: no instance of .*Mass.fmu \\(co-simulation\\) was made for this run"):
+        InstancePool(makes=False).take("mass", "fmus/Mass.fmu")

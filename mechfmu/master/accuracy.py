@@ -34,14 +34,14 @@ import copy
 import math
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
 from mechfmu.components.number_text import number
 from mechfmu.master.algorithms.monolithic import Monolithic
 from mechfmu.master.algorithms.step_control import is_state
-from mechfmu.master.alongside import LOOSENED, Alongside, Stopper, companion_after, companion_beside
+from mechfmu.master.alongside import LOOSENED, Alongside, Stopper, companion_after, companion_beside, start_beside
 from mechfmu.master.companion import Comparison, StateRows, configuration
 from mechfmu.master.instance_pool import InstancePool
 from mechfmu.master.interrupt import INTERRUPT
@@ -192,7 +192,7 @@ def confirmed(result: Result, companion: Callable[..., tuple[Result | None, Any]
 def estimated(once: Callable[..., Result], algo: CouplingAlgorithm | None, opts: dict[str, Any], h: float, t0: float,
               t_stop: float, n_steps: int, observers: list[Observer], output_variables: list[str] | None, every: int,
               output_accepted: bool, pool: InstancePool | None, tolerance: tuple[float, float],
-              auto: bool = False, beside: bool = False) -> Result:
+              auto: bool = False, beside: Callable[[], dict[str, Any]] | None = None) -> Result:
     """The run (``once``, ``simulate``'s) with its error estimated in constant memory (``mechfmu.master.companion``):
     the run goes first, its states written to a temporary file as it runs, then a companion at 4h (a quarter of the
     run's cost; at 2h if the one at 4h fails; ``confirmed`` at 2h where it says the run misses), and the two are
@@ -207,7 +207,7 @@ def estimated(once: Callable[..., Result], algo: CouplingAlgorithm | None, opts:
     choice (the warning says so)."""
     own_pool = InstancePool() if pool is None else None
     alongside: Alongside | None = None
-    pool = pool or own_pool
+    pool = cast(InstancePool, pool or own_pool)
     twin = copy.deepcopy(algo)  # the companion's algorithm, as the run's before it runs
     files: list[StateRows] = []
     companions: list[Result] = []
@@ -269,8 +269,9 @@ def estimated(once: Callable[..., Result], algo: CouplingAlgorithm | None, opts:
             own_rows = StateRows()
             files.append(own_rows)
             comparing = Comparison(None, relay=own_rows, grid=(t0, 2 * h))  # every companion's points are on it
-            if beside and not choosing and not monolithic:
-                alongside = Alongside(lambda stop: companion_beside(companion, stop, n_steps, h))
+            if beside is not None and not choosing and algo is not None and algo.steps_slaves:
+                alongside = start_beside(beside, pool, lambda stop, made: companion_beside(companion, stop, made,
+                                                                                            n_steps, h))
         result = the_run(opts, comparing, predicted)
         if not result.ok:
             return result

@@ -91,10 +91,28 @@ def beside_allowed() -> bool:
     return cores >= 2
 
 
-def companion_beside(companion: Callable[..., tuple[Result | None, StateRows]], stop: threading.Event, n_steps: int,
-                     h: float) -> tuple[tuple[Result, StateRows | None] | None, int, str]:
-    """``companion_after`` of a co-simulation master in the thread beside the run, with FMU instances of its own."""
-    instances = InstancePool()
+def start_beside(instantiate: Callable[[], dict[str, Any]], pool: InstancePool,
+                 work: Callable[[threading.Event, InstancePool], Any]) -> Alongside | None:
+    """``work(stop, instances)`` beside the run, its instances made here first, and the run's into ``pool``: no FMU is
+    loaded while the thread lives (fmpy changes the process's working directory while it loads one, which would
+    move the other thread's relative paths). None, the companion left to go after the run, where making them
+    fails (the run names the error)."""
+    instances = InstancePool(makes=False)
+    try:
+        for target in (pool, instances):
+            for slave in instantiate().values():
+                target.keep(slave)
+    except Exception:  # noqa: BLE001 - the run makes them again and reports what failed
+        instances.close()
+        return None
+    return Alongside(lambda stop: work(stop, instances))
+
+
+def companion_beside(companion: Callable[..., tuple[Result | None, StateRows]], stop: threading.Event,
+                     instances: InstancePool, n_steps: int, h: float
+                     ) -> tuple[tuple[Result, StateRows | None] | None, int, str]:
+    """``companion_after`` of a co-simulation master in the thread beside the run, with its own FMU instances
+    (``start_beside``), freed at its end."""
     try:
         return companion_after(functools.partial(companion, stop=stop, instances=instances), False, n_steps, h)
     finally:

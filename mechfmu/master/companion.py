@@ -192,13 +192,15 @@ class Comparison(Observer):
         self.step_completed(run)
 
     def step_completed(self, run: Run) -> None:
-        self._flush()
+        if self.queued:  # after blocks' rows (a master's own point between two blocks): it joins them
+            row = np.asarray(run.outputs, dtype=np.float64)[self.outputs] if self.whole else self._picked(run)
+            self._queue(np.array([run.time]), row[None, :])
+            return
         held = self.block[self.filled]
         if self.whole:  # every output, the states picked when needed (a copy of the reader's values is cheaper)
             held[:] = run.outputs
         else:
-            held[:] = (np.asarray(run.row, dtype=np.float64)[self.columns] if self.columns is not None
-                       else [x for slave, names in self.reads if names for x in slave.get(names)])
+            held[:] = self._picked(run)
         self.times[self.filled] = run.time
         self.filled += 1
         if self.filled == len(self.block):
@@ -208,11 +210,20 @@ class Comparison(Observer):
         return self.whole or self.columns is not None
 
     def rows_completed(self, run: Run, rows: np.ndarray) -> None:
-        if self.filled:
-            self._fold()  # the rows held before, then these (the maxima are the same, in one piece or several)
+        if self.filled:  # the rows held one by one go first (the maxima are the same, in one piece or several)
+            held, self.filled = self.block[:self.filled], 0
+            self._queue(self.times[:len(held)].copy(), held[:, self.outputs] if self.whole else held.copy())
         picked = 1 + cast(np.ndarray, self.outputs) if self.whole else self.columns
-        self.queued.append((rows[:, 0].copy(), rows[:, picked]))  # copies: the rows' array is the next block's
-        self.queued_rows += len(rows)
+        self._queue(rows[:, 0].copy(), rows[:, picked])  # copies: the rows' array is the next block's
+
+    def _picked(self, run: Run) -> np.ndarray:
+        """The run's row's states (``names``) at its current point."""
+        return (np.asarray(run.row, dtype=np.float64)[self.columns] if self.columns is not None
+                else np.array([x for slave, names in self.reads if names for x in slave.get(names)], dtype=np.float64))
+
+    def _queue(self, times: np.ndarray, states: np.ndarray) -> None:
+        self.queued.append((times, states))
+        self.queued_rows += len(times)
         if self.queued_rows >= len(self.block):
             self._flush()
 

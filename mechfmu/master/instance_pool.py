@@ -14,9 +14,12 @@ class InstancePool:
     FMU file, instance name and interface (co-simulation or Model Exchange, as asked); a run that failed frees
     its instances (an FMU in error is not trusted again)."""
 
-    def __init__(self) -> None:
+    def __init__(self, makes: bool = True) -> None:
+        """``makes``: an instance the pool does not hold is made; else asking for one is a SlaveError (a pool
+        filled beforehand for a thread: fmpy changes the process's working directory while it loads an FMU)."""
         self._free: dict[tuple[str, str, bool], list[FmuSlave]] = {}
         self.reused = 0
+        self.makes = makes
 
     def take(self, name: str, fmu: str | Path, model_exchange: bool = False) -> FmuSlave:
         kept = self._free.get((str(Path(fmu).resolve()), name, model_exchange))
@@ -25,7 +28,14 @@ class InstancePool:
             slave = kept.pop()
             slave.restart_count(1)  # its fmi2Reset stands for fmi2Instantiate: a run's counters do not depend on reuse
             return slave
+        if not self.makes:
+            raise SlaveError(f"{name}: no instance of {fmu} ({'Model Exchange' if model_exchange else 'co-simulation'})"
+                             " was made for this run beforehand")
         return FmuSlave(name, fmu, model_exchange)
+
+    def keep(self, slave: FmuSlave) -> None:
+        """Keep a slave just instantiated (nothing to reset) for a run to take."""
+        self._free.setdefault((slave.fmu, slave.name, slave.instantiated_for_model_exchange), []).append(slave)
 
     def give_back(self, slave: FmuSlave) -> None:
         """Reset the slave and keep it; if the reset fails it is freed and the error raised."""

@@ -192,7 +192,8 @@ def simulate(scenario: Scenario | str | Path, algorithm: str | CouplingAlgorithm
         with INTERRUPT.during_run():  # one request for the run and its companions: Ctrl-C in one stops them all
             result = estimated(once, algo, opts, h, t0, t_stop, n_steps, observers, output_variables, every,
                                output_accepted, pool, tolerance, auto=algo is None or chosen is not None,
-                               beside=pool is None and not local and beside_allowed())
+                               beside=functools.partial(instantiate, scenario) if pool is None and not local
+                               and beside_allowed() else None)
     result.wall_time = _time.perf_counter() - t_wall
     return result
 
