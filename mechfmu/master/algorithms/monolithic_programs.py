@@ -31,9 +31,9 @@ class CompiledExchange:
     def _compiled(self, system: CoupledSystem) -> dict[str, Program] | None:
         """Where every component is an FMU the compiled exchange can call (``mechfmu.master.exchange``): the
         programs that put the components at (t, x) and pass the outputs on (``put``), that read the derivatives,
-        the indicators, that complete an integrator step, and the put and the completion in one (``accept``): the
-        calls ``_put``, ``_derivatives``, ``_indicators`` and ``_accept`` make (with constraints also theirs,
-        ``ConstraintForces.compile``); else None."""
+        the indicators, that complete an integrator step, and the put with the completion (``accept``) or with the
+        derivatives (``evaluate``) in one: the calls ``_put``, ``_derivatives``, ``_indicators`` and ``_accept``
+        make (with constraints also theirs, ``ConstraintForces.compile``); else None."""
         runner = library()
         functions = ("fmi2SetTime", "fmi2SetContinuousStates", "fmi2GetDerivatives", "fmi2GetEventIndicators",
                      "fmi2CompletedIntegratorStep")
@@ -52,9 +52,12 @@ class CompiledExchange:
         if not self._add_put(system, programs["put"]):
             return None
         programs["accept"] = Program(runner)  # put, then completed: an accepted point in one call
-        self._add_put(system, programs["accept"])
-        for component, _ in self._stated():
-            programs["accept"].call(COMPLETED_STEP, component.slave)
+        programs["evaluate"] = Program(runner)  # put, then the derivatives: an evaluation at a new point in one call
+        for name, code in (("accept", COMPLETED_STEP), ("evaluate", GET_DERIVATIVES)):
+            self._add_put(system, programs[name])
+            for component, part in self._stated():
+                programs[name].call(code, component.slave, *((part.stop - part.start, part.start)
+                                                             if code == GET_DERIVATIVES else ()))
         if self.forces is not None:
             self.forces.compile(runner, lambda program: self._add_put(system, program), self._stated())
         return programs
