@@ -127,3 +127,24 @@ def test_a_pool_filled_beforehand_makes_no_instance():
     from mechfmu.master.slaves import SlaveError
     with pytest.raises(SlaveError, match="mass: no instance of .*Mass.fmu \\(co-simulation\\) was made for this run"):
         InstancePool(makes=False).take("mass", "fmus/Mass.fmu")
+
+
+def test_a_companion_beside_that_failed_leaves_the_one_at_2h_to_after_the_run():
+    """The companion at 4h beside the run: used where it ended well; interrupted, the estimate is; failed (or too
+    few steps for it), the companion at 2h runs after the run, in the thread that may make FMU instances."""
+    from types import SimpleNamespace
+    asked = []
+
+    def companion(factor, **kwargs):
+        asked.append((factor, kwargs))
+        return SimpleNamespace(ok=True, status="ok"), f"rows at {factor}h"
+    good, interrupted, failed = (SimpleNamespace(ok=status == "ok", status=status, message="it failed")
+                                 for status in ("ok", "interrupted", "error"))
+    assert alongside.after_beside((good, "rows at 4h"), companion, 100, 1e-3) == ((good, "rows at 4h"), 4, "")
+    assert alongside.after_beside((interrupted, "rows"), companion, 100, 1e-3)[2].startswith("the companion run was "
+                                                                                               "interrupted")
+    assert not asked
+    (ran, rows), factor, note = alongside.after_beside((failed, "rows"), companion, 100, 1e-3)
+    assert (rows, factor, note) == ("rows at 2h", 2, "") and asked == [(2, {})]
+    (ran, rows), factor, note = alongside.after_beside((None, "rows"), companion, 100, 1e-3)
+    assert factor == 2 and asked[-1] == (2, {})

@@ -13,6 +13,7 @@ from fmpy.validation import validate_fmu
 from mechfmu.components import COMPONENTS
 
 from mechfmu.fmu.build import is_current
+from mechfmu.fmu.integrity import READ_BACK
 
 
 @pytest.mark.parametrize("model", sorted(COMPONENTS))
@@ -106,4 +107,4 @@ def test_fmus_appear_complete_while_another_process_builds(fmus, tmp_path):
         reads += 1
     assert [b.wait() for b in builders] == [0, 0], [b.stderr.read() for b in builders]
     assert reads > 10 and is_current(tmp_path / "Mass.fmu")
-    assert sorted(p.name for p in tmp_path.iterdir()) == [".build.lock", "Mass.fmu"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".build.lock", READ_BACK, "Mass.fmu"]  # nothing temporary

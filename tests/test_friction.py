@@ -26,6 +26,7 @@ from mechfmu.validation.msl_friction import (
     one_way_point,
     path_parameter,
     table_value,
+    transient,
 )
 
 pytest.importorskip("hypothesis")  # the law tests need the test extra
@@ -93,6 +94,7 @@ def test_friction_is_msl_law_through_event_iterations(name, mu, peak, cgeo, fn_m
     speed, zero, zero_max = c.friction.quantities.relative_velocity, *(("tau0", "tau0_max") if "tau0" in
                                                                       c._outputs else ("f0", "f0_max"))
     pre, seen = Discrete(3, False, False, False, False), {}
+    entry: float | None = None  # sign(w_rel) where the transient configuration was entered, held while it lasts
     for step, (w, a, lam, u) in enumerate(points):
         values = {f"{first}.{c.quantities.velocity}": 1.0, f"{second}.{c.quantities.velocity}": 1.0 + w,
                   f"{first}.a": 0.5, f"{second}.a": 0.5 + a, "lambda": lam, "f_normalized": u}
@@ -110,13 +112,17 @@ def test_friction_is_msl_law_through_event_iterations(name, mu, peak, cgeo, fn_m
             assert discrete(c) == expected
         else:
             tau = friction_force(pre, w_rel, rows, scale, lam, backward)
-            sa = path_parameter(pre, w_rel, a_rel, tau, tau0_max)
+            sa = path_parameter(pre, w_rel, a_rel, tau, tau0_max, entry)
             expected = event_iteration(pre, False, free, w_rel, sa, tau0, tau0_max, small)
         changed = c.update_discrete_states()
         assert discrete(c) == expected and changed == needed(seen, (w, a, lam, u), pre, expected)
+        if not transient(expected):
+            entry = None
+        elif expected != pre:
+            entry = float(np.sign(w_rel))
         pre = expected
         tau = friction_force(pre, w_rel, rows, scale, lam, backward)
-        sa = path_parameter(pre, w_rel, a_rel, tau, tau0_max)
+        sa = path_parameter(pre, w_rel, a_rel, tau, tau0_max, entry)
         size = 1.0 + abs(lam) + 2 * (fn_max * cgeo if normal else 1.0) + abs(a_rel)
         force = c.quantities.element_force
         for variable, value in ((force, tau), ("sa", sa), (zero, tau0), (zero_max, tau0_max),

@@ -11,6 +11,9 @@ from mechfmu import __version__
 from mechfmu.fmu import build as fmu_build
 from mechfmu.fmu.extras import install_command
 
+LOCAL_HELP = ("run the components in-process instead of as FMUs (slower, a ctypes call per component call: for "
+              "components written in Python and for looking inside one; the FMUs are the fast path)")
+
 DESCRIPTION = ("Mechanical contact and connector elements as FMI 2.0 FMUs, and a co-simulation master that "
                "couples them.")
 EPILOG = """examples:
@@ -130,7 +133,7 @@ def make_parser() -> argparse.ArgumentParser:
                    "--option events=on), written also after a failed run")
     p.add_argument("--plot", help="PNG plot (default: every body's position or angle, one subplot per unit)")
     p.add_argument("--plot-variables", nargs="+", metavar="NAME", help="what --plot draws (names or patterns)")
-    p.add_argument("--local", action="store_true", help="run the components in-process instead of as FMUs")
+    p.add_argument("--local", action="store_true", help=LOCAL_HELP)
     p.add_argument("--built-fmus", action="store_true", help="an FMU source that does not exist is mechfmu's built FMU "
                    "of its model")
     p.add_argument("--outside-sources", action="store_true", help="read FMU, .ssv and .ssm sources outside the "
@@ -163,7 +166,7 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=int, default=os.cpu_count() or 1,
                    help="worker processes of the local Dask cluster (default: the CPUs; 0: run here)")
     p.add_argument("--scheduler", metavar="ADDRESS", help="an existing Dask cluster, e.g. tcp://host:8786")
-    p.add_argument("--local", action="store_true", help="run the components in-process instead of as FMUs")
+    p.add_argument("--local", action="store_true", help=LOCAL_HELP)
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--max-runs", type=int, metavar="N", help="allow studies of more than 100,000 runs "
                    "(refused up front otherwise)")

@@ -41,7 +41,15 @@ import numpy as np
 from mechfmu.components.number_text import number
 from mechfmu.master.algorithms.monolithic import Monolithic
 from mechfmu.master.algorithms.step_control import is_state
-from mechfmu.master.alongside import LOOSENED, Alongside, Stopper, companion_after, companion_beside, start_beside
+from mechfmu.master.alongside import (
+    LOOSENED,
+    Alongside,
+    Stopper,
+    after_beside,
+    companion_after,
+    companion_beside,
+    start_beside,
+)
 from mechfmu.master.companion import Comparison, StateRows, configuration
 from mechfmu.master.instance_pool import InstancePool
 from mechfmu.master.interrupt import INTERRUPT
@@ -270,8 +278,7 @@ def estimated(once: Callable[..., Result], algo: CouplingAlgorithm | None, opts:
             files.append(own_rows)
             comparing = Comparison(None, relay=own_rows, grid=(t0, 2 * h))  # every companion's points are on it
             if beside is not None and not choosing and algo is not None and algo.steps_slaves:
-                alongside = start_beside(beside, pool, lambda stop, made: companion_beside(companion, stop, made,
-                                                                                            n_steps, h))
+                alongside = start_beside(beside, pool, lambda stop, made: companion_beside(companion, stop, made))
         result = the_run(opts, comparing, predicted)
         if not result.ok:
             return result
@@ -292,8 +299,8 @@ def estimated(once: Callable[..., Result], algo: CouplingAlgorithm | None, opts:
                 elif comparison.relay is not None:
                     comparing.compare_with(comparison.relay)
         elif own_rows is not None and comparing is not None:
-            reference, factor, note = (alongside.result() if alongside is not None
-                                       else companion_after(companion, monolithic, n_steps, h))
+            reference, factor, note = (after_beside(alongside.result(), companion, n_steps, h)
+                                       if alongside is not None else companion_after(companion, monolithic, n_steps, h))
             if reference is not None and (reference[1] is None or reference[1].error or own_rows.error):
                 note = reference[1].error if reference[1] is not None and reference[1].error else own_rows.error
                 reference = None

@@ -10,7 +10,6 @@ point). Where it runs is ``beside_allowed``'s choice.
 """
 from __future__ import annotations
 
-import functools
 import os
 import threading
 from collections.abc import Callable
@@ -109,21 +108,34 @@ def start_beside(instantiate: Callable[[], dict[str, Any]], pool: InstancePool,
 
 
 def companion_beside(companion: Callable[..., tuple[Result | None, StateRows]], stop: threading.Event,
-                     instances: InstancePool, n_steps: int, h: float
-                     ) -> tuple[tuple[Result, StateRows | None] | None, int, str]:
-    """``companion_after`` of a co-simulation master in the thread beside the run, with its own FMU instances
-    (``start_beside``), freed at its end."""
+                     instances: InstancePool) -> tuple[Result | None, StateRows]:
+    """The companion at 4h in the thread beside the run, with its own FMU instances (``start_beside``), freed at its
+    end (``after_beside`` takes it up)."""
     try:
-        return companion_after(functools.partial(companion, stop=stop, instances=instances), False, n_steps, h)
+        return companion(4, stop=stop, instances=instances)
     finally:
         instances.close()
 
 
+def after_beside(found: tuple[Result | None, StateRows], companion: Callable[..., tuple[Result | None, StateRows]],
+                 n_steps: int, h: float) -> tuple[tuple[Result, StateRows | None] | None, int, str]:
+    """``companion_after``'s answer from the companion at 4h that ran beside the run (``found``): it where it ended
+    well; where it failed, or the run has too few steps for it, the one at 2h, after the run in this thread (which
+    may make FMU instances)."""
+    ran, rows = found
+    if ran is not None and ran.ok:
+        return (ran, rows), 4, ""
+    if ran is not None and ran.status == "interrupted":
+        return None, 4, "the companion run was interrupted (SIGINT)"
+    return companion_after(companion, False, n_steps, h, factors=(2,))
+
+
 def companion_after(companion: Callable[..., tuple[Result | None, StateRows]], monolithic: bool, n_steps: int,
-                    h: float) -> tuple[tuple[Result, StateRows | None] | None, int, str]:
+                    h: float, factors: tuple[int, ...] = (4, 2)) -> tuple[tuple[Result, StateRows | None] | None, int,
+                                                                         str]:
     """The companion run after the run: the monolithic master's at ``LOOSENED`` times its tolerance on a grid
-    ``GRID`` times coarser, a co-simulation master's at 4h (2h where that one fails). (The companion and its rows,
-    or None with the reason; the factor of its step.)"""
+    ``GRID`` times coarser, a co-simulation master's at the first of ``factors`` times h that ends well (4h, else
+    2h). (The companion and its rows, or None with the reason; the factor of its step.)"""
     if monolithic:
         factor = GRID if n_steps // GRID >= 2 else 1
         ran, rows = companion(factor, loosened=LOOSENED)
@@ -132,7 +144,7 @@ def companion_after(companion: Callable[..., tuple[Result | None, StateRows]], m
         return None, factor, ("the run has too few steps for a companion" if ran is None else
                               f"the companion run at {LOOSENED:g} times the integrator's tolerance ended {ran.status}")
     note = ""
-    for factor in (4, 2):  # at 2h only where the one at 4h fails (a step near where the algorithm fails)
+    for factor in factors:  # at 2h only where the one at 4h fails (a step near where the algorithm fails)
         ran, rows = companion(factor)
         if ran is None:
             note = f"the run has {n_steps} steps, too few for a companion at {factor} times the step"

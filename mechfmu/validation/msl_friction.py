@@ -52,10 +52,18 @@ def friction_force(d: Discrete, w_rel: float, rows: np.ndarray, scale: float, la
     return signs[1] * table_value(rows, signs[0] * w_rel) * scale
 
 
-def path_parameter(d: Discrete, w_rel: float, a_rel: float, tau: float, tau0_max: float) -> float:
+def transient(d: Discrete) -> bool:
+    """MSL's transient configuration: stuck, neither locked nor starting nor free (one event iteration long in MSL)."""
+    return d.mode == STUCK and not (d.locked or d.start_forward or d.start_backward or d.free)
+
+
+def path_parameter(d: Discrete, w_rel: float, a_rel: float, tau: float, tau0_max: float,
+                   entry_sign: float | None = None) -> float:
     """sa from a_relfric = (if locked then 0 elseif free then sa elseif startForward then sa - tau0_max elseif
     startBackward then sa + tau0_max elseif pre(mode) == Forward then sa - tau0_max elseif pre(mode) == Backward
-    then sa + tau0_max else sa - sign(w_relfric)*tau0_max), and tau = sa*unitTorque where locked."""
+    then sa + tau0_max else sa - sign(w_relfric)*tau0_max), and tau = sa*unitTorque where locked. In the
+    ``transient`` configuration, ``entry_sign``: sign(w_relfric) where it was entered, which the elements hold for a
+    host that holds the configuration while its inputs move on (MSL's instant sees one w_relfric; None: w_rel's)."""
     if d.locked:
         return tau
     if d.free:
@@ -64,7 +72,7 @@ def path_parameter(d: Discrete, w_rel: float, a_rel: float, tau: float, tau0_max
         return a_rel + tau0_max
     if d.start_backward or d.mode == BACKWARD:
         return a_rel - tau0_max
-    return a_rel + float(np.sign(w_rel)) * tau0_max
+    return a_rel + (float(np.sign(w_rel)) if entry_sign is None else entry_sign) * tau0_max
 
 
 def event_iteration(pre: Discrete, initial: bool, free: bool, w: float, sa: float, tau0: float, tau0_max: float,
