@@ -11,8 +11,7 @@ from mechfmu import __version__
 from mechfmu.fmu import build as fmu_build
 from mechfmu.fmu.extras import install_command
 
-LOCAL_HELP = ("run the components in-process instead of as FMUs (slower, a ctypes call per component call: for "
-              "components written in Python and for looking inside one; the FMUs are the fast path)")
+LOCAL_HELP = "in-process, not as FMUs (the slower path)"
 
 DESCRIPTION = ("Mechanical contact and connector elements as FMI 2.0 FMUs, and a co-simulation master that "
                "couples them.")
