@@ -6,7 +6,8 @@ quarter of it after the run. It runs in a thread with FMU instances of its own (
 instances are never shared between threads), no progress bar (the run's is the one shown) and its rows in its own
 file; it computes exactly what it computes after the run, so the estimate is the same. A Ctrl-C stops both (one
 request: ``INTERRUPT``); a run that ends early cancels it (``Alongside.cancel``: it stops at its next recorded
-point). Where it runs is ``beside_allowed``'s choice.
+point). Where it runs is ``beside_allowed``'s choice; ``companion_after`` is the companion where it runs after the
+run (the monolithic master's always: its integrator's Python would take turns with the run's).
 """
 from __future__ import annotations
 

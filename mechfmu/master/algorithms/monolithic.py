@@ -155,20 +155,27 @@ class Monolithic(CompiledExchange, CouplingAlgorithm):
     def _states(self) -> np.ndarray:
         return np.array([v for c in self.components for v in c.get_continuous_states()], dtype=float)
 
+    def _put_with(self, name: str, t: float, x: np.ndarray, derivatives: np.ndarray | None = None) -> bool:
+        """Where the compiled exchange puts the components (no constraints) and they are not at (t, x) yet: its
+        program ``name`` (``_put``'s calls, then its own: the derivatives read into ``derivatives``) run there in one
+        call. Whether it ran."""
+        if self.compiled is None or self.forces is not None or self._evaluated == (key := (t, x.tobytes())):
+            return False
+        self.compiled[name].run(t, states=np.ascontiguousarray(x, dtype=float), derivatives=derivatives)
+        for component in self.components:
+            component.time = t
+        self._evaluated = key
+        return True
+
     def _derivatives(self, system: CoupledSystem, t: float, x: np.ndarray) -> np.ndarray:
         self.counters["derivative_evaluations"] += 1
-        if self.compiled is not None and self.forces is None and self._evaluated != (key := (t, x.tobytes())):
-            dx = np.empty(self.slices[-1].stop if self.slices else 0)  # _put's calls, then the derivatives'
-            self.compiled["evaluate"].run(t, states=np.ascontiguousarray(x, dtype=float), derivatives=dx)
-            for component in self.components:
-                component.time = t
-            self._evaluated = key
+        dx = np.empty(self.slices[-1].stop if self.slices else 0)
+        if self._put_with("evaluate", t, x, derivatives=dx):
             return dx
         self._put(system, t, x)
         if self.forces is not None:  # read where the forces were solved
             return self.forces.rates.copy()
         if self.compiled is not None:
-            dx = np.empty(self.slices[-1].stop if self.slices else 0)
             self.compiled["derivatives"].run(derivatives=dx)
             return dx
         return np.array([v for c in self.components for v in c.derivatives()], dtype=float)
@@ -262,11 +269,7 @@ class Monolithic(CompiledExchange, CouplingAlgorithm):
         return t, np.asarray(self.dense(t), dtype=float)
 
     def _accept(self, system: CoupledSystem, t: float, x: np.ndarray) -> None:
-        if self.compiled is not None and self.forces is None and self._evaluated != (key := (t, x.tobytes())):
-            self.compiled["accept"].run(t, states=np.ascontiguousarray(x, dtype=float))  # _put's calls, completed's
-            for component in self.components:
-                component.time = t
-            self._evaluated = key
+        if self._put_with("accept", t, x):  # _put's calls, then the completion's
             return
         self._put(system, t, x)
         if self.compiled is not None:
