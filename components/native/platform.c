@@ -23,6 +23,9 @@
 
 #include <stdlib.h>
 #include <string.h>
+#ifdef _WIN32
+#include <malloc.h> /* _aligned_malloc */
+#endif
 
 #ifndef _WIN32
 #include <dlfcn.h>
@@ -523,3 +526,96 @@ uint32_t platform_crc32(const void *data, size_t size, uint32_t crc) {
     }
     return ~crc;
 }
+
+/* --- instances' blocks --------------------------------------------------------------------------------------------
+ * Chunks of BLOCK_CHUNK bytes, aligned to their size, so a block's chunk is its address with the low bits cleared.
+ * A chunk starts with its header; its blocks follow, handed out in order from the chunk being filled. A chunk is
+ * released when its last block is (the one being filled is emptied for reuse instead); a block too large for a
+ * chunk's quarter has a chunk of its own. Under AddressSanitizer every block has a chunk of its own, so an overflow
+ * out of a block is still caught. */
+#define BLOCK_CHUNK ((size_t)65536)
+#define BLOCK_HEAD ((size_t)64)
+
+typedef struct {
+    size_t live; /* blocks handed out and not released */
+} ChunkHead;
+
+static platform_mutex_t blocks_lock = PLATFORM_MUTEX_INIT;
+static ChunkHead *filling;     /* the chunk new blocks come from */
+static size_t filling_used;    /* its bytes handed out, the header included */
+
+#if defined(__SANITIZE_ADDRESS__)
+#define BLOCKS_APART 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define BLOCKS_APART 1
+#endif
+#endif
+#ifndef BLOCKS_APART
+#define BLOCKS_APART 0
+#endif
+
+static ChunkHead *chunk_new(size_t size) {
+    void *memory = NULL;
+#ifdef _WIN32
+    memory = _aligned_malloc(size, BLOCK_CHUNK);
+#else
+    if (posix_memalign(&memory, BLOCK_CHUNK, size) != 0) memory = NULL;
+#endif
+    if (memory) ((ChunkHead *)memory)->live = 0;
+    return memory;
+}
+
+static void chunk_release(ChunkHead *chunk) {
+#ifdef _WIN32
+    _aligned_free(chunk);
+#else
+    free(chunk);
+#endif
+}
+
+void *platform_block_alloc(size_t size) {
+    const size_t need = (size + 63) / 64 * 64;
+    if (size == 0 || size > SIZE_MAX / 2) return NULL;
+    if (BLOCKS_APART || need > (BLOCK_CHUNK - BLOCK_HEAD) / 4) {
+        ChunkHead *own = chunk_new(BLOCK_HEAD + need);
+        if (!own) return NULL;
+        own->live = 1;
+        return memset((char *)own + BLOCK_HEAD, 0, need);
+    }
+    platform_lock(&blocks_lock);
+    if (!filling || filling_used + need > BLOCK_CHUNK) {
+        ChunkHead *fresh = chunk_new(BLOCK_CHUNK);
+        if (!fresh) {
+            platform_unlock(&blocks_lock);
+            return NULL;
+        }
+        if (filling && filling->live == 0) chunk_release(filling);
+        filling = fresh, filling_used = BLOCK_HEAD;
+    }
+    char *block = (char *)filling + filling_used;
+    filling_used += need;
+    filling->live += 1;
+    platform_unlock(&blocks_lock);
+    return memset(block, 0, need);
+}
+
+void platform_block_free(void *block) {
+    if (!block) return;
+    ChunkHead *chunk = (ChunkHead *)((uintptr_t)block & ~(uintptr_t)(BLOCK_CHUNK - 1));
+    platform_lock(&blocks_lock);
+    if (--chunk->live == 0) {
+        if (chunk == filling) filling_used = BLOCK_HEAD;
+        else chunk_release(chunk);
+    }
+    platform_unlock(&blocks_lock);
+}
+
+#if defined(__GNUC__) || defined(__clang__)
+/* When the library unloads with no block left, the chunk being filled goes with it (a host that loads and unloads
+ * the FMU for every instance would otherwise lose one per load). */
+__attribute__((destructor)) static void release_blocks(void) {
+    if (filling && filling->live == 0) chunk_release(filling);
+    filling = NULL;
+}
+#endif

@@ -60,6 +60,12 @@ void platform_release_library(void *handle);
  * change of one bit and of any run of up to 32 bits (the FMU states' checksums). */
 uint32_t platform_crc32(const void *data, size_t size, uint32_t crc);
 
+/* Zeroed memory for an instance's block of `size` bytes, 64-byte aligned, NULL if out of memory (or `size` is 0):
+ * blocks made one after the other lie side by side in shared chunks, so a step over thousands of instances touches
+ * few pages and cache lines. Thread-safe; released with platform_block_free (NULL: nothing). */
+void *platform_block_alloc(size_t size);
+void platform_block_free(void *block);
+
 FILE *platform_fopen(const char *path, const char *mode);
 /* vsnprintf into a new malloc'd string (NULL if out of memory). */
 char *platform_format(const char *format, va_list args);

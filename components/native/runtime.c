@@ -53,10 +53,10 @@ struct Runtime {
     const char **returned; /* the String values handed out, valid until the next call */
     RuntimeLogger logger;
     int fmi_version;       /* 2 or 3: the functions messages name */
-    int step_kept;         /* the last step can be taken again shorter: it started at step_start from before[] */
-    double step_start, step_size;
-    double before[64];
     int discrete_in_event_mode; /* co-simulation with event mode: the class's advance is left to event mode */
+    double *before;        /* state_count values: the state at the last step's start */
+    int step_kept;         /* the last step can be taken again shorter: it started at step_start from before */
+    double step_start, step_size;
 };
 
 static const NativeClass *loaded;
@@ -246,15 +246,18 @@ static void apply_start_values(Runtime *s) {
 
 static Runtime *instantiate(const NativeClass *c, const char *instanceName, const char *resources,
                             const RuntimeLogger *logger, int fmi_version) {
-    /* one block: the slave, then its values, state and outputs (what a step reads and writes) */
-    const size_t head = (sizeof(Runtime) + 63) / 64 * 64, doubles = c->variable_count + c->state_count + c->output_count + 3;
-    Runtime *s = calloc(1, head + doubles * sizeof(double));
+    /* one block beside the class's other instances: the slave, then its values, state, outputs and the state before
+     * the last step (what a step reads and writes) */
+    const size_t head = (sizeof(Runtime) + 63) / 64 * 64;
+    const size_t doubles = c->variable_count + 2 * c->state_count + c->output_count + 4;
+    Runtime *s = platform_block_alloc(head + doubles * sizeof(double));
     if (!s) return NULL;
     s->cls = c;
     NativeInstance *n = inst(s);
     n->values = (double *)((char *)s + head);
     n->state = n->values + c->variable_count + 1;
     s->base.outputs = n->state + c->state_count + 1;
+    s->before = s->base.outputs + c->output_count + 1;
     n->cls = c;
     s->logger = *logger;
     s->fmi_version = fmi_version;
@@ -290,7 +293,7 @@ void runtime_free(Runtime *s) {
     free(s->returned);
     free(s->initialization_error);
     free(s->base.name);
-    free(s);
+    platform_block_free(s);
 }
 
 RuntimeStatus runtime_reset(Runtime *s) {

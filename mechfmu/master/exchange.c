@@ -81,9 +81,8 @@ EXPORT void exchange_counter_cost(int64_t *overhead, double *read) {
     *read = (double)(last - first) / 2000.0;
 }
 
-/* One FMU instance and its functions (NULL where the interface lacks one). */
+/* An FMU's functions (NULL where the interface lacks one): one table for all instances of a binary. */
 typedef struct {
-    fmi2Component component;
     fmi2GetRealTYPE *getReal;
     fmi2SetRealTYPE *setReal;
     fmi2DoStepTYPE *doStep;
@@ -95,11 +94,17 @@ typedef struct {
     fmi2SetFMUstateTYPE *setFMUstate;
     fmi2FreeFMUstateTYPE *freeFMUstate;
     fmi2CompletedIntegratorStepTYPE *completedIntegratorStep;
+} Functions;
+
+/* One FMU instance and its functions (16 bytes: a program over thousands of FMUs stays in the cache). */
+typedef struct {
+    fmi2Component component;
+    const Functions *f;
 } Unit;
 
 /* An operation: its code, its unit, a count and two offsets (their meaning per code). */
 typedef struct {
-    int64_t code, unit, count, a, b;
+    int32_t code, unit, count, a, b;
 } Operation;
 
 enum {
@@ -145,7 +150,7 @@ typedef struct {
 /* The arrays a program works on; the master owns them. */
 typedef struct {
     const fmi2ValueReference *refs;
-    const int64_t *source;
+    const int32_t *source;
     const double *factor, *offset;
     const unsigned char *mapped;
     double *values;
@@ -172,10 +177,10 @@ static inline int64_t execute(const Unit *units, const Operation *operations, in
         fmi2Status result = fmi2OK;
         switch (op->code) {
         case GET_REALS:
-            result = unit->getReal(unit->component, tables->refs + op->a, (size_t)op->count, tables->values + op->b);
+            result = unit->f->getReal(unit->component, tables->refs + op->a, (size_t)op->count, tables->values + op->b);
             break;
         case SET_REALS:
-            result = unit->setReal(unit->component, tables->refs + op->a, (size_t)op->count, tables->values + op->b);
+            result = unit->f->setReal(unit->component, tables->refs + op->a, (size_t)op->count, tables->values + op->b);
             break;
         case PASS:
             for (int64_t i = 0; i < op->count; ++i) {
@@ -187,37 +192,38 @@ static inline int64_t execute(const Unit *units, const Operation *operations, in
             }
             break;
         case SET_TIME:
-            result = unit->setTime(unit->component, time);
+            result = unit->f->setTime(unit->component, time);
             break;
         case SET_STATES:
-            result = unit->setContinuousStates(unit->component, states + op->a, (size_t)op->count);
+            result = unit->f->setContinuousStates(unit->component, states + op->a, (size_t)op->count);
             break;
         case GET_DERIVATIVES:
-            result = unit->getDerivatives(unit->component, derivatives + op->a, (size_t)op->count);
+            result = unit->f->getDerivatives(unit->component, derivatives + op->a, (size_t)op->count);
             break;
         case GET_INDICATORS:
-            result = unit->getEventIndicators(unit->component, indicators + op->a, (size_t)op->count);
+            result = unit->f->getEventIndicators(unit->component, indicators + op->a, (size_t)op->count);
             break;
         case DO_STEP:
-            result = unit->doStep(unit->component, time, step, fmi2True);
+            result = unit->f->doStep(unit->component, time, step, fmi2True);
             break;
         case GET_STATE:
-            result = unit->getFMUstate(unit->component, &handles[op->a]);
+            result = unit->f->getFMUstate(unit->component, &handles[op->a]);
             break;
         case SET_STATE:
-            result = unit->setFMUstate(unit->component, handles[op->a]);
+            result = unit->f->setFMUstate(unit->component, handles[op->a]);
             break;
         case FREE_STATE:
-            result = unit->freeFMUstate(unit->component, &handles[op->a]);
+            result = unit->f->freeFMUstate(unit->component, &handles[op->a]);
             break;
         case COMPLETED_STEP: {
             fmi2Boolean enter_event_mode = fmi2False, terminate = fmi2False;
-            result = unit->completedIntegratorStep(unit->component, fmi2True, &enter_event_mode, &terminate);
+            result = unit->f->completedIntegratorStep(unit->component, fmi2True, &enter_event_mode, &terminate);
             break;
         }
         case STEP_FROM:
             if (time > tables->values[op->b]) {
-                result = unit->doStep(unit->component, tables->values[op->b], time - tables->values[op->b], fmi2True);
+                const double from = tables->values[op->b];
+                result = unit->f->doStep(unit->component, from, time - from, fmi2True);
             }
             break;
         default:

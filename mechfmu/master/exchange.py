@@ -52,16 +52,25 @@ FUNCTIONS = ("fmi2GetReal", "fmi2SetReal", "fmi2DoStep", "fmi2SetTime", "fmi2Set
              "fmi2CompletedIntegratorStep")
 
 
+class Functions(ctypes.Structure):
+    """An FMU binary's functions, one table for all its instances in a program."""
+    _fields_ = [(name, ctypes.c_void_p) for name in FUNCTIONS]
+
+
 class Unit(ctypes.Structure):
-    _fields_ = [("component", ctypes.c_void_p), *((name, ctypes.c_void_p) for name in FUNCTIONS)]
+    _fields_ = [("component", ctypes.c_void_p), ("f", ctypes.POINTER(Functions))]
 
 
 class Operation(ctypes.Structure):
-    _fields_ = [(name, ctypes.c_int64) for name in ("code", "unit", "count", "a", "b")]
+    _fields_ = [(name, ctypes.c_int32) for name in ("code", "unit", "count", "a", "b")]
+
+
+#: the most values, refs or operations a program holds (its offsets are 32-bit)
+MOST = 2**31 - 1
 
 
 class Tables(ctypes.Structure):
-    _fields_ = [("refs", ctypes.POINTER(ctypes.c_uint32)), ("source", ctypes.POINTER(ctypes.c_int64)),
+    _fields_ = [("refs", ctypes.POINTER(ctypes.c_uint32)), ("source", ctypes.POINTER(ctypes.c_int32)),
                 ("factor", ctypes.POINTER(ctypes.c_double)), ("offset", ctypes.POINTER(ctypes.c_double)),
                 ("mapped", ctypes.POINTER(ctypes.c_ubyte)), ("values", ctypes.POINTER(ctypes.c_double)),
                 ("clock", ctypes.c_void_p)]
@@ -224,20 +233,28 @@ class Program:
         self.operations.append((STEP_FROM, self.unit(slave), 0, 0, start))
 
     def _seal(self) -> Any:
+        if max(self.size, len(self.refs), len(self.sources), len(self.operations), len(self.slaves)) > MOST:
+            raise ValueError(f"a compiled program holds at most {MOST} values, operations and FMUs: this one "
+                             f"{self.size} values, {len(self.operations)} operations, {len(self.slaves)} FMUs")
         units = (Unit * max(1, len(self.slaves)))()
+        shared: dict[tuple[int | None, ...], Functions] = {}  # one table per binary's set of functions
         for unit, slave in zip(units, self.slaves):
             assert isinstance(slave, FmuSlave)  # compilable
             unit.component = slave._fmu.component
-            for name in FUNCTIONS:
-                function = slave._fmu._functions.get(name)
-                setattr(unit, name, None if function is None else ctypes.cast(function, ctypes.c_void_p).value)
+            found = slave._fmu._functions
+            key = tuple(None if found.get(name) is None else ctypes.cast(found[name], ctypes.c_void_p).value
+                        for name in FUNCTIONS)
+            if key not in shared:
+                shared[key] = Functions(*key)
+            unit.f = ctypes.pointer(shared[key])
         operations = (Operation * max(1, len(self.operations)))(*(Operation(*op) for op in self.operations))
         arrays = ((ctypes.c_uint32 * max(1, len(self.refs)))(*self.refs),
-                  (ctypes.c_int64 * max(1, len(self.sources)))(*self.sources),
+                  (ctypes.c_int32 * max(1, len(self.sources)))(*self.sources),
                   (ctypes.c_double * max(1, len(self.maps)))(*(1.0 if m is None else m[0] for m in self.maps)),
                   (ctypes.c_double * max(1, len(self.maps)))(*(0.0 if m is None else m[1] for m in self.maps)),
                   (ctypes.c_ubyte * max(1, len(self.maps)))(*(m is not None for m in self.maps)),
                   (ctypes.c_double * max(1, self.size))())
+        self._functions = list(shared.values())  # kept alive as long as the units that point at them
         tables = Tables(*(ctypes.cast(a, ctypes.POINTER(a._type_)) for a in arrays))
         counts: dict[int, int] = {}
         for code, unit, *_ in self.operations:
