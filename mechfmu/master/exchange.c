@@ -85,11 +85,11 @@ EXPORT void exchange_counter_cost(int64_t *overhead, double *read) {
 typedef struct {
     fmi2GetRealTYPE *getReal;
     fmi2SetRealTYPE *setReal;
-    fmi2DoStepTYPE *doStep;
     fmi2SetTimeTYPE *setTime;
     fmi2SetContinuousStatesTYPE *setContinuousStates;
     fmi2GetDerivativesTYPE *getDerivatives;
     fmi2GetEventIndicatorsTYPE *getEventIndicators;
+    fmi2DoStepTYPE *doStep;
     fmi2GetFMUstateTYPE *getFMUstate;
     fmi2SetFMUstateTYPE *setFMUstate;
     fmi2FreeFMUstateTYPE *freeFMUstate;

@@ -47,9 +47,7 @@ FUNCTION_OF = {GET_REALS: "fmi2GetReal", SET_REALS: "fmi2SetReal", SET_TIME: "fm
                GET_INDICATORS: "fmi2GetEventIndicators", DO_STEP: "fmi2DoStep", GET_STATE: "fmi2GetFMUstate",
                SET_STATE: "fmi2SetFMUstate", FREE_STATE: "fmi2FreeFMUstate",
                COMPLETED_STEP: "fmi2CompletedIntegratorStep", STEP_FROM: "fmi2DoStep"}
-FUNCTIONS = ("fmi2GetReal", "fmi2SetReal", "fmi2DoStep", "fmi2SetTime", "fmi2SetContinuousStates",
-             "fmi2GetDerivatives", "fmi2GetEventIndicators", "fmi2GetFMUstate", "fmi2SetFMUstate", "fmi2FreeFMUstate",
-             "fmi2CompletedIntegratorStep")
+FUNCTIONS = tuple(dict.fromkeys(FUNCTION_OF.values()))  # in the order of exchange.c's Functions
 
 
 class Functions(ctypes.Structure):
@@ -63,10 +61,6 @@ class Unit(ctypes.Structure):
 
 class Operation(ctypes.Structure):
     _fields_ = [(name, ctypes.c_int32) for name in ("code", "unit", "count", "a", "b")]
-
-
-#: the most values, refs or operations a program holds (its offsets are 32-bit)
-MOST = 2**31 - 1
 
 
 class Tables(ctypes.Structure):
@@ -233,20 +227,16 @@ class Program:
         self.operations.append((STEP_FROM, self.unit(slave), 0, 0, start))
 
     def _seal(self) -> Any:
-        if max(self.size, len(self.refs), len(self.sources), len(self.operations), len(self.slaves)) > MOST:
-            raise ValueError(f"a compiled program holds at most {MOST} values, operations and FMUs: this one "
-                             f"{self.size} values, {len(self.operations)} operations, {len(self.slaves)} FMUs")
+        if max(self.size, len(self.refs), len(self.operations)) >= 2**31:  # its offsets are 32-bit
+            raise ValueError(f"a compiled program holds fewer than 2**31 values and operations, not {self.size} "
+                             f"values and {len(self.operations)} operations")
         units = (Unit * max(1, len(self.slaves)))()
         shared: dict[tuple[int | None, ...], Functions] = {}  # one table per binary's set of functions
         for unit, slave in zip(units, self.slaves):
             assert isinstance(slave, FmuSlave)  # compilable
-            unit.component = slave._fmu.component
-            found = slave._fmu._functions
-            key = tuple(None if found.get(name) is None else ctypes.cast(found[name], ctypes.c_void_p).value
-                        for name in FUNCTIONS)
-            if key not in shared:
-                shared[key] = Functions(*key)
-            unit.f = ctypes.pointer(shared[key])
+            key = tuple(None if f is None else ctypes.cast(f, ctypes.c_void_p).value
+                        for f in map(slave._fmu._functions.get, FUNCTIONS))
+            unit.component, unit.f = slave._fmu.component, ctypes.pointer(shared.setdefault(key, Functions(*key)))
         operations = (Operation * max(1, len(self.operations)))(*(Operation(*op) for op in self.operations))
         arrays = ((ctypes.c_uint32 * max(1, len(self.refs)))(*self.refs),
                   (ctypes.c_int32 * max(1, len(self.sources)))(*self.sources),
