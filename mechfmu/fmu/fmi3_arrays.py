@@ -12,6 +12,8 @@ annotation), its value reference the array's; ``read_layout`` also gives each el
 from __future__ import annotations
 
 import copy
+import functools
+import os
 import xml.etree.ElementTree as ET
 import zipfile
 from pathlib import Path
@@ -110,9 +112,22 @@ def read_description(fmu: str | Path) -> Any:
 
 
 def read_layout(fmu: str | Path) -> tuple[Any, dict[str, tuple[int, int]]]:
-    """``read_description``'s description and per array element (by name) its (index, length) in its array."""
+    """``read_description``'s description and per array element (by name) its (index, length) in its array, read
+    once per process for each state (inode, size, modification time) of the file (of a folder's
+    modelDescription.xml): the scenario's check and the FMU's instances share one reading, which they must not
+    change."""
+    path = Path(fmu)
+    try:
+        found = os.stat(path / "modelDescription.xml" if path.is_dir() else path)
+    except OSError:  # fmpy says what is wrong, as without the reading kept
+        return _read_layout.__wrapped__(str(fmu), (0, 0, 0))
+    return _read_layout(str(fmu), (found.st_ino, found.st_size, found.st_mtime_ns))
+
+
+@functools.lru_cache(maxsize=64)
+def _read_layout(fmu: str, stamp: tuple[int, int, int]) -> tuple[Any, dict[str, tuple[int, int]]]:
     from fmpy import read_model_description
-    description = read_model_description(str(fmu))
+    description = read_model_description(fmu)
     if not description.fmiVersion.startswith("3") or not any(v.dimensions for v in description.modelVariables):
         return description, {}
     path = Path(fmu)

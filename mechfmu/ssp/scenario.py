@@ -22,6 +22,7 @@ standing in for missing sources.
 """
 from __future__ import annotations
 
+import copy
 import functools
 import math
 import xml.etree.ElementTree as ET
@@ -261,7 +262,7 @@ def _fmu_variables(fmu: str, stamp: tuple[int, int, int]) -> dict[str, Any]:
     (read only, never changed); a failure is not kept, each component reports it."""
     from mechfmu.fmu.fmi3_arrays import read_description
     ssp_archive.check_file(fmu)
-    variables = read_description(fmu).modelVariables
+    variables = [copy.copy(v) for v in read_description(fmu).modelVariables]  # the shared reading left as it is
     for v in variables:  # an FMI 3.0 FMU's types as SSP 1.0 names them (ssc:Real for a Float64, ...)
         v.type = FMI3_TYPES.get(v.type, v.type)
     return {v.name: v for v in variables if v.causality != "independent"}  # not FMI 3.0's time
