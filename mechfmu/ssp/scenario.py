@@ -258,8 +258,7 @@ def _number(element: ET.Element, attribute: str, default: float, problems: list[
 @functools.lru_cache(maxsize=64)
 def _fmu_variables(fmu: str, stamp: tuple[int, int, int]) -> dict[str, Any]:
     """The variables of the FMU file ``fmu`` by name, checked (``archive.check_file``) and read once per state
-    ``stamp`` (inode, size, modification time) of the file: the components of one model share one reading
-    (read only, never changed); a failure is not kept, each component reports it."""
+    ``stamp`` (inode, size, modification time) of the file, read only; a failure is not kept, each reports it."""
     from mechfmu.fmu.fmi3_arrays import read_description
     ssp_archive.check_file(fmu)
     variables = [copy.copy(v) for v in read_description(fmu).modelVariables]  # the shared reading left as it is
