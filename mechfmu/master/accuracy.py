@@ -44,11 +44,14 @@ from mechfmu.master.algorithms.step_control import is_state
 from mechfmu.master.alongside import (
     LOOSENED,
     Alongside,
+    ForkLater,
     Stopper,
     after_beside,
+    after_forked,
     companion_after,
     companion_beside,
     start_beside,
+    start_forked,
 )
 from mechfmu.master.companion import Comparison, StateRows, configuration
 from mechfmu.master.instance_pool import InstancePool
@@ -215,6 +218,7 @@ def estimated(once: Callable[..., Result], algo: CouplingAlgorithm | None, opts:
     choice (the warning says so)."""
     own_pool = InstancePool() if pool is None else None
     alongside: Alongside | None = None
+    forked: ForkLater | None = None
     pool = cast(InstancePool, pool or own_pool)
     twin = copy.deepcopy(algo)  # the companion's algorithm, as the run's before it runs
     files: list[StateRows] = []
@@ -222,9 +226,11 @@ def estimated(once: Callable[..., Result], algo: CouplingAlgorithm | None, opts:
     bars = [o for o in observers if isinstance(o, ProgressBar)]
 
     def companion(factor: int, *compare: Observer, loosened: float = 1.0, stop: threading.Event | None = None,
-                  instances: InstancePool | None = None) -> tuple[Result | None, StateRows]:
-        rows = StateRows()
-        files.append(rows)
+                  instances: InstancePool | None = None, rows: StateRows | None = None) -> tuple[Result | None,
+                                                                                             StateRows]:
+        if rows is None:
+            rows = StateRows()
+            files.append(rows)
         steps = n_steps // factor
         if steps < 2:
             return None, rows
@@ -240,8 +246,9 @@ def estimated(once: Callable[..., Result], algo: CouplingAlgorithm | None, opts:
         return ran, rows
 
     def the_run(run_opts: dict[str, Any], comparing: Comparison | None, predicted: str) -> Result:
-        ran = once(algo, run_opts, h, t_stop, n_steps, [*observers, *([comparing] if comparing else [])],
-                   output_variables, every, output_accepted, pool)
+        watching = [o for o in (comparing, forked) if o is not None]
+        ran = once(algo, run_opts, h, t_stop, n_steps, [*observers, *watching], output_variables, every,
+                   output_accepted, pool)
         ran.choice += predicted if ran.choice else ""
         ran.accuracy = Accuracy(*tolerance, note="" if ran.ok else f"the run ended {ran.status}")
         return ran
@@ -279,6 +286,8 @@ def estimated(once: Callable[..., Result], algo: CouplingAlgorithm | None, opts:
             comparing = Comparison(None, relay=own_rows, grid=(t0, 2 * h))  # every companion's points are on it
             if beside is not None and not choosing and algo is not None and algo.steps_slaves:
                 alongside = start_beside(beside, pool, lambda stop, made: companion_beside(companion, stop, made))
+            elif beside is not None and monolithic:
+                forked = ForkLater(lambda: start_forked(companion, n_steps, h, files))
         result = the_run(opts, comparing, predicted)
         if not result.ok:
             return result
@@ -299,8 +308,10 @@ def estimated(once: Callable[..., Result], algo: CouplingAlgorithm | None, opts:
                 elif comparison.relay is not None:
                     comparing.compare_with(comparison.relay)
         elif own_rows is not None and comparing is not None:
-            reference, factor, note = (after_beside(alongside.result(), companion, n_steps, h)
-                                       if alongside is not None else companion_after(companion, monolithic, n_steps, h))
+            reference, factor, note = (
+                after_beside(alongside.result(), companion, n_steps, h) if alongside is not None else
+                after_forked(forked, companions) if forked is not None and forked.process is not None else
+                companion_after(companion, monolithic, n_steps, h))
             if reference is not None and (reference[1] is None or reference[1].error or own_rows.error):
                 note = reference[1].error if reference[1] is not None and reference[1].error else own_rows.error
                 reference = None
@@ -342,6 +353,8 @@ def estimated(once: Callable[..., Result], algo: CouplingAlgorithm | None, opts:
     finally:
         if alongside is not None:
             alongside.cancel()  # done, or no longer needed: joined before its file goes
+        if forked is not None:
+            forked.cancel()
         for rows in files:
             rows.discard()
         if own_pool is not None:

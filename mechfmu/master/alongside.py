@@ -7,12 +7,25 @@ instances are never shared between threads), no progress bar (the run's is the o
 file; it computes exactly what it computes after the run, so the estimate is the same. A Ctrl-C stops both (one
 request: ``INTERRUPT``); a run that ends early cancels it (``Alongside.cancel``: it stops at its next recorded
 point). Where it runs is ``beside_allowed``'s choice; ``companion_after`` is the companion where it runs after the
-run (the monolithic master's always: its integrator's Python would take turns with the run's).
+run.
+
+The monolithic master's companion is mostly Python (its integrator), which would take turns with the run's for
+Python's lock: it runs beside the run in a child process instead (``start_forked``, POSIX ``fork``, on Linux where
+this process has no other Python thread), with instances of its own made there, its rows written to a file the run
+made before the fork. It computes what it computes after the run, bit for bit; ``Forked.result`` waits for it after
+the run (a Ctrl-C while it waits ends it: the estimate is then the one interrupted), and a companion process that
+dies (an FMU crashing in it) costs the estimate, never the run. It starts once the run has gone on for ``DELAY`` s
+(``ForkLater``); a shorter run's companion, and any elsewhere, runs after the run.
 """
 from __future__ import annotations
 
 import os
+import pickle
+import select
+import signal
+import sys
 import threading
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +35,11 @@ from mechfmu.master.observers import Observer
 if TYPE_CHECKING:
     from mechfmu.master.companion import StateRows
     from mechfmu.master.result import Result
+
+#: the run's wall time [s] after which the monolithic master's companion starts beside it (``ForkLater``)
+DELAY = 0.1
+#: the companion process's pickled answer is read in pieces of this many bytes; a message in it is cut to MESSAGE
+PIECE, MESSAGE = 1 << 16, 4000
 
 #: the monolithic master's companion: at LOOSENED times its integrator's tolerances on a grid GRID times coarser
 LOOSENED, GRID = 1000.0, 20
@@ -158,3 +176,183 @@ def companion_after(companion: Callable[..., tuple[Result | None, StateRows]], m
                 f"step is near where the algorithm fails: "
                 f"{ran.message.splitlines()[0] if ran.message else ran.status}")
     return None, 4, note
+
+
+class Forked:
+    """``work()`` in a child process from now on (``os.fork``: it starts with this process's memory, loaded FMUs and
+    all, and changes nothing of it): ``result()`` waits for it and returns what it returned (pickled through a pipe),
+    or raises ``CompanionLost`` (it raised, or its process ended without an answer) or ``Cancelled`` (an interrupt
+    request while waiting: it is ended); ``cancel()`` ends it (SIGKILL) and reaps it. The child ignores SIGINT and
+    SIGHUP (a Ctrl-C reaches the whole terminal's process group: the run answers it) and ends with this process."""
+
+    def __init__(self, work: Callable[[], Any]) -> None:
+        read, write = os.pipe()
+        parent = os.getpid()
+        pid = os.fork()
+        if pid == 0:
+            os.close(read)
+            _child(work, write, parent)
+        os.close(write)
+        self.pid, self.read = pid, read
+
+    def result(self) -> Any:
+        from mechfmu.master.interrupt import INTERRUPT
+        pieces = []
+        try:
+            while True:
+                if INTERRUPT.requested:
+                    raise Cancelled
+                if not select.select([self.read], [], [], 0.05)[0]:
+                    continue
+                piece = os.read(self.read, PIECE)
+                if not piece:
+                    break
+                pieces.append(piece)
+            self._reap(0)  # its answer is whole: it is ending
+        finally:
+            self.cancel()
+        answer = b"".join(pieces)
+        if not answer:
+            raise CompanionLost(f"the companion run's process ended without an answer ({self.ended})")
+        kind, value = pickle.loads(answer)
+        if kind == "error":
+            raise CompanionLost(value)
+        return value
+
+    def cancel(self) -> None:
+        """End the child (SIGKILL where it still runs) and reap it; close the pipe. Idempotent."""
+        if self.pid and not self._reap(os.WNOHANG):
+            os.kill(self.pid, signal.SIGKILL)
+            self._reap(0)
+        if self.read >= 0:
+            os.close(self.read)
+            self.read = -1
+
+    def _reap(self, options: int) -> bool:
+        """Whether the child has ended (reaped now, with ``ended`` saying how), waiting for it unless ``options``
+        is ``os.WNOHANG``."""
+        try:
+            done, status = os.waitpid(self.pid, options)
+        except ChildProcessError:  # reaped by a SIGCHLD handler of the host's
+            self.pid, self.ended = 0, "reaped elsewhere"
+            return True
+        if not done:
+            return False
+        self.pid = 0
+        self.ended = (f"killed by {signal.Signals(os.WTERMSIG(status)).name}" if os.WIFSIGNALED(status)
+                      else f"exit status {os.WEXITSTATUS(status)}")
+        return True
+
+    ended = "still running"
+
+
+class CompanionLost(Exception):
+    """The companion's process failed: the reason (its error, or how its process ended)."""
+
+
+def _child(work: Callable[[], Any], write: int, parent: int) -> None:
+    """The forked companion process: ``work()``'s value or error through ``write``, then ``os._exit`` (this process's
+    buffers and exit handlers are the parent's, not its own to run)."""
+    try:
+        for number in (signal.SIGINT, getattr(signal, "SIGHUP", signal.SIGINT)):
+            signal.signal(number, signal.SIG_IGN)
+        try:  # ends with the parent (Linux: PR_SET_PDEATHSIG, SIGKILL)
+            import ctypes
+            ctypes.CDLL(None).prctl(1, int(signal.SIGKILL))
+        except (OSError, AttributeError):
+            pass
+        if os.getppid() != parent:
+            os._exit(1)
+        try:
+            answer = pickle.dumps(("ok", work()))
+        except BaseException as exc:  # noqa: BLE001 - handed to the parent
+            answer = pickle.dumps(("error", f"{type(exc).__name__}: {exc}"[:MESSAGE]))
+        view = memoryview(answer)
+        while view:
+            view = view[os.write(write, view[:PIECE]):]
+    finally:
+        os._exit(0)
+
+
+def fork_allowed() -> bool:
+    """Whether the monolithic master's companion may run in a forked process: Linux (``fork`` is safe there for a
+    process whose only Python thread forks; macOS's system libraries are not), and no other Python thread (a lock
+    another thread holds would stay held in the child)."""
+    return sys.platform.startswith("linux") and hasattr(os, "fork") and threading.active_count() == 1
+
+
+def start_forked(companion: Callable[..., tuple[Result | None, StateRows]], n_steps: int, h: float,
+                 files: list[StateRows]) -> tuple[Forked, StateRows]:
+    """The monolithic master's companion (``companion_after``'s) in a child process from now on, beside the run:
+    its instances made there (an ``InstancePool`` of its own), no progress bar, its states written to a file made
+    here (added to ``files``: this process's to read and remove). ``after_forked`` takes its answer."""
+    from mechfmu.master.companion import StateRows
+    rows = StateRows()
+    files.append(rows)
+
+    def work() -> tuple[tuple[str, str, dict[str, int]] | None, bool, int, str, list[str], str]:
+        made: list[Result | None] = []
+
+        def own(factor: int, *compare: Observer, **options: Any) -> tuple[Result | None, StateRows]:
+            ran, _ = companion(factor, *compare, stop=threading.Event(), instances=InstancePool(), rows=rows,
+                               **options)
+            made.append(ran)
+            return ran, rows
+        reference, factor, note = companion_after(own, True, n_steps, h)
+        rows.close()
+        ran = made[-1] if made else None
+        summary = None if ran is None else (ran.status, ran.message[:MESSAGE], dict(ran.counters))
+        return summary, reference is not None, factor, note, rows.names, rows.error
+    return Forked(work), rows
+
+
+class ForkLater(Observer):
+    """An observer of the monolithic master's run that starts its companion in a child process (``start``, a
+    ``start_forked``) once the run has gone on for ``DELAY`` s, where ``fork_allowed``: a fork costs the run 10 to
+    20 ms (the pages the two processes share, copied as the run writes them), more than a short run's companion
+    after it. ``process`` is None where it did not start; ``cancel`` ends it."""
+
+    def __init__(self, start: Callable[[], tuple[Forked, StateRows]]) -> None:
+        self.start, self.began = start, time.perf_counter()
+        self.process: Forked | None = None
+        self.rows: StateRows | None = None
+
+    def initialized(self, run: Any) -> None:
+        self.began = time.perf_counter()
+
+    def step_completed(self, run: Any) -> None:
+        if self.process is None and time.perf_counter() - self.began >= DELAY and fork_allowed():
+            self.process, self.rows = self.start()
+
+    def rows_completed(self, run: Any, rows: Any) -> None:
+        self.step_completed(run)
+
+    def takes_rows(self) -> bool:
+        return True
+
+    def cancel(self) -> None:
+        if self.process is not None:
+            self.process.cancel()
+
+
+def after_forked(forked: ForkLater, companions: list[Result]) -> tuple[tuple[Result, StateRows | None] | None, int,
+                                                                        str]:
+    """``companion_after``'s answer from the companion that ran in ``forked``'s process, waited for: its result
+    (status, message, counters) added to ``companions``, its rows given its states' names. An interrupt request
+    while waiting ends it (the estimate interrupted); a companion process that failed leaves no estimate, with the
+    reason."""
+    from mechfmu.master.result import Result
+    assert forked.process is not None and forked.rows is not None, "after_forked: a companion that started"
+    rows = forked.rows
+    try:
+        summary, ok, factor, note, names, error = forked.process.result()
+    except Cancelled:
+        companions.append(Result("interrupted", "", None))
+        return None, GRID, "the companion run was interrupted"
+    except CompanionLost as exc:
+        return None, GRID, f"the companion run failed: {exc}"
+    rows.names, rows.error = names, rows.error or error
+    ran = None if summary is None else Result(summary[0], summary[1], None, counters=summary[2])
+    if ran is not None:
+        companions.append(ran)
+    return ((ran, rows) if ok and ran is not None else None), factor, note

@@ -76,10 +76,10 @@ class Fmi3Instance:
     _functions: dict[str, Any] = {}
 
     def __init__(self, md: Any, unzipped: str, name: str, model_exchange: bool, log: Any):
-        from fmpy.fmi3 import FMU3Model, FMU3Slave
+        from mechfmu.master.fmpy_loading import typed_class
         interface = md.modelExchange if model_exchange else md.coSimulation
         self.model_exchange = model_exchange
-        self._fmu = (FMU3Model if model_exchange else FMU3Slave)(
+        self._fmu = typed_class(3, model_exchange)(
             guid=md.guid, unzipDirectory=unzipped, modelIdentifier=interface.modelIdentifier, instanceName=name)
         self._log = log
         self._experiment: tuple[float | None, float, float | None] = (None, 0.0, None)

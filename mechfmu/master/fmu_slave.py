@@ -19,6 +19,7 @@ from mechfmu.components.base import coerce
 from mechfmu.components.number_text import measured, number
 from mechfmu.components.ports import LAMBDA
 from mechfmu.master.fmi3_instance import ELEMENT_REFERENCES, TYPES, Fmi3Instance, read_fmi3_interfaces
+from mechfmu.master.fmpy_loading import typed_class
 from mechfmu.master.fmu_calls import CallCounts
 from mechfmu.master.slaves import Slave, SlaveError, VariableInfo
 from mechfmu.ssp.archive import ArchiveError
@@ -69,8 +70,6 @@ class FmuSlave(CallCounts, Slave):
         super().__init__(name)
         import fmpy
         from fmpy.fmi2 import (
-            FMU2Model,
-            FMU2Slave,
             fmi2CallbackAllocateMemoryTYPE,
             fmi2CallbackFreeMemoryTYPE,
             fmi2CallbackFunctions,
@@ -135,9 +134,8 @@ class FmuSlave(CallCounts, Slave):
             self._fmu = Fmi3Instance(md, unzipped, name, model_exchange, log3)
             self._fmu.elements = elements
         else:
-            self._fmu = (FMU2Model if model_exchange else FMU2Slave)(guid=md.guid, unzipDirectory=unzipped,
-                                                                     modelIdentifier=md.coSimulation.modelIdentifier,
-                                                                     instanceName=name)
+            self._fmu = typed_class(2, model_exchange)(guid=md.guid, unzipDirectory=unzipped,
+                                                   modelIdentifier=md.coSimulation.modelIdentifier, instanceName=name)
         self._load_ns = self._clock() - loading
         try:
             self._call("fmi2Instantiate", "instantiate",

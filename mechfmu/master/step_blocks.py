@@ -51,7 +51,7 @@ class StepBlocks:
         self.width = self.reader.size
         self.most = max(1, VALUES // (1 + self.width))  # rows a block holds
         self.size = min(64, self.most)  # steps the next block takes (grows to about SECONDS of steps)
-        self.rows = np.zeros((self.most, 1 + self.width))
+        self.rows = np.empty((self.size, 1 + self.width))  # grown with size: a short run's blocks are small
         self.outcome = (ctypes.c_int64 * 4)()
         self.status = ctypes.c_int(0)
         #: what the last block left to the master: (step, what stopped it, the message count before it, the failed
@@ -67,6 +67,8 @@ class StepBlocks:
         self.program.prepare()
         self.reader.prepare()
         count = self._count(n)
+        if len(self.rows) < self.size:
+            self.rows = np.empty((self.size, 1 + self.width))
         states, state_count = self._states()
         started = time.perf_counter()
         done = self.program.runner.exchange_steps(
@@ -173,7 +175,7 @@ class PointBlocks(StepBlocks):
 
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
-        self.points = np.zeros((self.most, len(cast(Any, self.algo).solver.y)))
+        self.points = np.empty((self.size, len(cast(Any, self.algo).solver.y)))
         self.count = 0
 
     def ready(self, n: int) -> bool:
@@ -181,6 +183,8 @@ class PointBlocks(StepBlocks):
         if algo.status != "ok" or not algo._started:
             return False
         pending = algo.pending[0] if algo.pending is not None else math.inf
+        if len(self.points) < self.size:
+            self.points = np.empty((self.size, self.points.shape[1]))
         finished, count = solver.status == "finished", 0
         while count < min(self.size, self.most, self.n_steps - n):
             t = self.t0 + (n + count) * self.h
