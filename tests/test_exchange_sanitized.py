@@ -1,7 +1,8 @@
-"""The compiled exchange (mechfmu/master/exchange.c, csv_text.c) under AddressSanitizer and UBSan: the library built
-with clang's sanitizers and loaded into a Python process (the sanitizer's runtime preloaded) runs Jacobi in blocks
-(``exchange_steps``: the run, its error estimate, a row written as CSV), a run that diverges mid-block and one whose
-step a table refuses mid-block, each without a sanitizer report and with the same rows, bit for bit, as the
+"""The compiled exchange (mechfmu/master/exchange.c, csv_text.c, dense_points.c) under AddressSanitizer and UBSan:
+the library built with clang's sanitizers and loaded into a Python process (the sanitizer's runtime preloaded) runs
+Jacobi in blocks (``exchange_steps``: the run, its error estimate, a row written as CSV), a run that diverges
+mid-block, one whose step a table refuses mid-block and a monolithic run with state events (its points between the
+integrator's steps: ``dense_points``), each without a sanitizer report and with the same rows, bit for bit, as the
 library built as usual. Without clang the test is skipped (under CI it fails: .ci/run installs clang)."""
 import hashlib
 import os
@@ -27,7 +28,8 @@ from mechfmu.master.simulate import simulate
 assert exchange.library() is not None
 out = Path(sys.argv[2])
 runs = [simulate("scenarios/stick_slip", stop=0.5, observers=[CsvWriter(out)]),
-        simulate("scenarios/two_mass_oscillator", algorithm="jacobi", step=0.05, stop=50.0, estimate_error=False)]
+        simulate("scenarios/two_mass_oscillator", algorithm="jacobi", step=0.05, stop=50.0, estimate_error=False),
+        simulate("scenarios/elastogap", algorithm="monolithic", stop=0.5, estimate_error=False)]
 s = System("table_force")
 table = s.add("table", Table(table="0, 1; 0.05, 1", extrapolation=4))
 force, mass = s.add("force", Force()), s.add("mass", Mass(m=1.0))
@@ -69,6 +71,6 @@ def test_the_exchange_in_blocks_runs_clean_under_address_and_undefined_behaviour
     assert sanitized.returncode == 0 and "ERROR: AddressSanitizer" not in sanitized.stderr, sanitized.stderr[-3000:]
     assert "runtime error" not in sanitized.stderr, sanitized.stderr[-3000:]
     lines = sanitized.stdout.splitlines()
-    assert [line.split()[0] for line in lines] == ["ok", "error", "error", "csv"], sanitized.stdout
+    assert [line.split()[0] for line in lines] == ["ok", "error", "ok", "error", "csv"], sanitized.stdout
     assert sanitized.stdout == plain, (sanitized.stdout, plain)
     assert hashlib.sha256(b"").hexdigest() not in sanitized.stdout

@@ -104,6 +104,7 @@ def same(blocked, stepped) -> None:
     ("oscillator", dict(stop=0.3, output_interval=7e-4)),  # every 7th step recorded, and the last
     ("two_mass_oscillator", dict(stop=1.0, output_variables=["*.s"])),
     ("two_mass_oscillator", dict(stop=1.0, algorithm="monolithic")),  # the points between the integrator's steps
+    ("two_mass_oscillator", dict(stop=0.987, algorithm="monolithic")),  # the last point at the stop, 0.987 s
     ("elastogap", dict(stop=0.5, algorithm="monolithic", output_interval=3e-3)),  # state events between them
     ("ball_drop", dict(stop=0.5, algorithm="monolithic")),
 ])

@@ -192,23 +192,26 @@ def compile_for(platform: str, arguments: list[str], libraries: list[str], targe
 #: the master's compiled exchange (``mechfmu.master.exchange``): its source, built for the machine running the master
 EXCHANGE_SOURCE = SOURCES_DIR.parent / "master" / "exchange.c"
 CSV_TEXT_SOURCE = EXCHANGE_SOURCE.parent / "csv_text.c"
+DENSE_POINTS_SOURCE = EXCHANGE_SOURCE.parent / "dense_points.c"
 
 
 def exchange_library(suffix: str) -> str:
     """The file name of the compiled exchange of this source for a platform's library ``suffix``."""
     digest = hashlib.sha256()
-    for path in (EXCHANGE_SOURCE, CSV_TEXT_SOURCE, *sorted((CSV_TEXT_SOURCE.parent / "ryu").glob("*.[ch]"))):
+    for path in (EXCHANGE_SOURCE, CSV_TEXT_SOURCE, DENSE_POINTS_SOURCE,
+                 *sorted((CSV_TEXT_SOURCE.parent / "ryu").glob("*.[ch]"))):
         digest.update(path.read_bytes())
     return f"mechfmu_exchange_{digest.hexdigest()[:10]}{suffix}"
 
 
 def exchange_arguments() -> tuple[list[str], list[Path]]:
-    """(compiler arguments, sources) of the exchange library: the FMI calls and the result rows' text (FMI 2.0
-    headers from fmpy; Ryu's shortest digits beside the source; no fused multiply-add)."""
+    """(compiler arguments, sources) of the exchange library: the FMI calls, the result rows' text and the monolithic
+    master's communication points (FMI 2.0 headers from fmpy; Ryu's shortest digits beside the source; no fused
+    multiply-add)."""
     import fmpy
     headers = Path(fmpy.__file__).parent / "c-code"
     return (["-O2", "-Wall", "-Wextra", "-Werror", "-ffp-contract=off", f"-I{headers}", f"-I{EXCHANGE_SOURCE.parent}"],
-            [EXCHANGE_SOURCE, CSV_TEXT_SOURCE])
+            [EXCHANGE_SOURCE, CSV_TEXT_SOURCE, DENSE_POINTS_SOURCE])
 
 
 def compile_library(target: Path, platform: str = HOST_PLATFORM, portable: bool = False) -> None:

@@ -25,11 +25,18 @@ def integrator(method: str, fun: Callable[[float, np.ndarray], Any], t0: float, 
 
 def dense_output(solver: Any) -> Any:
     """The dense output of the integrator's last step: Radau's evaluated with its operations in its order (the same
-    bits) without its per-call array handling (most of a call's cost), the others as the integrator gives them."""
+    bits) without its per-call array handling (most of a call's cost; ``dense_at``), the others as the integrator
+    gives them."""
     dense = solver.dense_output()
     if type(dense) is not RadauDenseOutput or dense.Q.shape[1] != 3:
         return dense
-    t_old, h, q, y_old = dense.t_old, dense.h, dense.Q, dense.y_old
+    return dense_at(dense.t_old, dense.h, dense.Q, dense.y_old)
+
+
+def dense_at(t_old: float, h: float, q: np.ndarray, y_old: np.ndarray) -> Any:
+    """Radau's dense output of a step from ``t_old`` [s] of size ``h`` [s] (``q``: states x 3, ``y_old``: the states
+    at its start): a function of t [s] giving the states there, with ``parts`` (t_old, h, q, y_old) for the compiled
+    points (``mechfmu.master.dense_points``)."""
 
     def at(t: float) -> np.ndarray:
         x = (t - t_old) / h
@@ -37,4 +44,5 @@ def dense_output(solver: Any) -> Any:
         y = np.dot(q, np.array([x, square, square * x]))
         y += y_old
         return y
+    at.parts = (t_old, h, q, y_old)  # type: ignore[attr-defined]
     return at

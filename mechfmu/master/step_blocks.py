@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from mechfmu.master import exchange
+from mechfmu.master import dense_points, exchange
 from mechfmu.master.fmu_slave import LOGGED
 from mechfmu.master.fused_step import fused_program
 
@@ -185,8 +185,17 @@ class PointBlocks(StepBlocks):
         pending = algo.pending[0] if algo.pending is not None else math.inf
         if len(self.points) < self.size:
             self.points = np.empty((self.size, self.points.shape[1]))
-        finished, count = solver.status == "finished", 0
-        while count < min(self.size, self.most, self.n_steps - n):
+        finished, count, most = solver.status == "finished", 0, min(self.size, self.most, self.n_steps - n)
+        parts: Any = getattr(algo.dense, "parts", None)
+        compiled = dense_points.compiled() if parts is not None and dense_points.usable(parts) else None
+        if compiled is not None:
+            y = np.ascontiguousarray(solver.y, dtype=float)
+            count = compiled.fill(self.t0, self.h, self.t_stop, n, most, self.n_steps, pending, solver.t, finished,
+                                  y, parts, self.points)
+            t = self.t0 + n * self.h
+            if count and algo._evaluated == (t + (self.t_next(n) - t), self.points[0].tobytes()):
+                count = 0  # its states put already: the master completes the step alone
+        while compiled is None and count < most:
             t = self.t0 + (n + count) * self.h
             end = t + (self.t_next(n + count) - t)
             if not (pending > end and not (finished and solver.t <= end) and solver.t >= end):
