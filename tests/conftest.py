@@ -1,6 +1,7 @@
 import os
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import fmpy
@@ -24,7 +25,23 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 @pytest.fixture(scope="session", autouse=True)
-def fmus():
+def temporary_directory(tmp_path_factory):
+    """The session's temporary files (``tempfile``'s and every tool's it starts: TMPDIR) in pytest's own temporary
+    folder, which pytest removes after the next runs: what a library leaves behind (fmpy's unpacked FMUs) does not
+    pile up in the machine's /tmp."""
+    folder = tmp_path_factory.mktemp("tmp")
+    before = os.environ.get("TMPDIR")
+    os.environ["TMPDIR"], tempfile.tempdir = str(folder), None
+    yield folder
+    if before is None:
+        os.environ.pop("TMPDIR", None)
+    else:
+        os.environ["TMPDIR"] = before
+    tempfile.tempdir = None
+
+
+@pytest.fixture(scope="session", autouse=True)
+def fmus(temporary_directory):
     """Build the FMUs (if stale) with binaries for every platform before any test: scenarios reference them, the
     platform tests load the others. Returns {model: path}."""
     build.build(platforms=list(PLATFORMS))

@@ -26,7 +26,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     native_json_free(members, count);
     /* an object: the same bytes as an FMU's resources/start_values.json, applied at instantiation */
     if (!folder[0]) {
-        snprintf(folder, sizeof folder, "/tmp/mechfmu_fuzz_start_values_%ld", (long)getpid());
+        char here[128]; /* the working directory: the test's own temporary folder, removed after it */
+        snprintf(folder, sizeof folder, "%s/mechfmu_fuzz_start_values_%ld", getcwd(here, sizeof here) ? here : "/tmp",
+                 (long)getpid());
         mkdir(folder, 0700);
         runtime_load("Fuzz", why, sizeof why);
     }

@@ -51,7 +51,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     check(&rows, native_table_csv(body, length, column, &rows, why, sizeof why), why);
     native_rows_free(&rows);
     if (!folder[0]) {
-        snprintf(folder, sizeof folder, "/tmp/mechfmu_fuzz_table_%ld", (long)getpid());
+        char here[128]; /* the working directory: the test's own temporary folder, removed after it */
+        snprintf(folder, sizeof folder, "%s/mechfmu_fuzz_table_%ld", getcwd(here, sizeof here) ? here : "/tmp",
+                 (long)getpid());
         mkdir(folder, 0700);
         mkdir(strcat(strcpy(why, folder), "/sub"), 0700);
     }
