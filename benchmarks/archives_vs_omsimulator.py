@@ -1,9 +1,10 @@
 """mechfmu against OpenModelica's OMSimulator on the same strongly coupled archives, as whole processes.
 
 Each scenario is exported once with ``export-ssp --strongly-coupled`` (Model Exchange FMUs); then ``python3 -m
-mechfmu.cli run ARCHIVE -o out.csv`` (its master the archive's, with its error estimate, bytecode cached as in a
-user's install) and OMSimulator at its default options (CVODE) run it, each ``--repeat`` times in turn, the best wall
-time kept (``side_by_side.py``'s runners). Printed per scenario: both wall times and mechfmu / OMSimulator, against
+mechfmu.cli run ARCHIVE -o out.mat`` (its master the archive's, with its error estimate, bytecode cached as in a
+user's install) and OMSimulator at its default options (CVODE) run it, each writing a MATLAB v4 result of every
+variable, each ``--repeat`` times in turn, the best wall time kept (``side_by_side.py``'s runners). Printed per
+scenario: both wall times and mechfmu / OMSimulator, against
 the target: at most 1 (no slower), and the largest difference of the positions both record at OMSimulator's rows
 (mechfmu's interpolated linearly between its communication points, 1e-4 s apart), beside the scenario's tolerance.
 

@@ -5,8 +5,9 @@ Each case is exported once (``export_ssp``): a co-simulation archive (``export-s
 only with ``--unsolved-constraints``, marked; none of a friction element, which export-ssp refuses) and a strongly
 coupled one (``--strongly-coupled``: Model Exchange FMUs, CVODE). Each tool runs as a whole process, best of
 ``--repeat`` wall times (the tool's own run time beside it where it tells it):
-- mechfmu: ``python3 -m mechfmu.cli run ARCHIVE -o out.csv`` on the co-simulation archive (the strongly coupled one
-  where there is no other), its master the archive's, with its error estimate (the default); without
+- mechfmu: ``python3 -m mechfmu.cli run ARCHIVE -o out.mat`` (a MATLAB v4 result of every variable at every
+  point, as OMSimulator writes its own) on the co-simulation archive (the strongly coupled one where there is no
+  other), its master the archive's, with its error estimate (the default); without
   PYTHONDONTWRITEBYTECODE, so its modules' bytecode is cached as in a user's install; run time: what it prints;
 - OMSimulator (``MECHFMU_OMSIMULATOR`` or on PATH): the strongly coupled archive where there is one, else the
   co-simulation one, at its default options; run time: its ``--wallTime=true`` in one more run;
@@ -136,13 +137,13 @@ def best_of(repeat: int, run_once) -> Cell:
 
 
 def run_mechfmu(case: Case, work: Path) -> Cell:
-    from fmpy.util import read_csv
+    from mechfmu.crosscheck.omsimulator import read_result
     archive = case.cosim or case.strong
     cell = Cell("mechfmu")
     if archive is None:
         cell.refused = case.cosim_refused
         return cell
-    out = work / "mechfmu.csv"
+    out = work / "mechfmu.mat"  # a MATLAB v4 result, as OMSimulator writes
     out.unlink(missing_ok=True)
     cell.wall, done = timed([sys.executable, "-m", "mechfmu.cli", "run", str(archive), "-o", str(out)],
                             user_environment(), work)
@@ -151,8 +152,7 @@ def run_mechfmu(case: Case, work: Path) -> Cell:
         cell.refused = failure(done.returncode, done.stderr or done.stdout)
         return cell
     cell.run = float(said.group(3))
-    rows = read_csv(str(out))
-    cell.columns = {n: np.asarray(rows[n], dtype=float) for n in rows.dtype.names}
+    cell.columns = read_result(out, systems=0)
     chose = re.search(r"auto chose (\S+)", done.stdout)
     master = f"auto: {chose.group(1)}" if chose else said.group(1)
     cell.notes.append(f"{master}, {'strongly coupled' if archive == case.strong else 'co-simulation'} archive, "

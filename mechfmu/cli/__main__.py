@@ -1,6 +1,4 @@
 """``python -m mechfmu.cli``: the ``mechfmu`` command."""
-import sys
+from mechfmu.cli import command
 
-from mechfmu.cli.main import main
-
-sys.exit(main())
+command()

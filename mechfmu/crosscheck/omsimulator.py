@@ -50,9 +50,10 @@ class OmsRun:
         return [line for line in self.output.splitlines() if line.lstrip().lower().startswith("error")]
 
 
-def read_result(path: Path) -> dict[str, np.ndarray]:
-    """The time series of a MATLAB v4 result file in the Modelica result format, by name (the two system
-    names before each one removed); parameters (``data_1``) as constant series."""
+def read_result(path: Path, systems: int = 2) -> dict[str, np.ndarray]:
+    """The time series of a MATLAB v4 result file in the Modelica result format, by name (the ``systems`` system
+    names before each one removed: 2 for OMSimulator's, ``model.root.``; 0 for mechfmu's); parameters (``data_1``)
+    as constant series."""
     from scipy.io import loadmat
 
     mat = loadmat(str(path), chars_as_strings=False)
@@ -74,8 +75,8 @@ def read_result(path: Path) -> dict[str, np.ndarray]:
         else:
             values = np.sign(column) * data[matrix][:, abs(column) - 1]
             values = values if matrix == 2 else np.full(n, values[0])
-        parts = name.split(".", 2)
-        signals[parts[2] if len(parts) == 3 and i else name] = values
+        parts = name.split(".", systems)
+        signals[parts[systems] if systems and len(parts) == systems + 1 and i else name] = values
     return signals
 
 

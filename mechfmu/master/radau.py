@@ -303,6 +303,11 @@ class RadauDenseOutput:
         x = (t - self.t_old) / self.h
         if t.ndim == 0:
             p = np.cumprod(np.tile(x, self.order + 1))
+        elif self.order == 2:  # the cumulative product's rows, x, x·x, (x·x)·x, without its array handling
+            p = np.empty((3, x.shape[0]))
+            p[0] = x
+            np.multiply(x, x, out=p[1])
+            np.multiply(p[1], x, out=p[2])
         else:
             p = np.cumprod(np.tile(x, (self.order + 1, 1)), axis=0)
         y = np.dot(self.Q, p)
