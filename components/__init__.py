@@ -8,7 +8,8 @@ pyproject.toml); inside an FMU it is vendored as ``mechfmu_components_<hash>`` (
 
 ``COMPONENTS`` is found, not listed: every concrete ``Component`` subclass defined in a module of this
 package (except ``fmi``, the pythonfmu glue that only FMU entry scripts import) is a component, built
-into an FMU of the class's name. Adding one = adding its module.
+into an FMU of the class's name, found when ``COMPONENTS`` or a class is first asked for. Adding one = adding its
+module.
 """
 from __future__ import annotations
 
@@ -16,10 +17,11 @@ import importlib
 import inspect
 import pkgutil
 
-from .base import Component, ComponentError
+from .base import Component
+from .base import ComponentError as ComponentError
 
 #: modules that are not component modules (pythonfmu glue; imported by the FMU entry scripts only)
-NOT_COMPONENT_MODULES = frozenset({"fmi", "native_component", "native_library"})
+NOT_COMPONENT_MODULES = frozenset({"fmi", "fmi_model_exchange", "fmi_state", "native_component", "native_library"})
 
 
 def discover(package: str, path: list[str]) -> dict[str, type[Component]]:
@@ -36,8 +38,14 @@ def discover(package: str, path: list[str]) -> dict[str, type[Component]]:
     return dict(sorted(found.items()))
 
 
-#: every component that is built into an FMU, by model name
-COMPONENTS: dict[str, type[Component]] = discover(__name__, __path__)
-globals().update(COMPONENTS)
-
-__all__ = ["COMPONENTS", "Component", "ComponentError", "discover", *COMPONENTS]  # noqa: PLE0604 (names are str)
+def __getattr__(name: str) -> object:
+    """``COMPONENTS`` (every component that is built into an FMU, by model name), each component class by its name
+    and ``__all__``, discovered at the first access: importing a module of the package alone (``base``,
+    ``number_text``) imports no component."""
+    if name == "COMPONENTS" or name == "__all__" or name[:1].isupper():
+        found = discover(__name__, __path__)
+        globals().update(found, COMPONENTS=found, __all__=["COMPONENTS", "Component", "ComponentError", "discover",
+                                                           *found])
+        if name in globals():
+            return globals()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from mechfmu.components import native_library
-from mechfmu.fmu import build, integrity, prebuilt
+from mechfmu.fmu import build, integrity, locations, prebuilt
 from mechfmu.fmu.native import exchange_library
 from mechfmu.master import exchange
 
@@ -136,7 +136,7 @@ def test_a_damaged_prebuilt_exchange_library_is_not_loaded(monkeypatch, tmp_path
     """The wheel's library is checked against the wheel's index; damaged, it is compiled for this machine, or (no
     compiler) left to Python."""
     wheel, user = tmp_path / "prebuilt", tmp_path / "user"
-    monkeypatch.setattr(build, "FMU_DIR", tmp_path / "compiled")
+    monkeypatch.setattr(locations, "FMU_DIR", tmp_path / "compiled")
     compiled = exchange._built()
     assert compiled is not None
     copy = wheel / "native" / prebuilt.this_platform() / compiled.name
@@ -144,7 +144,7 @@ def test_a_damaged_prebuilt_exchange_library_is_not_loaded(monkeypatch, tmp_path
     copy.write_bytes(compiled.read_bytes())
     integrity.write_index(wheel, [copy])
     monkeypatch.setattr(prebuilt, "PREBUILT_DIR", wheel)
-    monkeypatch.setattr(build, "FMU_DIR", user)
+    monkeypatch.setattr(locations, "FMU_DIR", user)
     assert exchange._built() == copy  # the wheel's, as built
     size = copy.stat().st_size
     copy.write_bytes(compiled.read_bytes()[:size - 1])

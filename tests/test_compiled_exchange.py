@@ -111,7 +111,7 @@ def test_without_a_c_compiler_the_python_path_runs(fmus, monkeypatch, tmp_path):
     reference = simulate(ROOT / "scenarios" / "oscillator", stop=0.05)
     monkeypatch.setattr(exchange, "_library", [])
     monkeypatch.setenv("CC", str(tmp_path / "no-compiler"))
-    monkeypatch.setattr("mechfmu.fmu.build.FMU_DIR", tmp_path / "fmus")  # no library built there yet
+    monkeypatch.setattr("mechfmu.fmu.locations.FMU_DIR", tmp_path / "fmus")  # no library built there yet
     assert exchange.library() is None
     runs = counted_runs(monkeypatch)
     result = simulate(ROOT / "scenarios" / "oscillator", stop=0.05)

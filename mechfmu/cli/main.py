@@ -13,12 +13,13 @@ import os
 import sys
 from pathlib import Path
 
+from mechfmu.cli.lazy import lazy_module
 from mechfmu.cli.parser import joined_negative_values, make_parser, print_algorithms
-from mechfmu.fmu import build as fmu_build
-from mechfmu.fmu import fmi3
 from mechfmu.fmu.extras import install_command
 from mechfmu.master.interrupt import INTERRUPT
-from mechfmu.ssp.archive import check_file, shown
+from mechfmu.ssp.archive import carries_its_fmus, check_file, shown
+
+fmu_build, fmi3 = lazy_module("mechfmu.fmu.build"), lazy_module("mechfmu.fmu.fmi3")
 
 
 def _build(args: argparse.Namespace) -> int:
@@ -88,7 +89,7 @@ def _run_with(args: argparse.Namespace, writer, plot: Path | None) -> int:
     from mechfmu.ssp.overrides import check_overrides, parse_assignments
     from mechfmu.ssp.scenario import load_scenario
 
-    if not args.local:
+    if not args.local and (args.built_fmus or not carries_its_fmus(args.scenario)):  # an archive's own: none of ours
         built = fmu_build.build()
         if built:
             print(f"built {len(built)} FMU(s) in {fmu_build.FMU_DIR}: {', '.join(p.stem for p in built)}")

@@ -8,7 +8,7 @@ import re
 import textwrap
 
 from mechfmu import __version__
-from mechfmu.fmu import build as fmu_build
+from mechfmu.fmu import locations
 from mechfmu.fmu.extras import install_command
 
 LOCAL_HELP = "in-process, not as FMUs (the slower path)"
@@ -93,7 +93,7 @@ def make_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     p = command(sub, "build", "build the FMUs for this machine (--platforms: for others too) into the FMU folder")
     p.add_argument("--force", action="store_true", help="rebuild even if current")
-    p.add_argument("--dir", help=f"where to build (default: {fmu_build.FMU_DIR}; $MECHFMU_FMU_DIR overrides)")
+    p.add_argument("--dir", help=f"where to build (default: {locations.FMU_DIR}; $MECHFMU_FMU_DIR overrides)")
     p.add_argument("--platforms", default="host", metavar="LIST",
                    help="binaries to build: host (default: this machine's), all (linux64, aarch64-linux, win64, "
                         f"darwin64: needs zig, {install_command('cross')}), or folder names separated by commas")
@@ -101,7 +101,7 @@ def make_parser() -> argparse.ArgumentParser:
                    help="2 (default): the FMI 2.0 FMUs, into the FMU folder; 3: the FMI 3.0 FMUs (Model Exchange and "
                         "co-simulation with event mode and early return, of the components with a law in C), into its "
                         "fmi3/ folder")
-    p.add_argument("--backend", choices=fmu_build.BACKENDS, default="native",
+    p.add_argument("--backend", choices=locations.BACKENDS, default="native",
                    help="native (default): a component whose law is in C (every shipped one) runs as native code and "
                         "needs no Python where the FMU runs; python: every component runs in the Python the FMU "
                         "embeds (pythonfmu's way, for a component written in Python)")

@@ -19,7 +19,6 @@ import re
 from pathlib import Path
 
 import mechfmu.components as components_package
-from mechfmu.components import COMPONENTS
 from mechfmu.components.base import Component
 from mechfmu.components.native_library import state_slots
 
@@ -75,7 +74,7 @@ TYPES = {"Real": "NATIVE_REAL", "Integer": "NATIVE_INTEGER", "Boolean": "NATIVE_
 
 def native_classes() -> list[type[Component]]:
     """The component classes this build gives a native law, in name order."""
-    return [COMPONENTS[name] for name in sorted(NATIVE_HOOKS)]
+    return [components_package.COMPONENTS[name] for name in sorted(NATIVE_HOOKS)]
 
 
 def identifier(class_name: str, variable: str) -> str:

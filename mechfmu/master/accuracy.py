@@ -64,6 +64,7 @@ if TYPE_CHECKING:
     from mechfmu.master.algorithms import CouplingAlgorithm
     from mechfmu.master.result import Result
     from mechfmu.ssp.scenario import Scenario
+    Companion = tuple[Result | None, StateRows]  # a companion run's result (None: too few steps) and its rows
 
 RTOL, ATOL = 1e-6, 1e-9
 #: ``auto`` divides its step at most this often for its tolerance (then warns)
@@ -212,13 +213,12 @@ def estimated(once: Callable[..., Result], algo: CouplingAlgorithm | None, opts:
     co-simulation master (``algo`` None) runs at the step first too, then companions at 4h and 2h, which say how
     many substeps its tolerance needs (``substeps_for``); where it needs some, it runs again with them (its observers
     start anew, the first run's file kept until the second replaces it), compared as it runs with the one at 2h.
-    A stream (a FIFO, a terminal) cannot take rows back: there the companions go first. The
-    monolithic master's companion runs at ``LOOSENED`` times its integrator's tolerances on a grid ``GRID`` times
-    coarser; a run with the adaptive step needs none (it sums its local errors). ``auto``: the algorithm is auto's
-    choice (the warning says so)."""
+    A stream (a FIFO, a terminal) cannot take rows back: there the companions go first. The monolithic master's
+    companion runs at ``LOOSENED`` times its integrator's tolerances on a grid ``GRID`` times coarser, beside a long
+    run (``beside``) in a child process (``ForkLater``); a run with the adaptive step needs none (it sums its local
+    errors). ``auto``: the algorithm is auto's choice (the warning says so)."""
     own_pool = InstancePool() if pool is None else None
-    alongside: Alongside | None = None
-    forked: ForkLater | None = None
+    alongside, forked = cast("Alongside | None", None), cast("ForkLater | None", None)
     pool = cast(InstancePool, pool or own_pool)
     twin = copy.deepcopy(algo)  # the companion's algorithm, as the run's before it runs
     files: list[StateRows] = []
@@ -226,8 +226,7 @@ def estimated(once: Callable[..., Result], algo: CouplingAlgorithm | None, opts:
     bars = [o for o in observers if isinstance(o, ProgressBar)]
 
     def companion(factor: int, *compare: Observer, loosened: float = 1.0, stop: threading.Event | None = None,
-                  instances: InstancePool | None = None, rows: StateRows | None = None) -> tuple[Result | None,
-                                                                                             StateRows]:
+                  instances: InstancePool | None = None, rows: StateRows | None = None) -> Companion:
         if rows is None:
             rows = StateRows()
             files.append(rows)

@@ -94,12 +94,13 @@ def _checked() -> DensePoints | None:
     function.argtypes = [pointer, pointer, double, double, double, int64, int64, int64, double, double,
                          ctypes.c_int32, pointer, pointer, pointer, double, double, int64, pointer]
     points = DensePoints(function, blas)
-    generator = np.random.default_rng(2026)
-    for size in PROBE_SIZES:
-        q = generator.standard_normal((size, 3)) * 10.0 ** generator.integers(-6, 6, (size, 3))
-        parts = (float(generator.random()), 1e-3 * float(generator.random()) + 1e-9, q,
-                 generator.standard_normal(size))
-        for t in parts[0] + parts[1] * generator.random(PROBE_POINTS):
-            if points.at(parts, float(t)).tobytes() != dense_at(*parts)(float(t)).tobytes():
+    for size in PROBE_SIZES:  # states of mixed signs and magnitudes (1e-6 to 1e5), points across the step
+        k = np.arange(4 * size + PROBE_POINTS, dtype=float)
+        values = np.sin(1.7 * k + size) * 10.0 ** ((7 * k + size) % 12 - 6)
+        parts = (0.37 * size, 1e-3 * (1.1 + np.sin(size)), values[:3 * size].reshape(size, 3),
+                 values[3 * size:4 * size])
+        for fraction in np.abs(np.sin(k[4 * size:])):
+            t = float(parts[0] + parts[1] * fraction)
+            if points.at(parts, t).tobytes() != dense_at(*parts)(t).tobytes():
                 return None
     return points

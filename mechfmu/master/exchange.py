@@ -102,8 +102,7 @@ def _built() -> Path | None:
     the manifest of its size and SHA-256), else the one a wheel carries (``mechfmu.fmu.prebuilt``), each checked
     against its manifest before it is loaded (``mechfmu.fmu.integrity``: a damaged one is named and compiled anew);
     None without a C compiler or where compiling fails (a damaged library named: the calls go through Python)."""
-    from mechfmu.fmu import integrity
-    from mechfmu.fmu.build import FMU_DIR, build_lock
+    from mechfmu.fmu import integrity, locations
     from mechfmu.fmu.native import _compile, exchange_arguments, exchange_library
     from mechfmu.fmu.prebuilt import PREBUILT_DIR, prebuilt_library
     name = exchange_library({"win32": ".dll", "darwin": ".dylib"}.get(sys.platform, ".so"))
@@ -116,7 +115,8 @@ def _built() -> Path | None:
         _compile([compiler], ["-shared", "-fPIC", "-fvisibility=hidden", *flags], partial, sources)
 
     try:
-        return integrity.cached_binary(Path(FMU_DIR) / ".native" / name, compile_into, lambda: build_lock(FMU_DIR),
+        folder = Path(locations.FMU_DIR)
+        return integrity.cached_binary(folder / ".native" / name, compile_into, lambda: locations.build_lock(folder),
                                        prebuilt_library(name), PREBUILT_DIR)
     except integrity.DamagedBinary as exc:
         integrity.notice(f"{exc}; meanwhile the FMI calls go through Python (the same results)")

@@ -240,6 +240,23 @@ def extract(archive: str | Path, kind: str = "SSP archive") -> Path:
     return folder
 
 
+def carries_its_fmus(path: str | Path) -> bool:
+    """Whether ``path`` is an SSP archive (a file) within the limits whose every component is an FMU inside it
+    (``resources/...``): a run of it needs none of mechfmu's own FMUs. False for anything else (a folder, a source
+    outside the archive, a file that is not a readable archive: its reading says what is wrong)."""
+    import xml.etree.ElementTree as ET
+    try:
+        with zipfile.ZipFile(path) as zf:
+            check_directory(zf)
+            names = set(zf.namelist())
+            root = ET.fromstring(zf.read("SystemStructure.ssd"))
+    except (OSError, KeyError, ValueError, zipfile.BadZipFile, ArchiveError, ET.ParseError):
+        return False
+    sources = [e.get("source", "") for e in root.iter() if e.tag.rpartition("}")[2] == "Component"]
+    return bool(sources) and all(s.startswith("resources/") and ".." not in s.split("/") and s in names
+                                 for s in sources)
+
+
 def shown(text: object) -> str:
     """``text`` (a message or a path) with every unpacked folder in it written as the archive it holds: a path
     inside one reads ``<archive>/<entry>`` (an FMU unpacked from an unpacked archive reads

@@ -96,10 +96,11 @@ def resolve_source(name: str, folder: Path, source: str, fallback: bool, outside
     is not): an existing file outside the folder and mechfmu's FMU directory, unless ``outside``. With
     ``fallback``, if that file is missing or refused, the built FMU of the model the source names instead.
     ValueError naming the source if it is not a local file."""
-    from mechfmu.fmu.build import FMU_DIR, fmu_path
+    from mechfmu.fmu.locations import FMU_DIR
     decoded = source_path(source)
     path = confined(folder, decoded, outside, (FMU_DIR,))
     if fallback and (path is None or not path.exists()):
+        from mechfmu.fmu.build import fmu_path
         built = fmu_path(Path(decoded).stem)
         if built.is_file():
             return built.resolve(), ""

@@ -10,7 +10,6 @@ value and range, and the ports.
 """
 from __future__ import annotations
 
-import difflib
 import functools
 import inspect
 import keyword
@@ -18,18 +17,7 @@ from typing import Any, ClassVar
 
 from mechfmu.components import COMPONENTS
 from mechfmu.components.base import Component, ComponentError, Param
-
-
-def suggestion(name: str, valid: list[str]) -> str:
-    """``" (did you mean 'x'?)"`` for the closest valid name, or nothing."""
-    close = difflib.get_close_matches(name, valid, n=1)
-    return f" (did you mean {close[0]!r}?)" if close else ""
-
-
-def unknown(what: str, name: str, owner: str, valid: list[str]) -> str:
-    """The message for a name that is not declared: what it is, the closest match and every valid name."""
-    listed = ", ".join(valid) if valid else "none"
-    return f"{owner} has no {what} {name!r}{suggestion(name, valid)}; its {what}s: {listed}"
+from mechfmu.ssp.close_names import suggestion, unknown  # noqa: F401 (names of this module too)
 
 
 def groups(declared: list[str]) -> dict[str, list[str]]:

@@ -36,7 +36,7 @@ from mechfmu.components.ports import ACTIVE, INDICATOR
 from mechfmu.master.algorithms.base import ALGORITHMS, CouplingAlgorithm, is_constraint, make_algorithm
 from mechfmu.master.constraint_forces import OFFSET_FUNCTIONS
 from mechfmu.master.slaves import Slave
-from mechfmu.ssp.library import suggestion
+from mechfmu.ssp.close_names import suggestion
 
 AUTO = "auto"
 #: the monolithic master's integrator runs at the run's rtol divided by this (and its atol): on the 20 shipped

@@ -43,7 +43,7 @@ from mechfmu.master.algorithms.step_control import StepController
 from mechfmu.master.coupled_system import CoupledSystem
 from mechfmu.master.energy import EnergyAudit, power_bonds
 from mechfmu.master.slaves import Slave
-from mechfmu.ssp.library import suggestion
+from mechfmu.ssp.close_names import suggestion
 from mechfmu.ssp.scenario import Connection
 
 
