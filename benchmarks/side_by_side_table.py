@@ -43,8 +43,9 @@ def section(results: list, repeat: int, oms_options: list[str], load: float, min
             "that imports only the tool; Python with its bytecode cached, PYTHONDONTWRITEBYTECODE unset, as an "
             "installed package runs), `run s` the run alone as the tool tells it (OMSimulator: `--wallTime=true`, "
             "in one more run). mechfmu runs the co-simulation archive with the scenario's master and its error "
-            "estimate, as `mechfmu run NAME.ssp` does (the strongly coupled archive where export-ssp writes no "
-            "other); OMSimulator the strongly coupled archive (CVODE on the Model Exchange FMUs) "
+            "estimate, as `mechfmu run NAME.ssp -o NAME.mat` does (the strongly coupled archive where export-ssp "
+            "writes no other), its result a MATLAB v4 file as OMSimulator's; OMSimulator the strongly coupled archive "
+            "(CVODE on the Model Exchange FMUs) "
             f"{options}; fmpy and libcosim the co-simulation archive at the scenario's step (fixed-step Jacobi).")
     error = ("`error`: the largest difference of a body's position or angle from the case's independent reference "
              "at the tool's rows (fmpy's rows at the end of their step), against the scenario's tolerance "
