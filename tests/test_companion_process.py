@@ -82,7 +82,7 @@ def test_an_interrupt_while_waiting_ends_the_companion_process():
     try:
         began = time.perf_counter()
         with pytest.raises(alongside.Cancelled):
-            process.result()
+            process.result(60.0)
         assert time.perf_counter() - began < 5 and process.pid == 0 and process.ended == "killed by SIGKILL"
     finally:
         INTERRUPT.requested = False
@@ -90,11 +90,21 @@ def test_an_interrupt_while_waiting_ends_the_companion_process():
 
 
 def test_the_companion_process_answers_its_error_or_its_end():
-    assert alongside.Forked(lambda: ("rows", 3)).result() == ("rows", 3)
+    assert alongside.Forked(lambda: ("rows", 3)).result(60.0) == ("rows", 3)
     with pytest.raises(alongside.CompanionLost, match="ValueError: the companion broke"):
-        alongside.Forked(lambda: (_ for _ in ()).throw(ValueError("the companion broke"))).result()
+        alongside.Forked(lambda: (_ for _ in ()).throw(ValueError("the companion broke"))).result(60.0)
     with pytest.raises(alongside.CompanionLost, match=r"without an answer \(exit status 3\)"):
-        alongside.Forked(lambda: os._exit(3)).result()
+        alongside.Forked(lambda: os._exit(3)).result(60.0)
+
+
+def test_a_companion_process_that_never_answers_is_ended_at_its_deadline():
+    """A companion stuck in its process (a lock held at the fork by a thread of a third-party FMU) must not hold
+    the run's end: past the deadline it is killed and reaped, and the estimate says why it is missing."""
+    process = alongside.Forked(lambda: time.sleep(60))
+    began = time.perf_counter()
+    with pytest.raises(alongside.CompanionLost, match="did not answer within 0.3 s"):
+        process.result(0.3)
+    assert time.perf_counter() - began < 5 and process.pid == 0 and process.ended == "killed by SIGKILL"
 
 
 def test_no_fork_beside_another_python_thread():

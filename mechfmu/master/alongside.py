@@ -26,6 +26,7 @@ import signal
 import sys
 import threading
 import time
+import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -188,21 +189,27 @@ class Forked:
     def __init__(self, work: Callable[[], Any]) -> None:
         read, write = os.pipe()
         parent = os.getpid()
-        pid = os.fork()
+        with warnings.catch_warnings():  # Python 3.12 warns of any other thread: numpy's BLAS has its own workers,
+            warnings.simplefilter("ignore", DeprecationWarning)  # which fork safely (pthread_atfork)
+            pid = os.fork()
         if pid == 0:
             os.close(read)
             _child(work, write, parent)
         os.close(write)
         self.pid, self.read = pid, read
 
-    def result(self) -> Any:
+    def result(self, timeout: float) -> Any:
+        """What ``work()`` returned, waited for at most ``timeout`` [s] (then ``CompanionLost``: a companion that
+        never answers, its process stuck, must not hold the run's end)."""
         from mechfmu.master.interrupt import INTERRUPT
-        pieces = []
+        pieces, deadline = [], time.monotonic() + timeout
         try:
             while True:
                 if INTERRUPT.requested:
                     raise Cancelled
                 if not select.select([self.read], [], [], 0.05)[0]:
+                    if time.monotonic() > deadline:
+                        raise CompanionLost(f"the companion run's process did not answer within {timeout:.3g} s")
                     continue
                 piece = os.read(self.read, PIECE)
                 if not piece:
@@ -344,8 +351,8 @@ def after_forked(forked: ForkLater, companions: list[Result]) -> tuple[tuple[Res
     from mechfmu.master.result import Result
     assert forked.process is not None and forked.rows is not None, "after_forked: a companion that started"
     rows = forked.rows
-    try:
-        summary, ok, factor, note, names, error = forked.process.result()
+    try:  # its work is a fraction of the run's: twice the run and 10 s more is a process that is stuck
+        summary, ok, factor, note, names, error = forked.process.result(10 + 2 * (time.perf_counter() - forked.began))
     except Cancelled:
         companions.append(Result("interrupted", "", None))
         return None, GRID, "the companion run was interrupted"
