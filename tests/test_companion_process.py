@@ -76,12 +76,12 @@ def test_a_short_run_keeps_its_companion_after_it(fmus, monkeypatch):
 
 def test_an_interrupt_while_waiting_ends_the_companion_process():
     """A request to stop (Ctrl-C) while the run waits for its companion: the companion process is killed and
-    reaped at once, and the waiting ends with ``Cancelled``."""
+    reaped at once, and the waiting ends with ``Interrupted``."""
     process = alongside.Forked(lambda: time.sleep(60))
     INTERRUPT.requested = True
     try:
         began = time.perf_counter()
-        with pytest.raises(alongside.Cancelled):
+        with pytest.raises(alongside.Interrupted):
             process.result(60.0)
         assert time.perf_counter() - began < 5 and process.pid == 0 and process.ended == "killed by SIGKILL"
     finally:

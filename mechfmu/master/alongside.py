@@ -11,25 +11,22 @@ run.
 
 The monolithic master's companion is mostly Python (its integrator), which would take turns with the run's for
 Python's lock: it runs beside the run in a child process instead (``start_forked``, POSIX ``fork``, on Linux where
-this process has no other Python thread), with instances of its own made there, its rows written to a file the run
-made before the fork. It computes what it computes after the run, bit for bit; ``Forked.result`` waits for it after
-the run (a Ctrl-C while it waits ends it: the estimate is then the one interrupted), and a companion process that
-dies (an FMU crashing in it) costs the estimate, never the run. It starts once the run has gone on for ``DELAY`` s
-(``ForkLater``); a shorter run's companion, and any elsewhere, runs after the run.
+this process has no other Python thread: ``mechfmu.master.forked``), with instances of its own made there, its rows
+written to a file the run made before the fork. It computes what it computes after the run, bit for bit; it is
+waited for after the run (a Ctrl-C while waiting ends it: the estimate is then the one interrupted), and a
+companion process that dies (an FMU crashing in it) or does not answer in time costs the estimate, never the run.
+It starts once the run has gone on for ``DELAY`` s (``ForkLater``); a shorter run's companion, and any elsewhere,
+runs after the run.
 """
 from __future__ import annotations
 
 import os
-import pickle
-import select
-import signal
-import sys
 import threading
 import time
-import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from mechfmu.master.forked import MESSAGE, CompanionLost, Forked, Interrupted, fork_allowed
 from mechfmu.master.instance_pool import InstancePool
 from mechfmu.master.observers import Observer
 
@@ -39,8 +36,6 @@ if TYPE_CHECKING:
 
 #: the run's wall time [s] after which the monolithic master's companion starts beside it (``ForkLater``)
 DELAY = 0.1
-#: the companion process's pickled answer is read in pieces of this many bytes; a message in it is cut to MESSAGE
-PIECE, MESSAGE = 1 << 16, 4000
 
 #: the monolithic master's companion: at LOOSENED times its integrator's tolerances on a grid GRID times coarser
 LOOSENED, GRID = 1000.0, 20
@@ -179,115 +174,6 @@ def companion_after(companion: Callable[..., tuple[Result | None, StateRows]], m
     return None, 4, note
 
 
-class Forked:
-    """``work()`` in a child process from now on (``os.fork``: it starts with this process's memory, loaded FMUs and
-    all, and changes nothing of it): ``result()`` waits for it and returns what it returned (pickled through a pipe),
-    or raises ``CompanionLost`` (it raised, or its process ended without an answer) or ``Cancelled`` (an interrupt
-    request while waiting: it is ended); ``cancel()`` ends it (SIGKILL) and reaps it. The child ignores SIGINT and
-    SIGHUP (a Ctrl-C reaches the whole terminal's process group: the run answers it) and ends with this process."""
-
-    def __init__(self, work: Callable[[], Any]) -> None:
-        read, write = os.pipe()
-        parent = os.getpid()
-        with warnings.catch_warnings():  # Python 3.12 warns of any other thread: numpy's BLAS has its own workers,
-            warnings.simplefilter("ignore", DeprecationWarning)  # which fork safely (pthread_atfork)
-            pid = os.fork()
-        if pid == 0:
-            os.close(read)
-            _child(work, write, parent)
-        os.close(write)
-        self.pid, self.read = pid, read
-
-    def result(self, timeout: float) -> Any:
-        """What ``work()`` returned, waited for at most ``timeout`` [s] (then ``CompanionLost``: a companion that
-        never answers, its process stuck, must not hold the run's end)."""
-        from mechfmu.master.interrupt import INTERRUPT
-        pieces, deadline = [], time.monotonic() + timeout
-        try:
-            while True:
-                if INTERRUPT.requested:
-                    raise Cancelled
-                if not select.select([self.read], [], [], 0.05)[0]:
-                    if time.monotonic() > deadline:
-                        raise CompanionLost(f"the companion run's process did not answer within {timeout:.3g} s")
-                    continue
-                piece = os.read(self.read, PIECE)
-                if not piece:
-                    break
-                pieces.append(piece)
-            self._reap(0)  # its answer is whole: it is ending
-        finally:
-            self.cancel()
-        answer = b"".join(pieces)
-        if not answer:
-            raise CompanionLost(f"the companion run's process ended without an answer ({self.ended})")
-        kind, value = pickle.loads(answer)
-        if kind == "error":
-            raise CompanionLost(value)
-        return value
-
-    def cancel(self) -> None:
-        """End the child (SIGKILL where it still runs) and reap it; close the pipe. Idempotent."""
-        if self.pid and not self._reap(os.WNOHANG):
-            os.kill(self.pid, signal.SIGKILL)
-            self._reap(0)
-        if self.read >= 0:
-            os.close(self.read)
-            self.read = -1
-
-    def _reap(self, options: int) -> bool:
-        """Whether the child has ended (reaped now, with ``ended`` saying how), waiting for it unless ``options``
-        is ``os.WNOHANG``."""
-        try:
-            done, status = os.waitpid(self.pid, options)
-        except ChildProcessError:  # reaped by a SIGCHLD handler of the host's
-            self.pid, self.ended = 0, "reaped elsewhere"
-            return True
-        if not done:
-            return False
-        self.pid = 0
-        self.ended = (f"killed by {signal.Signals(os.WTERMSIG(status)).name}" if os.WIFSIGNALED(status)
-                      else f"exit status {os.WEXITSTATUS(status)}")
-        return True
-
-    ended = "still running"
-
-
-class CompanionLost(Exception):
-    """The companion's process failed: the reason (its error, or how its process ended)."""
-
-
-def _child(work: Callable[[], Any], write: int, parent: int) -> None:
-    """The forked companion process: ``work()``'s value or error through ``write``, then ``os._exit`` (this process's
-    buffers and exit handlers are the parent's, not its own to run)."""
-    try:
-        for number in (signal.SIGINT, getattr(signal, "SIGHUP", signal.SIGINT)):
-            signal.signal(number, signal.SIG_IGN)
-        try:  # ends with the parent (Linux: PR_SET_PDEATHSIG, SIGKILL)
-            import ctypes
-            ctypes.CDLL(None).prctl(1, int(signal.SIGKILL))
-        except (OSError, AttributeError):
-            pass
-        if os.getppid() != parent:
-            os._exit(1)
-        try:
-            answer = pickle.dumps(("ok", work()))
-        except BaseException as exc:  # noqa: BLE001 - handed to the parent
-            answer = pickle.dumps(("error", f"{type(exc).__name__}: {exc}"[:MESSAGE]))
-        view = memoryview(answer)
-        while view:
-            view = view[os.write(write, view[:PIECE]):]
-    finally:
-        os._exit(0)
-
-
-def fork_allowed() -> bool:
-    """Whether the monolithic master's companion may run in a forked process: Linux (``fork`` is safe there for a
-    process whose only Python thread forks; macOS's system libraries are not), and no other Python thread (a lock
-    another thread holds would stay held in the child)."""
-    return sys.platform.startswith("linux") and hasattr(os, "fork") and threading.active_count() == 1
-
-
 def start_forked(companion: Callable[..., tuple[Result | None, StateRows]], n_steps: int, h: float,
                  files: list[StateRows]) -> tuple[Forked, StateRows]:
     """The monolithic master's companion (``companion_after``'s) in a child process from now on, beside the run:
@@ -353,7 +239,7 @@ def after_forked(forked: ForkLater, companions: list[Result]) -> tuple[tuple[Res
     rows = forked.rows
     try:  # its work is a fraction of the run's: twice the run and 10 s more is a process that is stuck
         summary, ok, factor, note, names, error = forked.process.result(10 + 2 * (time.perf_counter() - forked.began))
-    except Cancelled:
+    except Interrupted:
         companions.append(Result("interrupted", "", None))
         return None, GRID, "the companion run was interrupted"
     except CompanionLost as exc:
