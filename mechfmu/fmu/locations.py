@@ -1,9 +1,10 @@
-"""Where mechfmu's FMUs are built and looked up, how a component may run inside one, and the lock of a folder's
-builder: what the command line and the compiled exchange need without importing the build (``mechfmu.fmu.build``,
-which imports every component)."""
+"""Where mechfmu's FMUs are built and looked up, how a component may run inside one and which way a built FMU runs
+it, and the lock of a folder's builder: what a run needs without importing the build (``mechfmu.fmu.build``, which
+imports every component)."""
 from __future__ import annotations
 
 import os
+import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -13,6 +14,8 @@ ROOT = Path(__file__).resolve().parents[2]
 #: how a component runs inside its FMU: "native" (its law in C where it has one, no Python; the embedding
 #: otherwise) or "python" (every component in the Python the FMU embeds)
 BACKENDS = ("native", "python")
+#: a native FMU's build stamp: the digest of its sources (a Python-embedding FMU's is its slave module's name)
+NATIVE_STAMP = "resources/mechfmu_native.txt"
 
 
 def default_fmu_dir() -> Path:
@@ -40,3 +43,13 @@ def build_lock(directory: Path) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def fmu_backend(path: Path) -> str | None:
+    """How the FMU at ``path`` runs its component ("native" or "python"), None if it is not one of ours."""
+    try:
+        with zipfile.ZipFile(path) as zf:
+            names = set(zf.namelist())
+    except (OSError, zipfile.BadZipFile):
+        return None
+    return "native" if NATIVE_STAMP in names else "python" if "resources/slavemodule.txt" in names else None

@@ -30,7 +30,7 @@ def typed_class(version: int, model_exchange: bool) -> type:
             functions = getattr(self, "_functions", None)
             if known is None or not isinstance(functions, dict):
                 super()._loadFunctions()
-                if isinstance(getattr(self, "_functions", None), dict):
+                if isinstance(getattr(self, "_functions", None), dict) and self._functions:
                     _TYPES[type(self)] = [(name, getattr(f, "argnames", None), f.argtypes, f.restype)
                                           for name, f in self._functions.items()]
                 return

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from mechfmu.components.base import ComponentError, coerce
-from mechfmu.fmu.build import fmu_backend
 from mechfmu.fmu.declarations import component_class
+from mechfmu.fmu.locations import fmu_backend
 from mechfmu.ssp.elements import ComponentSpec
 from mechfmu.ssp.parameters import typed, value_problem
 from mechfmu.ssp.scenario import Scenario, ScenarioError, component_variables
