@@ -2,6 +2,7 @@
 point is the Python one's to the bit, and the path is refused where a probe differs."""
 import numpy as np
 import pytest
+from conftest import unavailable
 
 from mechfmu.master import dense_points, exchange, integrators
 
@@ -9,7 +10,7 @@ from mechfmu.master import dense_points, exchange, integrators
 @pytest.fixture
 def compiled():
     if exchange.library() is None or dense_points.numpy_blas() is None:
-        pytest.skip("no compiled exchange, or numpy without its bundled OpenBLAS")
+        unavailable("no compiled exchange (a C compiler), or numpy without its bundled OpenBLAS")
     found = dense_points.compiled()
     assert found is not None, "numpy's BLAS is there but the probes refused the compiled points"
     return found

@@ -48,13 +48,20 @@ static void dense_at(Gemv gemv, Dot dot, const double *q, const double *y_old, d
  * ones before ``pending`` (a state event), at or before the integrator's time ``solver_t``, and not after it where
  * it has ``finished``. Point k is at t + (t_next - t), t = t0 + k h, t_next = t0 + (k + 1) h (min with t_stop at the
  * last), as the master's loop puts it. Each point's ``size`` states go to its row of ``points``: ``solver_y`` where
- * solver_t is the point, else the dense output (q: size x 3, row-major; y_old; t_old; h). Returns how many.
- * ``dense_at`` alone (most < 0): the dense output at ``pending`` into ``points``; returns 0.
+ * solver_t is the point, else the dense output (q: size x 3, row-major; y_old; t_old; h). ``room``: the rows
+ * ``points`` holds; none is written beyond them, and nothing without a state or a function (returns 0). Returns how
+ * many. ``dense_at`` alone (most < 0): the dense output at ``pending`` into ``points``; returns 0.
  */
 EXPORT int64_t dense_points(Gemv gemv, Dot dot, double t0, double step, double t_stop, int64_t n, int64_t most,
                             int64_t n_steps, double pending, double solver_t, int32_t finished,
                             const double *solver_y, const double *q, const double *y_old, double t_old, double h,
-                            int64_t size, double *points) {
+                            int64_t size, double *points, int64_t room) {
+    if (!gemv || !dot || !q || !y_old || !points || size < 1 || room < 1) {
+        return 0;
+    }
+    if (most > room) {
+        most = room;
+    }
     if (most < 0) {
         dense_at(gemv, dot, q, y_old, t_old, h, size, pending, points);
         return 0;
@@ -73,6 +80,9 @@ EXPORT int64_t dense_points(Gemv gemv, Dot dot, double t0, double step, double t
         }
         double *row = points + count * size;
         if (solver_t == end) {
+            if (!solver_y) {
+                break;
+            }
             memcpy(row, solver_y, (size_t)size * sizeof(double));
         } else {
             dense_at(gemv, dot, q, y_old, t_old, h, size, end, row);

@@ -59,7 +59,7 @@ class DensePoints:
         t_old, step, q, y_old = parts
         return int(self.function(*self.blas, t0, h, t_stop, n, most, n_steps, pending, solver_t, int(finished),
                                  solver_y.ctypes.data, q.ctypes.data, y_old.ctypes.data, t_old, step, len(y_old),
-                                 points.ctypes.data))
+                                 points.ctypes.data, len(points) if points.ndim == 2 else 1))
 
     def at(self, parts: Parts, t: float) -> np.ndarray:
         """The dense output at ``t`` alone."""
@@ -92,7 +92,7 @@ def _checked() -> DensePoints | None:
     double, int64, pointer = ctypes.c_double, ctypes.c_int64, ctypes.c_void_p
     function.restype = int64
     function.argtypes = [pointer, pointer, double, double, double, int64, int64, int64, double, double,
-                         ctypes.c_int32, pointer, pointer, pointer, double, double, int64, pointer]
+                         ctypes.c_int32, pointer, pointer, pointer, double, double, int64, pointer, int64]
     points = DensePoints(function, blas)
     for size in PROBE_SIZES:  # states of mixed signs and magnitudes (1e-6 to 1e5), points across the step
         k = np.arange(4 * size + PROBE_POINTS, dtype=float)
