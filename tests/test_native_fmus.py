@@ -417,3 +417,33 @@ def test_native_fmus_access_no_memory_they_should_not(native_fmus, host, tmp_pat
                                f"--log-file={log}", str(host[0]), *arguments], capture_output=True, text=True,
                               timeout=600)
         assert proc.returncode == 0, (model, proc.stdout[-2000:], log.read_text()[-4000:])
+
+
+def test_a_law_reads_its_text_anew_after_every_change(native_fmus):
+    """A law keeps what it read from a String parameter (CoordinateSpringDamper's parsed springForceUserFunction) while
+    no text is written: after a reset with another text, and after an FMU state of another text is restored, the force
+    is the one of the text now in force (Hooke's law f = k·s_rel for an empty text, independent of the cache)."""
+    messages: list[str] = []
+    slave, refs = instance(native_fmus["CoordinateSpringDamper"], "CoordinateSpringDamper", messages)
+    k, stretch = 250.0, 0.125  # exact in binary: the forces below are exact too
+
+    def force(text: str | None) -> float:
+        if text is not None:
+            slave.reset()
+            slave.setReal([refs["stiffness"]], [k])
+            slave.setString([refs["springForceUserFunction"]], [text])
+            slave.setupExperiment(startTime=0.0)
+            slave.enterInitializationMode()
+            slave.exitInitializationMode()
+            slave.setReal([refs["flange_b.s"]], [stretch])
+        return slave.getReal([refs["f"]])[0]
+
+    assert force("") == k * stretch
+    assert force("3*k*u") == 3 * k * stretch
+    saved = slave.getFMUstate()
+    assert force("k*u + 1") == k * stretch + 1
+    slave.setFMUstate(saved)  # the state's text, 3*k*u, with its inputs
+    assert force(None) == 3 * k * stretch
+    slave.freeFMUstate(saved)
+    assert force("") == k * stretch
+    assert not [m for m in messages if not m.startswith("0 ")], messages

@@ -1765,19 +1765,28 @@ static int fail_text(NativeInstance *n, int parameter, const char *problem) {
 
 int native_user_function(NativeInstance *n, int slot, int parameter, const char *const *names, size_t count,
                          const Expression **found) {
+    if (n->texts && n->user_checked[slot] == n->texts) { /* no text written since it matched */
+        *found = n->user_functions[slot];
+        return 0;
+    }
     const char *text = n->strings[parameter] ? n->strings[parameter] : "";
     *found = NULL;
     if (n->user_texts[slot] && !strcmp(n->user_texts[slot], text)) {
         *found = n->user_functions[slot];
+        n->user_checked[slot] = n->texts;
         return 0;
     }
+    n->user_checked[slot] = 0;
     expression_free(n->user_functions[slot]);
     free(n->user_texts[slot]);
     n->user_functions[slot] = NULL;
     n->user_texts[slot] = NULL;
     const char *start, *end;
     strip(text, &start, &end); /* only whitespace (str.strip's): no user function */
-    if (start == end) return 0;
+    if (start == end) {
+        n->user_checked[slot] = n->texts;
+        return 0;
+    }
     char why[1600];
     Expression *e = expression_parse(text, names, count, why, sizeof why);
     if (!e) {
@@ -1787,6 +1796,7 @@ int native_user_function(NativeInstance *n, int slot, int parameter, const char 
     }
     n->user_functions[slot] = e;
     n->user_texts[slot] = strdup(text);
+    n->user_checked[slot] = n->user_texts[slot] ? n->texts : 0;
     *found = e;
     return 0;
 }
@@ -1810,5 +1820,6 @@ void native_forget_user_functions(NativeInstance *n) {
         free(n->user_texts[slot]);
         n->user_functions[slot] = NULL;
         n->user_texts[slot] = NULL;
+        n->user_checked[slot] = 0;
     }
 }

@@ -275,9 +275,8 @@ fmi2Component fmi2Instantiate(fmi2String instanceName, fmi2Type fmuType, fmi2Str
                               load_error);
         return NULL;
     }
-    Instance *w = allocate(functions, 1, sizeof *w);
+    Instance *w = platform_block_alloc(sizeof *w); /* zeroed, beside its runtime's block: one place per instance */
     if (!w) return NULL;
-    memset(w, 0, sizeof *w);
     if (functions) w->host = *functions;
     w->own.log = forward_log;
     w->own.environment = w;
@@ -289,7 +288,7 @@ fmi2Component fmi2Instantiate(fmi2String instanceName, fmi2Type fmuType, fmi2Str
                ? "fmuType is neither fmi2ModelExchange nor fmi2CoSimulation"
                : "instanceName, fmuGUID and fmuResourceLocation are required");
         release(functions, w->name);
-        release(functions, w);
+        platform_block_free(w);
         return NULL;
     }
     char why[1024], *resources = NULL;
@@ -297,7 +296,7 @@ fmi2Component fmi2Instantiate(fmi2String instanceName, fmi2Type fmuType, fmi2Str
         refuse(w, "fmi2Instantiate", "%s", why);
         free(resources);
         release(functions, w->name);
-        release(functions, w);
+        platform_block_free(w);
         return NULL;
     }
     if (python_note[0]) host_log(w, instanceName, fmi2Warning, "logStatusWarning", python_note);
@@ -305,7 +304,7 @@ fmi2Component fmi2Instantiate(fmi2String instanceName, fmi2Type fmuType, fmi2Str
     free(resources);
     if (!w->runtime) {
         release(functions, w->name);
-        release(functions, w);
+        platform_block_free(w);
         return NULL;
     }
     w->state = INSTANTIATED;
@@ -316,7 +315,7 @@ fmi2Component fmi2Instantiate(fmi2String instanceName, fmi2Type fmuType, fmi2Str
             || w->logged >= fmi2Error) {
             runtime_free(w->runtime);
             release(functions, w->name);
-            release(functions, w);
+            platform_block_free(w);
             return NULL;
         }
     }
@@ -330,7 +329,7 @@ fmi2Component fmi2Instantiate(fmi2String instanceName, fmi2Type fmuType, fmi2Str
         runtime_free(w->runtime);
         if (w->library) platform_release_library(w->library);
         release(functions, w->name);
-        release(functions, w);
+        platform_block_free(w);
         return NULL;
     }
     return w;
@@ -357,7 +356,7 @@ void fmi2FreeInstance(fmi2Component c) {
     fmi2CallbackFunctions host = w->host;
     void *library = w->library;
     release(&host, w->name);
-    release(&host, w);
+    platform_block_free(w);
     if (library) platform_release_library(library); /* the host's own handle keeps the code of this call loaded */
 }
 

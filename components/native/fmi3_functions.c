@@ -273,7 +273,7 @@ static Instance *instantiate(const char *function, fmi3String instanceName, fmi3
         if (logMessage) logMessage(environment, fmi3Fatal, "logStatusFatal", load_error);
         return NULL;
     }
-    Instance *w = calloc(1, sizeof *w);
+    Instance *w = platform_block_alloc(sizeof *w); /* beside its runtime's block: one place per instance */
     if (!w) return NULL;
     w->environment = environment;
     w->log_message = logMessage;
@@ -292,7 +292,7 @@ static Instance *instantiate(const char *function, fmi3String instanceName, fmi3
     if (problem) {
         if (w->name) refuse(w, function, "%s", problem);
         free(w->name);
-        free(w);
+        platform_block_free(w);
         return NULL;
     }
     w->runtime = runtime_instantiate(instanceName, resourcePath, visible, &w->own, 3);
@@ -311,7 +311,7 @@ static Instance *instantiate(const char *function, fmi3String instanceName, fmi3
         if (w->library) platform_release_library(w->library);
         free(w->lengths);
         free(w->name);
-        free(w);
+        platform_block_free(w);
         return NULL;
     }
     w->state = INSTANTIATED;
@@ -395,7 +395,7 @@ void fmi3FreeInstance(fmi3Instance instance) {
     void *library = w->library;
     free(w->lengths);
     free(w->name);
-    free(w);
+    platform_block_free(w);
     if (library) platform_release_library(library);
 }
 

@@ -11,6 +11,7 @@
 #define MECHFMU_MODEL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "text.h"
 
@@ -113,14 +114,20 @@ struct NativeInstance {
     int resume;
     double resume_checked;
     char **strings;       /* per variable: a String's value (NULL for other types) */
+    uint64_t texts;       /* how often `strings` changed (native_texts_changed): a law's cache of what it read from
+                             them holds while this is as it was (0: never set) */
     char *message;        /* NATIVE_MESSAGE_SIZE bytes: the failure of the last call that failed */
     void *data;           /* memory a law keeps (a table's rows), released with release(data) */
     void (*release)(void *);
     const char *resources; /* the FMU's resources folder (relative file names in parameters are found there) */
     void *user_functions[NATIVE_USER_FUNCTIONS]; /* parsed expressions (components/native/expression.c) */
     char *user_texts[NATIVE_USER_FUNCTIONS];     /* the texts they were parsed from */
+    uint64_t user_checked[NATIVE_USER_FUNCTIONS]; /* `texts` when the slot was last found to match its text */
     char *name;           /* the instance's name */
 };
+
+/* Whoever writes a String value calls this after: the laws' caches of what they read from the texts lapse. */
+static inline void native_texts_changed(NativeInstance *n) { ++n->texts; }
 
 /* The outputs at the current point into n->outputs, unless they are cached (components/base.py current_outputs):
  * 0, or -1 with the message set as Python would raise it (a failure before initialization blamed on a bad

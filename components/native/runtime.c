@@ -97,6 +97,7 @@ static void reset_values(Runtime *s) {
         free(n->strings[i]);
         n->strings[i] = c->variables[i].type == NATIVE_STRING ? platform_strndup(c->variables[i].text, SIZE_MAX) : NULL;
     }
+    native_texts_changed(n);
     memcpy(n->state, c->initial_state, c->state_count * sizeof *n->state);
     for (size_t i = 0; i < c->parameter_count; ++i)
         if (c->variables[i].moves_state >= 0) n->state[c->variables[i].moves_state] = c->variables[i].start;
@@ -185,6 +186,7 @@ static int apply_member(Runtime *s, const JsonMember *m, char *problem, size_t s
             if (!copy) return snprintf(problem, size, "out of memory"), -1;
             free(n->strings[vr]);
             n->strings[vr] = copy;
+            native_texts_changed(n);
             if (s->cls->parameter_changed) s->cls->parameter_changed(n);
             return 0;
         }
@@ -707,6 +709,7 @@ RuntimeStatus runtime_set_string(Runtime *s, const RuntimeReference vr[], size_t
         if (!copy) return RUNTIME_ERROR;
         free(n->strings[vr[i]]);
         n->strings[vr[i]] = copy;
+        native_texts_changed(n);
         s->base.cached = 0;
         if (s->cls->parameter_changed) s->cls->parameter_changed(n);
     }
@@ -1306,6 +1309,7 @@ RuntimeStatus runtime_set_state(Runtime *s, void *state) {
                                           s->fmi_version == 3 ? "fmi3SetFMUState" : "fmi2SetFMUstate",
                                           saved->rejected);
     if (copy_strings(c, n->strings, saved->strings) != 0) return RUNTIME_ERROR;
+    native_texts_changed(n);
     memcpy(n->values, saved->values, c->variable_count * sizeof *n->values);
     memcpy(n->state, saved->state, c->state_count * sizeof *n->state);
     s->step_kept = 0;
