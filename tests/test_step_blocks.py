@@ -53,16 +53,29 @@ class OneByOne(Observer):
         self.rows.append(run.row)
 
 
+#: the rows of the last run in blocks whose reads were made inside the step's program (``both``)
+READ_INSIDE = [0]
+
+
 @pytest.fixture
 def blocks_taken(monkeypatch):
-    """Counts the blocks run (``StepBlocks.advance`` calls) and, after them, the steps a block left to the master
-    (``finish_left``: a message logged, a read stopped)."""
-    calls = [0, 0]
+    """Counts the blocks run (``StepBlocks.advance`` calls), after them the steps a block left to the master
+    (``finish_left``: a message logged, a read stopped), and the rows read inside the step's program."""
+    calls: list = [0, 0, {}]
     advance, finish_left = step_blocks.StepBlocks.advance, step_blocks.StepBlocks.finish_left
 
     def counted(self, n):
         calls[0] += 1
-        return advance(self, n)
+        after = n
+        try:
+            after = advance(self, n)
+            return after
+        finally:  # per step size, the rows whose reads were made inside the step's program, and the step a block
+            if self.read_of is not None:  # left with them made (a read stopped it, or a message of the step)
+                why, failed = self.outcome[1], self.outcome[3]
+                left = why == step_blocks.READ_STOPPED or (
+                    why == step_blocks.LOGGED_IN_STEP and failed < 0 and self._recorded(after))
+                calls[2][self.h] = calls[2].get(self.h, 0) + self.outcome[0] + left
 
     def left(self):
         calls[1] += 1
@@ -73,11 +86,20 @@ def blocks_taken(monkeypatch):
     return calls
 
 
+def in_blocks(blocks_taken, run):
+    """``run()``'s result, the rows its own blocks read inside the step's program kept in READ_INSIDE (its step is
+    the smallest: the error estimate's companions step at 2h and 4h)."""
+    blocks_taken[2].clear()
+    result = run()
+    READ_INSIDE[0] = blocks_taken[2][min(blocks_taken[2])] if blocks_taken[2] else 0
+    return result
+
+
 def both(blocks_taken, scenario, **kwargs):
     """The run in blocks and step by step, each checked to have run so (where no companion run of the error
     estimate, which takes blocks of its own, follows)."""
     taken = blocks_taken[0]
-    blocked = simulate(scenario, **kwargs)
+    blocked = in_blocks(blocks_taken, lambda: simulate(scenario, **kwargs))
     assert blocks_taken[0] > taken, "the run in blocks did not take the blocks"
     taken = blocks_taken[0]
     one = OneByOne()
@@ -89,14 +111,24 @@ def both(blocks_taken, scenario, **kwargs):
     return blocked, stepped
 
 
-def same(blocked, stepped) -> None:
+def same(blocked, stepped, read_failed: bool = False) -> None:
+    """The same rows, end and calls; with ``read_failed`` (a read that failed stopped the run) the reads made before
+    it may differ by one per FMU: inside the step's program they follow its order, not the reader's."""
     assert (blocked.status, blocked.message, blocked.end_time) == (stepped.status, stepped.message, stepped.end_time)
     assert blocked.data.dtype == stepped.data.dtype and blocked.data.tobytes() == stepped.data.tobytes()
-    for key in ("steps", "fmu_calls"):
-        assert blocked.counters[key] == stepped.counters[key], key
-    assert {name: (f.calls, f.setup_calls) for name, f in blocked.profile.fmus.items()} == {
-        name: (f.calls, f.setup_calls) for name, f in stepped.profile.fmus.items()}
-    assert blocked.profile.compiled_runs == stepped.profile.compiled_runs
+    calls = {name: (dict(f.calls), f.setup_calls) for name, f in blocked.profile.fmus.items()}
+    expected = {name: (dict(f.calls), f.setup_calls) for name, f in stepped.profile.fmus.items()}
+    extra = 0
+    if read_failed:
+        for name, (kinds, _) in calls.items():
+            more = kinds.get("fmi2GetReal", 0) - expected[name][0].get("fmi2GetReal", 0)
+            assert more in (0, 1), (name, more)
+            kinds["fmi2GetReal"], extra = expected[name][0].get("fmi2GetReal", 0), extra + more
+    assert blocked.counters["steps"] == stepped.counters["steps"]
+    assert blocked.counters["fmu_calls"] == stepped.counters["fmu_calls"] + extra
+    assert calls == expected
+    # a row's reads made inside the step's program are no run of the reader's (the calls are the same)
+    assert blocked.profile.compiled_runs + READ_INSIDE[0] == stepped.profile.compiled_runs
 
 
 @pytest.mark.parametrize("scenario, kwargs", [
@@ -159,8 +191,9 @@ def table_force(extrapolation: int) -> Scenario:
 def test_a_step_refused_mid_block_ends_the_run_as_step_by_step(fmus, blocks_taken, algorithm):
     """A table without extrapolation refuses the time after its last row (t = 0.05 s)."""
     system = table_force(4)
-    blocked, stepped = (system.run(stop=0.1, step=1e-3, algorithm=algorithm, estimate_error=False, observers=o)
-                        for o in ([], [OneByOne()]))
+    settings = dict(stop=0.1, step=1e-3, algorithm=algorithm, estimate_error=False)
+    blocked = in_blocks(blocks_taken, lambda: system.run(**settings))
+    stepped = system.run(observers=[OneByOne()], **settings)
     assert blocked.status == "error" and "table" in blocked.message, blocked.message
     assert blocks_taken[0] > 0
     assert 0.05 - 1e-3 - 1e-12 <= blocked.end_time <= 0.05 + 1e-12  # the step, or the read, past its last row
@@ -215,8 +248,9 @@ def test_a_block_never_writes_more_rows_than_it_holds(fmus, probe, blocks_taken,
         return after
 
     monkeypatch.setattr(step_blocks.StepBlocks, "advance", watched)
-    blocked, stepped = (simulate(probed(probe, fmus, warn_at=0.124), algorithm="jacobi", output_interval=3e-3,
-                                 stop=0.202, estimate_error=False, observers=o) for o in ([], [OneByOne()]))
+    settings = dict(algorithm="jacobi", output_interval=3e-3, stop=0.202, estimate_error=False)
+    blocked = in_blocks(blocks_taken, lambda: simulate(probed(probe, fmus, warn_at=0.124), **settings))
+    stepped = simulate(probed(probe, fmus, warn_at=0.124), observers=[OneByOne()], **settings)
     assert blocked.ok and len(blocked.data.dtype.names) == 24
     assert ended[0] > 0  # a block ended for want of room
     same(blocked, stepped)
@@ -227,4 +261,18 @@ def test_a_read_failing_mid_block_ends_the_run_as_step_by_step(fmus, probe, bloc
                             estimate_error=False)
     assert blocked.status == "error" and "probe read fails" in blocked.message, blocked.message
     assert blocks_taken[1] == 1
-    same(blocked, stepped)
+    same(blocked, stepped, read_failed=True)
+
+
+def test_a_row_read_inside_the_step_or_apart_is_the_same(fmus, blocks_taken, monkeypatch):
+    """Jacobi's blocks read a row's outputs inside the step's program, right after each FMU's last call there; with
+    the reader apart (after every FMU's calls) the rows and the calls are the same, and so are the step-by-step
+    loop's."""
+    inside, stepped = both(blocks_taken, "scenarios/stick_slip", stop=0.5, estimate_error=False)
+    assert READ_INSIDE[0] == len(inside.data) - 1  # every row but the first (the master's, before the steps)
+    same(inside, stepped)
+    monkeypatch.setattr(step_blocks, "READS_INSIDE", [False])
+    apart, _ = both(blocks_taken, "scenarios/stick_slip", stop=0.5, estimate_error=False)
+    assert READ_INSIDE[0] == 0
+    same(apart, stepped)
+    assert apart.data.tobytes() == inside.data.tobytes()

@@ -29,10 +29,9 @@ from mechfmu.master.exchange import (
     GET_STATE,
     SET_STATE,
     Program,
-    add_transfer,
-    compilable,
     library,
 )
+from mechfmu.master.exchange_plans import add_transfer, compilable
 from mechfmu.master.slaves import Slave, StepRefused
 from mechfmu.ssp.scenario import Connection
 

@@ -120,7 +120,8 @@ enum {
     SET_STATE,       /* setFMUstate(handles[a]) */
     FREE_STATE,      /* freeFMUstate(handles + a) */
     COMPLETED_STEP,  /* completedIntegratorStep(fmi2True, ...): its requests are left to event mode's checks */
-    STEP_FROM        /* doStep(values[b], time - values[b], fmi2True) where time > values[b] */
+    STEP_FROM,       /* doStep(values[b], time - values[b], fmi2True) where time > values[b] */
+    READ_REALS       /* with a Reading: getReal(its refs + a, count) -> its values + b, else nothing */
 };
 
 /* A program's timing: what it measured, and when it times a run next. */
@@ -157,6 +158,18 @@ typedef struct {
     Clock *clock; /* the program's timing (NULL: none) */
 } Tables;
 
+/* A recorded step's reads made inside its program (READ_REALS, each right after the last call its unit gets there,
+ * while its instance is in the cache): the reader's tables, the count of logged messages, and what the reads met:
+ * the first that failed (its operation, -1: none; the reads after it are not made) with its status, and the
+ * messages logged during the reads. A failed read does not stop the program. */
+typedef struct {
+    const Tables *tables;
+    const volatile int64_t *logged;
+    int64_t failed;
+    int status;
+    int64_t messages;
+} Reading;
+
 /*
  * Run ``operations`` in order, ``timed``: the ticks from each call's start (the end of the one before it: the
  * values passed on to it and a few ns of this loop included) to its end added to ``ticks``. Returns -1 when
@@ -166,7 +179,7 @@ typedef struct {
 static inline int64_t execute(const Unit *units, const Operation *operations, int64_t count, const Tables *tables,
                               double time, double step, const double *states, double *derivatives,
                               double *indicators, fmi2FMUstate *handles, int *status, double *ticks,
-                              int64_t overhead, int64_t *calls, const int timed) {
+                              int64_t overhead, int64_t *calls, const int timed, Reading *reading) {
     int64_t last = timed ? COUNTER() : 0;
     for (int64_t k = 0; k < count; ++k) {
         const Operation *op = &operations[k];
@@ -226,10 +239,23 @@ static inline int64_t execute(const Unit *units, const Operation *operations, in
                 result = unit->f->doStep(unit->component, from, time - from, fmi2True);
             }
             break;
+        case READ_REALS:
+            if (reading != NULL && reading->failed < 0) {
+                const int64_t before = *reading->logged;
+                fmi2Status read = unit->f->getReal(unit->component, reading->tables->refs + op->a, (size_t)op->count,
+                                                   reading->tables->values + op->b);
+                reading->messages += *reading->logged - before;
+                if (read > fmi2Warning) {
+                    reading->failed = k;
+                    reading->status = (int)read;
+                }
+            }
+            break;
         default:
             result = fmi2Fatal;
         }
-        if (timed && op->code != PASS) { /* since the last call's end: this call, and passing its values on */
+        if (timed && op->code != PASS && (op->code != READ_REALS || reading != NULL)) {
+            /* since the last call's end: this call, and passing its values on */
             int64_t now = COUNTER();
             ticks[k] += (double)(now - last - overhead);
             last = now;
@@ -249,24 +275,24 @@ static inline int64_t execute(const Unit *units, const Operation *operations, in
  * extra time is what it takes beyond an untimed one (before there is one: four times its reads' own cost), over an
  * untimed run's time (so all programs together add ``budget`` of the time in the compiled exchange at most).
  */
-EXPORT int64_t exchange_run(const Unit *units, const Operation *operations, int64_t count, const Tables *tables,
-                            double time, double step, const double *states, double *derivatives, double *indicators,
-                            fmi2FMUstate *handles, int *status) {
+static int64_t run_program(const Unit *units, const Operation *operations, int64_t count, const Tables *tables,
+                           double time, double step, const double *states, double *derivatives, double *indicators,
+                           fmi2FMUstate *handles, int *status, Reading *reading) {
     Clock *clock = tables->clock;
     if (clock == NULL) {
         return execute(units, operations, count, tables, time, step, states, derivatives, indicators, handles, status,
-                       NULL, 0, NULL, 0);
+                       NULL, 0, NULL, 0, reading);
     }
     int64_t calls = clock->calls, begin = COUNTER(), failed;
     clock->runs += 1;
     if (--clock->countdown > 0) {
         failed = execute(units, operations, count, tables, time, step, states, derivatives, indicators, handles,
-                         status, NULL, 0, NULL, 0);
+                         status, NULL, 0, NULL, 0, reading);
         clock->untimed += COUNTER() - begin;
         return failed;
     }
     failed = execute(units, operations, count, tables, time, step, states, derivatives, indicators, handles, status,
-                     clock->run, clock->overhead, &clock->calls, 1);
+                     clock->run, clock->overhead, &clock->calls, 1, reading);
     int64_t end = COUNTER(), others = clock->runs - clock->timed - 1; /* the runs not timed so far */
     double reads = clock->read * (double)(clock->calls - calls + 3), plain = 0;
     int usual = clock->timed > 0 && (clock->usuals == 0 || (end - begin) * clock->usuals <= 2 * clock->usual);
@@ -303,6 +329,14 @@ EXPORT int64_t exchange_run(const Unit *units, const Operation *operations, int6
     return failed;
 }
 
+/* One run of a program, its READ_REALS left out (the master's own runs). */
+EXPORT int64_t exchange_run(const Unit *units, const Operation *operations, int64_t count, const Tables *tables,
+                            double time, double step, const double *states, double *derivatives, double *indicators,
+                            fmi2FMUstate *handles, int *status) {
+    return run_program(units, operations, count, tables, time, step, states, derivatives, indicators, handles, status,
+                       NULL);
+}
+
 /*
  * Fixed steps ``first`` .. ``first + count - 1`` of a run of ``steps`` steps of ``h`` from ``start`` to ``stop``, as
  * the master's loop takes them one by one: step n runs ``program`` (``steps_``: its units, operations, count and
@@ -318,7 +352,10 @@ EXPORT int64_t exchange_run(const Unit *units, const Operation *operations, int6
  * message (``outcome[3]`` -1) (that step run and, for -4, its values read but not written; the count of ``logged``
  * before that program in ``outcome[2]``), else the index of the failed operation of the step's program (its status
  * in *status; that step not completed). ``logged`` counts the messages the FMUs log (the master's logger adds to
- * it).
+ * it). With ``read_count`` -1 the reads are the step program's READ_REALS into ``read_tables`` (``read_units`` and
+ * ``read_operations`` unused), made in the recorded steps only: a step's messages are then those its reads did
+ * not log; a failed read's index in ``outcome[3]`` is that of the step program's operation (for -3 too: the reads
+ * after it were not made).
  */
 EXPORT int64_t exchange_steps(const Unit *step_units, const Operation *step_operations, int64_t step_count,
                               const Tables *step_tables, const Unit *read_units, const Operation *read_operations,
@@ -346,26 +383,34 @@ EXPORT int64_t exchange_steps(const Unit *step_units, const Operation *step_oper
             return k;
         }
         int64_t mark = *logged;
+        Reading reading = {read_tables, logged, -1, 0, 0};
+        Reading *reads = read_count < 0 && recorded ? &reading : NULL;
         int64_t failed = states != NULL
-                             ? exchange_run(step_units, step_operations, step_count, step_tables, t + (t_next - t), 0.0,
-                                            states + k * state_count, NULL, NULL, NULL, status)
-                             : exchange_run(step_units, step_operations, step_count, step_tables, t, t_next - t, NULL,
-                                            NULL, NULL, NULL, status);
+                             ? run_program(step_units, step_operations, step_count, step_tables, t + (t_next - t), 0.0,
+                                           states + k * state_count, NULL, NULL, NULL, status, reads)
+                             : run_program(step_units, step_operations, step_count, step_tables, t, t_next - t, NULL,
+                                           NULL, NULL, NULL, status, reads);
         if (failed >= 0) {
             outcome[1] = failed;
             return k;
         }
-        if (*logged != mark) {
+        if (*logged - mark != reading.messages) {
             outcome[1] = -3;
             outcome[2] = mark;
+            outcome[3] = reading.failed;
             return k;
         }
         if (!recorded) {
             continue;
         }
-        mark = *logged;
-        failed = exchange_run(read_units, read_operations, read_count, read_tables, 0.0, 0.0, NULL, NULL, NULL, NULL,
-                              status);
+        if (read_count < 0) {
+            failed = reading.failed;
+            *status = reading.status;
+        } else {
+            mark = *logged;
+            failed = exchange_run(read_units, read_operations, read_count, read_tables, 0.0, 0.0, NULL, NULL, NULL,
+                                  NULL, status);
+        }
         if (failed >= 0 || *logged != mark) {
             outcome[1] = -4;
             outcome[2] = mark;

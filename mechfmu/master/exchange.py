@@ -35,18 +35,19 @@ if TYPE_CHECKING:
 #: set to "python" for the Python path (the same calls one by one)
 VARIABLE = "MECHFMU_EXCHANGE"
 (GET_REALS, SET_REALS, PASS, SET_TIME, SET_STATES, GET_DERIVATIVES, GET_INDICATORS, DO_STEP, GET_STATE, SET_STATE,
- FREE_STATE, COMPLETED_STEP, STEP_FROM) = range(13)
+ FREE_STATE, COMPLETED_STEP, STEP_FROM, READ_REALS) = range(14)
 #: the FMI function behind each operation that calls one (what a failure names)
 CALLED = {GET_REALS: "reading outputs", SET_REALS: "setting inputs", SET_TIME: "fmi2SetTime",
           SET_STATES: "fmi2SetContinuousStates", GET_DERIVATIVES: "fmi2GetDerivatives",
           GET_INDICATORS: "fmi2GetEventIndicators", GET_STATE: "getFMUstate", SET_STATE: "setFMUstate",
-          FREE_STATE: "freeFMUstate", COMPLETED_STEP: "fmi2CompletedIntegratorStep", STEP_FROM: "step"}
+          FREE_STATE: "freeFMUstate", COMPLETED_STEP: "fmi2CompletedIntegratorStep", STEP_FROM: "step",
+          READ_REALS: "reading outputs"}
 #: the FMI function each operation calls (fmpy's words for a failed one)
 FUNCTION_OF = {GET_REALS: "fmi2GetReal", SET_REALS: "fmi2SetReal", SET_TIME: "fmi2SetTime",
                SET_STATES: "fmi2SetContinuousStates", GET_DERIVATIVES: "fmi2GetDerivatives",
                GET_INDICATORS: "fmi2GetEventIndicators", DO_STEP: "fmi2DoStep", GET_STATE: "fmi2GetFMUstate",
                SET_STATE: "fmi2SetFMUstate", FREE_STATE: "fmi2FreeFMUstate",
-               COMPLETED_STEP: "fmi2CompletedIntegratorStep", STEP_FROM: "fmi2DoStep"}
+               COMPLETED_STEP: "fmi2CompletedIntegratorStep", STEP_FROM: "fmi2DoStep", READ_REALS: "fmi2GetReal"}
 FUNCTIONS = tuple(dict.fromkeys(FUNCTION_OF.values()))  # in the order of exchange.c's Functions
 
 
@@ -125,44 +126,27 @@ def _built() -> Path | None:
     return None
 
 
-def compilable(slave: Slave, *functions: str, names: Sequence[str] = ()) -> bool:
-    """Whether the compiled exchange can call ``slave``: an FMU whose Real calls (and ``functions``) are at hand,
-    and whose variables ``names`` are Reals."""
-    return (isinstance(slave, FmuSlave) and slave.exchange_unit()
-            and all(f in slave._fmu._functions for f in functions)
-            and all(slave.variables[n].type == "Real" for n in names))
+def _array(kind: Any, values: Sequence[Any], item: Any = None) -> Any:
+    """A ctypes array of ``kind`` (at least one, zeroed) holding ``values`` (numbers, or tuples of ``item`` numbers
+    for a structure), copied whole through numpy."""
+    array = (kind * max(1, len(values)))()
+    if values:
+        data = np.ascontiguousarray(values, dtype=item or np.dtype(kind))
+        ctypes.memmove(array, data.ctypes.data, ctypes.sizeof(array))
+    return array
 
 
-def plan_compilable(plan: Sequence[Any]) -> bool:
-    """Whether the compiled exchange can make every read (of Reals) and every write of a transfer ``plan``
-    (``TransferLevel``s)."""
-    return all(all(compilable(slave, names=names) for slave, names in level.gets)
-               and all(compilable(slave) for slave, *_ in level.sets) for level in plan)
-
-
-def add_transfer(program: Program, plan: Sequence[Any]) -> bool:
-    """A transfer ``plan``'s (``TransferLevel``s) reads, passes and writes appended to ``program``; False if it has
-    a slave or a value the compiled exchange cannot take (then the plan runs in Python)."""
-    if not plan_compilable(plan):
-        return False
-    for level in plan:
-        starts = [program.get(slave, names) for slave, names in level.gets]
-        flat = [start + i for start, (_, names) in zip(starts, level.gets) for i in range(len(names))]
-        for slave, names, index, maps in level.sets:
-            program.set(slave, names, program.pass_values([flat[i] for i in index], maps))
-    return True
-
-
-def reader(reads: list[tuple[Slave, list[str]]]) -> Program | None:
-    """A program of one batched read per (slave, names), its values in that order; None where it cannot be
-    compiled."""
-    runner = library()
-    if runner is None or not all(compilable(slave, names=names) for slave, names in reads):
-        return None
-    program = Program(runner)
-    for slave, names in reads:
-        program.get(slave, names)
-    return program
+def _function_key(slave: FmuSlave) -> tuple[int | None, ...]:
+    """The addresses of the FMI functions of ``slave``'s FMU (None where it lacks one), in ``FUNCTIONS``' order: found
+    once per FMU object."""
+    fmu = slave._fmu
+    known: Any = slave.__dict__.get("_function_key")
+    if known is None or known[0] is not fmu:
+        key = tuple(None if f is None else ctypes.cast(f, ctypes.c_void_p).value
+                    for f in map(fmu._functions.get, FUNCTIONS))
+        known = (fmu, key)
+        slave.__dict__["_function_key"] = known
+    return known[1]
 
 
 class Program:
@@ -180,6 +164,14 @@ class Program:
         self._sealed: Any = None
         self.completed = 0  # runs whose every call returned well (each slave's ``calls`` counts them when read)
         self._profiles: tuple[Any, list[dict[str, tuple[int, float]]]] = (None, [])
+
+    def copy(self) -> Program:
+        """A new program of the same calls, not sealed (more may be added)."""
+        other = Program(self.runner)
+        other.slaves, other._unit, other.operations = list(self.slaves), dict(self._unit), list(self.operations)
+        other.refs, other.sources, other.maps = list(self.refs), list(self.sources), list(self.maps)
+        other.size = self.size
+        return other
 
     def unit(self, slave: Slave) -> int:
         if id(slave) not in self._unit:
@@ -222,6 +214,11 @@ class Program:
         ``handles[offset]`` (GET_STATE, SET_STATE, FREE_STATE)."""
         self.operations.append((code, self.unit(slave), count, offset, 0))
 
+    def read(self, slave: Slave, count: int, refs: int, start: int) -> None:
+        """A recorded step's read of ``count`` outputs into another program's values (``exchange_steps``'s reader:
+        its refs from ``refs``, its values from ``start`` on); left out of ``run``. Its calls are the reader's."""
+        self.operations.append((READ_REALS, self.unit(slave), count, refs, start))
+
     def step_from(self, slave: Slave, start: int) -> None:
         """A step of ``slave`` from the time at ``values[start]`` to the run's time (none if that is not later)."""
         self.operations.append((STEP_FROM, self.unit(slave), 0, 0, start))
@@ -234,21 +231,19 @@ class Program:
         shared: dict[tuple[int | None, ...], Functions] = {}  # one table per binary's set of functions
         for unit, slave in zip(units, self.slaves):
             assert isinstance(slave, FmuSlave)  # compilable
-            key = tuple(None if f is None else ctypes.cast(f, ctypes.c_void_p).value
-                        for f in map(slave._fmu._functions.get, FUNCTIONS))
+            key = _function_key(slave)
             unit.component, unit.f = slave._fmu.component, ctypes.pointer(shared.setdefault(key, Functions(*key)))
-        operations = (Operation * max(1, len(self.operations)))(*(Operation(*op) for op in self.operations))
-        arrays = ((ctypes.c_uint32 * max(1, len(self.refs)))(*self.refs),
-                  (ctypes.c_int32 * max(1, len(self.sources)))(*self.sources),
-                  (ctypes.c_double * max(1, len(self.maps)))(*(1.0 if m is None else m[0] for m in self.maps)),
-                  (ctypes.c_double * max(1, len(self.maps)))(*(0.0 if m is None else m[1] for m in self.maps)),
-                  (ctypes.c_ubyte * max(1, len(self.maps)))(*(m is not None for m in self.maps)),
+        operations = _array(Operation, self.operations, np.int32)
+        arrays = (_array(ctypes.c_uint32, self.refs), _array(ctypes.c_int32, self.sources),
+                  _array(ctypes.c_double, [1.0 if m is None else m[0] for m in self.maps]),
+                  _array(ctypes.c_double, [0.0 if m is None else m[1] for m in self.maps]),
+                  _array(ctypes.c_ubyte, [m is not None for m in self.maps]),
                   (ctypes.c_double * max(1, self.size))())
         self._functions = list(shared.values())  # kept alive as long as the units that point at them
         tables = Tables(*(ctypes.cast(a, ctypes.POINTER(a._type_)) for a in arrays))
         counts: dict[int, int] = {}
         for code, unit, *_ in self.operations:
-            if code not in (PASS, STEP_FROM):  # a step from a time is counted where it is made
+            if code not in (PASS, STEP_FROM, READ_REALS):  # counted where they are made
                 counts[unit] = counts.get(unit, 0) + 1
         self._steps_from = [(self.slaves[unit], b) for code, unit, _, _, b in self.operations if code == STEP_FROM]
         for unit, count in counts.items():
@@ -320,7 +315,7 @@ class Program:
             found: list[dict[str, tuple[int, float]]] = [{} for _ in self.slaves]
             for k, (code, unit, *_) in enumerate(self.operations):
                 if code != PASS:
-                    kind, calls = FUNCTION_OF[code], 0 if code == STEP_FROM else self.completed
+                    kind, calls = FUNCTION_OF[code], 0 if code in (STEP_FROM, READ_REALS) else self.completed
                     before = found[unit].get(kind, (0, 0.0))
                     found[unit][kind] = (before[0] + calls, before[1] + (self._ticks[k] * scale if timed else 0.0))
             self._profiles = ((self.completed, runs), found)
@@ -335,7 +330,7 @@ class Program:
         """An error an FMU logged during a program whose calls all returned well: its slave's SlaveError."""
         from mechfmu.master.slaves import SlaveError
         for code, unit, *_ in self.operations:
-            if code == PASS:
+            if code in (PASS, READ_REALS):
                 continue
             slave = self.slaves[unit]
             errors = cast(FmuSlave, slave).errors_logged_since(mark)
@@ -343,13 +338,14 @@ class Program:
                 slave.last_error = errors
                 raise SlaveError(f"{slave.name}: {self._what(code, time, step)} failed: {errors}")
 
-    def _failed(self, index: int, status: int, mark: int, time: float, step: float) -> None:
-        """Operation ``index`` returned ``status``: the calls up to it counted, its slave's error raised."""
+    def _failed(self, index: int, status: int, mark: int, time: float, step: float, counted: bool = False) -> None:
+        """Operation ``index`` returned ``status``: the calls up to it counted (unless ``counted`` already), its
+        slave's error raised."""
         from fmpy.fmi1 import FMICallException
 
         from mechfmu.master.slaves import SlaveError, StepRefused
-        for code, unit, _, _, b in self.operations[:index + 1]:
-            if code != PASS and (code != STEP_FROM or time > self._sealed[2][5][b]):
+        for code, unit, _, _, b in [] if counted else self.operations[:index + 1]:
+            if code not in (PASS, READ_REALS) and (code != STEP_FROM or time > self._sealed[2][5][b]):
                 cast(FmuSlave, self.slaves[unit]).count_call(FUNCTION_OF[code])
         code, unit = self.operations[index][:2]
         slave = self.slaves[unit]

@@ -12,6 +12,10 @@ one after the other. ``fused_order`` picks, among those orders, the one that alw
 (scenario order) that can: along a chain it moves as a wavefront, each FMU's doStep, read and write a few calls
 apart, so its memory is still in the caches (with thousands of FMUs, a sweep over all of them per phase outgrows
 them). A call that fails stops the program there, as a failed call stops the step.
+
+A run in blocks (``mechfmu.master.step_blocks``) reads its recorded rows inside that program (``add_reads``): each
+FMU's outputs right after the last call it gets in the step, which leaves them as the reader after the step would
+find them, while its instance is still in the cache, instead of a second pass over every FMU.
 """
 from __future__ import annotations
 
@@ -19,7 +23,8 @@ import heapq
 from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 
-from mechfmu.master.exchange import DO_STEP, Program, compilable, plan_compilable
+from mechfmu.master.exchange import DO_STEP, GET_REALS, PASS, Program
+from mechfmu.master.exchange_plans import compilable, plan_compilable
 
 if TYPE_CHECKING:
     from mechfmu.master.coupled_system import CoupledSystem, TransferLevel
@@ -101,6 +106,42 @@ def fused_program(system: CoupledSystem, plan: list[TransferLevel]) -> Program |
     if program is not None:
         program.prepare()
     return program
+
+
+def add_reads(program: Program, reader: Program) -> dict[int, int] | None:
+    """``reader``'s reads (one row's) put into ``program`` as READ_REALS, each right after the last call its slave
+    gets there: after it the slave's outputs stay as they are until the next step, so they are the values the
+    reader would read after the program, and its instance is still in the cache. Returns, per READ_REALS, the
+    reader's operation it is; None where a read's slave has no call in ``program`` (the reader then runs apart).
+    Before ``program`` is sealed."""
+    last: dict[int, int] = {}
+    for k, (code, unit, *_) in enumerate(program.operations):
+        if code != PASS:
+            last[unit] = k
+    after: dict[int, list[tuple[int, int, int, int, int]]] = {}
+    for r, (code, unit, count, refs, start) in enumerate(reader.operations):
+        own = program._unit.get(id(reader.slaves[unit]))
+        if code != GET_REALS or own is None or own not in last:
+            return None
+        after.setdefault(last[own], []).append((own, count, refs, start, r))
+    operations, program.operations, read_of = program.operations, [], {}
+    for k, operation in enumerate(operations):
+        program.operations.append(operation)
+        for own, count, refs, start, r in after.get(k, []):
+            read_of[len(program.operations)] = r
+            program.read(program.slaves[own], count, refs, start)
+    return read_of
+
+
+def reading_program(fused: Program, reader: Program) -> tuple[Program, dict[int, int]] | None:
+    """A run's own copy of the ``fused`` program with ``reader``'s reads inside (``add_reads``), ready to run, and
+    its map of reads; None where there is no such program."""
+    program = fused.copy()
+    read_of = add_reads(program, reader)
+    if read_of is None:
+        return None
+    program.prepare()
+    return program, read_of
 
 
 def step_and_transfer(system: CoupledSystem, t: float, h: float, plan: list[TransferLevel]) -> None:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
-from mechfmu.master.exchange import reader
+from mechfmu.master.exchange_plans import reader
 from mechfmu.master.fmu_profile import Profile
 
 if TYPE_CHECKING:

@@ -51,7 +51,7 @@ from mechfmu.master.interrupt import INTERRUPT
 from mechfmu.master.observers import Observer, Recorder
 from mechfmu.master.result import Result, Run, declared_outputs, selector
 from mechfmu.master.slaves import LocalSlave, Slave, SlaveError
-from mechfmu.master.step_blocks import step_blocks
+from mechfmu.master.step_blocks import blocks_program, step_blocks
 from mechfmu.ssp.archive import shown
 from mechfmu.ssp.fmi_version import with_fmi_version
 from mechfmu.ssp.overrides import check_overrides
@@ -252,10 +252,11 @@ def _run(scenario: Scenario, algo: CouplingAlgorithm | None, opts: dict[str, Any
             algo.on_event = lambda t_point: record_point(run, observers, t_point)
             run.read_row()
             bound = factor * max(1.0, max(map(abs, run.row[1:]), default=0.0))
+            prepared = blocks_program(algo, system, run, n_steps)
             for obs in observers:
                 obs.initialized(run)
             end_time, n = t0, 0
-            blocks = step_blocks(algo, system, run, observers, every, t0, h, t_stop, n_steps, bound)
+            blocks = step_blocks(algo, run, observers, every, t0, h, t_stop, n_steps, bound, prepared)
             while n < n_steps:
                 if INTERRUPT.requested:
                     status, message = "interrupted", f"interrupted ({INTERRUPT.name}) at t={measured(end_time)} s"

@@ -25,7 +25,7 @@ import numpy as np
 
 from mechfmu.master import dense_points, exchange
 from mechfmu.master.fmu_slave import LOGGED
-from mechfmu.master.fused_step import fused_program
+from mechfmu.master.fused_step import fused_program, reading_program
 
 if TYPE_CHECKING:
     from mechfmu.master.algorithms.base import CouplingAlgorithm
@@ -35,6 +35,8 @@ if TYPE_CHECKING:
 
 #: the wall time a block aims at [s], and the most values (rows times columns) its rows hold
 SECONDS, VALUES = 0.02, 1 << 19
+#: whether a Jacobi block's reads go inside its step program (``fused_step.add_reads``); [False]: the reader apart
+READS_INSIDE = [True]
 #: ``exchange_steps``'s reasons to end a block early
 DIVERGED, LOGGED_IN_STEP, READ_STOPPED = -2, -3, -4
 
@@ -43,10 +45,13 @@ class StepBlocks:
     """``advance`` takes steps n, n + 1, ... of a run as blocks; made by ``step_blocks`` where it can."""
 
     def __init__(self, algo: CouplingAlgorithm, program: Any, run: Run, observers: list[Observer], every: int,
-                 t0: float, h: float, t_stop: float, n_steps: int, bound: float) -> None:
+                 t0: float, h: float, t_stop: float, n_steps: int, bound: float,
+                 read_of: dict[int, int] | None = None) -> None:
         self.algo, self.program, self.run, self.observers = algo, program, run, observers
         assert run._reader is not None  # step_blocks makes one only with a compiled reader
         self.reader: Any = run._reader
+        #: with the reader's reads inside ``program`` (``fused_step.add_reads``): per read there, the reader's one
+        self.read_of = read_of
         self.every, self.t0, self.h, self.t_stop, self.n_steps, self.bound = every, t0, h, t_stop, n_steps, bound
         self.width = self.reader.size
         self.most = max(1, VALUES // (1 + self.width))  # rows a block holds
@@ -71,8 +76,9 @@ class StepBlocks:
             self.rows = np.empty((self.size, 1 + self.width))
         states, state_count = self._states()
         started = time.perf_counter()
+        reads = self.reader._head if self.read_of is None else (None, None, -1, self.reader._head[3])
         done = self.program.runner.exchange_steps(
-            *self.program._head, *self.reader._head, self.t0, self.h, self.t_stop, n, count, self.n_steps, self.every,
+            *self.program._head, *reads, self.t0, self.h, self.t_stop, n, count, self.n_steps, self.every,
             self.bound, self.rows.ctypes.data, len(self.rows), self.width, states, state_count,
             ctypes.addressof(LOGGED), self.outcome, self.status)
         elapsed = time.perf_counter() - started
@@ -83,6 +89,9 @@ class StepBlocks:
             self._completed(n + done - 1, done - 1)
         recorded, why, mark, read_failed = self.outcome
         self.reader.completed += recorded
+        if self.read_of is not None and self._recorded(n + done) and (why >= 0 or (
+                why in (LOGGED_IN_STEP, READ_STOPPED) and read_failed >= 0)):  # reads not part of the step's row
+            self._reads_made(why if why >= 0 else read_failed + 1)
         run = self.run
         if done:
             run.step_index, run.time = n + done, self.t_next(n + done - 1)
@@ -103,6 +112,16 @@ class StepBlocks:
     def ready(self, n: int) -> bool:
         """Whether a block can start at step ``n`` (else the master takes that step itself)."""
         return True
+
+    def _recorded(self, n: int) -> bool:
+        return not ((n + 1) % self.every and n + 1 < self.n_steps)
+
+    def _reads_made(self, before: int | None) -> None:
+        """The calls of the reads inside the program before its operation ``before`` (None: every one) in a step
+        the block left: made, and not part of a completed row (each slave counts them)."""
+        for k, r in self.read_of.items() if self.read_of is not None else ():
+            if before is None or k < before:
+                self.reader.slaves[self.reader.operations[r][1]].count_call("fmi2GetReal")
 
     def _count(self, n: int) -> int:
         """How many steps the block from step ``n`` takes: ``size`` recorded rows' worth (the block ends early at a
@@ -157,9 +176,11 @@ class StepBlocks:
         self._completed(n, self.outcome_step)
         self.algo.counters["steps"] += 1
         self.run.step_index, self.run.time = n + 1, t_next
-        if why == LOGGED_IN_STEP:
-            return "" if (n + 1) % self.every and n + 1 < self.n_steps else "read"
+        if why == LOGGED_IN_STEP and (self.read_of is None or read_failed >= 0 or not self._recorded(n)):
+            return "read" if self._recorded(n) else ""
         if read_failed >= 0:
+            if self.read_of is not None:  # the reads made counted by advance
+                self.reader._failed(self.read_of[read_failed], self.status.value, mark, 0.0, 0.0, counted=True)
             self.reader._failed(read_failed, self.status.value, mark, 0.0, 0.0)
         self.reader.completed += 1
         self.reader._logged_errors(mark, 0.0, 0.0)
@@ -226,21 +247,36 @@ class PointBlocks(StepBlocks):
         algo._evaluated = (end, self.points[k].tobytes())
 
 
-def step_blocks(algo: CouplingAlgorithm, system: CoupledSystem, run: Run, observers: list[Observer], every: int,
-                t0: float, h: float, t_stop: float, n_steps: int, bound: float) -> StepBlocks | None:
-    """The run's steps in blocks where they can be (the module's docstring says where), else None."""
+#: what a run's blocks would run: their class, the program of a step, and the map of the reads inside it or None
+Prepared = tuple[type["StepBlocks"], Any, "dict[int, int] | None"]
+
+
+def blocks_program(algo: CouplingAlgorithm, system: CoupledSystem, run: Run, n_steps: int) -> Prepared | None:
+    """What the run's blocks would run (made in its set-up, before the observers are told it is initialized): for
+    Jacobi the fused step with the reader's reads inside (``fused_step.reading_program``); None where the run
+    cannot take its steps in blocks whatever its observers."""
     from mechfmu.master.algorithms.fixed_step import Jacobi
     from mechfmu.master.algorithms.monolithic import Monolithic
     if (type(algo) not in (Jacobi, Monolithic) or algo.controller is not None or algo.locator is not None
             or algo.audit is not None or algo.config["substeps"] != 1 or run._reader is None
-            or run._extra is not None or not all(obs.takes_rows() for obs in observers)
-            or exchange.library() is None or n_steps < 2):
+            or run._extra is not None or exchange.library() is None or n_steps < 2):
         return None
     if isinstance(algo, Monolithic):
         if algo.compiled is None or algo.forces is not None or "accept" not in algo.compiled:
             return None
-        return PointBlocks(algo, algo.compiled["accept"], run, observers, every, t0, h, t_stop, n_steps, bound)
+        return PointBlocks, algo.compiled["accept"], None
     program = fused_program(system, cast(Jacobi, algo)._plan(system))
     if program is None or program._steps_from:
         return None
-    return StepBlocks(algo, program, run, observers, every, t0, h, t_stop, n_steps, bound)
+    program, read_of = (reading_program(program, run._reader) if READS_INSIDE[0] else None) or (program, None)
+    return StepBlocks, program, read_of
+
+
+def step_blocks(algo: CouplingAlgorithm, run: Run, observers: list[Observer], every: int, t0: float, h: float,
+                t_stop: float, n_steps: int, bound: float, prepared: Prepared | None) -> StepBlocks | None:
+    """The run's steps in blocks where they can be (the module's docstring says where; ``prepared``: its
+    ``blocks_program``), else None."""
+    if prepared is None or not all(obs.takes_rows() for obs in observers):
+        return None
+    kind, program, read_of = prepared
+    return kind(algo, program, run, observers, every, t0, h, t_stop, n_steps, bound, read_of)

@@ -13,10 +13,9 @@ from mechfmu.master.exchange import (
     SET_STATES,
     SET_TIME,
     Program,
-    add_transfer,
-    compilable,
     library,
 )
+from mechfmu.master.exchange_plans import add_transfer, compilable
 from mechfmu.master.fmu_model_exchange import ModelExchangeView
 
 
