@@ -128,11 +128,12 @@ def _built() -> Path | None:
 
 def _array(kind: Any, values: Sequence[Any], item: Any = None) -> Any:
     """A ctypes array of ``kind`` (at least one, zeroed) holding ``values`` (numbers, or tuples of ``item`` numbers
-    for a structure), copied whole through numpy."""
-    array = (kind * max(1, len(values)))()
-    if values:
-        data = np.ascontiguousarray(values, dtype=item or np.dtype(kind))
-        ctypes.memmove(array, data.ctypes.data, ctypes.sizeof(array))
+    for a structure); a long one copied whole through numpy (ctypes takes its items one by one)."""
+    if len(values) < 256:
+        return (kind * max(1, len(values)))(*(kind(*v) for v in values) if item is not None else values)
+    array = (kind * len(values))()
+    data = np.ascontiguousarray(values, dtype=item or np.dtype(kind))
+    ctypes.memmove(array, data.ctypes.data, ctypes.sizeof(array))
     return array
 
 
