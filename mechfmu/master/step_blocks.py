@@ -2,16 +2,17 @@
 its integrator's steps, run by the compiled exchange (``exchange_steps`` in ``mechfmu/master/exchange.c``), many
 steps a call, the recorded rows handed to the observers a block at a time.
 
-Each step is the one ``simulate``'s loop takes: Jacobi's fused step-and-transfer program at t = t0 + n·h over
-t_next − t (the last step ending at the stop), or the monolithic master's accepted point (``PointBlocks``); then,
-at a recorded point, the compiled reader's read and the divergence check (every value finite and within the
-bound). The same calls with the same arguments in the same order, so the same values, bit for bit; what changes is
-that Python runs once per block, not once per step. It is taken where nothing else happens in a step: no
-substeps, event location, energy audit or step control (the monolithic master: no constraint forces), every slave
-an FMU the compiled exchange calls, no extra columns, and every observer taking blocks of rows
-(``Observer.takes_rows``). A block is as long as about ``SECONDS`` of steps (Ctrl-C is answered between blocks) and
-holds at most ``VALUES`` values. A step that fails, a row beyond the bound and a message an FMU logged end a block
-where they happen; the master goes on from there as it does step by step.
+Each step is the one ``simulate``'s loop takes: Jacobi's fused step-and-transfer program at t = t0 + n·h over t_next
+− t (the last step ending at the stop), or the monolithic master's accepted point (``PointBlocks``); then, at a
+recorded point, the compiled reader's read and the divergence check (every value finite and within the bound).
+Jacobi's reads are made inside its step's program (``fused_step.add_reads``: each FMU's right after its last call
+there, where its outputs are already those of the step's end). The same calls with the same arguments, so the same
+values, bit for bit; what changes is that Python runs once per block, not once per step. It is taken where nothing
+else happens in a step: no substeps, event location, energy audit or step control (the monolithic master: no
+constraint forces), every slave an FMU the compiled exchange calls, no extra columns, and every observer taking
+blocks of rows (``Observer.takes_rows``). A block is as long as about ``SECONDS`` of steps (Ctrl-C is answered
+between blocks) and holds at most ``VALUES`` values. A step that fails, a row beyond the bound and a message an FMU
+logged end a block where they happen; the master goes on from there as it does step by step.
 """
 from __future__ import annotations
 
@@ -178,9 +179,9 @@ class StepBlocks:
         self.run.step_index, self.run.time = n + 1, t_next
         if why == LOGGED_IN_STEP and (self.read_of is None or read_failed >= 0 or not self._recorded(n)):
             return "read" if self._recorded(n) else ""
-        if read_failed >= 0:
-            if self.read_of is not None:  # the reads made counted by advance
-                self.reader._failed(self.read_of[read_failed], self.status.value, mark, 0.0, 0.0, counted=True)
+        if read_failed >= 0 and self.read_of is not None:  # a read inside the program: its calls counted by advance
+            self.reader._failed(self.read_of[read_failed], self.status.value, mark, 0.0, 0.0, counted=True)
+        elif read_failed >= 0:
             self.reader._failed(read_failed, self.status.value, mark, 0.0, 0.0)
         self.reader.completed += 1
         self.reader._logged_errors(mark, 0.0, 0.0)
