@@ -21,6 +21,8 @@ from typing import Any
 from .base import Component, ComponentError, coerce
 from .native_library import DISCARD, ERROR, WARNING, _State, _Values, library, state_slots
 
+_exchange_functions: list[dict[str, Any] | None] = []  # NativeComponent.exchange_functions, found once
+
 
 class _Saved:
     """An FMU state of a native instance (freed with it), a value: equal to another of the same serialization, and
@@ -154,6 +156,40 @@ class NativeComponent(Component, metaclass=NativeLaw):
             refusal.logged = errors[-1] if errors else ""  # type: ignore[attr-defined]  # the native FMU's words
             raise refusal
         return status
+
+    def judge(self, status: int) -> int:
+        """After a call a master made on the instance itself (``instance``, through ``exchange_functions``) that
+        returned ``status``: as ``_checked`` judges one of this object's calls (its log taken, its warnings kept, an
+        error raised as ComponentError in the runtime's words)."""
+        return self._checked(status)
+
+    def pending_warnings(self) -> list[str]:
+        """The warnings logged so far and not yet taken by ``step_warnings``."""
+        return list(self._warnings)
+
+    @property
+    def instance(self) -> ctypes.c_void_p | None:
+        """The instance in the host library (a Runtime pointer)."""
+        return self._instance
+
+    @staticmethod
+    def exchange_functions() -> dict[str, Any] | None:
+        """The host library's calls of an instance with the FMI 2.0 functions' signatures, by FMI 2.0 name (what a
+        master's compiled exchange calls an FMU with), each the call this class makes, returning an error where it
+        logged one (as an FMI function does); None for a host library built without them."""
+        if _exchange_functions:
+            return _exchange_functions[0]
+        lib = library()
+        names = {"fmi2GetReal": "host_get_real", "fmi2SetReal": "host_set_real", "fmi2DoStep": "host_do_step",
+                 "fmi2SetTime": "host_set_time", "fmi2SetContinuousStates": "host_set_continuous_states",
+                 "fmi2GetDerivatives": "host_get_derivatives", "fmi2GetEventIndicators": "host_get_event_indicators",
+                 "fmi2CompletedIntegratorStep": "host_completed_integrator_step"}
+        try:
+            found: dict[str, Any] | None = {fmi: getattr(lib, name) for fmi, name in names.items()}
+        except AttributeError:
+            found = None
+        _exchange_functions.append(found)
+        return found
 
     # --- the Component calls ----------------------------------------------------------------------------------
     def set(self, name: str, value: Any) -> None:

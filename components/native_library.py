@@ -68,7 +68,7 @@ def library() -> ctypes.CDLL:
                 ("runtime_free_state", None, [p, p]),
                 ("runtime_serialize", i, [p, p, ctypes.POINTER(ctypes.POINTER(ctypes.c_char)), ctypes.POINTER(u)]),
                 ("runtime_deserialize", i, [p, ctypes.c_char_p, u, ctypes.POINTER(p)]),
-                ("host_release", None, [p])):
+                ("host_release", None, [p]), ("host_count_messages", None, [p])):
             function = getattr(lib, name)
             function.restype, function.argtypes = result, arguments
         _library = lib

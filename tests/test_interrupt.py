@@ -94,7 +94,11 @@ def test_sigterm_and_sighup_keep_the_results_as_ctrl_c_does(fmus, tmp_path, name
 
 def interrupt_at_point(monkeypatch, point: int) -> list[int]:
     """Send SIGINT to this process at the ``point``-th recorded point of any run (the run's or a companion's, in
-    the order they are computed); the count so far is returned (a list, updated)."""
+    the order they are computed); the count so far is returned (a list, updated). The runs go call by call through
+    Python (``MECHFMU_EXCHANGE=python``), so every point passes ``record_point`` (in the compiled exchange's blocks a
+    request is answered between blocks, as in the runs of the processes above)."""
+    from mechfmu.master.exchange import VARIABLE
+    monkeypatch.setenv(VARIABLE, "python")
     import os
 
     from mechfmu.master import simulate as simulate_module

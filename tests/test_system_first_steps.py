@@ -70,6 +70,7 @@ def test_ctrl_c_in_a_script_raises_keyboard_interrupt_with_the_result_kept(monke
     """A loop of three runs stops at the first Ctrl-C (sent at the run's 10th step): KeyboardInterrupt, its
     ``result`` the run's rows up to there, t_n = n·h; no later run starts."""
     from mechfmu.master import simulate as simulate_module
+    from mechfmu.master.exchange import VARIABLE
     count, record = [0], simulate_module.record_point
 
     def record_point(run, observers, t):
@@ -78,6 +79,7 @@ def test_ctrl_c_in_a_script_raises_keyboard_interrupt_with_the_result_kept(monke
             os.kill(os.getpid(), signal.SIGINT)
         record(run, observers, t)
     monkeypatch.setattr(simulate_module, "record_point", record_point)
+    monkeypatch.setenv(VARIABLE, "python")  # call by call: every point passes record_point
     s = falling_mass()
     finished = []
     try:

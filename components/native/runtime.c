@@ -1533,12 +1533,22 @@ RuntimeStatus runtime_deserialize(Runtime *s, const char *bytes, size_t size, vo
 typedef struct {
     char *text;
     size_t used, size;
+    RuntimeStatus worst; /* the worst status logged since the last call through an FMI signature (as_fmi) */
 } HostLog;
+
+/* Where every instance's messages are counted (NULL: not counted): the master's count of logged messages, which its
+ * compiled exchange reads to stop where a message was logged. Set once, before any instance logs. */
+static int64_t *host_messages;
+
+HOST_API void host_count_messages(int64_t *counter) { __atomic_store_n(&host_messages, counter, __ATOMIC_RELEASE); }
 
 static void host_logger(void *environment, const char *name, RuntimeStatus status, const char *category,
                         const char *text) {
     (void)name, (void)category;
     HostLog *log = environment;
+    int64_t *counted = __atomic_load_n(&host_messages, __ATOMIC_ACQUIRE);
+    if (counted) __atomic_add_fetch(counted, 1, __ATOMIC_RELAXED);
+    if (status > log->worst) log->worst = status;
     size_t length = strlen(text) + 3;
     if (log->used + length + 1 > log->size) {
         size_t size = 2 * (log->used + length + 1);
@@ -1585,6 +1595,74 @@ HOST_API int host_initialized(Runtime *s) { return inst(s)->initialized; }
 HOST_API void host_changed(Runtime *s) { s->base.cached = 0; }
 /* Memory the runtime handed out (a serialized state). */
 HOST_API void host_release(void *memory) { free(memory); }
+
+/* The calls of the master's compiled exchange (mechfmu/master/exchange.c), with the FMI 2.0 functions' signatures:
+ * each makes the call the Python component makes (native_component.py) and returns what an FMI function returns
+ * for it (as_fmi): the runtime logs a refusal and returns with the instance as it was, so a call that logged an
+ * error returns RUNTIME_ERROR (one that logged a warning RUNTIME_WARNING), and the exchange stops at it as the
+ * Python component raises there; its messages are taken from the log afterwards. */
+static void entered(Runtime *s) { ((HostLog *)s->logger.environment)->worst = RUNTIME_OK; }
+
+static RuntimeStatus as_fmi(Runtime *s, RuntimeStatus status) {
+    HostLog *log = s->logger.environment;
+    const RuntimeStatus worst = log->worst;
+    log->worst = RUNTIME_OK;
+    if (status >= RUNTIME_DISCARD || worst >= RUNTIME_ERROR) return status > worst ? status : worst;
+    return worst == RUNTIME_WARNING ? RUNTIME_WARNING : status;
+}
+
+HOST_API RuntimeStatus host_get_real(Runtime *s, const RuntimeReference vr[], size_t nvr, double values[]) {
+    entered(s);
+    return as_fmi(s, runtime_get_real(s, vr, nvr, values));
+}
+
+HOST_API RuntimeStatus host_set_real(Runtime *s, const RuntimeReference vr[], size_t nvr, const double values[]) {
+    entered(s);
+    return as_fmi(s, runtime_set_real(s, vr, nvr, values));
+}
+
+HOST_API RuntimeStatus host_do_step(Runtime *s, double t, double h, int no_set_prior_state) {
+    (void)no_set_prior_state;
+    entered(s);
+    return as_fmi(s, runtime_do_step(s, t, h));
+}
+
+HOST_API RuntimeStatus host_set_time(Runtime *s, double t) {
+    double none = 0.0;
+    entered(s);
+    return as_fmi(s, runtime_model_exchange(s, "me_set_time", "fmi2SetTime", &t, 1, &none, 0));
+}
+
+HOST_API RuntimeStatus host_set_continuous_states(Runtime *s, const double x[], size_t nx) {
+    double none = 0.0;
+    entered(s);
+    return as_fmi(s, runtime_model_exchange(s, "me_set_states", "fmi2SetContinuousStates", nx ? x : &none, nx, &none,
+                                            0));
+}
+
+HOST_API RuntimeStatus host_get_derivatives(Runtime *s, double dx[], size_t nx) {
+    double none = 0.0;
+    entered(s);
+    return as_fmi(s, runtime_model_exchange(s, "me_derivatives", "fmi2GetDerivatives", &none, 0, nx ? dx : &none, nx));
+}
+
+HOST_API RuntimeStatus host_get_event_indicators(Runtime *s, double z[], size_t nz) {
+    double none = 0.0;
+    entered(s);
+    return as_fmi(s, runtime_model_exchange(s, "me_indicators", "fmi2GetEventIndicators", &none, 0, nz ? z : &none,
+                                            nz));
+}
+
+HOST_API RuntimeStatus host_completed_integrator_step(Runtime *s, int no_set_prior_state, int *enter_event_mode,
+                                                      int *terminate) {
+    (void)no_set_prior_state;
+    double none = 0.0;
+    if (enter_event_mode) *enter_event_mode = 0;
+    if (terminate) *terminate = 0;
+    entered(s);
+    return as_fmi(s, runtime_model_exchange(s, "me_completed_step", "fmi2CompletedIntegratorStep", &none, 0, &none,
+                                            0));
+}
 
 /* The folder relative file names are found in (a path, not a URI; NULL or "": the current directory). */
 HOST_API int host_set_resources(Runtime *s, const char *folder) {

@@ -26,6 +26,7 @@ from mechfmu import __version__
 from mechfmu.components import fmi
 from mechfmu.components.start_values import start_values_text
 from mechfmu.master.csv_text import csv_row
+from mechfmu.master.exchange import through_python
 from mechfmu.master.observers import Observer
 from mechfmu.master.result import Run
 from mechfmu.master.result_files import csv_header
@@ -104,7 +105,8 @@ def export_crosscheck(path: str | Path, directory: str | Path) -> list[Path]:
     total = round((scenario.stop_time - scenario.start_time) / scenario.step_size)
     n_steps = min(total, int(LIMIT / (widest * 25)) - 2)  # 25 characters per value at most (repr, comma)
     stop = scenario.start_time + n_steps * scenario.step_size
-    result = simulate(scenario, stop=stop, local=True, observers=[Probing()])
+    with through_python():  # every step through the probes' do_step
+        result = simulate(scenario, stop=stop, local=True, observers=[Probing()])
     if not result.ok:
         raise RuntimeError(f"{scenario.name}: {result.message}")
     root = Path(directory) / "fmus" / "2.0" / "cs" / "linux64" / "mechfmu" / __version__

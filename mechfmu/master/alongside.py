@@ -109,8 +109,9 @@ def start_beside(instantiate: Callable[[], dict[str, Any]], pool: InstancePool,
                  work: Callable[[threading.Event, InstancePool], Any]) -> Alongside | None:
     """``work(stop, instances)`` beside the run, its instances made here first, and the run's into ``pool``: no FMU is
     loaded while the thread lives (fmpy changes the process's working directory while it loads one, which would
-    move the other thread's relative paths). None, the companion left to go after the run, where making them
-    fails (the run names the error)."""
+    move the other thread's relative paths); an in-process run's components, which load no FMU, are made where
+    they run (``instantiate`` makes none). None, the companion left to go after the run, where making them fails
+    (the run names the error)."""
     instances = InstancePool(makes=False)
     try:
         for target in (pool, instances):

@@ -82,7 +82,7 @@ class StateRows(Observer):
         self.columns = (np.array([0, *(recorded[n] for n in self.names)], dtype=np.intp)
                         if all(n in recorded for n in self.names) else None)
         self.outputs = outputs_at(run, None if self.columns is None else self.columns[1:])
-        self.block, self.filled = np.zeros((ROWS_HELD, 1 + len(self.names))), 0
+        self.block, self.filled = np.empty((ROWS_HELD, 1 + len(self.names))), 0
 
     def step_completed(self, run: Run) -> None:
         row = self.block[self.filled]
@@ -181,8 +181,8 @@ class Comparison(Observer):
         self.whole = self.outputs is not None and run.outputs is not None
         width = len(run.outputs) if self.whole and run.outputs is not None else n
         #: the rows not yet compared and folded into the scales (at most ``HELD_VALUES`` values), and their times
-        self.block, self.filled = np.zeros((max(1, min(ROWS_HELD, HELD_VALUES // max(1, width))), width)), 0
-        self.times = np.zeros(len(self.block))
+        self.block, self.filled = np.empty((max(1, min(ROWS_HELD, HELD_VALUES // max(1, width))), width)), 0
+        self.times = np.empty(len(self.block))
         self.usable = self.companion is not None and self.names == self.companion.names
         self.file = (open(self.companion.path, "rb")  # noqa: SIM115 - closed in close()
                      if self.companion is not None else None)

@@ -35,6 +35,7 @@ import numpy as np
 from mechfmu.components.ports import CONSTRAINT_EQUATION, LAMBDA, LOCKED, VELOCITY_LEVEL, VELOCITY_RESIDUAL
 from mechfmu.master.coupled_system import CoupledSystem
 from mechfmu.master.exchange import GET_DERIVATIVES, SET_STATE, Program
+from mechfmu.master.exchange_plans import compilable
 from mechfmu.master.jacobian import SystemJacobian
 from mechfmu.master.slaves import Slave
 
@@ -56,6 +57,12 @@ def time_dependent(slave: Slave) -> str:
         if name in slave.variables and _text(slave.get([name])[0]):
             return name
     return ""
+
+
+def clocked(components: list[Any]) -> list[Any]:
+    """Those of ``components`` whose time the master keeps for them (an FMU's Model Exchange view, a constraint's
+    view); an in-process component's time is its instance's own, set by the calls that put it at a point."""
+    return [c for c in components if not isinstance(getattr(type(c), "time", None), property)]
 
 
 class AlgebraicView:
@@ -201,6 +208,12 @@ class ConstraintForces:
             if t > t0:
                 slave.do_step(t0, t - t0)
 
+    def compilable(self) -> bool:
+        """Whether the compiled exchange can make an evaluation's calls (``compile``): every constraint's reads and
+        writes, and the timed ones' states restored and steps."""
+        return (all(compilable(slave) for slave in self.slaves)
+                and all(compilable(slave, "fmi2SetFMUstate", "fmi2DoStep") for slave in self.timed))
+
     def compile(self, runner: Any, add_put: Callable[[Program], bool], stated: list[tuple[Any, slice]]) -> None:
         """The compiled programs of an evaluation (``mechfmu.master.exchange``): the timed constraints restored and
         stepped to the run's time, the forces λ set from the program's first values, the components put at (t, x)
@@ -218,8 +231,8 @@ class ConstraintForces:
             add_put(program)
             self.residuals_at = np.array([program.get(slave, [VELOCITY_RESIDUAL, CONSTRAINT_EQUATION])
                                           for slave in self.slaves])[:, None] + np.arange(2)
-        for component, part in stated:
-            self.programs["settle"].call(GET_DERIVATIVES, component.slave, part.stop - part.start, part.start)
+        for slave, part in stated:
+            self.programs["settle"].call(GET_DERIVATIVES, slave, part.stop - part.start, part.start)
         self.values = {name: np.ctypeslib.as_array(program.values) for name, program in self.programs.items()}
 
     def evaluate(self, t: float, x: np.ndarray, lambdas: np.ndarray, place: Callable[[float, np.ndarray], None],
@@ -234,7 +247,7 @@ class ConstraintForces:
                 values[self.start_at] = self.saved(t)[0]
             rates = np.empty(self.size) if settle else None
             program.run(t, states=np.ascontiguousarray(x, dtype=float), derivatives=rates, handles=self.handles)
-            for component in self.components:
+            for component in clocked(self.components):
                 component.time = t
             if rates is not None:
                 self.rates = rates

@@ -18,37 +18,44 @@ import ctypes
 import os
 import shutil
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from mechfmu.components.number_text import measured, number
 from mechfmu.master import exchange_clock
+from mechfmu.master.exchange_codes import (  # noqa: F401 - the codes are this module's too
+    ALL_COUNTED,
+    CALLED,
+    COMPLETED_STEP,
+    DO_STEP,
+    FREE_STATE,
+    FUNCTION_OF,
+    FUNCTIONS,
+    GET_DERIVATIVES,
+    GET_INDICATORS,
+    GET_REALS,
+    GET_STATE,
+    PASS,
+    READ_REALS,
+    SET_REALS,
+    SET_STATE,
+    SET_STATES,
+    SET_TIME,
+    STEP_FROM,
+)
+from mechfmu.master.exchange_errors import failed, logged_errors
 from mechfmu.master.fmu_profile import TIMING
-from mechfmu.master.fmu_slave import FmuSlave, _logged
+from mechfmu.master.fmu_slave import LOGGED, FmuSlave
 
 if TYPE_CHECKING:
     from mechfmu.master.slaves import Slave
 
 #: set to "python" for the Python path (the same calls one by one)
 VARIABLE = "MECHFMU_EXCHANGE"
-(GET_REALS, SET_REALS, PASS, SET_TIME, SET_STATES, GET_DERIVATIVES, GET_INDICATORS, DO_STEP, GET_STATE, SET_STATE,
- FREE_STATE, COMPLETED_STEP, STEP_FROM, READ_REALS) = range(14)
-#: the FMI function behind each operation that calls one (what a failure names)
-CALLED = {GET_REALS: "reading outputs", SET_REALS: "setting inputs", SET_TIME: "fmi2SetTime",
-          SET_STATES: "fmi2SetContinuousStates", GET_DERIVATIVES: "fmi2GetDerivatives",
-          GET_INDICATORS: "fmi2GetEventIndicators", GET_STATE: "getFMUstate", SET_STATE: "setFMUstate",
-          FREE_STATE: "freeFMUstate", COMPLETED_STEP: "fmi2CompletedIntegratorStep", STEP_FROM: "step",
-          READ_REALS: "reading outputs"}
-#: the FMI function each operation calls (fmpy's words for a failed one)
-FUNCTION_OF = {GET_REALS: "fmi2GetReal", SET_REALS: "fmi2SetReal", SET_TIME: "fmi2SetTime",
-               SET_STATES: "fmi2SetContinuousStates", GET_DERIVATIVES: "fmi2GetDerivatives",
-               GET_INDICATORS: "fmi2GetEventIndicators", DO_STEP: "fmi2DoStep", GET_STATE: "fmi2GetFMUstate",
-               SET_STATE: "fmi2SetFMUstate", FREE_STATE: "fmi2FreeFMUstate",
-               COMPLETED_STEP: "fmi2CompletedIntegratorStep", STEP_FROM: "fmi2DoStep", READ_REALS: "fmi2GetReal"}
-FUNCTIONS = tuple(dict.fromkeys(FUNCTION_OF.values()))  # in the order of exchange.c's Functions
 
 
 class Functions(ctypes.Structure):
@@ -72,11 +79,25 @@ class Tables(ctypes.Structure):
 
 
 _library: list[Any] = []  # the loaded library (None: not available), once per process
+_python = threading.local()  # ``through_python``'s flag, per thread
+
+
+@contextmanager
+def through_python() -> Iterator[None]:
+    """The runs this thread makes inside the block call every FMU and component through Python, one call at a time
+    (as with ``MECHFMU_EXCHANGE=python``): where a caller watches a slave's own calls (``do_step`` wrapped)."""
+    before = getattr(_python, "on", False)
+    _python.on = True
+    try:
+        yield
+    finally:
+        _python.on = before
 
 
 def library() -> Any:
-    """The compiled exchange (ctypes), or None: ``MECHFMU_EXCHANGE=python``, or no C compiler to build it."""
-    if os.environ.get(VARIABLE, "") == "python":
+    """The compiled exchange (ctypes), or None: ``MECHFMU_EXCHANGE=python``, inside ``through_python``, or no C
+    compiler to build it."""
+    if os.environ.get(VARIABLE, "") == "python" or getattr(_python, "on", False):
         return None
     if not _library:
         path = _built()
@@ -137,15 +158,16 @@ def _array(kind: Any, values: Sequence[Any], item: Any = None) -> Any:
     return array
 
 
-def _function_key(slave: FmuSlave) -> tuple[int | None, ...]:
-    """The addresses of the FMI functions of ``slave``'s FMU (None where it lacks one), in ``FUNCTIONS``' order: found
-    once per FMU object."""
-    fmu = slave._fmu
+def _function_key(slave: Slave) -> tuple[int | None, ...]:
+    """The addresses of the functions ``slave`` is called with (``Slave.exchange_functions``; None where it lacks
+    one), in ``FUNCTIONS``' order: found once per set of functions."""
+    functions = slave.exchange_functions()
+    assert functions is not None  # compilable
     known: Any = slave.__dict__.get("_function_key")
-    if known is None or known[0] is not fmu:
+    if known is None or known[0] is not functions:
         key = tuple(None if f is None else ctypes.cast(f, ctypes.c_void_p).value
-                    for f in map(fmu._functions.get, FUNCTIONS))
-        known = (fmu, key)
+                    for f in map(functions.get, FUNCTIONS))
+        known = (functions, key)
         slave.__dict__["_function_key"] = known
     return known[1]
 
@@ -231,9 +253,9 @@ class Program:
         units = (Unit * max(1, len(self.slaves)))()
         shared: dict[tuple[int | None, ...], Functions] = {}  # one table per binary's set of functions
         for unit, slave in zip(units, self.slaves):
-            assert isinstance(slave, FmuSlave)  # compilable
             key = _function_key(slave)
-            unit.component, unit.f = slave._fmu.component, ctypes.pointer(shared.setdefault(key, Functions(*key)))
+            unit.component = slave.exchange_component()
+            unit.f = ctypes.pointer(shared.setdefault(key, Functions(*key)))
         operations = _array(Operation, self.operations, np.int32)
         arrays = (_array(ctypes.c_uint32, self.refs), _array(ctypes.c_int32, self.sources),
                   _array(ctypes.c_double, [1.0 if m is None else m[0] for m in self.maps]),
@@ -243,8 +265,9 @@ class Program:
         self._functions = list(shared.values())  # kept alive as long as the units that point at them
         tables = Tables(*(ctypes.cast(a, ctypes.POINTER(a._type_)) for a in arrays))
         counts: dict[int, int] = {}
+        counted = [getattr(slave, "counted_codes", ALL_COUNTED) for slave in self.slaves]
         for code, unit, *_ in self.operations:
-            if code not in (PASS, STEP_FROM, READ_REALS):  # counted where they are made
+            if code in counted[unit]:  # a step from a time and the reads inside: counted where they are made
                 counts[unit] = counts.get(unit, 0) + 1
         self._steps_from = [(self.slaves[unit], b) for code, unit, _, _, b in self.operations if code == STEP_FROM]
         for unit, count in counts.items():
@@ -280,7 +303,7 @@ class Program:
         calls do."""
         if self._sealed is None:
             self._ready()
-        mark = _logged[0]
+        mark = LOGGED.value
         failed = self.runner.exchange_run(
             *self._head, time, step, None if states is None else states.ctypes.data,
             None if derivatives is None else derivatives.ctypes.data,
@@ -290,7 +313,7 @@ class Program:
             for slave, start in self._steps_from:
                 if time > self._sealed[2][5][start]:
                     cast(FmuSlave, slave).count_call("fmi2DoStep")
-            if _logged[0] != mark:
+            if LOGGED.value != mark:
                 self._logged_errors(mark, time, step)
             return
         self._failed(int(failed), self._status.value, mark, time, step)
@@ -322,36 +345,11 @@ class Program:
             self._profiles = ((self.completed, runs), found)
         return self._profiles[1]
 
-    def _what(self, code: int, time: float, step: float) -> str:
-        if code == DO_STEP:
-            return f"step at t={measured(time)} h={number(step)}"
-        return f"fmi2SetTime({measured(time)})" if code == SET_TIME else CALLED[code]
-
     def _logged_errors(self, mark: int, time: float, step: float) -> None:
-        """An error an FMU logged during a program whose calls all returned well: its slave's SlaveError."""
-        from mechfmu.master.slaves import SlaveError
-        for code, unit, *_ in self.operations:
-            if code in (PASS, READ_REALS):
-                continue
-            slave = self.slaves[unit]
-            errors = cast(FmuSlave, slave).errors_logged_since(mark)
-            if errors:
-                slave.last_error = errors
-                raise SlaveError(f"{slave.name}: {self._what(code, time, step)} failed: {errors}")
+        """An error logged during a run whose calls all returned well: its slave's error (``exchange_errors``)."""
+        logged_errors(self, mark, time, step)
 
     def _failed(self, index: int, status: int, mark: int, time: float, step: float, counted: bool = False) -> None:
         """Operation ``index`` returned ``status``: the calls up to it counted (unless ``counted`` already), its
-        slave's error raised."""
-        from fmpy.fmi1 import FMICallException
-
-        from mechfmu.master.slaves import SlaveError, StepRefused
-        for code, unit, _, _, b in [] if counted else self.operations[:index + 1]:
-            if code not in (PASS, READ_REALS) and (code != STEP_FROM or time > self._sealed[2][5][b]):
-                cast(FmuSlave, self.slaves[unit]).count_call(FUNCTION_OF[code])
-        code, unit = self.operations[index][:2]
-        slave = self.slaves[unit]
-        logged = cast(FmuSlave, slave).errors_logged_since(mark)
-        slave.last_error = logged or str(FMICallException(FUNCTION_OF[code], status))
-        if code == DO_STEP and status == 2:  # fmi2Discard: a refused step
-            raise StepRefused(slave.last_error or f"{slave.name} refused the step at t={measured(time)} s")
-        raise SlaveError(f"{slave.name}: {self._what(code, time, step)} failed: {slave.last_error}")
+        slave's error raised (``exchange_errors``)."""
+        failed(self, index, status, mark, time, step, counted)

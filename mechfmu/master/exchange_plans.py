@@ -6,17 +6,17 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from mechfmu.master.exchange import Program, library
-from mechfmu.master.fmu_slave import FmuSlave
 
 if TYPE_CHECKING:
     from mechfmu.master.slaves import Slave
 
 
 def compilable(slave: Slave, *functions: str, names: Sequence[str] = ()) -> bool:
-    """Whether the compiled exchange can call ``slave``: an FMU whose Real calls (and ``functions``) are at hand,
-    and whose variables ``names`` are Reals."""
-    return (isinstance(slave, FmuSlave) and slave.exchange_unit()
-            and all(f in slave._fmu._functions for f in functions)
+    """Whether the compiled exchange can call ``slave``: an FMU, or an in-process component whose law is C, whose
+    Real calls (and ``functions``) are at hand (``Slave.exchange_functions``), and whose variables ``names`` are
+    Reals."""
+    found = slave.exchange_functions()
+    return (found is not None and all(f in found for f in functions)
             and all(slave.variables[n].type == "Real" for n in names))
 
 

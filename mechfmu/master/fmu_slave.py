@@ -10,7 +10,6 @@ everything else goes through fmpy's wrappers.
 """
 from __future__ import annotations
 
-import ctypes
 import math
 from pathlib import Path
 from typing import Any
@@ -21,7 +20,7 @@ from mechfmu.components.ports import LAMBDA
 from mechfmu.master.fmi3_instance import ELEMENT_REFERENCES, TYPES, Fmi3Instance, read_fmi3_interfaces
 from mechfmu.master.fmpy_loading import typed_class
 from mechfmu.master.fmu_calls import CallCounts
-from mechfmu.master.slaves import Slave, SlaveError, VariableInfo
+from mechfmu.master.slaves import LOGGED, Slave, SlaveError, VariableInfo
 from mechfmu.ssp.archive import ArchiveError
 
 #: what ``FmuSlave._call`` returns for a refused (discarded) step
@@ -29,15 +28,11 @@ REFUSED = object()
 #: the kind (the FMI 2.0 function, or FMI 3.0's where 2.0 has none) of each of ``FmuSlave.event_call``'s calls
 EVENT_CALLS = {"enterEventMode": "fmi2EnterEventMode", "newDiscreteStates": "fmi2NewDiscreteStates",
                "enterStepMode": "fmi3EnterStepMode"}
-#: messages every FMU of this process has logged so far (each message's serial number is the count before it)
-_logged = [0]
-#: the same count where the compiled exchange's loop of steps reads it (``exchange_steps``)
-LOGGED = ctypes.c_int64(0)
 
 
 def log_serial() -> int:
-    """How many messages the FMUs of this process have logged so far."""
-    return _logged[0]
+    """How many messages the FMUs and in-process components of this process have logged so far."""
+    return LOGGED.value
 
 
 class FmuSlave(CallCounts, Slave):
@@ -116,8 +111,7 @@ class FmuSlave(CallCounts, Slave):
 
         def log(_env, _instance, status, _category, message):
             self.messages.append((status, message.decode("utf-8", "replace")))
-            self._serials.append(_logged[0])
-            _logged[0] += 1
+            self._serials.append(LOGGED.value)
             LOGGED.value += 1
 
         self._callbacks = fmi2CallbackFunctions()
@@ -129,8 +123,8 @@ class FmuSlave(CallCounts, Slave):
         if self.fmi_version == 3:
             def log3(status: int, text: str) -> None:
                 self.messages.append((status, text))
-                self._serials.append(_logged[0])
-                _logged[0] += 1
+                self._serials.append(LOGGED.value)
+                LOGGED.value += 1
             self._fmu = Fmi3Instance(md, unzipped, name, model_exchange, log3)
             self._fmu.elements = elements
         else:
@@ -205,11 +199,15 @@ class FmuSlave(CallCounts, Slave):
         """The errors (status fmi2Error or worse) this FMU logged from the process's ``log_serial`` ``serial`` on."""
         return "; ".join(m for (s, m), n in zip(self.messages, self._serials) if n >= serial and s >= 2)
 
-    def exchange_unit(self) -> bool:
-        """Whether the compiled exchange (``mechfmu.master.exchange``) can call this instance: its FMI functions
-        are at hand as fmpy loaded them."""
+    def exchange_functions(self) -> dict[str, Any] | None:
+        """The FMU's functions as fmpy loaded them, by FMI 2.0 name, where the compiled exchange
+        (``mechfmu.master.exchange``) can call this instance with them (its Real calls at hand); else None."""
         functions = getattr(self._fmu, "_functions", None)
-        return isinstance(functions, dict) and {"fmi2GetReal", "fmi2SetReal"} <= set(functions)
+        return functions if isinstance(functions, dict) and {"fmi2GetReal", "fmi2SetReal"} <= set(functions) else None
+
+    def exchange_component(self) -> Any:
+        """The instance the compiled exchange passes to ``exchange_functions``: the fmi2Component."""
+        return self._fmu.component
 
     def warnings(self) -> list[str]:
         """Every warning the FMU has logged (status fmi2Warning)."""

@@ -58,6 +58,14 @@ from mechfmu.ssp.overrides import check_overrides
 from mechfmu.ssp.scenario import Scenario, ScenarioError, component_class, load_scenario
 
 
+def no_instances() -> dict[str, Slave]:
+    """The instances an in-process run's companion beside it needs made beforehand: none, it makes its own in its
+    thread; the host library is loaded here first (two threads loading it at once would both import its build)."""
+    from mechfmu.components.native_library import library
+    library()
+    return {}
+
+
 def instantiate(scenario: Scenario, local: bool = False, pool: InstancePool | None = None,
                 model_exchange: bool = False) -> dict[str, Slave]:
     """One slave per scenario component (FMU via fmpy, or the component in-process, which reads relative files
@@ -192,8 +200,8 @@ def simulate(scenario: Scenario | str | Path, algorithm: str | CouplingAlgorithm
         with INTERRUPT.during_run():  # one request for the run and its companions: Ctrl-C in one stops them all
             result = estimated(once, algo, opts, h, t0, t_stop, n_steps, observers, output_variables, every,
                                output_accepted, pool, tolerance, auto=algo is None or chosen is not None,
-                               beside=functools.partial(instantiate, scenario) if pool is None and not local
-                               and beside_allowed() else None)
+                               beside=(no_instances if local else functools.partial(instantiate, scenario))
+                               if pool is None and beside_allowed() else None)
     result.wall_time = _time.perf_counter() - t_wall
     return result
 

@@ -15,12 +15,22 @@ Two implementations with identical numbers:
 """
 from __future__ import annotations
 
+import ctypes
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from mechfmu.components.base import Component, ComponentError
 from mechfmu.components.number_text import measured, number
+from mechfmu.master.exchange_codes import DO_STEP, GET_REALS, READ_REALS, SET_REALS, STEP_FROM
+
+if TYPE_CHECKING:
+    from mechfmu.components.native_component import NativeComponent
+
+#: messages every FMU and in-process component of this process has logged so far (each message's serial number is
+#: the count before it), where the compiled exchange reads it (``exchange_steps``): an FMU's logger adds its own
+#: (under Python's lock), the host library of the in-process components its instances' (atomically, in C)
+LOGGED = ctypes.c_int64(0)
 
 
 class SlaveError(RuntimeError):
@@ -91,6 +101,15 @@ class Slave(ABC):
         """Warnings the slave reported so far (an FMU's fmi2Warning log messages)."""
         return []
 
+    def exchange_functions(self) -> dict[str, Any] | None:
+        """The functions the compiled exchange (``mechfmu.master.exchange``) calls this slave's instance with, by
+        their FMI 2.0 names (ctypes functions of those signatures); None where it cannot call the slave."""
+        return None
+
+    def exchange_component(self) -> Any:
+        """The instance the compiled exchange passes to ``exchange_functions`` (where there are some)."""
+        raise ValueError(f"{self.name} is not called by the compiled exchange")
+
     def model_exchange_view(self) -> Any:
         """Its Model Exchange calls (the monolithic master's); ValueError for a slave that has none."""
         raise ValueError(f"{self.name} has no Model Exchange interface")
@@ -107,6 +126,15 @@ class Slave(ABC):
     def deserialize_state(self, data: bytes) -> Any: ...
     @abstractmethod
     def terminate(self) -> None: ...
+
+
+_counting: list[bool] = []  # whether the host library counts its messages in the process's count of logged ones
+
+
+def _native(component: Component) -> bool:
+    """Whether ``component``'s law is C (a ``NativeComponent``: imported only where an in-process run needs it)."""
+    from mechfmu.components.native_component import NativeComponent
+    return isinstance(component, NativeComponent)
 
 
 class LocalSlave(Slave):
@@ -126,9 +154,77 @@ class LocalSlave(Slave):
             self.variables[o.name] = VariableInfo(o.name, "output", "Real", o.unit, depends_on=tuple(o.depends_on))
         self._start_time = 0.0
         self._warnings: list[str] = []
+        self._counted: list[tuple[Any, int]] = []  # the compiled programs that call it: calls per completed run
+        self.native = _native(self.component)
+        if self.native:  # its instance's references, as its FMU's
+            for name, info in self.variables.items():
+                info.value_reference = cast("NativeComponent", self.component)._references[name]
+
+    @property  # type: ignore[override]
+    def calls(self) -> int:
+        """Calls made: through Python, and per completed run of each compiled program that calls it."""
+        return self._own_calls + sum(program.completed * count for program, count in self._counted)
+
+    @calls.setter
+    def calls(self, value: int) -> None:
+        self._own_calls = value - sum(program.completed * count for program, count in getattr(self, "_counted", ()))
 
     def warnings(self) -> list[str]:
-        return list(self._warnings)
+        """The warnings it reported: after each step, and those its component logged since (``step_warnings``)."""
+        pending = cast("NativeComponent", self.component).pending_warnings() if self.native else []
+        return [*self._warnings, *pending]
+
+    # --- the compiled exchange (mechfmu.master.exchange): a component whose law is C, called in its instance ----
+    #: the operations a compiled program's run counts (``Program``'s codes: GET_REALS, SET_REALS, DO_STEP), as its
+    #: calls through Python are counted; its Model Exchange calls are the component's own, not counted
+    counted_codes = frozenset({GET_REALS, SET_REALS, DO_STEP})
+
+    def exchange_functions(self) -> dict[str, Any] | None:
+        """The host library's calls of its instance with the FMI 2.0 signatures (``NativeComponent``); None for a
+        component written in Python. The host library counts its messages where the compiled exchange reads them.
+        (A caller that wraps the slave's own calls runs it ``exchange.through_python``.)"""
+        if not self.native:
+            return None
+        functions = cast("NativeComponent", self.component).exchange_functions()
+        if functions is not None and not _counting:
+            from mechfmu.components.native_library import library
+            library().host_count_messages(ctypes.addressof(LOGGED))
+            _counting.append(True)
+        return functions
+
+    def exchange_component(self) -> Any:
+        return cast("NativeComponent", self.component).instance
+
+    def count_calls(self, program: Any, count: int, unit: int) -> None:
+        """``program`` makes ``count`` counted calls of it per completed run."""
+        self._counted = [*self._counted, (program, count)]
+
+    def count_call(self, kind: str) -> None:
+        """One more call of ``kind`` (its FMI 2.0 name) a compiled program made beyond its completed runs'."""
+        if kind in ("fmi2GetReal", "fmi2SetReal", "fmi2DoStep"):
+            self._own_calls += 1
+
+    def errors_logged_since(self, serial: int) -> str:
+        """Never asked: a compiled program judges its messages with ``judge``."""
+        return ""
+
+    def judge(self, code: int, status: int, time: float, step: float) -> None:
+        """After a compiled program's operation ``code`` (``Program``'s codes) on it returned ``status``, or where
+        it logged a message: its log taken as its own call would take it, raising that call's error (a step's
+        failure a refusal, ``StepRefused``; a Model Exchange call's the component's ComponentError)."""
+        component = cast("NativeComponent", self.component)
+        try:
+            component.judge(status)
+        except ComponentError as exc:
+            if code in (DO_STEP, STEP_FROM):  # as do_step
+                self.last_error = f"{self.name}: step at t={measured(time)} h={number(step)} failed: {exc}"
+                raise StepRefused(self.last_error) from None
+            if code in (GET_REALS, SET_REALS, READ_REALS):  # as get, set
+                self.last_error = str(exc)
+                raise SlaveError(self.last_error) from None
+            raise
+        if code in (DO_STEP, STEP_FROM):
+            self._warnings.extend(component.step_warnings())
 
     def _guard(self, action, *args):
         self.calls += 1

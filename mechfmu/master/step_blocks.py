@@ -243,7 +243,7 @@ class PointBlocks(StepBlocks):
     def _completed(self, n: int, k: int) -> None:
         algo = cast(Any, self.algo)
         end = self._at(n)[0]
-        for component in algo.components:
+        for component in algo.clocked:
             component.time = end
         algo._evaluated = (end, self.points[k].tobytes())
 

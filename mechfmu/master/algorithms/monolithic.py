@@ -144,7 +144,7 @@ class Monolithic(CompiledExchange, CouplingAlgorithm):
     def _place(self, system: CoupledSystem, t: float, x: np.ndarray) -> None:
         if self.compiled is not None:
             self.compiled["put"].run(t, states=np.ascontiguousarray(x, dtype=float))
-            for component in self.components:
+            for component in self.clocked:
                 component.time = t
             return
         for component, part in zip(self.components, self.slices):
@@ -162,7 +162,7 @@ class Monolithic(CompiledExchange, CouplingAlgorithm):
         if self.compiled is None or self.forces is not None or self._evaluated == (key := (t, x.tobytes())):
             return False
         self.compiled[name].run(t, states=np.ascontiguousarray(x, dtype=float), derivatives=derivatives)
-        for component in self.components:
+        for component in self.clocked:
             component.time = t
         self._evaluated = key
         return True

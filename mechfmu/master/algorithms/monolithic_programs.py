@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mechfmu.master.constraint_forces import AlgebraicView
+from mechfmu.master.constraint_forces import AlgebraicView, clocked
 from mechfmu.master.coupled_system import CoupledSystem
 from mechfmu.master.exchange import (
     COMPLETED_STEP,
@@ -16,7 +16,6 @@ from mechfmu.master.exchange import (
     library,
 )
 from mechfmu.master.exchange_plans import add_transfer, compilable
-from mechfmu.master.fmu_model_exchange import ModelExchangeView
 
 
 class CompiledExchange:
@@ -26,6 +25,8 @@ class CompiledExchange:
     components: list[Any]
     slices: list[slice]
     forces: Any
+    owners: list[Any]
+    clocked: list[Any]
 
     def _compiled(self, system: CoupledSystem) -> dict[str, Program] | None:
         """Where every component is an FMU the compiled exchange can call (``mechfmu.master.exchange``): the
@@ -36,17 +37,21 @@ class CompiledExchange:
         runner = library()
         functions = ("fmi2SetTime", "fmi2SetContinuousStates", "fmi2GetDerivatives", "fmi2GetEventIndicators",
                      "fmi2CompletedIntegratorStep")
-        if runner is None or not all(isinstance(c, AlgebraicView) or isinstance(c, ModelExchangeView)
-                                     and compilable(c.slave, *functions) for c in self.components):
+        self.owners = list(system.slaves.values())  # each component's slave (an in-process component is its own view)
+        self.clocked = clocked(self.components)
+        if runner is None or not all(isinstance(c, AlgebraicView) or compilable(slave, *functions)
+                                     for c, slave in zip(self.components, self.owners)):
+            return None
+        if self.forces is not None and not self.forces.compilable():
             return None
         programs = {name: Program(runner) for name in ("put", "derivatives", "indicators", "completed")}
         z = 0
-        for component, part in self._stated():
-            programs["derivatives"].call(GET_DERIVATIVES, component.slave, part.stop - part.start, part.start)
-            programs["completed"].call(COMPLETED_STEP, component.slave)
+        for component, part, slave in self._stated():
+            programs["derivatives"].call(GET_DERIVATIVES, slave, part.stop - part.start, part.start)
+            programs["completed"].call(COMPLETED_STEP, slave)
             count = len(component.indicator_names())
             if count:
-                programs["indicators"].call(GET_INDICATORS, component.slave, count, z)
+                programs["indicators"].call(GET_INDICATORS, slave, count, z)
                 z += count
         if not self._add_put(system, programs["put"]):
             return None
@@ -54,19 +59,21 @@ class CompiledExchange:
         programs["evaluate"] = Program(runner)  # put, then the derivatives: an evaluation at a new point in one call
         for name, code in (("accept", COMPLETED_STEP), ("evaluate", GET_DERIVATIVES)):
             self._add_put(system, programs[name])
-            for component, part in self._stated():
-                programs[name].call(code, component.slave, *((part.stop - part.start, part.start)
-                                                             if code == GET_DERIVATIVES else ()))
+            for _, part, slave in self._stated():
+                programs[name].call(code, slave, *((part.stop - part.start, part.start)
+                                                   if code == GET_DERIVATIVES else ()))
         if self.forces is not None:
-            self.forces.compile(runner, lambda program: self._add_put(system, program), self._stated())
+            self.forces.compile(runner, lambda program: self._add_put(system, program),
+                                [(slave, part) for _, part, slave in self._stated()])
         return programs
 
-    def _stated(self) -> list[tuple[Any, slice]]:
-        """The components with a Model Exchange form (not constraints) and their parts of x."""
-        return [(c, part) for c, part in zip(self.components, self.slices) if not isinstance(c, AlgebraicView)]
+    def _stated(self) -> list[tuple[Any, slice, Any]]:
+        """The components with a Model Exchange form (not constraints), their parts of x and their slaves."""
+        return [(c, part, slave) for c, part, slave in zip(self.components, self.slices, self.owners)
+                if not isinstance(c, AlgebraicView)]
 
     def _add_put(self, system: CoupledSystem, program: Program) -> bool:
-        for component, part in self._stated():
-            program.call(SET_TIME, component.slave)
-            program.call(SET_STATES, component.slave, part.stop - part.start, part.start)
+        for _, part, slave in self._stated():
+            program.call(SET_TIME, slave)
+            program.call(SET_STATES, slave, part.stop - part.start, part.start)
         return add_transfer(program, system.ordered_plan)
