@@ -135,6 +135,18 @@ def omsimulator_program() -> str:
     return program
 
 
+def table_force(extrapolation: int):
+    """A System: a mass pushed by a table's force (1 N from 0 to 0.05 s, ``extrapolation`` beyond)."""
+    from mechfmu import Force, Mass, System, Table
+    s = System("table_force")
+    table = s.add("table", Table(table="0, 1; 0.05, 1", extrapolation=extrapolation))
+    force = s.add("force", Force())
+    mass = s.add("mass", Mass(m=1.0))
+    s.connect(table.y, force.f)
+    s.connect(force.flange, mass.flange_a)
+    return s
+
+
 def interpolated(rows: list[tuple[float, float]], steps: int, h: float) -> list[float]:
     """y at t = 0, h, ..., steps h by linear interpolation in ``rows`` (time, y), held after the last row
     (a Table's extrapolation 1), in the order of operations the law documents (components/table.py): the

@@ -96,9 +96,12 @@ def interrupt_at_point(monkeypatch, point: int) -> list[int]:
     """Send SIGINT to this process at the ``point``-th recorded point of any run (the run's or a companion's, in
     the order they are computed); the count so far is returned (a list, updated). The runs go call by call through
     Python (``MECHFMU_EXCHANGE=python``), so every point passes ``record_point`` (in the compiled exchange's blocks a
-    request is answered between blocks, as in the runs of the processes above)."""
+    request is answered between blocks, as in the runs of the processes above), and the companion after the run
+    (``MECHFMU_COMPANION_BESIDE=0``), so its points come after the run's."""
+    from mechfmu.master.alongside import ENVIRONMENT
     from mechfmu.master.exchange import VARIABLE
     monkeypatch.setenv(VARIABLE, "python")
+    monkeypatch.setenv(ENVIRONMENT, "0")
     import os
 
     from mechfmu.master import simulate as simulate_module
@@ -180,12 +183,15 @@ def test_auto_running_again_with_substeps_writes_the_second_runs_rows(tmp_path, 
     assert np.array_equal(whole["mass1.s"], first.data["mass1.s"])
 
 
-def test_the_run_shows_its_progress_first_then_the_estimates_companion_its_own():
-    """On a terminal the run's bar comes first (the run goes first), then the companion's, labelled."""
+def test_the_run_shows_its_progress_first_then_the_estimates_companion_its_own(monkeypatch):
+    """On a terminal the run's bar comes first (the run goes first), then the companion's, labelled (the companion
+    after the run: beside it, the run's bar is the one shown)."""
     import io
 
+    from mechfmu.master.alongside import ENVIRONMENT
     from mechfmu.master.progress import ProgressBar
     from mechfmu.master.simulate import simulate
+    monkeypatch.setenv(ENVIRONMENT, "0")
 
     class Terminal(io.StringIO):
         def isatty(self):

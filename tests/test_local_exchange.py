@@ -13,6 +13,7 @@ from pathlib import Path
 from unittest import mock
 
 import pytest
+from conftest import table_force
 from mechfmu.components import COMPONENTS
 
 import mechfmu.master.exchange as exchange
@@ -77,18 +78,6 @@ def test_an_in_process_run_is_the_same_through_the_compiled_exchange(monkeypatch
     assert sealed_local[0] == sealed  # through Python: no program
     assert compiled.ok, compiled.message
     same(compiled, python)
-
-
-def table_force(extrapolation: int):
-    """A mass pushed by a table's force (1 N from 0 to 0.05 s), 0.1 s at 1e-3 s."""
-    from mechfmu import Force, Mass, System, Table
-    s = System("table_force")
-    table = s.add("table", Table(table="0, 1; 0.05, 1", extrapolation=extrapolation))
-    force = s.add("force", Force())
-    mass = s.add("mass", Mass(m=1.0))
-    s.connect(table.y, force.f)
-    s.connect(force.flange, mass.flange_a)
-    return s
 
 
 @pytest.mark.parametrize("algorithm", ["jacobi", "monolithic"])

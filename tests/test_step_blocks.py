@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import components_with
+from conftest import components_with, table_force
 from scipy.io import loadmat
 
 import mechfmu.master.step_blocks as step_blocks
@@ -173,18 +173,6 @@ def test_a_diverging_run_stops_at_the_same_row(fmus, blocks_taken):
                             estimate_error=False)
     assert blocked.status == "error" and "diverged" in blocked.message and blocked.end_time < 10.0
     same(blocked, stepped)
-
-
-def table_force(extrapolation: int) -> Scenario:
-    """A mass pushed by a table's force (1 N from 0 to 0.05 s), 0.1 s at 1e-3 s under Jacobi."""
-    from mechfmu import Force, Mass, System, Table
-    s = System("table_force")
-    table = s.add("table", Table(table="0, 1; 0.05, 1", extrapolation=extrapolation))
-    force = s.add("force", Force())
-    mass = s.add("mass", Mass(m=1.0))
-    s.connect(table.y, force.f)
-    s.connect(force.flange, mass.flange_a)
-    return s
 
 
 @pytest.mark.parametrize("algorithm", ["jacobi", "monolithic"])
