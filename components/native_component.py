@@ -183,7 +183,9 @@ class NativeComponent(Component, metaclass=NativeLaw):
         names = {"fmi2GetReal": "host_get_real", "fmi2SetReal": "host_set_real", "fmi2DoStep": "host_do_step",
                  "fmi2SetTime": "host_set_time", "fmi2SetContinuousStates": "host_set_continuous_states",
                  "fmi2GetDerivatives": "host_get_derivatives", "fmi2GetEventIndicators": "host_get_event_indicators",
-                 "fmi2CompletedIntegratorStep": "host_completed_integrator_step"}
+                 "fmi2CompletedIntegratorStep": "host_completed_integrator_step",
+                 "fmi2GetFMUstate": "host_get_fmu_state", "fmi2SetFMUstate": "host_set_fmu_state",
+                 "fmi2FreeFMUstate": "host_free_fmu_state"}
         try:
             found: dict[str, Any] | None = {fmi: getattr(lib, name) for fmi, name in names.items()}
         except AttributeError:

@@ -1,7 +1,8 @@
 /* The host library's calls for a master's compiled exchange (components/native/runtime.c, the host library's
  * section), from several threads at once: each thread makes its own instances and calls them as the compiled
  * exchange does, with the FMI 2.0 signatures (host_get_real, host_set_real, host_do_step, host_set_time,
- * host_set_continuous_states, host_get_derivatives, host_get_event_indicators, host_completed_integrator_step),
+ * host_set_continuous_states, host_get_derivatives, host_get_event_indicators, host_completed_integrator_step,
+ * host_get_fmu_state, host_set_fmu_state, host_free_fmu_state),
  * refused calls included (they return an error, as an FMI function does); every message an instance logs is
  * counted, atomically, in the one counter given to host_count_messages.
  *
@@ -9,8 +10,8 @@
  *
  * OFFSET_REF, POSITION_REF: CoordinateConstraint's value references of offset and flange_b.s. Per round a thread
  * makes a CoordinateConstraint (offset 0.1, its position moved, its lambda never written: its second step warns that
- * it is violated) and a Mass in Model Exchange (its states set, its derivatives read, one call refused for a wrong
- * count of states); it counts the lines its instances logged (host_take_log). Prints "messages N counted M
+ * it is violated) and a Mass in Model Exchange (its states set, its derivatives read, its FMU state saved, restored
+ * and freed, three calls refused: a wrong count of states, a time before its last step, no state); it counts the lines its instances logged (host_take_log). Prints "messages N counted M
  * failures F": the lines taken, the counter, and the calls that did not return as expected. */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -33,6 +34,8 @@ typedef int (*SetTime)(void *, double);
 typedef int (*SetStates)(void *, const double *, size_t);
 typedef int (*GetStates)(void *, double *, size_t);
 typedef int (*Completed)(void *, int, int *, int *);
+typedef int (*GetState)(void *, void **);
+typedef int (*SetState)(void *, void *);
 
 static struct {
     Instantiate instantiate;
@@ -49,6 +52,8 @@ static struct {
     SetStates set_states;
     GetStates derivatives, indicators;
     Completed completed;
+    GetState get_state, free_state;
+    SetState set_state;
 } lib;
 
 static unsigned offset_ref, position_ref;
@@ -99,7 +104,7 @@ static void mass_round(Job *job, int round) {
         job->failures++;
         return;
     }
-    double none = 0.0, x[2] = {0.25, -1.5}, dx[2] = {0.0, 0.0}, wrong[3] = {1.0, 2.0, 3.0};
+    double none = 0.0, x[2] = {0.25, -1.5}, last[2] = {0.0, 0.0}, dx[2] = {0.0, 0.0}, wrong[3] = {1.0, 2.0, 3.0};
     job->failures += lib.setup(m, 0.0) != 0;
     job->failures += lib.call(m, "enter_initialization_mode", "fmi2EnterInitializationMode") != 0;
     job->failures += lib.call(m, "exit_initialization_mode", "fmi2ExitInitializationMode") != 0;
@@ -108,12 +113,23 @@ static void mass_round(Job *job, int round) {
         int enter = 1, terminate = 1;
         job->failures += lib.set_time(m, n * 0.01) != 0;
         job->failures += lib.set_states(m, x, 2) != 0;
+        last[0] = x[0], last[1] = x[1];
         job->failures += lib.derivatives(m, dx, 2) != 0;
         job->failures += dx[0] != x[1]; /* der(s) = v */
         job->failures += lib.indicators(m, NULL, 0) != 0;
         job->failures += lib.completed(m, 1, &enter, &terminate) != 0 || enter || terminate;
         x[0] += 0.01 * x[1];
     }
+    void *saved = NULL, *none_saved = NULL;
+    double back[2] = {0.0, 0.0};
+    job->failures += lib.get_state(m, &saved) != 0 || !saved;
+    job->failures += lib.set_states(m, dx, 2) != 0;        /* moved on */
+    job->failures += lib.set_state(m, saved) != 0;         /* and back */
+    job->failures += lib.exchange(m, "me_get_states", "fmi2GetContinuousStates", &none, 0, back, 2) != 0;
+    job->failures += back[0] != last[0] || back[1] != last[1]; /* the states set last before the save */
+    job->failures += lib.free_state(m, &saved) != 0 || saved;
+    job->failures += lib.free_state(m, &none_saved) != 0; /* nothing to free */
+    job->failures += lib.set_state(m, NULL) != 3;          /* no state: refused, logged */
     job->failures += lib.set_states(m, wrong, 3) != 3; /* three states for two: refused, logged: an error */
     job->failures += lib.set_time(m, 0.0) != 3;        /* before its last completed step: refused, logged */
     job->messages += lines(lib.take_log(m));
@@ -163,6 +179,9 @@ int main(int argc, char **argv) {
     FIND(derivatives, "host_get_derivatives");
     FIND(indicators, "host_get_event_indicators");
     FIND(completed, "host_completed_integrator_step");
+    FIND(get_state, "host_get_fmu_state");
+    FIND(set_state, "host_set_fmu_state");
+    FIND(free_state, "host_free_fmu_state");
     const int threads = atoi(argv[2]);
     rounds = atoi(argv[3]);
     offset_ref = (unsigned)strtoul(argv[4], NULL, 10), position_ref = (unsigned)strtoul(argv[5], NULL, 10);

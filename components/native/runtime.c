@@ -1562,11 +1562,11 @@ static void host_logger(void *environment, const char *name, RuntimeStatus statu
 /* An instance of the class `name` (NULL for a class this library has not, or out of memory). */
 HOST_API Runtime *host_instantiate(const char *name, const char *instance) {
     const NativeClass *c = native_class(name); /* not runtime_load's class: instances of any class, any thread */
-    HostLog *log = c ? calloc(1, sizeof *log) : NULL;
+    HostLog *log = c ? platform_block_alloc(sizeof *log) : NULL; /* zeroed, beside the runtime's block */
     if (!log) return NULL;
     RuntimeLogger logger = {host_logger, log};
     Runtime *s = instantiate(c, instance, "", &logger, 2);
-    if (!s) free(log);
+    if (!s) platform_block_free(log);
     return s;
 }
 
@@ -1574,7 +1574,7 @@ HOST_API void host_free(Runtime *s) {
     HostLog *log = s->logger.environment;
     runtime_free(s);
     free(log->text);
-    free(log);
+    platform_block_free(log);
 }
 
 /* The lines logged since the last call ("" if none); valid until the next call for this instance. */
@@ -1625,6 +1625,24 @@ HOST_API RuntimeStatus host_do_step(Runtime *s, double t, double h, int no_set_p
     (void)no_set_prior_state;
     entered(s);
     return as_fmi(s, runtime_do_step(s, t, h));
+}
+
+HOST_API RuntimeStatus host_get_fmu_state(Runtime *s, void **state) {
+    entered(s);
+    if (!state) return log_error(s, "%s: fmi2GetFMUstate: no place for the state (NULL)", s->base.name), RUNTIME_ERROR;
+    return as_fmi(s, runtime_get_state(s, state));
+}
+
+HOST_API RuntimeStatus host_set_fmu_state(Runtime *s, void *state) {
+    entered(s);
+    if (!state) return log_error(s, "%s: fmi2SetFMUstate: no state (NULL)", s->base.name), RUNTIME_ERROR;
+    return as_fmi(s, runtime_set_state(s, state));
+}
+
+/* fmi2FreeFMUstate: the state freed and its handle cleared (none: nothing to free). */
+HOST_API RuntimeStatus host_free_fmu_state(Runtime *s, void **state) {
+    if (state && *state) runtime_free_state(s, *state), *state = NULL;
+    return RUNTIME_OK;
 }
 
 HOST_API RuntimeStatus host_set_time(Runtime *s, double t) {

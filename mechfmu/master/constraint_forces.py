@@ -194,7 +194,8 @@ class ConstraintForces:
         with their handles (``handles``: void pointers, the compiled exchange's)."""
         if self.start is None:
             self.start = (t, [slave.get_state() for slave in self.timed])
-            self.handles = (ctypes.c_void_p * len(self.timed))(*(getattr(s, "value", None) for s in self.start[1]))
+            self.handles = (ctypes.c_void_p * len(self.timed))(*(slave.state_handle(state) for slave, state in
+                                                                 zip(self.timed, self.start[1])))
         return self.start
 
     def at_time(self, t: float) -> None:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from mechfmu.components.base import Component, ComponentError
 from mechfmu.components.number_text import measured, number
-from mechfmu.master.exchange_codes import DO_STEP, GET_REALS, READ_REALS, SET_REALS, STEP_FROM
+from mechfmu.master.exchange_codes import DO_STEP, GET_REALS, GET_STATE, READ_REALS, SET_REALS, SET_STATE, STEP_FROM
 
 if TYPE_CHECKING:
     from mechfmu.components.native_component import NativeComponent
@@ -90,6 +90,11 @@ class Slave(ABC):
     def get_state(self) -> Any: ...
     @abstractmethod
     def set_state(self, state: Any) -> None: ...
+
+    def state_handle(self, state: Any) -> int | None:
+        """The handle of a state ``get_state`` returned, as the compiled exchange passes it (an FMU's
+        fmi2FMUstate); None where there is none."""
+        return getattr(state, "value", None)
 
     def free_state(self, state: Any) -> None:  # noqa: B027 - optional: in-process states need nothing
         """Release a state from ``get_state`` (FMI fmi2FreeFMUstate); in-process states need nothing."""
@@ -175,9 +180,9 @@ class LocalSlave(Slave):
         return [*self._warnings, *pending]
 
     # --- the compiled exchange (mechfmu.master.exchange): a component whose law is C, called in its instance ----
-    #: the operations a compiled program's run counts (``Program``'s codes: GET_REALS, SET_REALS, DO_STEP), as its
-    #: calls through Python are counted; its Model Exchange calls are the component's own, not counted
-    counted_codes = frozenset({GET_REALS, SET_REALS, DO_STEP})
+    #: the operations a compiled program's run counts, as its calls through Python are counted; its Model Exchange
+    #: calls are the component's own, and freeing a state is left to Python's collector there: not counted
+    counted_codes = frozenset({GET_REALS, SET_REALS, DO_STEP, GET_STATE, SET_STATE})
 
     def exchange_functions(self) -> dict[str, Any] | None:
         """The host library's calls of its instance with the FMI 2.0 signatures (``NativeComponent``); None for a
@@ -201,7 +206,7 @@ class LocalSlave(Slave):
 
     def count_call(self, kind: str) -> None:
         """One more call of ``kind`` (its FMI 2.0 name) a compiled program made beyond its completed runs'."""
-        if kind in ("fmi2GetReal", "fmi2SetReal", "fmi2DoStep"):
+        if kind in ("fmi2GetReal", "fmi2SetReal", "fmi2DoStep", "fmi2GetFMUstate", "fmi2SetFMUstate"):
             self._own_calls += 1
 
     def errors_logged_since(self, serial: int) -> str:
@@ -280,6 +285,10 @@ class LocalSlave(Slave):
     def set_state(self, state: Any) -> None:
         self.calls += 1
         self.component.set_state(state)
+
+    def state_handle(self, state: Any) -> int | None:
+        """The instance's own handle of a state ``get_state`` returned (what the compiled exchange passes)."""
+        return state.handle.value if self.native else None
 
     def serialize_state(self, state: Any) -> bytes:
         return self.component.serialize_state(state)
