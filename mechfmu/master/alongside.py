@@ -181,7 +181,7 @@ def start_forked(companion: Callable[..., tuple[Result | None, StateRows]], n_st
     its instances made there (an ``InstancePool`` of its own), no progress bar, its states written to a file made
     here (added to ``files``: this process's to read and remove). ``after_forked`` takes its answer."""
     from mechfmu.master.companion import StateRows
-    rows = StateRows(on_disk=True)  # the child writes where this process reads
+    rows = StateRows()
     files.append(rows)
 
     def work() -> tuple[tuple[str, str, dict[str, int]] | None, bool, int, str, list[str], str]:

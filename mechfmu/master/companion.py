@@ -3,7 +3,7 @@
 The run goes first (its rows are the user's from the first step, and Ctrl-C keeps every one): ``Comparison``
 holds its states in blocks, folds each block into the states' scales (the largest |y_run|) and writes it
 (time, states) to a temporary file (``relay``, a ``StateRows``: 8 bytes per state and point, on disk, not in
-memory, once past 8 MB; a short run's in memory). The companion (the same algorithm at c·h) runs after it, and ``StateRows`` writes its states at each of
+memory). The companion (the same algorithm at c·h) runs after it, and ``StateRows`` writes its states at each of
 its recorded points to another temporary file. ``Comparison.compare_with`` then reads the run's blocks back as
 they were held and compares each with the companion's rows of its time span: at every point both recorded it
 keeps, per state, the largest |y_run − y_companion| and when it was. ``Comparison.accuracy`` gives the Richardson
@@ -16,7 +16,6 @@ that are configuration (``configuration``).
 """
 from __future__ import annotations
 
-import io
 import math
 import os
 import tempfile
@@ -59,29 +58,17 @@ def outputs_at(run: Run, columns: np.ndarray | None) -> np.ndarray | None:
 
 
 class StateRows(Observer):
-    """Writes (time, states...) of every recorded point of a run to a temporary file (float64, native order): kept
-    in memory while they are at most ``HELD_VALUES`` values (a short run's: no file to make and remove), in the file
-    from there on; ``on_disk``: the file made at once (a child process's rows: written where this process reads
-    them). ``reader()`` reads them back."""
+    """Writes (time, states...) of every recorded point of a run to a temporary file (float64, native order)."""
 
-    def __init__(self, on_disk: bool = False) -> None:
-        self.path: str | None = None
-        self.file: BinaryIO | None = None
-        self.kept: list[bytes] = []  # the rows written while no file is made
-        self.kept_values = 0
-        self.closed = False
+    def __init__(self) -> None:
+        handle, self.path = tempfile.mkstemp(prefix="mechfmu_companion_", suffix=".f64")
+        self.file = os.fdopen(handle, "wb")
         self.names: list[str] = []
         self.reads: list[tuple[Any, list[str]]] = []
         self.columns: np.ndarray | None = None
         self.outputs: np.ndarray | None = None
         self.error = ""  # why the rows could not be written (a full disk): then they are not compared
         self.block, self.filled = np.zeros((ROWS_HELD, 1)), 0  # rows gathered before a write
-        if on_disk:
-            self._make()
-
-    def _make(self) -> None:
-        handle, self.path = tempfile.mkstemp(prefix="mechfmu_companion_", suffix=".f64")
-        self.file = os.fdopen(handle, "wb")
 
     def initialized(self, run: Run) -> None:
         self.prepare(run)
@@ -131,40 +118,20 @@ class StateRows(Observer):
         if self.error or not len(rows):
             return
         try:
-            if self.file is None:
-                if self.kept_values + rows.size <= HELD_VALUES:
-                    self.kept.append(rows.tobytes())
-                    self.kept_values += rows.size
-                    return
-                self._make()
-                assert self.file is not None
-                for piece in self.kept:
-                    self.file.write(piece)
-                self.kept, self.kept_values = [], 0
             self.file.write(rows.tobytes())
         except OSError as exc:
-            self.error = (f"the states of a companion run could not be written to {self.path or 'a temporary file'}: "
-                          f"{exc.strerror or exc}")
+            self.error = f"the states of a companion run could not be written to {self.path}: {exc.strerror or exc}"
 
     def close(self) -> None:
-        if self.closed:
-            return
-        self.closed = True
-        self._write()
-        if self.file is not None:
+        if not self.file.closed:
+            self._write()
             try:
                 self.file.close()
             except OSError as exc:  # the buffer's last rows
                 self.error = self.error or f"the states of a companion run could not be written to {self.path}: {exc}"
 
-    def reader(self) -> BinaryIO:
-        """The rows written (after ``close``), to read: from the file, or from memory where none was made."""
-        return open(self.path, "rb") if self.path is not None else io.BytesIO(b"".join(self.kept))  # noqa: SIM115
-
     def discard(self) -> None:
         self.close()
-        if self.path is None:
-            return
         try:
             os.unlink(self.path)
         except OSError:
@@ -217,7 +184,8 @@ class Comparison(Observer):
         self.block, self.filled = np.empty((max(1, min(ROWS_HELD, HELD_VALUES // max(1, width))), width)), 0
         self.times = np.empty(len(self.block))
         self.usable = self.companion is not None and self.names == self.companion.names
-        self.file = self.companion.reader() if self.companion is not None else None  # closed in close()
+        self.file = (open(self.companion.path, "rb")  # noqa: SIM115 - closed in close()
+                     if self.companion is not None else None)
         self.ahead = np.zeros((0, 1 + n))
         if self.relay is not None:
             self.relay.prepare(run)
@@ -317,7 +285,7 @@ class Comparison(Observer):
         if not self.usable or self.relay.error:
             return
         width, held = 1 + len(self.names), len(self.block)
-        with self.relay.reader() as own, companion.reader() as self.file:
+        with open(self.relay.path, "rb") as own, open(companion.path, "rb") as self.file:
             self.ahead = np.zeros((0, 1 + len(companion.names)))
             while True:
                 data = own.read(8 * width * held)
