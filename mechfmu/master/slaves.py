@@ -9,7 +9,8 @@ slave reported as warnings so far).
 Two implementations with identical numbers:
 - ``FmuSlave`` (mechfmu/master/fmu_slave.py): an FMI 2.0 co-simulation FMU through fmpy; the FMU's log is
   captured and every failure becomes a ``SlaveError`` naming the instance and the FMU's own message.
-- ``LocalSlave``: the same ``Component`` class in-process (no FMI, no ctypes).
+- ``LocalSlave``: the same ``Component`` class in-process (no FMU); a component whose law is C is called by the
+  compiled exchange in its instance of the host library, as an FMU is.
 
 ``calls`` counts FMI calls (or their in-process equivalents) for the run statistics.
 """
@@ -22,7 +23,16 @@ from typing import TYPE_CHECKING, Any, cast
 
 from mechfmu.components.base import Component, ComponentError
 from mechfmu.components.number_text import measured, number
-from mechfmu.master.exchange_codes import DO_STEP, GET_REALS, GET_STATE, READ_REALS, SET_REALS, SET_STATE, STEP_FROM
+from mechfmu.master.exchange_codes import (
+    DO_STEP,
+    FUNCTION_OF,
+    GET_REALS,
+    GET_STATE,
+    READ_REALS,
+    SET_REALS,
+    SET_STATE,
+    STEP_FROM,
+)
 
 if TYPE_CHECKING:
     from mechfmu.components.native_component import NativeComponent
@@ -133,6 +143,10 @@ class Slave(ABC):
     def terminate(self) -> None: ...
 
 
+#: the operations a compiled program's run counts for an in-process component (``LocalSlave.counted_codes``), as its
+#: calls through Python are counted, and their FMI 2.0 names
+COUNTED_CODES = frozenset({GET_REALS, SET_REALS, DO_STEP, GET_STATE, SET_STATE})
+COUNTED_KINDS = frozenset(FUNCTION_OF[code] for code in COUNTED_CODES)
 _counting: list[bool] = []  # whether the host library counts its messages in the process's count of logged ones
 
 
@@ -182,7 +196,7 @@ class LocalSlave(Slave):
     # --- the compiled exchange (mechfmu.master.exchange): a component whose law is C, called in its instance ----
     #: the operations a compiled program's run counts, as its calls through Python are counted; its Model Exchange
     #: calls are the component's own, and freeing a state is left to Python's collector there: not counted
-    counted_codes = frozenset({GET_REALS, SET_REALS, DO_STEP, GET_STATE, SET_STATE})
+    counted_codes = COUNTED_CODES
 
     def exchange_functions(self) -> dict[str, Any] | None:
         """The host library's calls of its instance with the FMI 2.0 signatures (``NativeComponent``); None for a
@@ -206,7 +220,7 @@ class LocalSlave(Slave):
 
     def count_call(self, kind: str) -> None:
         """One more call of ``kind`` (its FMI 2.0 name) a compiled program made beyond its completed runs'."""
-        if kind in ("fmi2GetReal", "fmi2SetReal", "fmi2DoStep", "fmi2GetFMUstate", "fmi2SetFMUstate"):
+        if kind in COUNTED_KINDS:
             self._own_calls += 1
 
     def errors_logged_since(self, serial: int) -> str:
