@@ -47,28 +47,50 @@ class Observer:
 
 
 class Recorder(Observer):
-    """Keeps every recorded row; ``array()`` is a structured array with ``time`` first."""
+    """Keeps every recorded row as float64 (8 bytes a value: a row given one by one waits as a tuple among at most
+    ``PENDING``, then joins a block); ``array()`` is a structured array with ``time`` first; ``count`` its rows."""
 
     def __init__(self) -> None:
-        self.rows: list[tuple[float, ...]] = []
         self.names: list[str] = []
+        self.blocks: list[np.ndarray] = []  # (rows, columns), float64
+        self.pending: list[tuple[float, ...]] = []
+        self.count = 0
 
     def initialized(self, run: Run) -> None:
         self.names = run.column_names
-        self.rows = [run.row]
+        self.blocks, self.pending, self.count = [], [run.row], 1
 
     def step_completed(self, run: Run) -> None:
-        self.rows.append(run.row)
+        self.pending.append(run.row)
+        self.count += 1
+        if len(self.pending) == PENDING:
+            self._gather()
 
     def rows_completed(self, run: Run, rows: np.ndarray) -> None:
-        self.rows.extend(map(tuple, rows.tolist()))
+        self._gather()
+        self.blocks.append(np.array(rows, dtype=np.float64))  # a copy: the rows' array is the next block's
+        self.count += len(rows)
 
     def takes_rows(self) -> bool:
         return True
 
+    def _gather(self) -> None:
+        if self.pending:
+            self.blocks.append(np.array(self.pending, dtype=np.float64))
+            self.pending = []
+
     def array(self) -> np.ndarray:
+        self._gather()
         dtype = np.dtype([(n, np.float64) for n in self.names])
-        return np.array(self.rows, dtype=dtype)
+        if not self.blocks:
+            return np.zeros(0, dtype=dtype)
+        rows = np.concatenate(self.blocks) if len(self.blocks) > 1 else self.blocks[0]
+        self.blocks = [rows]
+        return np.ascontiguousarray(rows).view(dtype).reshape(-1)
+
+
+#: rows a ``Recorder`` holds as tuples before it makes them a block
+PENDING = 4096
 
 
 #: what each refused kind of target is, and what to do instead

@@ -308,7 +308,7 @@ def _run(scenario: Scenario, algo: CouplingAlgorithm | None, opts: dict[str, Any
                     message = message or f"{slave.name}: terminate failed: {exc}"
         counters = dict(algo.counters) if algo is not None else {"steps": 0}
         counters["fmu_calls"] = sum(s.calls for s in slaves.values())
-        result = Result(status, shown(message), recorder.array() if recorder is not None and recorder.rows else None,
+        result = Result(status, shown(message), recorder.array() if recorder is not None and recorder.count else None,
                         counters, end_time, warnings=[shown(w) for w in warnings],
                         units=run.units if run is not None else {},
                         final=dict(zip(run.column_names, run.row)) if run is not None and run.row else {},
