@@ -14,15 +14,22 @@ class InstancePool:
     FMU file, instance name and interface (co-simulation or Model Exchange, as asked); a run that failed frees
     its instances (an FMU in error is not trusted again)."""
 
-    def __init__(self, makes: bool = True) -> None:
+    def __init__(self, makes: bool = True, keeps: bool = True) -> None:
         """``makes``: an instance the pool does not hold is made; else asking for one is a SlaveError (a pool
-        filled beforehand for a thread: fmpy changes the process's working directory while it loads an FMU)."""
+        filled beforehand for a thread: fmpy changes the process's working directory while it loads an FMU).
+        ``keeps``: a run's instances go back to it after the run (else the run frees them: a pool that only hands
+        ``auto``'s instances to a run without an error estimate)."""
         self._free: dict[tuple[str, str, bool], list[FmuSlave]] = {}
+        self._handed: dict[tuple[str, str, bool], list[FmuSlave]] = {}
         self.reused = 0
-        self.makes = makes
+        self.makes, self.keeps = makes, keeps
 
     def take(self, name: str, fmu: str | Path, model_exchange: bool = False) -> FmuSlave:
-        kept = self._free.get((str(Path(fmu).resolve()), name, model_exchange))
+        key = (str(Path(fmu).resolve()), name, model_exchange)
+        handed = self._handed.get(key)
+        if handed:
+            return handed.pop()
+        kept = self._free.get(key)
         if kept:
             self.reused += 1
             slave = kept.pop()
@@ -37,6 +44,11 @@ class InstancePool:
         """Keep a slave just instantiated (nothing to reset) for a run to take."""
         self._free.setdefault((slave.fmu, slave.name, slave.instantiated_for_model_exchange), []).append(slave)
 
+    def hand_over(self, slave: FmuSlave) -> None:
+        """Keep a slave for the next run to take as it is, its calls so far its own (``auto``'s choice made on it
+        and nothing called since: the run's instantiation, or its take from this pool, already counted)."""
+        self._handed.setdefault((slave.fmu, slave.name, slave.instantiated_for_model_exchange), []).append(slave)
+
     def give_back(self, slave: FmuSlave) -> None:
         """Reset the slave and keep it; if the reset fails it is freed and the error raised."""
         try:
@@ -48,7 +60,8 @@ class InstancePool:
 
     def close(self) -> None:
         """Free every kept instance."""
-        for kept in self._free.values():
+        for kept in (*self._free.values(), *self._handed.values()):
             for slave in kept:
                 slave.terminate()
         self._free.clear()
+        self._handed.clear()

@@ -30,8 +30,7 @@ from typing import Any
 from mechfmu.components.number_text import measured, number
 from mechfmu.master.accuracy import Accuracy, body_positions, estimated, scenario_tolerance
 from mechfmu.master.algorithms import CouplingAlgorithm, auto, refuse_unenforced_constraints
-from mechfmu.master.algorithms.auto import Choice, chosen_algorithm, offers_model_exchange, switching_slaves
-from mechfmu.master.algorithms.base import is_constraint
+from mechfmu.master.algorithms.auto import Choice, chosen_algorithm, switching_slaves
 from mechfmu.master.algorithms.intermediate_inputs import prepare as prepare_inner
 from mechfmu.master.algorithms.step_control import state_outputs
 from mechfmu.master.alongside import beside_allowed
@@ -47,71 +46,20 @@ from mechfmu.master.grid import (  # noqa: F401 (DIVIDES, dividing_steps: named 
     step_count,
 )
 from mechfmu.master.instance_pool import InstancePool
+from mechfmu.master.instantiation import (  # noqa: F401 (instantiate: imported from here)
+    instantiate,
+    model_exchange_choice,
+    no_instances,
+)
 from mechfmu.master.interrupt import INTERRUPT
 from mechfmu.master.observers import Observer, Recorder
 from mechfmu.master.result import Result, Run, declared_outputs, selector
-from mechfmu.master.slaves import LocalSlave, Slave, SlaveError
+from mechfmu.master.slaves import Slave, SlaveError
 from mechfmu.master.step_blocks import blocks_program, step_blocks
 from mechfmu.ssp.archive import shown
 from mechfmu.ssp.fmi_version import with_fmi_version
 from mechfmu.ssp.overrides import check_overrides
-from mechfmu.ssp.scenario import Scenario, ScenarioError, component_class, load_scenario
-
-
-def no_instances() -> dict[str, Slave]:
-    """The instances an in-process run's companion beside it needs made beforehand: none, it makes its own in its
-    thread; the host library is loaded here first (two threads loading it at once would both import its build)."""
-    from mechfmu.components.native_library import library
-    library()
-    return {}
-
-
-def instantiate(scenario: Scenario, local: bool = False, pool: InstancePool | None = None,
-                model_exchange: bool = False) -> dict[str, Slave]:
-    """One slave per scenario component (FMU via fmpy, or the component in-process, which reads relative files
-    such as a Table's from the scenario's folder); FMUs come from ``pool`` when it holds a reset instance, and
-    with ``model_exchange`` are instantiated as fmi2ModelExchange."""
-    slaves: dict[str, Slave] = {}
-    try:
-        for spec in scenario.components.values():
-            if local:
-                slaves[spec.name] = local_slave = LocalSlave(spec.name, component_class(spec.fmu), str(scenario.folder))
-                if model_exchange and not local_slave.component.co_simulation_only:  # as fmi2ModelExchange makes it
-                    local_slave.component.in_model_exchange = True
-            elif pool is not None:
-                slaves[spec.name] = pool.take(spec.name, spec.fmu, model_exchange)
-            else:
-                slaves[spec.name] = FmuSlave(spec.name, spec.fmu, model_exchange)
-    except Exception as exc:
-        for slave in slaves.values():
-            slave.terminate()
-        if shown(exc) != str(exc):  # an archive's FMU: named in the archive, not in the folder it is unpacked to
-            raise ValueError(f"{spec.name}: {shown(exc)}") from exc
-        raise
-    return slaves
-
-
-def model_exchange_choice(scenario: Scenario, local: bool, parameters: dict[str, dict[str, Any]] | None,
-                          options: dict[str, Any], tolerance: tuple[float, float]
-                          ) -> tuple[CouplingAlgorithm, Choice] | None:
-    """``auto``'s choice where it is the monolithic master, whose components are instantiated for Model Exchange:
-    made on instances taken for the choice alone and freed. None where auto chooses a co-simulation master or the
-    instances cannot be made (the run then chooses, or says why it cannot start, as before)."""
-    try:
-        slaves = instantiate(scenario, local=local)
-    except Exception:  # the run itself reports it
-        return None
-    try:
-        if not all(offers_model_exchange(slave) or is_constraint(slave) for slave in slaves.values()):
-            return None
-        values = {name: {**scenario.components[name].parameters, **(parameters or {}).get(name, {})} for name in slaves}
-        algo, choice = chosen_algorithm(slaves, values, options, tolerance)
-    except (ValueError, SlaveError):
-        return None
-    finally:
-        for slave in slaves.values():
-            slave.release()
-    return None if algo.steps_slaves else (algo, choice)
+from mechfmu.ssp.scenario import Scenario, ScenarioError, load_scenario
 
 
 def simulate(scenario: Scenario | str | Path, algorithm: str | CouplingAlgorithm | None = None,
@@ -188,20 +136,29 @@ def simulate(scenario: Scenario | str | Path, algorithm: str | CouplingAlgorithm
             setattr(algo.controller, key, tolerance[key == "atol"])
         elif algo is None:
             opts[key] = str(given if given is not None else tolerance[key == "atol"])
-    chosen = model_exchange_choice(scenario, local, parameters, opts, tolerance) if algo is None else None
-    if chosen is not None:
-        algo = chosen[0]
-    once = functools.partial(_run, scenario, t0=t0, local=local, parameters=parameters, max_steps=max_steps,
-                             factor=factor, chosen=chosen[1] if chosen is not None else None)
-    if not estimate_error and algo is not None:
-        result = once(algo, opts, h, t_stop, n_steps, observers, output_variables, every, output_accepted, pool)
-        result.accuracy = Accuracy(*tolerance, note="not asked for (estimate_error=False)")
-    else:  # auto's co-simulation divides its step by its companions' estimate: the same run with or without it
-        with INTERRUPT.during_run():  # one request for the run and its companions: Ctrl-C in one stops them all
-            result = estimated(once, algo, opts, h, t0, t_stop, n_steps, observers, output_variables, every,
-                               output_accepted, pool, tolerance, auto=algo is None or chosen is not None,
-                               beside=(no_instances if local else functools.partial(instantiate, scenario))
-                               if pool is None and beside_allowed() else None)
+    handed = InstancePool() if pool is None and algo is None and not local else None  # auto's instances, for the run
+    try:
+        chosen = model_exchange_choice(scenario, local, parameters, opts, tolerance, pool or handed) if algo is None \
+            else None
+        if chosen is not None:
+            algo = chosen[0]
+        once = functools.partial(_run, scenario, t0=t0, local=local, parameters=parameters, max_steps=max_steps,
+                                 factor=factor, chosen=chosen[1] if chosen is not None else None)
+        if not estimate_error and algo is not None:
+            if handed is not None:  # the run frees its instances, as without a pool
+                handed.keeps = False
+            result = once(algo, opts, h, t_stop, n_steps, observers, output_variables, every, output_accepted,
+                          pool or handed)
+            result.accuracy = Accuracy(*tolerance, note="not asked for (estimate_error=False)")
+        else:  # auto's co-simulation divides its step by its companions' estimate: the same run with or without it
+            with INTERRUPT.during_run():  # one request for the run and its companions: Ctrl-C in one stops them all
+                result = estimated(once, algo, opts, h, t0, t_stop, n_steps, observers, output_variables, every,
+                                   output_accepted, pool or handed, tolerance, auto=algo is None or chosen is not None,
+                                   beside=(no_instances if local else functools.partial(instantiate, scenario))
+                                   if pool is None and beside_allowed() else None)
+    finally:
+        if handed is not None:
+            handed.close()
     result.wall_time = _time.perf_counter() - t_wall
     return result
 
@@ -300,7 +257,7 @@ def _run(scenario: Scenario, algo: CouplingAlgorithm | None, opts: dict[str, Any
             warnings = scenario.warnings + [w for slave in slaves.values() for w in slave.warnings()]
             for slave in slaves.values():
                 try:
-                    if pool is not None and isinstance(slave, FmuSlave) and status == "ok":
+                    if pool is not None and pool.keeps and isinstance(slave, FmuSlave) and status == "ok":
                         pool.give_back(slave)
                     else:
                         slave.terminate()
